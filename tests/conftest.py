@@ -1,0 +1,26 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = REPO_ROOT.parent / "shared"
+
+
+@pytest.fixture()
+def shared_dir() -> Path:
+    """`../shared` beside the checkout; tests that need it skip without it."""
+    if not SHARED_DIR.is_dir():
+        pytest.skip(
+            f"{SHARED_DIR} is absent: the shared reference files exist in the "
+            "project's CI and dev machines, not in a user's fresh clone"
+        )
+    return SHARED_DIR
+
+
+@pytest.fixture()
+def repo_root() -> Path:
+    return REPO_ROOT
