@@ -1,0 +1,83 @@
+"""Findings: the data every rule produces and every reporter renders."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """How bad a finding is; ordered so that ``max()`` gives the worst."""
+
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {text!r}; expected one of: info, warning, error"
+            ) from None
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A place in a file; line and column count from 1, as editors do."""
+
+    file: str
+    line: int = 1
+    column: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or verdict) found by a rule."""
+
+    rule: str
+    severity: Severity
+    message: str
+    location: Location | None = None
+    budget: str | None = None
+    promise: str | None = None
+    fix: str | None = None
+    data: dict = field(default_factory=dict, compare=False, hash=False)
+
+    def sort_key(self) -> tuple:
+        loc = self.location or Location("", 0, 0)
+        return (loc.file, loc.line, loc.column, self.rule, self.message)
+
+    def as_dict(self) -> dict:
+        loc = self.location
+        out = {
+            "rule": self.rule,
+            "severity": self.severity.label,
+            "file": loc.file if loc else None,
+            "line": loc.line if loc else None,
+            "column": loc.column if loc else None,
+            "budget": self.budget,
+            "promise": self.promise,
+            "message": self.message,
+        }
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+def sort_findings(findings: list[Finding]) -> list[Finding]:
+    """Deterministic order: by file, line, column, rule, message."""
+    return sorted(findings, key=Finding.sort_key)
+
+
+def exit_code(findings: list[Finding], fail_on: Severity = Severity.ERROR) -> int:
+    """0 when nothing reaches ``fail_on``, else 1 (2 is the CLI's, for usage errors)."""
+    return 1 if any(f.severity >= fail_on for f in findings) else 0

@@ -1,0 +1,276 @@
+"""YAML text -> plain data, with the file:line:column of every value and key.
+
+Only safe loading: scalars are built by PyYAML's ``SafeConstructor``; any tag
+it does not know (``!!python/object`` and friends) is a finding, never code
+that runs. Duplicate keys, which PyYAML silently resolves by keeping the last,
+are findings too. Limits on size, depth and node count (alias bombs) are
+enforced here and documented in ``docs/limits.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from budgetlint.findings import Finding, Location, Severity
+
+#: Limits the loader enforces (see docs/limits.md).
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+
+Path_ = tuple  # a JSON-style path: tuple of str keys and int indices
+
+
+@dataclass
+class Document:
+    """One YAML document with the position of each value and key."""
+
+    file: str
+    data: Any
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    index: int = 0
+
+    def loc(self, path: tuple = (), *, key: bool = False) -> Location:
+        """The location of ``path``'s value (or its key), else its nearest ancestor."""
+        path = tuple(path)
+        if key and path in self.key_positions:
+            line, col = self.key_positions[path]
+            return Location(self.file, line, col)
+        while True:
+            if path in self.positions:
+                line, col = self.positions[path]
+                return Location(self.file, line, col)
+            if not path:
+                return Location(self.file, 1, 1)
+            path = path[:-1]
+
+    def get(self, path: tuple, default: Any = None) -> Any:
+        node = self.data
+        for part in path:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return default
+        return node
+
+
+@dataclass
+class LoadResult:
+    documents: list[Document] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _finding(code: str, message: str, file: str, line: int = 1, column: int = 1,
+             severity: Severity = Severity.ERROR, fix: str | None = None) -> Finding:
+    return Finding(code, severity, message, Location(file, line, column), fix=fix)
+
+
+def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
+    """Read a file as UTF-8 text, refusing what is too big, binary or not UTF-8."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, [_finding(
+                "BL011", f"file is {size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
+                f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
+                fix="split the file, or keep generated data out of the budgets directory")]
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [_finding("BL010", f"cannot read file: {exc.strerror or exc}", display)]
+    if len(raw) > MAX_FILE_BYTES:  # grew while we looked
+        return None, [_finding("BL011", "file exceeds the size limit", display)]
+    if b"\x00" in raw[:8192]:
+        return None, [_finding("BL010", "expected YAML text; found binary data (NUL bytes)", display)]
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        return None, [_finding(
+            "BL010", f"expected UTF-8 text; found byte 0x{raw[exc.start]:02x} that is not UTF-8",
+            display, line, col, fix="save the file as UTF-8")]
+    return text, []
+
+
+def load_file(path: Path, display: str) -> LoadResult:
+    text, findings = read_text(path, display)
+    if text is None:
+        return LoadResult([], findings)
+    return load_text(text, display)
+
+
+def _yaml_loader_class() -> Any:
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_text(text: str, display: str) -> LoadResult:
+    """Compose every document of ``text`` and convert it to plain data with positions."""
+    import yaml
+
+    result = LoadResult()
+    loader = _yaml_loader_class()(text)
+    try:
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                break
+            doc = _Converter(display, result.findings).convert_document(node, index)
+            if doc is not None:
+                result.documents.append(doc)
+            index += 1
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        what = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        result.findings.append(_finding("BL001", f"YAML syntax error: {what}{context}", display, line, col))
+    except yaml.YAMLError as exc:
+        message = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+        if "depth" in message or "nest" in message:
+            result.findings.append(_finding(
+                "BL011", f"nesting deeper than the parser allows: {message}", display))
+        else:
+            result.findings.append(_finding("BL001", f"YAML syntax error: {message}", display))
+    except RecursionError:
+        result.findings.append(_finding(
+            "BL011", f"nesting deeper than {MAX_DEPTH} levels", display))
+    finally:
+        try:
+            loader.dispose()
+        except Exception:
+            pass
+    return result
+
+
+class _LimitExceeded(Exception):
+    def __init__(self, message: str, node: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.node = node
+
+
+class _Converter:
+    """Walks a composed node tree into plain Python data, recording positions."""
+
+    def __init__(self, file: str, findings: list[Finding]) -> None:
+        import yaml
+
+        self._yaml = yaml
+        self.file = file
+        self.findings = findings
+        self.constructor = yaml.constructor.SafeConstructor()
+        self.nodes = 0
+
+    def convert_document(self, node: Any, index: int) -> Document | None:
+        doc = Document(self.file, None, index=index)
+        try:
+            doc.data = self._convert(node, (), doc, 0)
+        except _LimitExceeded as exc:
+            mark = exc.node.start_mark
+            self.findings.append(_finding(
+                "BL011", exc.message, self.file, mark.line + 1, mark.column + 1))
+            return None
+        return doc
+
+    def _convert(self, node: Any, path: tuple, doc: Document, depth: int) -> Any:
+        yaml = self._yaml
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _LimitExceeded(
+                f"document expands to more than {MAX_NODES:,} values (an alias bomb?); "
+                "budgetlint stops reading it", node)
+        if depth > MAX_DEPTH:
+            raise _LimitExceeded(f"nesting deeper than {MAX_DEPTH} levels", node)
+        mark = node.start_mark
+        doc.positions[path] = (mark.line + 1, mark.column + 1)
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node)
+        if isinstance(node, yaml.SequenceNode):
+            return [self._convert(child, path + (i,), doc, depth + 1)
+                    for i, child in enumerate(node.value)]
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path, doc, depth)
+        return None
+
+    def _scalar(self, node: Any) -> Any:
+        yaml = self._yaml
+        try:
+            return self.constructor.construct_object(node, deep=True)
+        except yaml.constructor.ConstructorError as exc:
+            mark = node.start_mark
+            self.findings.append(_finding(
+                "BL012", f"unsupported YAML tag {node.tag!r}: budgetlint reads plain YAML only "
+                f"({exc.problem})", self.file, mark.line + 1, mark.column + 1,
+                fix="remove the tag; write the value as plain text"))
+            return node.value
+        except Exception as exc:  # e.g. an out-of-range timestamp
+            mark = node.start_mark
+            self.findings.append(_finding(
+                "BL001", f"cannot read scalar {node.value!r}: {exc}", self.file,
+                mark.line + 1, mark.column + 1))
+            return node.value
+
+    def _mapping(self, node: Any, path: tuple, doc: Document, depth: int) -> dict:
+        yaml = self._yaml
+        out: dict = {}
+        first_seen: dict = {}
+        pairs = list(node.value)
+        merged: list = []
+        for key_node, value_node in pairs:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+                for src in sources:
+                    if isinstance(src, yaml.MappingNode):
+                        merged.extend(src.value)
+                continue
+        for key_node, value_node in pairs:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self._key(key_node)
+            if key is _UNHASHABLE:
+                continue
+            kmark = key_node.start_mark
+            if key in first_seen:
+                line0 = first_seen[key]
+                self.findings.append(_finding(
+                    "BL002", f"duplicate key {key!r}: first defined on line {line0}; "
+                    "YAML parsers silently keep only one of them",
+                    self.file, kmark.line + 1, kmark.column + 1,
+                    fix="remove or rename one of the two keys"))
+                continue
+            first_seen[key] = kmark.line + 1
+            doc.key_positions[path + (key,)] = (kmark.line + 1, kmark.column + 1)
+            out[key] = self._convert(value_node, path + (key,), doc, depth + 1)
+        for key_node, value_node in merged:
+            key = self._key(key_node)
+            if key is _UNHASHABLE or key in out:
+                continue
+            kmark = key_node.start_mark
+            doc.key_positions[path + (key,)] = (kmark.line + 1, kmark.column + 1)
+            out[key] = self._convert(value_node, path + (key,), doc, depth + 1)
+        return out
+
+    def _key(self, key_node: Any) -> Any:
+        yaml = self._yaml
+        if not isinstance(key_node, yaml.ScalarNode):
+            mark = key_node.start_mark
+            self.findings.append(_finding(
+                "BL001", "a mapping key must be a plain value, not a list or mapping",
+                self.file, mark.line + 1, mark.column + 1))
+            return _UNHASHABLE
+        key = self._scalar(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            return _UNHASHABLE
+        return key
+
+
+_UNHASHABLE = object()

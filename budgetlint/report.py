@@ -1,0 +1,71 @@
+"""The run's result as data: files, budgets with their analysis, findings.
+
+``Report.as_dict()`` is the JSON report contract described by
+``schemas/report.schema.json``; every reporter renders a ``Report``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from budgetlint import __version__
+from budgetlint.findings import Finding, Severity, sort_findings
+
+
+@dataclass
+class BudgetResult:
+    """One budget as checked: where it is, who owns it, what was computed."""
+
+    name: str
+    file: str
+    line: int
+    owner: str | None
+    percentile: str | None
+    promises: dict[str, float] = field(default_factory=dict)
+    analysis: dict = field(default_factory=dict)
+    verdicts: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "file": self.file,
+            "line": self.line,
+            "owner": self.owner,
+            "percentile": self.percentile,
+            "promises": dict(self.promises),
+            "verdicts": dict(self.verdicts),
+            "analysis": self.analysis,
+        }
+
+
+@dataclass
+class Report:
+    files: list[str] = field(default_factory=list)
+    budgets: list[BudgetResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    def sorted_findings(self) -> list[Finding]:
+        return sort_findings(self.findings)
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def summary(self) -> dict:
+        return {
+            "files": len(self.files),
+            "budgets": len(self.budgets),
+            "errors": self.count(Severity.ERROR),
+            "warnings": self.count(Severity.WARNING),
+            "infos": self.count(Severity.INFO),
+        }
+
+    def as_dict(self) -> dict:
+        return {
+            "version": 1,
+            "tool": {"name": "budgetlint", "version": __version__},
+            "summary": self.summary(),
+            "findings": [f.as_dict() for f in self.sorted_findings()],
+            "budgets": [
+                b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name))
+            ],
+        }

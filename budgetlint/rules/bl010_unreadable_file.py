@@ -1,0 +1,21 @@
+"""A file cannot be read as UTF-8 text.
+
+## What it checks
+Files that cannot be opened, that hold binary data, or that are not UTF-8.
+
+## Why
+A budget file nobody can read is not checked; better to say so than to skip it.
+
+## Example
+A `budgets/logo.yaml` that is really a PNG: `BL010: expected YAML text; found binary data`.
+
+## Fix
+Save the file as UTF-8 YAML, fix its permissions, or move it out of the checked paths.
+"""
+
+from budgetlint.findings import Severity
+
+CODE = "BL010"
+NAME = "unreadable-file"
+SUMMARY = "A file cannot be read as UTF-8 text."
+SEVERITY = Severity.ERROR

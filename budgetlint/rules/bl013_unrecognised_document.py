@@ -1,0 +1,27 @@
+"""A YAML file that is not a budgetlint document (no `kind`).
+
+## What it checks
+Files found under the checked paths whose documents have no `kind:` that
+budgetlint knows (`budgets`, `hardware`, `models`, `teams`).
+
+## Why
+Other YAML can share the directory (CI config, docs); it is skipped, and said
+so once, so that a budget file that forgot its `kind` is not silently
+ignored.
+
+## Example
+```yaml
+version: 1
+budgets: []        # BL013: no 'kind'; expected one of budgets, hardware, models, teams
+```
+
+## Fix
+Add `kind: budgets` (or the kind the file holds), or move the file out of the checked paths.
+"""
+
+from budgetlint.findings import Severity
+
+CODE = "BL013"
+NAME = "unrecognised-document"
+SUMMARY = "A YAML file that is not a budgetlint document (no `kind`)."
+SEVERITY = Severity.WARNING
