@@ -1,0 +1,310 @@
+"""One call that does all the arithmetic for a deployment and a workload.
+
+:func:`analyse` returns an :class:`Analysis` holding every intermediate
+number, so a CLI can print the arithmetic step by step and a JSON report can
+emit it (:meth:`Analysis.as_dict`: SI floats, the unit in each key name).
+
+Conventions
+-----------
+* Effective bandwidth ``BW = peak bandwidth x efficiency.bandwidth``;
+  effective compute ``F = dense peak at the compute precision x efficiency.compute``.
+* Decode over the reply: output token j (j = 0..N-1) is charged one target
+  step at context ``prompt + j``, divided by the accepted tokens per pass
+  ``a``; with a draft model, each target pass also costs ``k`` draft decode
+  steps (``k = deployment.lookahead``) and the target verifies ``k + 1``
+  tokens per sequence (compute ``x (k + 1)``, MoE experts touched by
+  ``B (k + 1)`` tokens). ``decode_s = (1/a) x sum_j pass(prompt + j)``.
+* ``pace = N / decode_s`` (the mean pace over the reply), ``tpot = 1 / pace``
+  (over all N tokens), ``aggregate = B x pace``.
+* The ``decode_*_s`` step terms and the binding resource are reported at the
+  mean context ``prompt + (N - 1) / 2``.
+* Prefill processes ``max(uncached, 1)`` tokens (a full cache hit still runs
+  the last token to produce logits); a draft model's prefill is added.
+* ``ttft = queue + prefill + connection setup + proxy delay``;
+  ``e2e = queue + prefill + connection setup + decode_s`` (a proxy buffer
+  delays the first visible token, not the last one, which is flushed at the end).
+* Memory: per device, at the longest context ``prompt + N``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Optional
+
+from .decode import decode_step, reply_steps_sum
+from .latency import proxy_delay_s
+from .memory import (
+    kv_bytes_for_context,
+    kv_bytes_per_token,
+    kv_bytes_summed_over_contexts,
+    memory_fit,
+    moe_params_touched,
+    weight_bytes,
+)
+from .precision import compute_peak
+from .prefill import attention_flop, prefill_flop, prefill_time
+from .shapes import ROOFLINE, Deployment, Edge, Efficiency, ModelShape, Workload
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Every number of one analysis (SI units, named in the field)."""
+
+    # inputs as used
+    devices: int
+    concurrency: int
+    prompt_tokens: float
+    cached_prompt_tokens: float
+    prefill_tokens: float
+    output_tokens: float
+    accepted_tokens_per_pass: float
+    draft_lookahead_tokens: int
+    efficiency_bandwidth: float
+    efficiency_compute: float
+    bandwidth_effective_bytes_per_s: float
+    compute_precision_key: str
+    compute_peak_flop_per_s: float
+    compute_effective_flop_per_s: float
+    # bytes
+    weight_bytes: float
+    weight_bytes_touched_per_step: float
+    kv_bytes_per_token: float
+    kv_bytes_per_sequence_final: float
+    # decode (target step at the mean context)
+    decode_context_mean_tokens: float
+    decode_memory_s: float
+    decode_compute_s: float
+    decode_step_s: float
+    decode_binding: str
+    draft_step_s: float
+    decode_pass_s: float
+    # decode over the reply
+    decode_s: float
+    tpot_s: float
+    pace_token_per_s: float
+    aggregate_token_per_s: float
+    # prefill
+    prefill_linear_flop: float
+    prefill_attention_flop: float
+    prefill_flop: float
+    prefill_compute_s: float
+    prefill_weight_read_s: float
+    draft_prefill_s: float
+    prefill_s: float
+    prefill_binding: str
+    # latency
+    queue_s: float
+    connection_setup_s: float
+    proxy_delay_s: float
+    ttft_s: float
+    e2e_s: float
+    # memory per device
+    memory_weight_bytes_per_device: float
+    memory_kv_bytes_per_device: float
+    memory_draft_bytes_per_device: float
+    memory_overhead_bytes_per_device: float
+    memory_required_bytes_per_device: float
+    memory_available_bytes_per_device: float
+    memory_headroom_bytes_per_device: float
+    memory_fits: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
+        return asdict(self)
+
+
+def _reply_sum(
+    *,
+    model: ModelShape,
+    count: int,
+    weight_bytes_touched: float,
+    kv_bytes_per_elem: float,
+    start_context: float,
+    concurrency: int,
+    devices: int,
+    bandwidth: float,
+    flops: float,
+    collective_overhead: float,
+    tokens_per_sequence: float,
+) -> float:
+    return reply_steps_sum(
+        count=count,
+        weight_bytes=weight_bytes_touched,
+        kv_at=lambda ctx: kv_bytes_for_context(model, kv_bytes_per_elem, ctx),
+        kv_prefix_sum=lambda x: kv_bytes_summed_over_contexts(model, kv_bytes_per_elem, start_context, x),
+        start_context=start_context,
+        concurrency=concurrency,
+        active_params=float(model.active_params),  # type: ignore[arg-type]
+        devices=devices,
+        bandwidth_bytes_per_s=bandwidth,
+        compute_flop_per_s=flops,
+        collective_overhead=collective_overhead,
+        tokens_per_sequence=tokens_per_sequence,
+    )
+
+
+def analyse(
+    deployment: Deployment,
+    workload: Workload,
+    efficiency: Efficiency = ROOFLINE,
+    queue_s: float = 0.0,
+    edge: Optional[Edge] = None,
+) -> Analysis:
+    """All the roofline arithmetic for ``deployment`` serving ``workload``."""
+    if not (math.isfinite(queue_s) and queue_s >= 0):
+        raise ValueError(f"queue_s must be a non-negative finite number, got {queue_s!r}")
+    dep, wl = deployment, workload
+    model, acc = dep.model, dep.accelerator
+    n_dev, batch = dep.devices, wl.concurrency
+    bw = acc.bandwidth_bytes_per_s * efficiency.bandwidth
+    key, peak = compute_peak(acc.compute_flop_per_s, dep.compute_precision)
+    flops = peak * efficiency.compute
+    accepted = dep.spec_accepted_tokens_per_pass
+    k = dep.lookahead
+    tokens_per_seq = k + 1.0
+    b_w, b_kv = dep.weight_bytes_per_param, dep.kv_bytes_per_elem
+    active = float(model.active_params)  # type: ignore[arg-type]
+
+    w_total = weight_bytes(model.total_params, b_w)
+    w_touched = weight_bytes(moe_params_touched(model, batch * tokens_per_seq), b_w)
+    kv_tok = kv_bytes_per_token(model, b_kv)
+
+    # ---- decode over the reply
+    out = wl.output_tokens
+    count = max(1, int(round(out)))
+    scale = out / count
+    start = wl.prompt_tokens
+    target_sum = _reply_sum(
+        model=model, count=count, weight_bytes_touched=w_touched, kv_bytes_per_elem=b_kv,
+        start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
+        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
+    )
+    mean_ctx = start + (count - 1) / 2.0
+    step = decode_step(
+        weight_bytes=w_touched,
+        kv_bytes_per_sequence=kv_bytes_for_context(model, b_kv, mean_ctx),
+        concurrency=batch, active_params=active, devices=n_dev,
+        bandwidth_bytes_per_s=bw, compute_flop_per_s=flops,
+        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
+    )
+
+    draft = dep.draft if k > 0 else None
+    draft_sum = 0.0
+    draft_step_s = 0.0
+    draft_prefill_s = 0.0
+    draft_w_total = 0.0
+    draft_kv_final = 0.0
+    end_ctx = wl.prompt_tokens + out
+    if draft is not None:
+        b_wd = dep.draft_weight_bytes_per_param or b_w
+        d_touched = weight_bytes(moe_params_touched(draft, batch), b_wd)
+        draft_w_total = weight_bytes(draft.total_params, b_wd)
+        draft_sum = k * _reply_sum(
+            model=draft, count=count, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
+            start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
+            collective_overhead=dep.collective_overhead, tokens_per_sequence=1.0,
+        )
+        draft_step_s = decode_step(
+            weight_bytes=d_touched,
+            kv_bytes_per_sequence=kv_bytes_for_context(draft, b_kv, mean_ctx),
+            concurrency=batch, active_params=float(draft.active_params),  # type: ignore[arg-type]
+            devices=n_dev, bandwidth_bytes_per_s=bw, compute_flop_per_s=flops,
+            collective_overhead=dep.collective_overhead,
+        ).step_s
+        draft_kv_final = kv_bytes_for_context(draft, b_kv, end_ctx)
+
+    decode_s = (target_sum + draft_sum) / accepted * scale
+    pace = out / decode_s
+
+    # ---- prefill
+    prompt = wl.prompt_tokens
+    u = max(wl.uncached_prompt_tokens, 1.0)
+    c = max(prompt - u, 0.0)
+    attn = attention_flop(model, u, c)
+    lin = prefill_flop(active, u)
+    pf = prefill_time(
+        flop=lin + attn,
+        weight_bytes=weight_bytes(moe_params_touched(model, u), b_w),
+        devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
+    )
+    if draft is not None:
+        b_wd = dep.draft_weight_bytes_per_param or b_w
+        draft_prefill_s = prefill_time(
+            flop=prefill_flop(float(draft.active_params), u, attention_flop(draft, u, c)),  # type: ignore[arg-type]
+            weight_bytes=weight_bytes(moe_params_touched(draft, u), b_wd),
+            devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
+        ).time_s
+    prefill_s = pf.time_s + draft_prefill_s
+
+    # ---- latency
+    setup = edge.connection_setup_s if edge else 0.0
+    proxy = proxy_delay_s(edge.proxy_flush_tokens, pace) if edge else 0.0
+    ttft = queue_s + prefill_s + setup + proxy
+    e2e = queue_s + prefill_s + setup + decode_s
+
+    # ---- memory
+    kv_final = kv_bytes_for_context(model, b_kv, end_ctx)
+    fit = memory_fit(
+        weight_bytes_total=w_total,
+        kv_bytes_per_sequence=kv_final,
+        concurrency=batch,
+        devices=n_dev,
+        memory_bytes=acc.memory_bytes,
+        usable_fraction=dep.memory_usable_fraction,
+        overhead_bytes=dep.memory_overhead_bytes,
+        draft_bytes_total=draft_w_total + batch * draft_kv_final,
+    )
+
+    return Analysis(
+        devices=n_dev,
+        concurrency=batch,
+        prompt_tokens=prompt,
+        cached_prompt_tokens=wl.cached_prompt_tokens,
+        prefill_tokens=u,
+        output_tokens=out,
+        accepted_tokens_per_pass=accepted,
+        draft_lookahead_tokens=k,
+        efficiency_bandwidth=efficiency.bandwidth,
+        efficiency_compute=efficiency.compute,
+        bandwidth_effective_bytes_per_s=bw,
+        compute_precision_key=key,
+        compute_peak_flop_per_s=peak,
+        compute_effective_flop_per_s=flops,
+        weight_bytes=w_total,
+        weight_bytes_touched_per_step=w_touched,
+        kv_bytes_per_token=kv_tok,
+        kv_bytes_per_sequence_final=kv_final,
+        decode_context_mean_tokens=mean_ctx,
+        decode_memory_s=step.memory_s,
+        decode_compute_s=step.compute_s,
+        decode_step_s=step.step_s,
+        decode_binding=step.binding,
+        draft_step_s=draft_step_s,
+        decode_pass_s=step.step_s + k * draft_step_s if draft is not None else step.step_s,
+        decode_s=decode_s,
+        tpot_s=decode_s / out,
+        pace_token_per_s=pace,
+        aggregate_token_per_s=batch * pace,
+        prefill_linear_flop=lin,
+        prefill_attention_flop=attn,
+        prefill_flop=lin + attn,
+        prefill_compute_s=pf.compute_s,
+        prefill_weight_read_s=pf.weight_read_s,
+        draft_prefill_s=draft_prefill_s,
+        prefill_s=prefill_s,
+        prefill_binding=pf.binding,
+        queue_s=queue_s,
+        connection_setup_s=setup,
+        proxy_delay_s=proxy,
+        ttft_s=ttft,
+        e2e_s=e2e,
+        memory_weight_bytes_per_device=fit.weight_bytes_per_device,
+        memory_kv_bytes_per_device=fit.kv_bytes_per_device,
+        memory_draft_bytes_per_device=fit.draft_bytes_per_device,
+        memory_overhead_bytes_per_device=fit.overhead_bytes_per_device,
+        memory_required_bytes_per_device=fit.required_bytes_per_device,
+        memory_available_bytes_per_device=fit.available_bytes_per_device,
+        memory_headroom_bytes_per_device=fit.headroom_bytes_per_device,
+        memory_fits=fit.fits,
+    )

@@ -1,0 +1,170 @@
+"""Levers: standard changes to a deployment or workload, and whether each
+would make a promise hold.
+
+:func:`evaluate_levers` re-runs :func:`~budgetlint.physics.analysis.analyse`
+with one change at a time and asks the caller's predicate ``meets(analysis)``.
+Levers, in the order they are tried:
+
+``weights-8bit`` / ``weights-4bit``
+    weights at 1 / 0.5 byte per parameter (only if narrower than now). The
+    compute precision is left as declared (weight-only quantisation); a
+    deployment that also computes in fp8 should say so.
+``kv-8bit``
+    KV cache at 1 byte per element (only if wider now).
+``prefix-cache``
+    ``shared_prefix_tokens`` of the prompt served from cache (only if given
+    and more than is cached now).
+``speculative``
+    ``spec_acceptance`` accepted tokens per target pass (default
+    :data:`DEFAULT_SPEC_ACCEPTANCE` = 2.5, a typical figure for a good draft
+    or MTP/EAGLE heads on chat traffic; it is an *assumption* and reported as
+    one). The draft given as ``draft`` is charged; without one the lever is
+    the optimistic draft-free case (self-speculation / MTP heads).
+``more-devices``
+    the smallest tensor-parallel degree N > current, N <= ``max_devices``
+    (64) and dividing the model's attention heads (what TP runtimes accept),
+    that meets the promise.
+``fewer-sequences``
+    the largest concurrency below the current one that meets it (bisection:
+    fewer sequences never slow a step).
+``faster-accelerator``
+    from ``accelerators`` (name, Accelerator) other than the current one, the
+    *least capable* that meets it, ranking by memory bandwidth (then memory,
+    then name) as the proxy for cost.
+
+The result lists every applicable lever, those that meet first, then by
+``effect`` (a callable on Analysis, smaller is better; default ``e2e_s``),
+so the caller can pass the quantity of the promise at stake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Optional
+
+from .analysis import Analysis, analyse
+from .shapes import ROOFLINE, Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
+
+#: Default accepted tokens per target pass for the speculative-decoding lever.
+DEFAULT_SPEC_ACCEPTANCE = 2.5
+#: Largest tensor-parallel degree the more-devices lever tries.
+DEFAULT_MAX_DEVICES = 64
+
+Predicate = Callable[[Analysis], bool]
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One lever's outcome."""
+
+    name: str
+    description: str
+    analysis: Analysis
+    meets: bool
+    deployment: Deployment
+    workload: Workload
+
+
+def _summary(a: Analysis) -> str:
+    fit = "fits" if a.memory_fits else "does not fit"
+    return (
+        f"pace {a.pace_token_per_s:.3g} token/s, TTFT {a.ttft_s:.3g} s, "
+        f"E2E {a.e2e_s:.3g} s, memory {fit} "
+        f"({a.memory_required_bytes_per_device / 1e9:.3g} of {a.memory_available_bytes_per_device / 1e9:.3g} GB per device)"
+    )
+
+
+def evaluate_levers(
+    deployment: Deployment,
+    workload: Workload,
+    meets: Predicate,
+    *,
+    efficiency: Efficiency = ROOFLINE,
+    queue_s: float = 0.0,
+    edge: Optional[Edge] = None,
+    shared_prefix_tokens: Optional[float] = None,
+    spec_acceptance: float = DEFAULT_SPEC_ACCEPTANCE,
+    draft: Optional[ModelShape] = None,
+    max_devices: int = DEFAULT_MAX_DEVICES,
+    accelerators: Sequence[tuple[str, Accelerator]] = (),
+    effect: Callable[[Analysis], float] = lambda a: a.e2e_s,
+) -> list[Lever]:
+    """Evaluate the standard levers (module doc) and order them by effect."""
+
+    def run(name: str, what: str, dep: Deployment, wl: Workload) -> Lever:
+        a = analyse(dep, wl, efficiency, queue_s, edge)
+        return Lever(name, f"{what}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+
+    levers: list[Lever] = []
+    dep, wl = deployment, workload
+
+    for name, bytes_, label in (("weights-8bit", 1.0, "8-bit weights"), ("weights-4bit", 0.5, "4-bit weights")):
+        if dep.weight_bytes_per_param > bytes_:
+            levers.append(run(name, label, replace(dep, weight_bytes_per_param=bytes_), wl))
+
+    if dep.kv_bytes_per_elem > 1.0:
+        levers.append(run("kv-8bit", "8-bit KV cache", replace(dep, kv_bytes_per_elem=1.0), wl))
+
+    if shared_prefix_tokens is not None:
+        cached = min(float(shared_prefix_tokens), wl.prompt_tokens)
+        if cached > wl.cached_prompt_tokens:
+            levers.append(run(
+                "prefix-cache",
+                f"prefix cache hitting {cached:g} of {wl.prompt_tokens:g} prompt tokens",
+                dep, replace(wl, cached_prompt_tokens=cached),
+            ))
+
+    if spec_acceptance > dep.spec_accepted_tokens_per_pass:
+        use_draft = draft if draft is not None else dep.draft
+        lookahead = dep.draft_lookahead
+        if lookahead is not None and lookahead + 1 < spec_acceptance:
+            lookahead = None
+        sd = replace(dep, spec_accepted_tokens_per_pass=spec_acceptance, draft=use_draft, draft_lookahead=lookahead)
+        note = "" if use_draft is not None else " (draft not charged)"
+        levers.append(run("speculative", f"speculative decoding accepting {spec_acceptance:g} tokens per pass{note}", sd, wl))
+
+    heads = dep.model.attention_heads
+    for n in range(dep.devices + 1, max_devices + 1):
+        if heads % n:
+            continue
+        lever = run("more-devices", f"{n} tensor-parallel devices", replace(dep, devices=n), wl)
+        if lever.meets:
+            levers.append(lever)
+            break
+    else:
+        candidates = [n for n in range(dep.devices + 1, max_devices + 1) if heads % n == 0]
+        if candidates:
+            n = candidates[-1]
+            levers.append(run("more-devices", f"{n} tensor-parallel devices (the most tried)", replace(dep, devices=n), wl))
+
+    if wl.concurrency > 1:
+        lo, hi, best = 1, wl.concurrency - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            lever = run("fewer-sequences", f"{mid} concurrent sequences", dep, replace(wl, concurrency=mid))
+            if lever.meets:
+                best, lo = lever, mid + 1
+            else:
+                hi = mid - 1
+        if best is None:
+            best = run("fewer-sequences", "1 concurrent sequence", dep, replace(wl, concurrency=1))
+        levers.append(best)
+
+    ranked = sorted(
+        ((n, acc) for n, acc in accelerators if acc != dep.accelerator),
+        key=lambda item: (item[1].bandwidth_bytes_per_s, item[1].memory_bytes, item[0]),
+    )
+    chosen: Optional[Lever] = None
+    for acc_name, acc in ranked:
+        try:
+            lever = run("faster-accelerator", f"{acc_name}", replace(dep, accelerator=acc), wl)
+        except ValueError:  # no usable compute peak for this precision
+            continue
+        if lever.meets:
+            chosen = lever
+            break
+    if chosen is not None:
+        levers.append(chosen)
+
+    return sorted(levers, key=lambda lv: (not lv.meets, effect(lv.analysis)))

@@ -1,0 +1,263 @@
+"""Input dataclasses for the physics core: SI floats, no units attached.
+
+Seconds, bytes, bytes/s, FLOP, FLOP/s, tokens. Every class is frozen and
+validates its own fields (``ValueError`` with the field name) so that the
+functions downstream can divide without checking.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+Attention = Literal["mha", "gqa", "mla"]
+
+#: Largest collective overhead accepted. With ``step(N) = step(1) / (N (1 - c))``
+#: for ``N > 1``, going from 1 to 2 devices slows decode iff ``c > 1/2``; the
+#: core refuses such overheads so that "more devices never slows decode" holds.
+MAX_COLLECTIVE_OVERHEAD = 0.5
+
+
+def _positive(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+
+
+def _non_negative(name: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelShape:
+    """Architecture facts of a decoder-only transformer.
+
+    ``active_params`` defaults to ``total_params`` (dense). ``head_dim``
+    defaults to ``hidden_size / attention_heads`` and ``kv_heads`` to
+    ``attention_heads`` (MHA). MLA models give ``kv_lora_rank`` and
+    ``qk_rope_head_dim``. ``sliding_window_layers`` of the ``layers`` use a
+    window of ``sliding_window`` tokens (all layers if only the window is given).
+    MoE models give ``experts`` (routed experts per layer) and
+    ``experts_per_token``.
+    """
+
+    total_params: float
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: Optional[int] = None
+    head_dim: Optional[float] = None
+    active_params: Optional[float] = None
+    attention: Attention = "gqa"
+    kv_lora_rank: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    sliding_window: Optional[int] = None
+    sliding_window_layers: Optional[int] = None
+    experts: Optional[int] = None
+    experts_per_token: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _positive("total_params", self.total_params)
+        for name in ("layers", "hidden_size", "attention_heads"):
+            _positive(name, getattr(self, name))
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.attention_heads)
+        if self.head_dim is None:
+            object.__setattr__(self, "head_dim", self.hidden_size / self.attention_heads)
+        if self.active_params is None:
+            object.__setattr__(self, "active_params", self.total_params)
+        _positive("kv_heads", self.kv_heads)  # type: ignore[arg-type]
+        _positive("head_dim", self.head_dim)  # type: ignore[arg-type]
+        _positive("active_params", self.active_params)  # type: ignore[arg-type]
+        if self.active_params > self.total_params:  # type: ignore[operator]
+            raise ValueError(
+                f"active_params ({self.active_params:g}) exceeds total_params ({self.total_params:g})"
+            )
+        if self.attention not in ("mha", "gqa", "mla"):
+            raise ValueError(f"attention must be mha, gqa or mla, got {self.attention!r}")
+        if self.attention == "mla":
+            if self.kv_lora_rank is None or self.qk_rope_head_dim is None:
+                raise ValueError("attention 'mla' needs kv_lora_rank and qk_rope_head_dim")
+            _positive("kv_lora_rank", self.kv_lora_rank)
+            _non_negative("qk_rope_head_dim", self.qk_rope_head_dim)
+        if self.sliding_window is not None:
+            _positive("sliding_window", self.sliding_window)
+            if self.sliding_window_layers is None:
+                object.__setattr__(self, "sliding_window_layers", self.layers)
+        if self.sliding_window_layers is not None:
+            _non_negative("sliding_window_layers", self.sliding_window_layers)
+            if self.sliding_window is None and self.sliding_window_layers > 0:
+                raise ValueError("sliding_window_layers given without sliding_window")
+            if self.sliding_window_layers > self.layers:
+                raise ValueError(
+                    f"sliding_window_layers ({self.sliding_window_layers}) exceeds layers ({self.layers})"
+                )
+        if (self.experts is None) != (self.experts_per_token is None):
+            raise ValueError("experts and experts_per_token go together")
+        if self.experts is not None:
+            _positive("experts", self.experts)
+            _positive("experts_per_token", self.experts_per_token)  # type: ignore[arg-type]
+            if self.experts_per_token > self.experts:  # type: ignore[operator]
+                raise ValueError("experts_per_token exceeds experts")
+
+    @property
+    def full_attention_layers(self) -> int:
+        """Layers whose KV cache grows with the whole context."""
+        return self.layers - (self.sliding_window_layers or 0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accelerator:
+    """One device: memory (bytes), memory bandwidth (bytes/s), dense peak
+    compute per precision key (FLOP/s) and interconnect (bytes/s, per direction)."""
+
+    memory_bytes: float
+    bandwidth_bytes_per_s: float
+    compute_flop_per_s: Mapping[str, float] = field(default_factory=dict)
+    interconnect_bytes_per_s: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        _positive("memory_bytes", self.memory_bytes)
+        _positive("bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        for key, value in self.compute_flop_per_s.items():
+            _positive(f"compute_flop_per_s[{key!r}]", value)
+        if self.interconnect_bytes_per_s is not None:
+            _positive("interconnect_bytes_per_s", self.interconnect_bytes_per_s)
+        # freeze the mapping so the dataclass stays hashable-by-identity safe
+        object.__setattr__(self, "compute_flop_per_s", dict(self.compute_flop_per_s))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Deployment:
+    """How a model is served.
+
+    ``devices``: tensor-parallel degree N. ``weight_bytes_per_param`` and
+    ``kv_bytes_per_elem`` come from :func:`~budgetlint.physics.precision.bytes_per_element`.
+    ``compute_precision`` names the matmul precision (see ``precision.compute_key``).
+    ``spec_accepted_tokens_per_pass`` (>= 1) is the mean number of tokens a
+    target forward pass emits under speculative decoding (1.0 = off), counting
+    the target's own bonus token. ``draft`` is the draft model (charged when
+    given); ``draft_lookahead`` the draft tokens proposed per pass (default
+    ``ceil(accepted) - 1``, the fewest that can deliver the stated
+    acceptance); ``draft_weight_bytes_per_param`` defaults to the target's.
+    ``collective_overhead`` c in [0, 0.5] is the fraction of a decode step lost
+    to tensor-parallel all-reduce, applied only when N > 1 (default 0: the pure
+    bound). ``memory_usable_fraction`` (default 1.0: the physical bound) and
+    ``memory_overhead_bytes`` (per device: activations, runtime) enter the fit.
+    """
+
+    model: ModelShape
+    accelerator: Accelerator
+    devices: int = 1
+    weight_bytes_per_param: float = 2.0
+    kv_bytes_per_elem: float = 2.0
+    compute_precision: str = "bf16"
+    spec_accepted_tokens_per_pass: float = 1.0
+    draft: Optional[ModelShape] = None
+    draft_lookahead: Optional[int] = None
+    draft_weight_bytes_per_param: Optional[float] = None
+    collective_overhead: float = 0.0
+    memory_usable_fraction: float = 1.0
+    memory_overhead_bytes: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.devices, int) or self.devices < 1:
+            raise ValueError(f"devices must be an integer >= 1, got {self.devices!r}")
+        _positive("weight_bytes_per_param", self.weight_bytes_per_param)
+        _positive("kv_bytes_per_elem", self.kv_bytes_per_elem)
+        _positive("spec_accepted_tokens_per_pass", self.spec_accepted_tokens_per_pass)
+        if self.spec_accepted_tokens_per_pass < 1:
+            raise ValueError(
+                "spec_accepted_tokens_per_pass must be >= 1 (1 = no speculative decoding), "
+                f"got {self.spec_accepted_tokens_per_pass!r}"
+            )
+        if self.draft_lookahead is not None:
+            if not isinstance(self.draft_lookahead, int) or self.draft_lookahead < 0:
+                raise ValueError("draft_lookahead must be an integer >= 0")
+            if self.draft_lookahead + 1 < self.spec_accepted_tokens_per_pass:
+                raise ValueError(
+                    f"draft_lookahead {self.draft_lookahead} cannot deliver "
+                    f"{self.spec_accepted_tokens_per_pass} accepted tokens per pass "
+                    "(at most lookahead + 1)"
+                )
+        if self.draft_weight_bytes_per_param is not None:
+            _positive("draft_weight_bytes_per_param", self.draft_weight_bytes_per_param)
+        _non_negative("collective_overhead", self.collective_overhead)
+        if self.collective_overhead > MAX_COLLECTIVE_OVERHEAD:
+            raise ValueError(
+                f"collective_overhead must be in [0, {MAX_COLLECTIVE_OVERHEAD}] (a fraction of the "
+                f"decode step), got {self.collective_overhead!r}"
+            )
+        _positive("memory_usable_fraction", self.memory_usable_fraction)
+        if self.memory_usable_fraction > 1:
+            raise ValueError("memory_usable_fraction must be in (0, 1]")
+        _non_negative("memory_overhead_bytes", self.memory_overhead_bytes)
+
+    @property
+    def lookahead(self) -> int:
+        """Draft tokens proposed (and verified) per target pass, k."""
+        if self.draft_lookahead is not None:
+            return self.draft_lookahead
+        return max(0, math.ceil(self.spec_accepted_tokens_per_pass) - 1)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Workload:
+    """One request shape: prompt and reply lengths (tokens), sequences decoding
+    together (``concurrency``, B) and prompt tokens served from a prefix cache."""
+
+    prompt_tokens: float
+    output_tokens: float
+    concurrency: int = 1
+    cached_prompt_tokens: float = 0.0
+
+    def __post_init__(self) -> None:
+        _non_negative("prompt_tokens", self.prompt_tokens)
+        _positive("output_tokens", self.output_tokens)
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        _non_negative("cached_prompt_tokens", self.cached_prompt_tokens)
+        if self.cached_prompt_tokens > self.prompt_tokens:
+            raise ValueError("cached_prompt_tokens exceeds prompt_tokens")
+
+    @property
+    def uncached_prompt_tokens(self) -> float:
+        return self.prompt_tokens - self.cached_prompt_tokens
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fractions (0, 1] of peak bandwidth and compute that kernels reach.
+    ``Efficiency(1, 1)`` is the pure roofline; :data:`REALISTIC_EFFICIENCY`
+    (0.7, 0.5) is the suggested default for an *at-risk* judgement."""
+
+    bandwidth: float = 1.0
+    compute: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("bandwidth", "compute"):
+            value = getattr(self, name)
+            _positive(f"efficiency.{name}", value)
+            if value > 1:
+                raise ValueError(f"efficiency.{name} must be in (0, 1], got {value!r}")
+
+
+#: Pure roofline: 100 % of bandwidth and compute.
+ROOFLINE = Efficiency(1.0, 1.0)
+#: Suggested realistic efficiency: 70 % of bandwidth, 50 % of compute.
+REALISTIC_EFFICIENCY = Efficiency(0.7, 0.5)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """Client-edge extras: connection/TLS setup (s) and a proxy that flushes
+    every ``proxy_flush_tokens`` tokens."""
+
+    connection_setup_s: float = 0.0
+    proxy_flush_tokens: float = 0.0
+
+    def __post_init__(self) -> None:
+        _non_negative("connection_setup_s", self.connection_setup_s)
+        _non_negative("proxy_flush_tokens", self.proxy_flush_tokens)
