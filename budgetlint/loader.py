@@ -130,7 +130,8 @@ def load_text(text: str, display: str) -> LoadResult:
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         what = exc.problem or "invalid YAML"
         context = f" ({exc.context})" if exc.context else ""
-        result.findings.append(_finding("BL001", f"YAML syntax error: {what}{context}", display, line, col))
+        code = "BL011" if "depth" in what else "BL001"
+        result.findings.append(_finding(code, f"YAML syntax error: {what}{context}", display, line, col))
     except yaml.YAMLError as exc:
         message = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         if "depth" in message or "nest" in message:
@@ -201,6 +202,8 @@ class _Converter:
 
     def _scalar(self, node: Any) -> Any:
         yaml = self._yaml
+        if node.tag == "tag:yaml.org,2002:timestamp":
+            return node.value  # dates stay as written ("2026-12-31"), not datetime objects
         try:
             return self.constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:

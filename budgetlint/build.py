@@ -1,0 +1,386 @@
+"""Validated documents -> model objects: units parsed, references resolved.
+
+Every problem becomes a finding at the field's position; a budget whose
+fields could not all be read is marked incomplete so that the physics rules
+skip it instead of guessing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import fields as dc_fields, replace
+from typing import Any
+
+from budgetlint.findings import Finding, Location, Severity
+from budgetlint.loader import Document
+from budgetlint.model import (
+    Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
+)
+from budgetlint.units import UnitError, parse_count, parse_quantity
+
+_UNIT_CODES = {"wrong-dimension": "BL005", "missing-unit": "BL006",
+               "unknown-unit": "BL007", "invalid": "BL007"}
+
+PRECISION_BYTES = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0,
+                   "int8": 1.0, "fp6": 0.75, "int4": 0.5, "fp4": 0.5}
+
+
+class Sink:
+    """Collects findings while objects are built."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+
+    def add(self, code: str, message: str, where: Location, *, budget: str | None = None,
+            fix: str | None = None, severity: Severity = Severity.ERROR) -> None:
+        self.findings.append(Finding(code, severity, message, where, budget=budget, fix=fix))
+
+    def quantity(self, doc: Document, path: tuple, kinds: tuple[str, ...], *,
+                 field_name: str, budget: str | None = None) -> float | None:
+        value = doc.get(path)
+        if value is None:
+            return None
+        try:
+            magnitude, _ = parse_quantity(value, *kinds)
+        except UnitError as exc:
+            self.add(_UNIT_CODES[exc.reason], f"{field_name}: {exc.message}", doc.loc(path),
+                     budget=budget)
+            return None
+        return magnitude
+
+
+def parse_precision(text: Any) -> float | None:
+    """Bytes per element for a precision name or "N bit"; None if unknown."""
+    if not isinstance(text, str):
+        return None
+    t = text.strip().lower()
+    if t in PRECISION_BYTES:
+        return PRECISION_BYTES[t]
+    parts = t.replace("bits", "bit").split()
+    if len(parts) == 2 and parts[1] == "bit":
+        try:
+            bits = float(parts[0])
+        except ValueError:
+            return None
+        if math.isfinite(bits) and 0 < bits <= 64:
+            return bits / 8
+    return None
+
+
+def normalise_percentile(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = f"{value:g}"
+    else:
+        text = str(value).strip().lower()
+        if text == "median":
+            return "p50"
+        text = text[1:] if text.startswith("p") else text
+    return f"p{text}"
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+class Catalog:
+    """Hardware and model definitions by lower-cased name and alias."""
+
+    def __init__(self) -> None:
+        self.hardware: dict[str, HardwareDef] = {}
+        self.models: dict[str, ModelDef] = {}
+
+    @staticmethod
+    def _add(table: dict, entry: Any) -> None:
+        for key in (entry.name, *entry.aliases):
+            table[key.lower()] = entry
+
+    def add_hardware(self, hw: HardwareDef) -> None:
+        self._add(self.hardware, hw)
+
+    def add_model(self, m: ModelDef) -> None:
+        self._add(self.models, m)
+
+    @staticmethod
+    def _unique(table: dict) -> list:
+        seen: dict[int, Any] = {}
+        for entry in table.values():
+            seen.setdefault(id(entry), entry)
+        return sorted(seen.values(), key=lambda e: e.name)
+
+    def all_hardware(self) -> list[HardwareDef]:
+        return self._unique(self.hardware)
+
+    def all_models(self) -> list[ModelDef]:
+        return self._unique(self.models)
+
+    @staticmethod
+    def suggest(name: str, table: dict) -> str | None:
+        close = difflib.get_close_matches(name.lower(), list(table), n=1, cutoff=0.6)
+        return table[close[0]].name if close else None
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False,
+                   base: HardwareDef | None = None) -> HardwareDef:
+    d = doc.get(path) or {}
+    hw = replace(base, doc=doc, path=path, builtin=builtin, aliases=()) if base else HardwareDef(doc, path)
+    hw.builtin = builtin
+    hw.name = d.get("name", hw.name)
+    hw.aliases = _strs(d.get("aliases"))
+    hw.vendor = d.get("vendor", hw.vendor)
+    label = f"hardware {hw.name!r}"
+    if "memory" in d:
+        hw.memory_bytes = sink.quantity(doc, path + ("memory",), ("information",), field_name=f"{label} memory")
+    if "bandwidth" in d:
+        hw.bandwidth_bytes_per_s = sink.quantity(doc, path + ("bandwidth",), ("bandwidth",),
+                                                 field_name=f"{label} bandwidth")
+    if isinstance(d.get("compute"), dict):
+        compute = dict(hw.compute_flop_per_s)
+        for prec in d["compute"]:
+            value = sink.quantity(doc, path + ("compute", prec), ("compute_rate",),
+                                  field_name=f"{label} compute.{prec}")
+            if value is not None:
+                compute[str(prec)] = value
+        hw.compute_flop_per_s = compute
+    if "interconnect" in d:
+        hw.interconnect_bytes_per_s = sink.quantity(doc, path + ("interconnect",), ("bandwidth",),
+                                                    field_name=f"{label} interconnect")
+    hw.source = d.get("source", hw.source)
+    hw.notes = d.get("notes", hw.notes)
+    return hw
+
+
+_MODEL_INTS = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
+               "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "sliding_window_layers",
+               "experts", "experts_per_token", "max_context")
+
+
+def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False,
+                base: ModelDef | None = None) -> ModelDef:
+    d = doc.get(path) or {}
+    m = replace(base, doc=doc, path=path, aliases=()) if base else ModelDef(doc, path)
+    m.builtin = builtin
+    m.name = d.get("name", m.name)
+    m.aliases = _strs(d.get("aliases"))
+    for key in ("parameters", "active_parameters"):
+        if key in d:
+            try:
+                setattr(m, key, parse_count(d[key]))
+            except UnitError as exc:
+                sink.add("BL007", f"model {m.name!r} {key}: {exc.message}", doc.loc(path + (key,)))
+    for key in _MODEL_INTS:
+        if isinstance(d.get(key), int):
+            setattr(m, key, d[key])
+    if isinstance(d.get("attention"), str):
+        m.attention = d["attention"]
+    m.source = d.get("source", m.source)
+    if m.head_dim is None and m.hidden_size and m.attention_heads:
+        m.head_dim = m.hidden_size // m.attention_heads
+    if m.kv_heads is None and m.attention_heads and m.attention == "mha":
+        m.kv_heads = m.attention_heads
+    return m
+
+
+def add_entries(catalog: Catalog, doc: Document, kind: str, sink: Sink, *, builtin: bool,
+                user_names: dict[str, Location] | None = None) -> None:
+    """Add a hardware or models document's entries to the catalog (``extends`` resolved)."""
+    key = "hardware" if kind == "hardware" else "models"
+    entries = doc.get((key,)) or []
+    table = catalog.hardware if kind == "hardware" else catalog.models
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        path = (key, i)
+        name = entry["name"]
+        base = None
+        ext = entry.get("extends")
+        if isinstance(ext, str):
+            base = table.get(ext.lower())
+            if base is None:
+                hint = Catalog.suggest(ext, table)
+                sink.add("BL008", f"{kind} {name!r} extends unknown entry {ext!r}"
+                         + (f"; did you mean {hint!r}?" if hint else ""),
+                         doc.loc(path + ("extends",)))
+        if user_names is not None:
+            lowered = name.lower()
+            if lowered in user_names:
+                sink.add("BL009", f"{kind} entry {name!r} is already defined at {user_names[lowered]}",
+                         doc.loc(path + ("name",)), fix="rename one of them, or use `extends:`")
+                continue
+            user_names[lowered] = doc.loc(path + ("name",))
+        if kind == "hardware":
+            catalog.add_hardware(build_hardware(doc, path, sink, builtin=builtin, base=base))
+        else:
+            catalog.add_model(build_model(doc, path, sink, builtin=builtin, base=base))
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+def _resolve(ref: Any, doc: Document, path: tuple, kind: str, catalog: Catalog, sink: Sink,
+             budget: str) -> Any:
+    table = catalog.hardware if kind == "hardware" else catalog.models
+    if isinstance(ref, str):
+        found = table.get(ref.lower())
+        if found is None:
+            hint = Catalog.suggest(ref, table)
+            what = "hardware" if kind == "hardware" else "model"
+            sink.add("BL008", f"unknown {what} {ref!r}" + (f"; did you mean {hint!r}?" if hint else ""),
+                     doc.loc(path), budget=budget,
+                     fix=f"use a name from `budgetlint catalog {'hardware' if kind == 'hardware' else 'models'}` "
+                     f"or define it in a `kind: {'hardware' if kind == 'hardware' else 'models'}` file")
+        return found
+    if isinstance(ref, dict):
+        base = None
+        if isinstance(ref.get("extends"), str):
+            base = table.get(ref["extends"].lower())
+            if base is None:
+                sink.add("BL008", f"inline {kind} extends unknown entry {ref['extends']!r}",
+                         doc.loc(path + ("extends",)), budget=budget)
+        if kind == "hardware":
+            return build_hardware(doc, path, sink, base=base)
+        return build_model(doc, path, sink, base=base)
+    return None
+
+
+def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Budget:
+    path = ("budgets", index)
+    d = doc.get(path) or {}
+    name = d.get("name") if isinstance(d.get("name"), str) else f"budgets[{index}]"
+    before = len(sink.findings)
+    b = Budget(doc, path, name=name)
+    b.description = d.get("description")
+    b.owner = d.get("owner") if isinstance(d.get("owner"), str) else None
+    b.percentile = normalise_percentile(d.get("percentile"))
+
+    def q(sub: tuple, kinds: tuple[str, ...], label: str) -> float | None:
+        return sink.quantity(doc, path + sub, kinds, field_name=label, budget=name)
+
+    w = d.get("workload")
+    if isinstance(w, dict):
+        wl = Workload(
+            prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int) else 0,
+            output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int) else 1,
+            concurrency=w.get("concurrency", 1) if isinstance(w.get("concurrency"), int) else 1,
+            context_tokens=w.get("context_tokens") if isinstance(w.get("context_tokens"), int) else None,
+            shared_prefix_tokens=w.get("shared_prefix_tokens")
+            if isinstance(w.get("shared_prefix_tokens"), int) else None,
+            measured_at=w.get("measured_at", "server") if w.get("measured_at") in ("server", "client") else "server",
+        )
+        hit = w.get("prefix_cache_hit")
+        if isinstance(hit, (int, float)) and not isinstance(hit, bool):
+            if 0 <= hit <= 1:
+                wl.cached_prompt_tokens = hit * wl.prompt_tokens
+            else:
+                sink.add("BL003", f"workload.prefix_cache_hit: expected a fraction between 0 and 1 "
+                         f"or tokens such as \"1800 token\"; found the number {hit}",
+                         doc.loc(path + ("workload", "prefix_cache_hit")), budget=name)
+        elif hit is not None:
+            tokens = q(("workload", "prefix_cache_hit"), ("tokens",), "workload.prefix_cache_hit")
+            if tokens is not None:
+                if tokens > wl.prompt_tokens or tokens < 0:
+                    sink.add("BL003", f"workload.prefix_cache_hit: {hit!r} is more than the "
+                             f"{wl.prompt_tokens} prompt tokens", doc.loc(path + ("workload", "prefix_cache_hit")),
+                             budget=name)
+                else:
+                    wl.cached_prompt_tokens = tokens
+        b.workload = wl
+
+    p = d.get("promise") if isinstance(d.get("promise"), dict) else {}
+    pr = Promise()
+    if "ttft" in p:
+        pr.ttft_s = q(("promise", "ttft"), ("time",), "promise.ttft")
+    if "e2e" in p:
+        pr.e2e_s = q(("promise", "e2e"), ("time",), "promise.e2e")
+    if "tpot" in p:
+        value = sink.quantity(doc, path + ("promise", "tpot"), ("time_per_token", "time"),
+                              field_name="promise.tpot", budget=name)
+        pr.tpot_s = value
+    if "pace" in p:
+        pace = q(("promise", "pace"), ("pace",), "promise.pace")
+        if pace is not None and pace > 0:
+            if pr.tpot_s is not None and abs(pr.tpot_s * pace - 1) > 1e-6:
+                sink.add("BL003", f"promise gives both tpot ({p['tpot']}) and pace ({p['pace']}), "
+                         "and they disagree; give one", doc.loc(path + ("promise", "pace")), budget=name)
+            pr.tpot_s = 1.0 / pace
+            pr.pace_given = True
+        elif pace is not None:
+            sink.add("BL003", f"promise.pace: expected a pace above 0; found {p['pace']!r}",
+                     doc.loc(path + ("promise", "pace")), budget=name)
+    for key, value in (("ttft", pr.ttft_s), ("e2e", pr.e2e_s), ("tpot", pr.tpot_s)):
+        if value is not None and value <= 0:
+            sink.add("BL003", f"promise.{key}: expected a positive time; found {p.get(key)!r}",
+                     doc.loc(path + ("promise", key)), budget=name)
+    b.promise = pr
+
+    for i, s in enumerate(d.get("segments") or []):
+        if not isinstance(s, dict):
+            continue
+        seg = Segment(doc, path + ("segments", i), name=str(s.get("name", f"segments[{i}]")),
+                      kind=s.get("kind", "other") if isinstance(s.get("kind"), str) else "other",
+                      owner=s.get("owner") if isinstance(s.get("owner"), str) else None)
+        if "allowance" in s:
+            seg.allowance_s = q(("segments", i, "allowance"), ("time",), f"segment {seg.name!r} allowance")
+        if "pace" in s:
+            seg.pace_token_per_s = q(("segments", i, "pace"), ("pace",), f"segment {seg.name!r} pace")
+        b.segments.append(seg)
+
+    if "queue" in d:
+        b.queue_s = q(("queue",), ("time",), "queue")
+    e = d.get("edge")
+    if isinstance(e, dict):
+        if "connection_setup" in e:
+            b.connection_setup_s = q(("edge", "connection_setup"), ("time",), "edge.connection_setup")
+        if isinstance(e.get("proxy_flush_tokens"), int):
+            b.proxy_flush_tokens = e["proxy_flush_tokens"]
+
+    dep = d.get("deployment")
+    if isinstance(dep, dict):
+        dp = Deployment()
+        dpath = path + ("deployment",)
+        dp.model = _resolve(dep.get("model"), doc, dpath + ("model",), "models", catalog, sink, name)
+        dp.hardware = _resolve(dep.get("hardware"), doc, dpath + ("hardware",), "hardware", catalog, sink, name)
+        if isinstance(dep.get("devices"), int):
+            dp.devices = dep["devices"]
+        for key in ("weight_precision", "kv_precision", "compute_precision"):
+            if key in dep:
+                if parse_precision(dep[key]) is None:
+                    sink.add("BL003", f"deployment.{key}: expected a precision such as bf16, fp8, int4 "
+                             f"or \"4.5 bit\"; found {dep[key]!r}", doc.loc(dpath + (key,)), budget=name)
+                else:
+                    setattr(dp, key, dep[key].strip().lower())
+        spec = dep.get("speculative")
+        if isinstance(spec, dict):
+            acc = spec.get("accepted_tokens_per_pass")
+            if isinstance(acc, (int, float)) and not isinstance(acc, bool) and acc >= 1:
+                dp.accepted_tokens_per_pass = float(acc)
+            if isinstance(spec.get("lookahead"), int):
+                dp.lookahead = spec["lookahead"]
+            if "draft_model" in spec:
+                dp.draft_model = _resolve(spec["draft_model"], doc, dpath + ("speculative", "draft_model"),
+                                          "models", catalog, sink, name)
+        eff = dep.get("efficiency")
+        if isinstance(eff, dict):
+            dp.efficiency_bandwidth = eff.get("bandwidth") if isinstance(eff.get("bandwidth"), (int, float)) else None
+            dp.efficiency_compute = eff.get("compute") if isinstance(eff.get("compute"), (int, float)) else None
+        for key in ("collective_overhead", "memory_usable_fraction"):
+            if isinstance(dep.get(key), (int, float)) and not isinstance(dep.get(key), bool):
+                setattr(dp, key, float(dep[key]))
+        if "memory_overhead" in dep:
+            dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
+                                         "deployment.memory_overhead") or 0.0
+        b.deployment = dp
+
+    b.bench = [x for x in d.get("bench") or [] if isinstance(x, str)]
+    for i, s in enumerate(d.get("suppress") or []):
+        if isinstance(s, dict) and isinstance(s.get("rule"), str):
+            b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],
+                                              reason=s.get("reason") if isinstance(s.get("reason"), str) else None,
+                                              expires=str(s["expires"]) if s.get("expires") is not None else None))
+    b.complete = len(sink.findings) == before
+    return b

@@ -1,0 +1,162 @@
+"""Typed objects built from validated documents: SI floats plus where each came from.
+
+Every object keeps its :class:`~budgetlint.loader.Document` and path, so a
+rule can point at the exact YAML line of any field (``obj.loc("promise",
+"ttft")``) and quote what the user wrote (``obj.raw("promise", "ttft")``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from budgetlint.findings import Location
+from budgetlint.loader import Document
+
+
+@dataclass
+class Located:
+    doc: Document
+    path: tuple
+
+    def loc(self, *sub: Any, key: bool = False) -> Location:
+        return self.doc.loc(self.path + sub, key=key)
+
+    def raw(self, *sub: Any) -> Any:
+        return self.doc.get(self.path + sub)
+
+    def has(self, *sub: Any) -> bool:
+        return self.doc.get(self.path + sub, _MISSING) is not _MISSING
+
+
+_MISSING = object()
+
+
+@dataclass
+class HardwareDef(Located):
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    vendor: str | None = None
+    memory_bytes: float | None = None
+    bandwidth_bytes_per_s: float | None = None
+    compute_flop_per_s: dict[str, float] = field(default_factory=dict)
+    interconnect_bytes_per_s: float | None = None
+    source: str | None = None
+    notes: str | None = None
+    builtin: bool = False
+
+    def origin(self) -> str:
+        where = "built-in catalog" if self.builtin else str(self.loc())
+        return f"{where}; source: {self.source}" if self.source else where
+
+
+@dataclass
+class ModelDef(Located):
+    name: str = ""
+    aliases: tuple[str, ...] = ()
+    parameters: float | None = None
+    active_parameters: float | None = None
+    layers: int | None = None
+    hidden_size: int | None = None
+    attention_heads: int | None = None
+    kv_heads: int | None = None
+    head_dim: int | None = None
+    attention: str = "gqa"
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    sliding_window_layers: int | None = None
+    experts: int | None = None
+    experts_per_token: int | None = None
+    max_context: int | None = None
+    source: str | None = None
+    builtin: bool = False
+
+    @property
+    def active(self) -> float | None:
+        return self.active_parameters if self.active_parameters is not None else self.parameters
+
+    def origin(self) -> str:
+        where = "built-in catalog" if self.builtin else str(self.loc())
+        return f"{where}; source: {self.source}" if self.source else where
+
+
+@dataclass
+class Segment(Located):
+    name: str = ""
+    kind: str = "other"
+    allowance_s: float | None = None
+    pace_token_per_s: float | None = None
+    owner: str | None = None
+
+
+@dataclass
+class Workload:
+    prompt_tokens: int = 0
+    output_tokens: int = 1
+    concurrency: int = 1
+    context_tokens: int | None = None
+    cached_prompt_tokens: float = 0.0
+    shared_prefix_tokens: int | None = None
+    measured_at: str = "server"
+
+
+@dataclass
+class Promise:
+    ttft_s: float | None = None
+    tpot_s: float | None = None  # over all N output tokens: e2e = ttft + N x tpot
+    e2e_s: float | None = None
+    pace_given: bool = False  # the user wrote `pace:` rather than `tpot:`
+
+    @property
+    def pace_token_per_s(self) -> float | None:
+        return 1.0 / self.tpot_s if self.tpot_s else None
+
+
+@dataclass
+class Deployment:
+    model: ModelDef | None = None
+    hardware: HardwareDef | None = None
+    devices: int = 1
+    weight_precision: str = "bf16"
+    kv_precision: str | None = None
+    compute_precision: str | None = None
+    accepted_tokens_per_pass: float = 1.0
+    draft_model: ModelDef | None = None
+    lookahead: int | None = None
+    efficiency_bandwidth: float | None = None
+    efficiency_compute: float | None = None
+    collective_overhead: float | None = None
+    memory_usable_fraction: float | None = None
+    memory_overhead_bytes: float = 0.0
+
+
+@dataclass
+class Suppression(Located):
+    rule: str = ""
+    reason: str | None = None
+    expires: str | None = None
+
+
+@dataclass
+class Budget(Located):
+    name: str = ""
+    description: str | None = None
+    owner: str | None = None
+    percentile: str | None = None
+    workload: Workload | None = None
+    promise: Promise = field(default_factory=Promise)
+    segments: list[Segment] = field(default_factory=list)
+    deployment: Deployment | None = None
+    queue_s: float | None = None
+    connection_setup_s: float | None = None
+    proxy_flush_tokens: int | None = None
+    bench: list[str] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    complete: bool = True  # False when a field could not be read: physics is skipped
+
+
+@dataclass
+class Team:
+    handle: str
+    where: Location | None = None

@@ -1,0 +1,45 @@
+"""Valid owner handles: teams registry documents and CODEOWNERS files."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from budgetlint.findings import Location
+
+CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+_HANDLE = re.compile(r"^(@[\w.-]+(/[\w.-]+)?|[^@\s]+@[^@\s]+)$")
+
+
+def find_codeowners(start: Path) -> Path | None:
+    """The CODEOWNERS of the repository holding ``start`` (walks up to the git root)."""
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for folder in (here, *here.parents):
+        for place in CODEOWNERS_PLACES:
+            candidate = folder / place
+            if candidate.is_file():
+                return candidate
+        if (folder / ".git").exists():
+            break
+    return None
+
+
+def codeowners_handles(path: Path) -> dict[str, Location]:
+    """Every owner named in a CODEOWNERS file, with where it first appears."""
+    out: dict[str, Location] = {}
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        stripped = line.split("#", 1)[0].strip()
+        if not stripped:
+            continue
+        parts = stripped.split()
+        col = line.find(parts[0]) + 1
+        for owner in parts[1:]:
+            if _HANDLE.match(owner):
+                out.setdefault(owner.lower(), Location(path.as_posix(), lineno, col))
+    return out

@@ -1,0 +1,52 @@
+"""An owner is not a known team handle.
+
+## What it checks
+Owners of budgets and segments must appear in a teams registry
+(`kind: teams` files among the checked paths) or in the repository's
+CODEOWNERS (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS`). The
+closest valid handle is suggested. When neither source exists the rule
+cannot judge and stays silent (BL104 says so once).
+
+## Why
+A misspelt handle pages nobody. `@acme/chta` looks owned in review and is
+owned by no one in an incident.
+
+## Example
+```yaml
+owner: "@acme/chta"   # BL103: owner '@acme/chta' is not a known team; did you mean '@acme/chat'?
+```
+
+## Fix
+Use a handle from the registry, or add the team to `teams.yaml`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL103"
+NAME = "unknown-owner"
+SUMMARY = "An owner is not a known team handle."
+SEVERITY = Severity.ERROR
+
+
+def check(ctx) -> Iterator[Finding]:
+    if not ctx.teams:
+        return
+    known = sorted(ctx.teams)
+    for b in ctx.budgets:
+        owners = [(b.owner, b.loc("owner"), "owner")]
+        owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
+        for owner, where, what in owners:
+            if not owner or owner.lower() in ctx.teams:
+                continue
+            close = difflib.get_close_matches(owner.lower(), known, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            yield Finding(CODE, SEVERITY,
+                          f"{what} {owner!r} of budget {b.name!r} is not a known team "
+                          f"(teams from {ctx.teams_source}){hint}",
+                          where, budget=b.name,
+                          fix=f"use {close[0]!r}" if close else "add the team to the teams registry")

@@ -1,0 +1,82 @@
+"""The promised pace and reply length cannot fit the end-to-end promise.
+
+## What it checks
+End-to-end time is the first-token allowance plus the decode time:
+`e2e >= ttft + N x tpot = ttft + N / pace`, with N the output tokens
+(budgetlint's TPOT is over all N tokens; see docs/physics.md). The
+first-token allowance is the `ttft` promise, or else the sum of the
+first-token segments, or else zero.
+
+## Why
+A team can meet its pace and the first-token team its allowance while the
+product misses its end-to-end promise, because the numbers never fit
+together. This is arithmetic, not physics: it holds on any hardware.
+
+## Example
+A 600-token reply within 30 s at p95, first token within 0.4 s: the decode
+budget is 29.6 s, so the pace must be at least 600 / 29.6 = 20.3 token/s.
+A promise of 15 token/s takes 40 s of decode, 40.4 s end to end:
+```yaml
+workload: {prompt_tokens: 1000, output_tokens: 600}
+promise: {ttft: 400 ms, pace: 15 token/s, e2e: 30 s}
+# BL202: 600 tokens at 15 token/s take 40 s; with the 400 ms first-token
+#        allowance that is 40.4 s, 10.4 s over the 30 s end-to-end promise
+```
+
+## Fix
+Promise a faster pace (at least the one the message names), fewer output
+tokens, or a looser end-to-end time.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.units import format_quantity
+
+CODE = "BL202"
+NAME = "pace-cannot-fit-e2e"
+SUMMARY = "The promised pace and reply length cannot fit the end-to-end promise."
+SEVERITY = Severity.ERROR
+
+from budgetlint.rules.bl201_segments_exceed_promise import FIRST_TOKEN_KINDS
+
+
+def _t(x: float) -> str:
+    return format_quantity(x, "time")
+
+
+def first_token_allowance(b) -> tuple[float, str]:
+    if b.promise.ttft_s is not None:
+        return b.promise.ttft_s, f"the {_t(b.promise.ttft_s)} first-token allowance"
+    first = [s.allowance_s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
+    if first:
+        return sum(first), f"the {_t(sum(first))} of first-token segments"
+    return 0.0, "no first-token allowance"
+
+
+def check(ctx) -> Iterator[Finding]:
+    for b in ctx.budgets:
+        p = b.promise
+        if p.e2e_s is None or p.tpot_s is None or b.workload is None:
+            continue
+        n = b.workload.output_tokens
+        ttft, ttft_words = first_token_allowance(b)
+        decode = n * p.tpot_s
+        total = ttft + decode
+        if total <= p.e2e_s * (1 + 1e-9):
+            continue
+        pace = 1.0 / p.tpot_s
+        spare = p.e2e_s - ttft
+        if spare > 0:
+            need = n / spare
+            fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
+                   f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
+        else:
+            fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
+        yield Finding(CODE, SEVERITY,
+                      f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
+                      f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
+                      f"({(total / p.e2e_s - 1) * 100:.0f}%) over the {_t(p.e2e_s)} end-to-end promise",
+                      b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)

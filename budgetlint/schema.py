@@ -1,0 +1,151 @@
+"""JSON Schema validation of documents, with errors mapped to YAML positions.
+
+One compiled validator per schema, built on first use. Unknown keys get a
+did-you-mean suggestion (BL004); every other schema error is BL003, located
+at the offending value (or at the key, for an unexpected key).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any, Iterator
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.loader import Document
+
+#: The document kinds and their schema files.
+KIND_SCHEMAS = {
+    "budgets": "budgets.schema.json",
+    "hardware": "hardware.schema.json",
+    "models": "models.schema.json",
+    "teams": "teams.schema.json",
+}
+
+
+def schema_dir() -> Path:
+    """Where the schemas are: inside the installed wheel, or the repo's schemas/."""
+    packaged = resources.files("budgetlint") / "_schemas"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "schemas"
+
+
+@functools.lru_cache(maxsize=None)
+def load_schema(filename: str) -> dict:
+    return json.loads((schema_dir() / filename).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def validator(kind: str) -> Any:
+    """The compiled validator of one document kind (with $refs to the others)."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    resources_ = []
+    for filename in KIND_SCHEMAS.values():
+        schema = load_schema(filename)
+        resources_.append((schema["$id"], Resource.from_contents(schema)))
+    registry = Registry().with_resources(resources_)
+    schema = load_schema(KIND_SCHEMAS[kind])
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, registry=registry, format_checker=cls.FORMAT_CHECKER)
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _allowed_keys(schema: dict) -> list[str]:
+    return sorted(schema.get("properties", {}))
+
+
+def _leaf_errors(error: Any) -> Iterator[Any]:
+    """For oneOf/anyOf, descend to the errors of the branch that fits best."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # Branches whose type fits the value hold the useful errors.
+        fitting = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
+        if fitting:
+            for sub in fitting:
+                yield from _leaf_errors(sub)
+            return
+    yield error
+
+
+def validate(doc: Document, kind: str) -> list[Finding]:
+    """Validate ``doc`` against its kind's schema; return findings with positions."""
+    findings: list[Finding] = []
+    for top in validator(kind).iter_errors(doc.data):
+        for error in _leaf_errors(top):
+            findings.extend(_to_findings(doc, error))
+    return findings
+
+
+def _to_findings(doc: Document, error: Any) -> list[Finding]:
+    path = tuple(error.absolute_path)
+    where = ".".join(str(p) for p in path) or "the document"
+    value = error.instance
+    v = error.validator
+    if v == "additionalProperties" and isinstance(value, dict):
+        allowed = _allowed_keys(error.schema)
+        out = []
+        for key in sorted((k for k in value if k not in error.schema.get("properties", {})), key=str):
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            out.append(Finding(
+                "BL004", Severity.ERROR,
+                f"unknown key {key!r} in {where}{hint} (expected one of: {', '.join(allowed)})",
+                doc.loc(path + (key,), key=True),
+                fix=f"rename it to {close[0]!r}" if close else "remove the key",
+            ))
+        return out
+    if v == "required":
+        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
+        return [Finding("BL003", Severity.ERROR,
+                        f"{where} is missing the required key {m!r}", doc.loc(path),
+                        fix=f"add {m!r}") for m in missing]
+    if v == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        message = f"{where}: expected {expected}; found {_describe(value)}"
+    elif v in ("enum", "const"):
+        allowed = error.validator_value if v == "enum" else [error.validator_value]
+        close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        message = (f"{where}: expected one of {', '.join(repr(a) for a in allowed)}; "
+                   f"found {_describe(value)}{hint}")
+    elif v in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        words = {"minimum": "at least", "exclusiveMinimum": "greater than",
+                 "maximum": "at most", "exclusiveMaximum": "less than"}[v]
+        message = f"{where}: expected a number {words} {error.validator_value}; found {_describe(value)}"
+    elif v == "pattern":
+        message = f"{where}: {_describe(value)} does not have the expected form ({error.schema.get('description') or error.validator_value})"
+    elif v in ("oneOf", "anyOf"):
+        types = []
+        for sub in error.context or []:
+            t = sub.validator_value if sub.validator == "type" else None
+            for name in (t if isinstance(t, list) else [t]):
+                if name and name not in types:
+                    types.append(name)
+        expected = " or ".join(types) if types else "a different value"
+        message = f"{where}: expected {expected}; found {_describe(value)}"
+    elif v == "propertyNames":
+        message = f"{where}: {error.message}"
+    else:
+        message = f"{where}: {error.message}"
+    return [Finding("BL003", Severity.ERROR, message, doc.loc(path))]
