@@ -1,0 +1,276 @@
+"""Shared reader helpers: tolerant JSON, numbers, units, problems."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .measurement import Metric, Problem, label_percent, percent_label
+
+# Problem codes (stable; the CLI maps them to BL4xx findings)
+EMPTY = "bench-empty"
+TRUNCATED = "bench-truncated"
+MALFORMED = "bench-malformed"
+NAN = "bench-nan"
+UNITLESS = "bench-unitless"
+UNKNOWN_FORMAT = "bench-unknown-format"
+NOT_MEASUREMENT = "bench-not-a-measurement"
+NO_SUCCESS = "bench-no-successful-requests"
+IO = "bench-io"
+SCHEMA = "bench-schema"
+
+#: seconds per unit, for unit fields and key suffixes
+TIME_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "secs": 1.0,
+    "second": 1.0,
+    "seconds": 1.0,
+    "msec": 1e-3,
+    "millisecond": 1e-3,
+    "milliseconds": 1e-3,
+    "nanoseconds": 1e-9,
+    "microseconds": 1e-6,
+}
+
+
+class Ctx:
+    """Per-file context: the path and the problems found so far."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+        self.nan_tokens = 0
+        self.nan_reported = 0
+
+    def problem(self, message: str, code: str, line: int | None = None) -> None:
+        self.problems.append(Problem(self.path, line, message, code))
+
+
+@dataclass
+class Doc:
+    """One top-level JSON value and the (1-based) line it starts on."""
+
+    value: Any
+    line: int
+
+
+_NEXT_VALUE = re.compile(r"\n(?=[{\[])")
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
+    """Parse one JSON value, or several (JSONL / concatenated objects).
+
+    ``NaN``/``Infinity``/``-Infinity`` are accepted by the parser but counted
+    (``parse_constant``) so readers can refuse NaN where they read values.
+    A value that cannot be parsed is reported (truncated or malformed) and the
+    reader resumes at the next line.
+    """
+
+    def constant(token: str) -> float:
+        if token == "NaN":
+            ctx.nan_tokens += 1
+            return math.nan
+        return math.inf if token == "Infinity" else -math.inf
+
+    decoder = json.JSONDecoder(parse_constant=constant)
+    docs: list[Doc] = []
+    pos = 0
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        if pos >= n:
+            break
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            line = _line_of(text, pos)
+            end_of_content = len(text.rstrip())
+            if exc.pos >= end_of_content - 1 or exc.msg.startswith("Unterminated string"):
+                ctx.problem(
+                    f"JSON ends in the middle of the value that starts at line {line} "
+                    f"(truncated file?): {exc.msg}",
+                    TRUNCATED,
+                    line,
+                )
+            else:
+                ctx.problem(
+                    f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                    MALFORMED,
+                    exc.lineno,
+                )
+            # resume at the next line that starts a new top-level value (JSONL)
+            nxt = _NEXT_VALUE.search(text, max(exc.pos, pos + 1))
+            if nxt is None:
+                break
+            pos = nxt.start() + 1
+            continue
+        docs.append(Doc(value, _line_of(text, pos)))
+        pos = end
+    return docs
+
+
+def num(
+    ctx: Ctx,
+    obj: Any,
+    key: str,
+    line: int | None = None,
+    *,
+    allow_inf: bool = False,
+    what: str | None = None,
+) -> float | None:
+    """A finite float at ``obj[key]`` (numbers or numeric strings), else None.
+
+    NaN (and infinity unless ``allow_inf``) is reported as a problem.
+    """
+    if not isinstance(obj, dict) or key not in obj:
+        return None
+    return to_float(ctx, obj[key], what or key, line, allow_inf=allow_inf)
+
+
+def to_float(
+    ctx: Ctx, raw: Any, what: str, line: int | None = None, *, allow_inf: bool = False
+) -> float | None:
+    if raw is None or isinstance(raw, bool):
+        return None
+    if isinstance(raw, str):
+        text = raw.strip().replace(",", "")
+        if text.lower() in ("inf", "infinity", "+inf"):
+            value = math.inf
+        elif text.lower() in ("", "n/a", "na", "none", "null"):
+            return None
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+            if text.lower() == "nan":
+                value = math.nan
+    elif isinstance(raw, (int, float)):
+        value = float(raw)
+    else:
+        return None
+    if math.isnan(value):
+        ctx.nan_reported += 1
+        ctx.problem(f"{what} is NaN; the value is ignored (not measured)", NAN, line)
+        return None
+    if math.isinf(value) and not allow_inf:
+        ctx.problem(f"{what} is infinite; the value is ignored", NAN, line)
+        return None
+    return value
+
+
+def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None:
+    value = num(ctx, obj, key, line)
+    if value is None or not value.is_integer():
+        return None
+    return int(value)
+
+
+def dig(obj: Any, *path: str) -> Any:
+    """``obj[p0][p1]...`` or None."""
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def first_path(obj: Any, paths: list[tuple[str, ...]]) -> tuple[Any, str | None]:
+    """The first non-null value among dotted paths, and the path used."""
+    for path in paths:
+        value = dig(obj, *path)
+        if value is not None and value != [] and value != "":
+            return value, ".".join(path)
+    return None, None
+
+
+def finish_nan(ctx: Ctx) -> None:
+    """Report NaN tokens that sat in fields no reader looked at."""
+    if ctx.nan_tokens and not ctx.nan_reported:
+        ctx.problem(
+            f"file contains {ctx.nan_tokens} NaN value(s) in fields budgetlint does not read",
+            NAN,
+        )
+
+
+def percentile_table(
+    ctx: Ctx,
+    stats: dict[str, Any],
+    label_to_percent: Callable[[str], float | None],
+    scale: float,
+    what: str,
+    line: int | None = None,
+) -> tuple[dict[str, float], float | None]:
+    """Generic ``{label: value}`` distribution -> (canonical percentiles, mean) in seconds."""
+    percentiles: dict[str, float] = {}
+    mean = None
+    for key, raw in stats.items():
+        if key in ("mean", "avg", "average"):
+            v = to_float(ctx, raw, f"{what}.{key}", line)
+            mean = None if v is None else v * scale
+            continue
+        pct = label_to_percent(key)
+        if pct is None:
+            continue
+        v = to_float(ctx, raw, f"{what}.{key}", line)
+        if v is None:
+            continue
+        label = percent_label(pct)
+        # an explicit pNN wins over "median" when both are present
+        if label in percentiles and key == "median":
+            continue
+        percentiles[label] = v * scale
+    return percentiles, mean
+
+
+def percent_style_label(key: str) -> float | None:
+    """``p99``, ``p99.9``, ``p0.1``, ``median`` (percent numbers)."""
+    return label_percent(key)
+
+
+_FRACTION_LABEL = re.compile(r"^p(\d+)$")
+
+
+def fraction_style_label(key: str) -> float | None:
+    """guidellm's labels: digits are the fraction's decimals (p999 = 0.999, p05 = 0.05)."""
+    if key == "median":
+        return 50.0
+    m = _FRACTION_LABEL.match(key)
+    if not m:
+        return None
+    digits = m.group(1)
+    return int(digits) * 100 / 10 ** len(digits)
+
+
+def build_metric(
+    percentiles: dict[str, float],
+    mean: float | None,
+    definition: str,
+    source: str,
+    count: int | None = None,
+    notes: tuple[str, ...] = (),
+) -> Metric | None:
+    if not percentiles and mean is None:
+        return None
+    return Metric(
+        percentiles=dict(sorted(percentiles.items(), key=lambda kv: label_percent(kv[0]) or 0.0)),
+        mean=mean,
+        definition=definition,
+        method="reported",
+        count=count,
+        source=source,
+        notes=notes,
+    )

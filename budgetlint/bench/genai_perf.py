@@ -1,0 +1,274 @@
+"""NVIDIA GenAI-Perf and AIPerf ``profile_export_*.json`` and ``.csv``.
+
+JSON: ``{metric: {unit, avg, p25, p50, ..., min, max, std}}`` plus
+``input_config``. The unit of each metric comes from its ``unit`` field; a time
+metric without one is refused. ``inter_token_latency`` is per request
+(latency - ttft) / (osl - 1), i.e. TPOT excluding the first token, so it is
+recorded as ``tpot`` with that definition.
+
+CSV: ``Metric,avg,min,max,p99,...`` rows titled like ``Time To First Token (ms)``;
+numbers may carry thousands separators (``"1,146.31"``), missing ones ``N/A``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+from ._common import (
+    NOT_MEASUREMENT,
+    TIME_UNITS,
+    UNITLESS,
+    Ctx,
+    Doc,
+    build_metric,
+    first_path,
+    num,
+    percent_style_label,
+    percentile_table,
+    to_float,
+)
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
+
+NAME = "genai-perf"
+
+#: source metric -> (budgetlint metric, definition, note)
+_TIME_METRICS = {
+    "time_to_first_token": ("ttft", "first_token", ""),
+    "inter_token_latency": (
+        "tpot",
+        "excludes_first_token",
+        "GenAI-Perf/AIPerf inter_token_latency is per request (latency - TTFT) / "
+        "(output tokens - 1): TPOT excluding the first token; not converted",
+    ),
+    "request_latency": ("e2e", "request_latency", ""),
+}
+
+_CSV_TITLES = {
+    "time to first token": "time_to_first_token",
+    "inter token latency": "inter_token_latency",
+    "request latency": "request_latency",
+}
+
+
+def detect(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    ttft = obj.get("time_to_first_token") or obj.get("request_latency")
+    return isinstance(ttft, dict) and ("avg" in ttft or "unit" in ttft)
+
+
+def detect_csv(text: str) -> bool:
+    head = text.lstrip("\ufeff").lstrip()[:4000]
+    return head.startswith("Metric,") and (
+        "Time To First Token" in head or "Request Latency" in head
+    )
+
+
+def _tool(obj: dict[str, Any]) -> tuple[str, str | None]:
+    if "aiperf_version" in obj or "schema_version" in obj or "benchmark_duration" in obj:
+        v = obj.get("aiperf_version")
+        return "aiperf", str(v) if v is not None else None
+    return NAME, None
+
+
+def _conditions(ctx: Ctx, obj: dict[str, Any]) -> ConditionsBuilder:
+    c = ConditionsBuilder()
+    cfg = obj.get("input_config") if isinstance(obj.get("input_config"), dict) else {}
+    model, where = first_path(
+        cfg, [("model",), ("model_names",), ("endpoint", "model_names"), ("formatted_model_name",)]
+    )
+    if isinstance(model, list):
+        model = model[0] if model else None
+    if isinstance(model, str):
+        c.set("model", model, READ, f"input_config.{where}")
+    for key, paths in (
+        (
+            "concurrency",
+            [
+                ("concurrency",),
+                ("perf_analyzer", "stimulus", "concurrency"),
+                ("loadgen", "concurrency"),
+            ],
+        ),
+        (
+            "request_rate",
+            [
+                ("request_rate",),
+                ("perf_analyzer", "stimulus", "request_rate"),
+                ("loadgen", "request_rate"),
+            ],
+        ),
+        (
+            "prompt_tokens",
+            [
+                ("synthetic_input_tokens_mean",),
+                ("input", "synthetic_tokens", "mean"),
+                ("input", "prompt", "input_tokens", "mean"),
+            ],
+        ),
+        (
+            "output_tokens",
+            [
+                ("output_tokens_mean",),
+                ("input", "output_tokens", "mean"),
+                ("input", "prompt", "output_tokens", "mean"),
+            ],
+        ),
+    ):
+        value, where = first_path(cfg, paths)
+        v = to_float(ctx, value, f"input_config.{where}", allow_inf=key == "request_rate")
+        c.set(key, v, READ, f"input_config.{where}")
+    for key, metric in (("prompt_tokens", "input_sequence_length"), ("output_tokens", "output_sequence_length")):
+        stats = obj.get(metric)
+        if isinstance(stats, dict):
+            c.set(key, to_float(ctx, stats.get("avg"), f"{metric}.avg"), INFERRED, f"{metric}.avg (measured)")
+    c.set("measured_at", "client", INFERRED, "the benchmark client times requests")
+    count = obj.get("request_count")
+    if isinstance(count, dict):
+        c.set("successful_requests", to_float(ctx, count.get("avg"), "request_count.avg"), READ, "request_count")
+    for key in ("backend", "endpoint_type", "service_kind"):
+        if isinstance(cfg.get(key), str):
+            c.extra[key] = cfg[key]
+    return c
+
+
+def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
+    out = []
+    for doc in docs:
+        obj = doc.value
+        if not detect(obj):
+            ctx.problem("not a GenAI-Perf/AIPerf export; skipped", NOT_MEASUREMENT, doc.line)
+            continue
+        fmt, version = _tool(obj)
+        cfg = obj.get("input_config") if isinstance(obj.get("input_config"), dict) else {}
+        streaming = cfg.get("streaming")
+        if streaming is None:
+            streaming = (cfg.get("endpoint") or {}).get("streaming") if isinstance(cfg.get("endpoint"), dict) else None
+        metrics: dict[str, Metric] = {}
+        notes: list[str] = []
+        for key, (name, definition, note) in _TIME_METRICS.items():
+            stats = obj.get(key)
+            if not isinstance(stats, dict):
+                continue
+            if streaming is False and name in ("ttft", "tpot"):
+                notes.append(f"non-streaming run: {key} is not a real {name} and is ignored")
+                continue
+            unit = stats.get("unit")
+            scale = TIME_UNITS.get(unit) if isinstance(unit, str) else None
+            if scale is None:
+                ctx.problem(
+                    f"{key} has no time unit (unit: {unit!r}); refusing to guess one",
+                    UNITLESS,
+                    doc.line,
+                )
+                continue
+            pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, key, doc.line)
+            metric = build_metric(pcts, mean, definition, key, notes=(note,) if note else ())
+            if metric is not None:
+                metrics[name] = metric
+        throughput = None
+        ott = obj.get("output_token_throughput")
+        if isinstance(ott, dict):
+            unit = ott.get("unit")
+            if unit in ("tokens/sec", "tokens/s", "token/s", "tokens_per_sec"):
+                throughput = to_float(ctx, ott.get("avg"), "output_token_throughput.avg", doc.line)
+            else:
+                ctx.problem(
+                    f"output_token_throughput unit {unit!r} is not tokens/sec; ignored",
+                    UNITLESS,
+                    doc.line,
+                )
+        rtp = obj.get("request_throughput")
+        req_tp = to_float(ctx, rtp.get("avg"), "request_throughput.avg", doc.line) if isinstance(rtp, dict) else None
+        dur = obj.get("benchmark_duration")
+        duration = None
+        if isinstance(dur, dict) and TIME_UNITS.get(dur.get("unit")) is not None:
+            v = to_float(ctx, dur.get("avg"), "benchmark_duration.avg", doc.line)
+            duration = None if v is None else v * TIME_UNITS[dur["unit"]]
+        out.append(
+            Measurement(
+                source=ctx.path,
+                format=fmt,
+                tool_version=version,
+                conditions=_conditions(ctx, obj).build(),
+                metrics=metrics,
+                output_throughput=throughput,
+                request_throughput=req_tp,
+                duration=duration,
+                notes=tuple(notes),
+            )
+        )
+    return out
+
+
+_TITLE = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^)]*)\))?\s*$")
+
+
+def read_csv(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
+    rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
+    header: list[str] | None = None
+    metrics: dict[str, Metric] = {}
+    throughput = None
+    req_tp = None
+    for lineno, row in enumerate(rows, start=1):
+        if not row or not any(cell.strip() for cell in row):
+            header = None
+            continue
+        if row[0] == "Metric":
+            header = [h.strip() for h in row]
+            continue
+        if header is None:
+            continue
+        m = _TITLE.match(row[0].strip())
+        if not m:
+            continue
+        title = m.group("name").strip().lower()
+        unit = (m.group("unit") or "").strip()
+        if header[:2] == ["Metric", "Value"] and len(row) >= 2:
+            if title == "output token throughput":
+                if unit in ("tokens/sec", "per sec", "tokens/s"):
+                    throughput = to_float(ctx, row[1], row[0], lineno)
+                else:
+                    ctx.problem(f"{row[0]!r}: unknown throughput unit", UNITLESS, lineno)
+            elif title == "request throughput":
+                req_tp = to_float(ctx, row[1], row[0], lineno)
+            continue
+        key = _CSV_TITLES.get(title)
+        if key is None:
+            continue
+        name, definition, note = _TIME_METRICS[key]
+        scale = TIME_UNITS.get(unit)
+        if scale is None:
+            ctx.problem(
+                f"CSV row {row[0]!r} has no time unit in parentheses; refusing to guess one",
+                UNITLESS,
+                lineno,
+            )
+            continue
+        stats = {h: cell for h, cell in zip(header[1:], row[1:])}
+        pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, row[0], lineno)
+        metric = build_metric(pcts, mean, definition, row[0], notes=(note,) if note else ())
+        if metric is not None:
+            metrics[name] = metric
+    if not metrics and throughput is None:
+        ctx.problem("CSV has no latency rows budgetlint can read", NOT_MEASUREMENT)
+        return []
+    c = ConditionsBuilder()
+    c.set("measured_at", "client", INFERRED, "the benchmark client times requests")
+    return [
+        Measurement(
+            source=ctx.path,
+            format=NAME,
+            conditions=c.build(),
+            metrics=metrics,
+            output_throughput=throughput,
+            request_throughput=req_tp,
+            notes=("CSV export carries no run configuration",),
+        )
+    ]
+
+

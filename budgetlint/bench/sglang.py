@@ -1,0 +1,102 @@
+"""SGLang ``python -m sglang.bench_serving --output-file`` JSONL.
+
+One JSON object per line; ``request_rate`` may be the bare ``Infinity`` token.
+Latency keys ``{mean,median,std,pNN}_{ttft,tpot,itl,e2e_latency}_ms`` are
+milliseconds. Old (2024) lines carry only medians and means: no p99.
+The file names no model or hardware.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, integer, num, to_float
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
+from .vllm import aggregate_metrics, detailed_metrics
+
+NAME = "sglang"
+
+
+def detect(obj: Any) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    return "total_output_tokens_retokenized" in obj or any(
+        k.endswith("_e2e_latency_ms") for k in obj
+    )
+
+
+def _conditions(ctx: Ctx, obj: dict[str, Any], line: int) -> ConditionsBuilder:
+    c = ConditionsBuilder()
+    c.set(
+        "request_rate",
+        to_float(ctx, obj.get("request_rate"), "request_rate", line, allow_inf=True),
+        READ,
+        "request_rate",
+    )
+    c.set("concurrency", num(ctx, obj, "max_concurrency", line), READ, "max_concurrency")
+    completed = integer(ctx, obj, "completed", line)
+    dataset = obj.get("dataset_name")
+    ratio = num(ctx, obj, "random_range_ratio", line)
+    if dataset == "random" and ratio == 1.0:
+        c.set("prompt_tokens", num(ctx, obj, "random_input_len", line), READ, "random_input_len")
+        c.set("output_tokens", num(ctx, obj, "random_output_len", line), READ, "random_output_len")
+    if completed:
+        tin = num(ctx, obj, "total_input_tokens", line)
+        tout = num(ctx, obj, "total_output_tokens", line)
+        if tin is not None:
+            c.set("prompt_tokens", tin / completed, INFERRED, "total_input_tokens / completed")
+        if tout is not None:
+            c.set("output_tokens", tout / completed, INFERRED, "total_output_tokens / completed")
+    c.set("measured_at", "client", INFERRED, "the benchmark client times requests over HTTP")
+    c.set("num_requests", integer(ctx, obj, "num_prompts", line), READ, "num_prompts")
+    c.set("successful_requests", completed, READ, "completed")
+    for key in ("backend", "dataset_name"):
+        if isinstance(obj.get(key), str):
+            c.extra[key] = obj[key]
+    achieved = num(ctx, obj, "concurrency", line)
+    if achieved is not None:
+        c.extra["achieved_mean_concurrency"] = achieved
+    return c
+
+
+def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
+    out = []
+    many = len(docs) > 1
+    for doc in docs:
+        obj = doc.value
+        if not detect(obj):
+            ctx.problem("line is not an SGLang result object; skipped", NOT_MEASUREMENT, doc.line)
+            continue
+        c = _conditions(ctx, obj, doc.line)
+        completed = integer(ctx, obj, "completed", doc.line)
+        metrics: dict[str, Metric] = {}
+        notes: list[str] = []
+        if completed == 0:
+            ctx.problem(
+                "no request completed (completed 0): latency statistics are not measurements",
+                NO_SUCCESS,
+                doc.line,
+            )
+        else:
+            metrics = aggregate_metrics(ctx, obj, doc.line, "SGLang")
+            detailed = detailed_metrics(ctx, obj, doc.line)
+            if detailed:
+                notes.append("percentiles computed from --output-details arrays")
+                metrics.update(detailed)
+        if not any(label != "p50" for m in metrics.values() for label in m.percentiles):
+            notes.append("old SGLang key set: medians and means only, no tail percentiles")
+        out.append(
+            Measurement(
+                source=ctx.path,
+                format=NAME,
+                label=f"line {doc.line}" if many else None,
+                conditions=c.build(),
+                metrics=metrics,
+                output_throughput=num(ctx, obj, "output_throughput", doc.line),
+                request_throughput=num(ctx, obj, "request_throughput", doc.line),
+                duration=num(ctx, obj, "duration", doc.line),
+                notes=tuple(notes),
+            )
+        )
+    return out

@@ -1,0 +1,271 @@
+"""vLLM ``vllm bench serve --save-result`` / ``benchmark_serving.py`` results.
+
+Handles every key generation seen (2024 ``request_inthroughput`` typo, the
+``"request_goodput:"`` typo, 2025+ ``vllm bench serve`` keys), JSONL written by
+``--append-result`` or concatenated by harnesses, ``vllm bench sweep``
+``summary.json`` lists and ``run=N.json`` files, and the per-request arrays
+(``ttfts``, ``itls``, ``output_lens``; **seconds**) from ``--save-detailed``
+or older versions. Aggregate keys are ``{mean,median,std,pNN}_{metric}_ms``,
+all milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, build_metric, integer, num, to_float
+from .measurement import (
+    INFERRED,
+    READ,
+    ConditionsBuilder,
+    Measurement,
+    Metric,
+    metric_from_samples,
+    percent_label,
+)
+
+NAME = "vllm"
+
+_KEY = re.compile(r"^(mean|median|std|p(\d+(?:\.\d+)?))_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
+
+#: source metric -> (budgetlint metric, definition)
+VLLM_METRICS = {
+    "ttft": ("ttft", "first_token"),
+    "tpot": ("tpot", "excludes_first_token"),
+    "itl": ("itl", "pooled_gaps"),
+    "e2el": ("e2e", "request_latency"),
+    "e2e_latency": ("e2e", "request_latency"),
+}
+
+_HARDWARE_KEYS = ("gpu", "hardware", "accelerator", "device", "gpu_type")
+_DEVICES_KEYS = ("tp", "tp_size", "tensor_parallel_size", "devices", "num_gpus")
+_INPUT_LEN_KEYS = ("input_len", "random_input_len", "prompt_len", "isl")
+_OUTPUT_LEN_KEYS = ("output_len", "random_output_len", "osl")
+
+
+def detect(obj: Any) -> bool:
+    if isinstance(obj, list):
+        return bool(obj) and all(isinstance(o, dict) and detect(o) for o in obj)
+    if not isinstance(obj, dict) or "total_output_tokens_retokenized" in obj:
+        return False
+    if any(k.endswith("_e2e_latency_ms") for k in obj):
+        return False
+    return "mean_ttft_ms" in obj or "median_ttft_ms" in obj
+
+
+def is_pytorch_sidecar(obj: Any) -> bool:
+    """``<name>.pytorch.json``: PyTorch-benchmark-format records vLLM writes alongside."""
+    return (
+        isinstance(obj, list)
+        and bool(obj)
+        and isinstance(obj[0], dict)
+        and "benchmark" in obj[0]
+        and "metric" in obj[0]
+    )
+
+
+def aggregate_metrics(
+    ctx: Ctx, obj: dict[str, Any], line: int | None, fmt_note: str
+) -> dict[str, Metric]:
+    """``{mean,median,pNN}_{m}_ms`` keys -> metrics (shared with SGLang)."""
+    tables: dict[str, dict[str, float]] = {}
+    means: dict[str, float] = {}
+    keys: dict[str, list[str]] = {}
+    for key in obj:
+        m = _KEY.match(key)
+        if not m:
+            continue
+        stat, pct, source_metric = m.group(1), m.group(2), m.group(3)
+        if stat == "std":
+            continue
+        value = num(ctx, obj, key, line)
+        if value is None:
+            continue
+        seconds = value * 1e-3  # unit from the key suffix "_ms"
+        keys.setdefault(source_metric, []).append(key)
+        if stat == "mean":
+            means[source_metric] = seconds
+        elif stat == "median":
+            tables.setdefault(source_metric, {}).setdefault("p50", seconds)
+        else:
+            tables.setdefault(source_metric, {})[percent_label(float(pct))] = seconds
+    metrics: dict[str, Metric] = {}
+    for source_metric, (name, definition) in VLLM_METRICS.items():
+        if source_metric not in keys:
+            continue
+        notes: tuple[str, ...] = ()
+        if name == "tpot":
+            notes = (
+                f"{fmt_note} TPOT divides by N-1 output tokens (excludes the first); "
+                "budgetlint's divides by N. Aggregate percentiles are not converted.",
+            )
+        metric = build_metric(
+            tables.get(source_metric, {}),
+            means.get(source_metric),
+            definition,
+            ", ".join(sorted(keys[source_metric])),
+            notes=notes,
+        )
+        if metric is not None:
+            metrics[name] = metric
+    return metrics
+
+
+def detailed_metrics(ctx: Ctx, obj: dict[str, Any], line: int | None) -> dict[str, Metric]:
+    """Per-request arrays (seconds) -> computed metrics, TPOT converted exactly."""
+    ttfts = obj.get("ttfts")
+    itls = obj.get("itls")
+    lens = obj.get("output_lens")
+    if not (isinstance(ttfts, list) and isinstance(itls, list) and isinstance(lens, list)):
+        return {}
+    if not (len(ttfts) == len(itls) == len(lens)) or not ttfts:
+        ctx.problem(
+            "per-request arrays ttfts/itls/output_lens differ in length; "
+            "using the aggregate statistics only",
+            NOT_MEASUREMENT,
+            line,
+        )
+        return {}
+    errors = obj.get("errors") if isinstance(obj.get("errors"), list) else [""] * len(ttfts)
+    ttft_s, tpot_s, e2e_s, gaps = [], [], [], []
+    for i, (t, gap_list, n) in enumerate(zip(ttfts, itls, lens)):
+        if i < len(errors) and errors[i]:
+            continue
+        tt = to_float(ctx, t, f"ttfts[{i}]", line)
+        nn = to_float(ctx, n, f"output_lens[{i}]", line)
+        if tt is None or nn is None or nn <= 0 or not isinstance(gap_list, list):
+            continue
+        g = [to_float(ctx, x, f"itls[{i}]", line) for x in gap_list]
+        g = [x for x in g if x is not None]
+        gaps.extend(g)
+        decode = math.fsum(g)
+        ttft_s.append(tt)
+        e2e_s.append(tt + decode)
+        tpot_s.append(decode / nn)
+    out: dict[str, Metric] = {}
+    note = "from the per-request arrays (ttfts, itls, output_lens; seconds)"
+    for name, values, definition, extra in (
+        ("ttft", ttft_s, "first_token", ()),
+        (
+            "tpot",
+            tpot_s,
+            "budgetlint",
+            ("converted exactly per request: sum(itls) / output_len (vLLM divides by N-1)",),
+        ),
+        ("itl", gaps, "pooled_gaps", ("all inter-chunk gaps pooled",)),
+        ("e2e", e2e_s, "request_latency", ("e2e = ttft + sum(itls) per request",)),
+    ):
+        metric = metric_from_samples(values, definition, "ttfts, itls, output_lens", (note, *extra))
+        if metric is not None:
+            out[name] = metric
+    return out
+
+
+def conditions(ctx: Ctx, obj: dict[str, Any], line: int | None) -> ConditionsBuilder:
+    c = ConditionsBuilder()
+    model = obj.get("model_id") or obj.get("model")
+    if isinstance(model, str):
+        c.set("model", model, READ, "model_id")
+    for key in _HARDWARE_KEYS:
+        if isinstance(obj.get(key), str):
+            c.set("hardware", obj[key], READ, f"--metadata {key}")
+    for key in _DEVICES_KEYS:
+        v = num(ctx, obj, key, line)
+        if v is not None:
+            c.set("devices", v, READ, f"--metadata {key}")
+    rate = obj.get("request_rate")
+    r = to_float(ctx, rate, "request_rate", line, allow_inf=True)
+    c.set("request_rate", r, READ, "request_rate")
+    c.set("concurrency", num(ctx, obj, "max_concurrency", line), READ, "max_concurrency")
+    completed = integer(ctx, obj, "completed", line)
+    for key in _INPUT_LEN_KEYS:
+        c.set("prompt_tokens", num(ctx, obj, key, line), READ, f"--metadata {key}")
+    for key in _OUTPUT_LEN_KEYS:
+        c.set("output_tokens", num(ctx, obj, key, line), READ, f"--metadata {key}")
+    if completed:
+        tin = num(ctx, obj, "total_input_tokens", line)
+        tout = num(ctx, obj, "total_output_tokens", line)
+        if tin is not None:
+            c.set("prompt_tokens", tin / completed, INFERRED, "total_input_tokens / completed")
+        if tout is not None:
+            c.set("output_tokens", tout / completed, INFERRED, "total_output_tokens / completed")
+            c.extra["measured_mean_output_tokens"] = tout / completed
+        if tin is not None:
+            c.extra["measured_mean_prompt_tokens"] = tin / completed
+    c.set("measured_at", "client", INFERRED, "the benchmark client times requests over HTTP")
+    c.set("num_requests", integer(ctx, obj, "num_prompts", line), READ, "num_prompts")
+    c.set("successful_requests", completed, READ, "completed")
+    for key in ("backend", "endpoint_type", "label", "dataset_name", "deployment", "gateway"):
+        if isinstance(obj.get(key), (str, int, float)) and not isinstance(obj.get(key), bool):
+            c.extra[key] = obj[key]
+    burst = num(ctx, obj, "burstiness", line)
+    if burst is not None:
+        c.extra["burstiness"] = burst
+    return c
+
+
+def read_object(ctx: Ctx, obj: dict[str, Any], line: int | None, label: str | None) -> Measurement:
+    c = conditions(ctx, obj, line)
+    notes: list[str] = []
+    completed = integer(ctx, obj, "completed", line)
+    metrics: dict[str, Metric] = {}
+    if completed == 0:
+        ctx.problem(
+            f"{label or 'run'}: no request completed "
+            f"(completed 0, failed {obj.get('failed', '?')}); its latency statistics "
+            "are placeholders, not measurements",
+            NO_SUCCESS,
+            line,
+        )
+        notes.append("no successful requests: latency statistics ignored")
+    else:
+        metrics = aggregate_metrics(ctx, obj, line, "vLLM")
+        detailed = detailed_metrics(ctx, obj, line)
+        if detailed:
+            notes.append(
+                "percentiles computed from the per-request arrays replace the "
+                "reported aggregates"
+            )
+            metrics.update(detailed)
+    if "run_number" in obj:
+        c.extra["sweep_run_number"] = obj["run_number"]
+    version = obj.get("version")
+    throughput = num(ctx, obj, "output_throughput", line)
+    req_tp = num(ctx, obj, "request_throughput", line)
+    if req_tp is None:
+        req_tp = num(ctx, obj, "request_inthroughput", line)
+    return Measurement(
+        source=ctx.path,
+        format=NAME,
+        tool_version=str(version) if isinstance(version, (str, int, float)) else None,
+        label=label,
+        conditions=c.build(),
+        metrics=metrics,
+        output_throughput=throughput,
+        request_throughput=req_tp,
+        duration=num(ctx, obj, "duration", line),
+        notes=tuple(notes),
+    )
+
+
+def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
+    items: list[tuple[dict[str, Any], int]] = []
+    for doc in docs:
+        if isinstance(doc.value, list):
+            items.extend((o, doc.line) for o in doc.value if isinstance(o, dict))
+        elif isinstance(doc.value, dict):
+            items.append((doc.value, doc.line))
+    many = len(items) > 1
+    out = []
+    for i, (obj, line) in enumerate(items):
+        if not detect(obj):
+            ctx.problem(f"entry {i} is not a vLLM result object; skipped", NOT_MEASUREMENT, line)
+            continue
+        label = f"run {i}" if many else None
+        if many and len(docs) > 1:
+            label = f"line {line}"
+        out.append(read_object(ctx, obj, line, label))
+    return out
