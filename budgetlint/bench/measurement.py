@@ -117,7 +117,7 @@ class Conditions:
         """``"read"``, ``"inferred"`` or ``"unknown"`` for a condition field."""
         if getattr(self, name) is None:
             return UNKNOWN
-        return self.provenance.get(name, UNKNOWN)
+        return self.provenance.get(name, READ)
 
 
 @dataclass(frozen=True)

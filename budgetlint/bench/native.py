@@ -81,11 +81,10 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
             continue
         if isinstance(value, float):
             value = _num_out(value)
-        conditions[name] = {
-            "value": value,
-            "provenance": c.provenance.get(name, "read"),
-            "source": c.sources.get(name, ""),
-        }
+        entry = {"value": value, "provenance": c.provenance.get(name, "read")}
+        if name in c.sources:
+            entry["source"] = c.sources[name]
+        conditions[name] = entry
     metrics = {}
     for name, metric in m.metrics.items():
         metrics[name] = {
@@ -141,7 +140,8 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
             value = int(value)
         values[name] = value
         provenance[name] = entry.get("provenance", "read")
-        sources[name] = entry.get("source", "")
+        if "source" in entry:
+            sources[name] = entry["source"]
     conditions = Conditions(
         **values, provenance=provenance, sources=sources, extra=dict(d.get("extra_conditions") or {})
     )
