@@ -1,0 +1,54 @@
+"""A promise met only above a realistic efficiency: at risk.
+
+## What it checks
+Promises the pure roofline meets but the same arithmetic at a realistic
+efficiency misses. Defaults: 70 % of peak bandwidth, 50 % of peak compute,
+10 % of each decode step lost to tensor-parallel all-reduce when N > 1.
+Override per deployment (`efficiency: {bandwidth: 0.8, compute: 0.6}`,
+`collective_overhead`) or per run (`--efficiency-bandwidth`,
+`--efficiency-compute`). The message states the efficiency the budget
+requires: bound / budget.
+
+## Why
+Real kernels reach a fraction of peak: a promise that needs 95 % of the
+memory bandwidth is a promise that p95 will miss. Saying how much slack the
+budget assumes is what makes it reviewable.
+
+## Example
+```yaml
+promise: {pace: 20 token/s}
+deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16}
+# BL303: pace 20 token/s needs 84% of peak bandwidth (bound 23.7 token/s;
+#        at the assumed 70%: 16.6 token/s)
+```
+
+## Fix
+One of the levers the message lists, or a measured efficiency for this
+deployment (benchmark evidence) that shows the kernels are faster.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL303"
+NAME = "promise-at-risk"
+SUMMARY = "A promise met only above a realistic efficiency: at risk."
+SEVERITY = Severity.WARNING
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import roofline
+    from budgetlint.verdict_text import describe_miss
+
+    for b in ctx.budgets:
+        ev = roofline.evaluation_for(ctx, b)
+        for name in ("ttft", "tpot", "e2e"):
+            v = ev.verdicts.get(name)
+            if v is None or v.verdict != "at-risk":
+                continue
+            levers = roofline.levers_for(ctx, ev)
+            yield Finding(CODE, SEVERITY, describe_miss(ev, v, bound=False), b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
+                          budget=b.name, promise=name, fix=roofline.lever_text(levers))

@@ -1,0 +1,45 @@
+"""A promise the roofline meets at a realistic efficiency, with its headroom.
+
+## What it checks
+Promises met at the realistic efficiency (see BL303). Reported as
+information with the headroom: budget / realistic estimate.
+
+## Why
+The headroom is what a PR that adds load or changes the deployment eats
+into; `budgetlint check --base` shows it shrinking.
+
+## Example
+```yaml
+promise: {ttft: 400 ms}
+# BL304: ttft 400 ms is met: estimate 211 ms at 50% of compute
+#        (bound 183 ms), headroom 1.9x
+```
+
+## Fix
+Nothing to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL304"
+NAME = "promise-met"
+SUMMARY = "A promise the roofline meets at a realistic efficiency, with its headroom."
+SEVERITY = Severity.INFO
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import roofline
+    from budgetlint.verdict_text import describe_met
+
+    for b in ctx.budgets:
+        ev = roofline.evaluation_for(ctx, b)
+        for name in ("ttft", "tpot", "e2e"):
+            v = ev.verdicts.get(name)
+            if v is None or v.verdict != "met":
+                continue
+            yield Finding(CODE, SEVERITY, describe_met(ev, v), b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
+                          budget=b.name, promise=name)

@@ -1,0 +1,58 @@
+"""A promise that passes only because of a declared speculative acceptance or prefix-cache hit.
+
+## What it checks
+Promises met at the realistic efficiency that would be missed without the
+budget's speculative decoding (`accepted_tokens_per_pass`) or its
+prefix-cache hit (`prefix_cache_hit`). Both are assumptions about traffic,
+not properties of the hardware.
+
+## Why
+Acceptance rates fall on unfamiliar traffic and cache hits fall when a
+system prompt changes or the cache is evicted under load. A budget whose
+verdict rests on either should say so, so that the assumption is measured
+and owned.
+
+## Example
+```yaml
+promise: {pace: 100 token/s}
+deployment:
+  model: llama-3.1-70b
+  hardware: h100-sxm
+  weight_precision: fp8
+  speculative: {accepted_tokens_per_pass: 2.53}
+# BL305: pace is met only with speculative decoding accepting 2.53 tokens
+#        per pass (without it: 33.5 token/s)
+```
+
+## Fix
+Back the assumption with benchmark evidence for this traffic, or budget for
+the case without it.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL305"
+NAME = "relies-on-optimistic-assumption"
+SUMMARY = "A promise that passes only because of a declared speculative acceptance or prefix-cache hit."
+SEVERITY = Severity.WARNING
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import roofline
+
+    labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}
+    for b in ctx.budgets:
+        ev = roofline.evaluation_for(ctx, b)
+        for name in ("ttft", "tpot", "e2e"):
+            v = ev.verdicts.get(name)
+            if v is None or not v.optimistic:
+                continue
+            yield Finding(CODE, SEVERITY,
+                          f"budget {b.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
+                          b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
+                          budget=b.name, promise=name,
+                          fix="attach benchmark evidence measured on this traffic, or budget without the assumption")
