@@ -66,6 +66,23 @@ def _load_builtin_catalog(sink: Sink) -> Catalog:
 
 def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
+    report, ctx = build_context(paths, options)
+    from budgetlint.rules import all_rules
+
+    for rule in all_rules():
+        if rule.check is not None:
+            report.findings.extend(rule.check(ctx))
+    for b in ctx.budgets:
+        report.budgets.append(BudgetResult(
+            name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
+            promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
+            verdicts=ctx.cache.get(("verdicts", b.name), {}),
+        ))
+    return report
+
+
+def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
+    """Load, validate and build everything; the rules have not run yet."""
     from budgetlint import schema as schema_mod
 
     options = options or Options()
@@ -120,20 +137,7 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
             budgets.append(budget)
     report.findings.extend(sink.findings)
 
-    ctx = Context(budgets, catalog, teams, teams_source, options)
-    from budgetlint.rules import all_rules
-
-    for rule in all_rules():
-        if rule.check is not None:
-            report.findings.extend(rule.check(ctx))
-
-    for b in budgets:
-        report.budgets.append(BudgetResult(
-            name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
-            promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
-            verdicts=ctx.cache.get(("verdicts", b.name), {}),
-        ))
-    return report
+    return report, Context(budgets, catalog, teams, teams_source, options)
 
 
 def _promises(b: Budget) -> dict[str, float]:

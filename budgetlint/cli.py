@@ -174,3 +174,41 @@ def rule_cmd(code: str) -> None:
         sys.exit(EXIT_USAGE)
     click.echo(f"{rule.code} ({rule.name}) [{rule.severity.label}]\n")
     click.echo(rule.doc)
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
+@click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Realistic fraction of peak bandwidth (default 0.7).")
+@click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Realistic fraction of peak compute (default 0.5).")
+def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
+            efficiency_compute: float | None) -> None:
+    """Show the roofline arithmetic behind each budget's verdicts, step by step."""
+    from budgetlint.checker import InputError, Options, build_context
+    from budgetlint.explain import explain_budget
+    from budgetlint.roofline import evaluation_for
+
+    options = Options()
+    if efficiency_bandwidth is not None:
+        options.efficiency_bandwidth = efficiency_bandwidth
+    if efficiency_compute is not None:
+        options.efficiency_compute = efficiency_compute
+    try:
+        report, ctx = build_context(list(paths) or ["budgets/"], options)
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    budgets = [b for b in ctx.budgets if not names or b.name in names]
+    missing = [n for n in names if n not in {b.name for b in ctx.budgets}]
+    if missing:
+        known = ", ".join(sorted(b.name for b in ctx.budgets)) or "none"
+        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {known})", err=True)
+        sys.exit(EXIT_USAGE)
+    errors = [f for f in report.findings if f.severity.label == "error" and f.rule < "BL100"]
+    for f in errors:
+        click.echo(f"{f.location}: {f.rule} {f.message}", err=True)
+    blocks = [explain_budget(evaluation_for(ctx, b), ctx) for b in budgets]
+    click.echo("\n\n".join(blocks) if blocks else "no budgets found")
+    sys.exit(EXIT_FINDINGS if errors else EXIT_OK)

@@ -1,0 +1,175 @@
+"""The worked arithmetic behind each verdict, as a reviewer reads it in a PR.
+
+Every number carries its unit and its origin (the YAML line, or the catalog
+entry and its source), in the order physics.md works its examples:
+weights, KV cache, decode step, pace, prefill, TTFT, end-to-end, memory,
+then the verdict per promise and the levers that would fix a miss.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from budgetlint.roofline import Evaluation, levers_for
+from budgetlint.units import format_quantity
+
+
+def _t(x: float) -> str:
+    return format_quantity(x, "time")
+
+
+def _b(x: float) -> str:
+    return format_quantity(x, "information")
+
+
+def _bw(x: float) -> str:
+    return format_quantity(x, "bandwidth")
+
+
+def _f(x: float) -> str:
+    return format_quantity(x, "compute_rate")
+
+
+def _n(x: float) -> str:
+    """A count: 70.55e9 -> "70.55e9"; 2000 -> "2,000"."""
+    if x >= 1e6:
+        return f"{x / 1e9:.4g}e9" if x >= 1e9 else f"{x / 1e6:.4g}e6"
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
+
+
+def explain_budget(ev: Evaluation, ctx: Any) -> str:
+    b = ev.budget
+    lines: list[str] = []
+    add = lines.append
+    add(f"{b.name}  ({b.loc('name')})")
+    add(f"  owner {b.owner or '(none)'}; promise at {b.percentile or 'an unstated percentile'}")
+    p = b.promise
+    promised = []
+    if p.ttft_s is not None:
+        promised.append(f"ttft {_t(p.ttft_s)} [{b.loc('promise', 'ttft')}]")
+    if p.tpot_s is not None:
+        key = "pace" if p.pace_given else "tpot"
+        promised.append(f"pace {1 / p.tpot_s:.3g} token/s = tpot {_t(p.tpot_s)} [{b.loc('promise', key)}]")
+    if p.e2e_s is not None:
+        promised.append(f"e2e {_t(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
+    add("  promises: " + "; ".join(promised))
+    if ev.skipped:
+        add(f"  physics not checked: {ev.skipped}")
+        return "\n".join(lines)
+
+    dep, wl, bd = b.deployment, ev.workload, ev.bound
+    m, hw = dep.model, dep.hardware
+    d = ev.deployment
+    n = d.devices
+    add("")
+    add("  Inputs")
+    add(f"    model     {m.name}: {_n(m.parameters)} parameters"
+        + (f" ({_n(m.active)} active)" if m.active != m.parameters else "")
+        + f", {m.layers} layers"
+        + (f", {m.kv_heads} KV heads x {m.head_dim} head dim" if m.attention != "mla" else
+           f", MLA latent {m.kv_lora_rank} + rope {m.qk_rope_head_dim}")
+        + f"   [{m.origin()}]")
+    peak_line = f"{_f(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}"
+    add(f"    hardware  {hw.name}: {_b(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   [{hw.origin()}]")
+    add(f"    deploy    N = {n} device(s), {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+        f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
+        + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
+        + f"   [{b.loc('deployment')}]")
+    add(f"    workload  {wl.prompt_tokens:g} prompt tokens ({wl.cached_prompt_tokens:g} cached), "
+        f"{wl.output_tokens:g} output tokens, B = {wl.concurrency} sequences   [{b.loc('workload')}]")
+
+    add("")
+    add("  Arithmetic at the pure roofline (100% of bandwidth and compute)")
+    step = 1
+    w = bd.weight_bytes
+
+    def s(text: str) -> None:
+        nonlocal step
+        add(f"    {step}. {text}")
+        step += 1
+
+    s(f"Weights  W = P x b_w = {_n(m.parameters)} x {d.weight_bytes_per_param:g} B = {_b(w)}"
+      + (f"; per device W/N = {_b(w / n)}" if n > 1 else ""))
+    if bd.weight_bytes_touched_per_step != w:
+        s(f"MoE: a decode step over {wl.concurrency} sequences touches {_b(bd.weight_bytes_touched_per_step)} of expert and shared weights")
+    if m.attention == "mla":
+        s(f"KV cache per token (MLA)  layers x (kv_lora_rank + rope_dim) x b_kv = {m.layers} x "
+          f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}")
+    else:
+        s(f"KV cache per token  2 x layers x kv_heads x head_dim x b_kv = 2 x {m.layers} x {m.kv_heads} x "
+          f"{m.head_dim} x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}"
+          + (" (sliding-window layers capped at their window)" if m.sliding_window else ""))
+    ctx_mean = bd.decode_context_mean_tokens
+    kv_read = bd.kv_bytes_per_token * ctx_mean * wl.concurrency
+    s(f"Decode step at the mean context L = {ctx_mean:,.1f} tokens:")
+    add(f"         t_mem = (W/N + B x L x kv / N) / BW = ({_b(bd.weight_bytes_touched_per_step / n)} + "
+        f"{_b(kv_read / n)}) / {_bw(hw.bandwidth_bytes_per_s)} = {_t(bd.decode_memory_s)}")
+    add(f"         t_cmp = B x 2 x P_active / (N x F) = {wl.concurrency} x 2 x {_n(m.active)} / "
+        f"({n} x {_f(bd.compute_peak_flop_per_s)}) = {_t(bd.decode_compute_s)}")
+    add(f"         step = max(t_mem, t_cmp) = {_t(bd.decode_step_s)} ({bd.decode_binding}-bound)")
+    if d.spec_accepted_tokens_per_pass > 1:
+        s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
+          + (f"; the draft costs {_t(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
+    s(f"Pace over the {wl.output_tokens:g}-token reply (KV grows with each token): decode {_t(bd.decode_s)}, "
+      f"pace = {wl.output_tokens:g} / {_t(bd.decode_s)} = {bd.pace_token_per_s:.3g} token/s per user "
+      f"({bd.aggregate_token_per_s:.3g} token/s aggregate)")
+    s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
+      f"{bd.prefill_linear_flop:.3g} + {bd.prefill_attention_flop:.3g} = {bd.prefill_flop:.3g} FLOP")
+    add(f"         time = FLOP / (N x F) = {bd.prefill_flop:.3g} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
+        f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
+    add(f"         prefill = {_t(bd.prefill_s)} ({bd.prefill_binding}-bound)")
+    parts = [f"queue {_t(bd.queue_s)}"] if bd.queue_s else []
+    parts.append(f"prefill {_t(bd.prefill_s)}")
+    if bd.connection_setup_s:
+        parts.append(f"connection {_t(bd.connection_setup_s)}")
+    if bd.proxy_delay_s:
+        parts.append(f"proxy flush {_t(bd.proxy_delay_s)}")
+    s(f"TTFT = {' + '.join(parts)} = {_t(bd.ttft_s)}")
+    s(f"End to end = TTFT + decode = {_t(bd.ttft_s)} + {_t(bd.decode_s)} = {_t(bd.e2e_s)}")
+    s(f"Memory per device = W/N + B x (prompt + output) x kv / N"
+      + (" + draft" if bd.memory_draft_bytes_per_device else "")
+      + (" + overhead" if bd.memory_overhead_bytes_per_device else "")
+      + f" = {_b(bd.memory_weight_bytes_per_device)} + {_b(bd.memory_kv_bytes_per_device)}"
+      + (f" + {_b(bd.memory_draft_bytes_per_device)}" if bd.memory_draft_bytes_per_device else "")
+      + (f" + {_b(bd.memory_overhead_bytes_per_device)}" if bd.memory_overhead_bytes_per_device else "")
+      + f" = {_b(bd.memory_required_bytes_per_device)} of {_b(hw.memory_bytes)}")
+
+    eff = ev.efficiency
+    rl = ev.realistic
+    add("")
+    add(f"  At the realistic efficiency ({eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
+        + (f", {d.collective_overhead:.0%} collective overhead" if n > 1 else "")
+        + f", {d.memory_usable_fraction:.0%} of memory usable): "
+        f"ttft {_t(rl.ttft_s)}, pace {rl.pace_token_per_s:.3g} token/s, e2e {_t(rl.e2e_s)}, "
+        f"memory {_b(rl.memory_required_bytes_per_device)} of {_b(rl.memory_available_bytes_per_device)}")
+    add("")
+    add("  Verdicts")
+    for name, v in ev.verdicts.items():
+        if name == "tpot":
+            row = (f"pace   promise {1 / v.budget_value:.3g} token/s; bound {1 / v.bound_value:.3g} token/s; "
+                   f"realistic {1 / v.realistic_value:.3g} token/s")
+        elif name == "memory":
+            row = (f"memory needs {_b(v.bound_value)} per device of {_b(v.budget_value)}")
+        else:
+            row = (f"{name:<6} promise {_t(v.budget_value)}; bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
+        extra = ""
+        if v.required_efficiency is not None and v.verdict != "met":
+            extra = f"; needs {v.required_efficiency:.0%} efficiency"
+        elif v.verdict == "met" and name != "memory" and v.realistic_value:
+            extra = f"; headroom {v.budget_value / v.realistic_value:.2g}x"
+        add(f"    {row}  ->  {VERDICT_WORDS[v.verdict]}{extra}")
+        for o in v.optimistic:
+            add(f"           relies on {o}")
+    if any(v.verdict != "met" for v in ev.verdicts.values()):
+        levers = levers_for(ctx, ev)
+        add("")
+        if levers:
+            add("  Levers that would meet every promise at the realistic efficiency")
+            for lv in levers:
+                add(f"    - {lv.description}")
+        else:
+            add("  No single standard lever meets every promise: loosen the promise or combine levers.")
+    return "\n".join(lines)
