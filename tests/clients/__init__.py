@@ -1,0 +1,1 @@
+"""Real benchmark clients against a local fake server (pytest -m clients)."""
