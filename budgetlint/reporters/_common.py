@@ -1,0 +1,166 @@
+"""Helpers shared by the reporters (stdlib only)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.report import BudgetResult, Report
+
+TOOL_NAME = "budgetlint"
+#: where SARIF consumers and help texts send people for the tool itself
+INFORMATION_URI = "https://github.com/budgetlint/budgetlint"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def counts_phrase(report: Report) -> str:
+    """``3 errors, 1 warning`` (infos only when there are some)."""
+    s = report.summary()
+    parts = [plural(s["errors"], "error"), plural(s["warnings"], "warning")]
+    if s["infos"]:
+        parts.append(plural(s["infos"], "info"))
+    return ", ".join(parts)
+
+
+def scope_phrase(report: Report) -> str:
+    """``5 files (7 budgets)``."""
+    s = report.summary()
+    return f"{plural(s['files'], 'file')} ({plural(s['budgets'], 'budget')})"
+
+
+def summary_line(report: Report) -> str:
+    """``Found 3 errors, 1 warning in 5 files (7 budgets).``"""
+    s = report.summary()
+    if not (s["errors"] or s["warnings"] or s["infos"]):
+        return f"No problems found in {scope_phrase(report)}."
+    return f"Found {counts_phrase(report)} in {scope_phrase(report)}."
+
+
+def worst_first(findings: list[Finding]) -> list[Finding]:
+    """Errors, then warnings, then infos; each in file/line order."""
+    return sorted(findings, key=lambda f: (-int(f.severity), f.sort_key()))
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[.,_]\d+)*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?%?")
+
+
+def without_numbers(text: str) -> str:
+    """The text with every number replaced by ``#``: what stays the same when
+    a measured or computed value changes (fingerprints rely on it)."""
+    return _NUMBER.sub("#", text)
+
+
+# --- promises -------------------------------------------------------------
+
+#: unit suffixes of the SI keys in ``BudgetResult.promises`` (longest first)
+_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_token_per_s", "token/s"),
+    ("_tokens_per_s", "token/s"),
+    ("_s_per_token", "s/token"),
+    ("_bytes", "B"),
+    ("_b", "B"),
+    ("_s", "s"),
+)
+
+
+@dataclass(frozen=True)
+class PromiseRow:
+    """One promise of one budget, with what is known about it."""
+
+    name: str  # "ttft", "tpot", "pace", "e2e", "memory"...
+    key: str | None  # the key in BudgetResult.promises ("ttft_s"), None if absent
+    value: float | None  # the promised value, SI
+    unit: str  # "s", "token/s", "B", "" when unknown
+    verdict: str | None
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """``ttft_s`` -> (``ttft``, ``s``); ``pace_token_per_s`` -> (``pace``, ``token/s``)."""
+    lowered = key.lower()
+    for suffix, unit in _SUFFIXES:
+        if lowered.endswith(suffix) and len(key) > len(suffix):
+            return key[: -len(suffix)], unit
+    return key, ""
+
+
+def promise_rows(budget: BudgetResult) -> list[PromiseRow]:
+    """Each promise of ``budget`` once: the union of ``promises`` (SI values)
+    and ``verdicts`` (by promise name), in the order they were given."""
+    rows: dict[str, PromiseRow] = {}
+    for key, value in budget.promises.items():
+        name, unit = split_key(key)
+        rows[name] = PromiseRow(name, key, _number(value), unit, budget.verdicts.get(name, budget.verdicts.get(key)))
+    for name, verdict in budget.verdicts.items():
+        if name not in rows and not any(r.key == name for r in rows.values()):
+            rows[name] = PromiseRow(name, None, None, "", verdict)
+    return list(rows.values())
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def analysis_value(budget: BudgetResult, prefix: str, row: PromiseRow) -> float | None:
+    """``analysis[prefix_<key>]`` or ``analysis[prefix_<name>]`` as a float, if present."""
+    candidates = [f"{prefix}_{row.key}"] if row.key else []
+    candidates.append(f"{prefix}_{row.name}")
+    for candidate in candidates:
+        value = _number(budget.analysis.get(candidate))
+        if value is not None and math.isfinite(value):
+            return value
+    return None
+
+
+def format_quantity(value: float | None, unit: str) -> str:
+    """A human number with its unit: ``400 ms``, ``20 token/s``, ``80 GB``; ``—`` when absent."""
+    if value is None:
+        return "—"
+    if not math.isfinite(value):
+        return "∞" if value > 0 else ("-∞" if value < 0 else "—")
+    if unit == "s":
+        if value != 0 and abs(value) < 1e-3:
+            return f"{_g(value * 1e6)} µs"
+        if abs(value) < 1:
+            return f"{_g(value * 1e3)} ms"
+        return f"{_g(value)} s"
+    if unit == "s/token":
+        if abs(value) < 1:
+            return f"{_g(value * 1e3)} ms/token"
+        return f"{_g(value)} s/token"
+    if unit == "B":
+        for factor, name in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+            if abs(value) >= factor:
+                return f"{_g(value / factor)} {name}"
+        return f"{_g(value)} B"
+    return f"{_g(value)} {unit}".rstrip()
+
+
+def format_fraction(value: float | None) -> str:
+    """``0.47`` -> ``47%``; ``—`` when absent."""
+    if value is None:
+        return "—"
+    return f"{_g(value * 100)}%"
+
+
+def _g(x: float) -> str:
+    """At most 3 significant digits, no exponent for everyday magnitudes."""
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e7:
+        digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
+        text = f"{x:.{digits}f}"
+        if "." in text:
+            text = text.rstrip("0").rstrip(".")
+        return text
+    return f"{x:.3g}"
+
+
+def severity_word(severity: Severity) -> str:
+    return severity.label

@@ -1,0 +1,166 @@
+"""``markdown``: the job summary. A heading with the counts, one table row
+per budget and promise (budget, promise, percentile, bound, measured,
+headroom, owner, verdict), then the errors and warnings.
+
+Numbers come from ``BudgetResult.promises`` (SI floats keyed like
+``ttft_s``) and ``analysis`` (``bound_<key>``, ``measured_<key>``,
+``headroom_<promise>`` as a fraction; either the key or the promise name is
+accepted); what is absent renders as ``—``. Cells are escaped for GitHub
+tables. The whole output stays under ``limit`` bytes (GitHub's step summary
+takes at most 1 MiB): rows that do not fit are replaced by a note.
+"""
+
+from __future__ import annotations
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters._common import (
+    TOOL_NAME,
+    analysis_value,
+    counts_phrase,
+    format_fraction,
+    format_quantity,
+    promise_rows,
+    scope_phrase,
+)
+
+#: GitHub's limit for one step's summary
+STEP_SUMMARY_LIMIT = 1024 * 1024
+#: what render aims for by default: below the limit, with room to spare
+DEFAULT_LIMIT = STEP_SUMMARY_LIMIT - 16 * 1024
+
+VERDICTS: dict[str, str] = {
+    "met": "✅ met",
+    "at-risk": "⚠️ at risk",
+    "cannot-be-met": "❌ cannot be met",
+    "unknown": "❔ unknown",
+}
+SEVERITY_MARKS: dict[Severity, str] = {
+    Severity.ERROR: "❌ error",
+    Severity.WARNING: "⚠️ warning",
+    Severity.INFO: "ℹ️ info",
+}
+
+
+def cell(text: object) -> str:
+    """Text made safe for one GitHub markdown table cell."""
+    s = "" if text is None else str(text)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("\\", "\\\\").replace("|", "\\|")
+    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    return s.strip() or " "
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def heading(report: Report) -> str:
+    s = report.summary()
+    mark = "❌" if s["errors"] else ("⚠️" if s["warnings"] else "✅")
+    return f"## {mark} {TOOL_NAME}: {counts_phrase(report)} in {scope_phrase(report)}"
+
+
+BUDGET_HEADER = ["Budget", "Promise", "Percentile", "Bound", "Measured", "Headroom", "Owner", "Verdict"]
+FINDING_HEADER = ["Severity", "Rule", "Where", "Budget", "Message"]
+
+
+def budget_rows(budget: BudgetResult) -> list[str]:
+    rows = []
+    for p in promise_rows(budget):
+        promised = format_quantity(p.value, p.unit)
+        rows.append(
+            _row(
+                [
+                    cell(budget.name),
+                    cell(f"{p.name} {promised}" if p.value is not None else p.name),
+                    cell(budget.percentile or "—"),
+                    cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
+                    cell(format_quantity(analysis_value(budget, "measured", p), p.unit)),
+                    cell(format_fraction(analysis_value(budget, "headroom", p))),
+                    cell(budget.owner or "—"),
+                    cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
+                ]
+            )
+        )
+    return rows
+
+
+def finding_row(finding: Finding) -> str:
+    where = str(finding.location) if finding.location else "—"
+    message = finding.message if not finding.fix else f"{finding.message}\nhelp: {finding.fix}"
+    return _row(
+        [
+            cell(SEVERITY_MARKS[finding.severity]),
+            cell(f"`{finding.rule}`"),
+            cell(where),
+            cell(finding.budget or "—"),
+            cell(message),
+        ]
+    )
+
+
+class _Budgeted:
+    """Collects lines while staying under a byte budget."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lines: list[str] = []
+        self.size = 0
+
+    def fits(self, line: str, reserve: int = 0) -> bool:
+        return self.size + len(line.encode("utf-8")) + 1 + reserve <= self.limit
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        self.size += len(line.encode("utf-8")) + 1
+
+
+_NOTE_RESERVE = 512
+
+
+def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -> str:
+    out = _Budgeted(limit)
+    out.add(heading(report))
+    out.add("")
+
+    budgets = sorted(report.budgets, key=lambda b: (b.file, b.line, b.name))
+    rows = [r for b in budgets for r in budget_rows(b)]
+    problems = [f for f in report.sorted_findings() if f.severity >= Severity.WARNING]
+    problems.sort(key=lambda f: -int(f.severity))  # stable: errors first, file order within
+
+    if rows:
+        out.add(_row(BUDGET_HEADER))
+        out.add(_row(["---"] * len(BUDGET_HEADER)))
+        for i, row in enumerate(rows):
+            if not out.fits(row, _NOTE_RESERVE):
+                out.add("")
+                out.add(
+                    f"> [!NOTE]\n> {len(rows) - i} more budget rows and {len(problems)} findings are "
+                    "not shown: the job summary is limited to 1 MiB. The SARIF or JSON output "
+                    "has everything."
+                )
+                return "\n".join(out.lines) + "\n"
+            out.add(row)
+        out.add("")
+    else:
+        out.add("No budgets were checked.")
+        out.add("")
+
+    if problems:
+        out.add(f"### Findings ({counts_phrase(report)})")
+        out.add("")
+        out.add(_row(FINDING_HEADER))
+        out.add(_row(["---"] * len(FINDING_HEADER)))
+        for i, finding in enumerate(problems):
+            row = finding_row(finding)
+            if not out.fits(row, _NOTE_RESERVE):
+                out.add("")
+                out.add(
+                    f"> [!NOTE]\n> {len(problems) - i} more findings are not shown: the job "
+                    "summary is limited to 1 MiB. The SARIF or JSON output has all of them."
+                )
+                break
+            out.add(row)
+        out.add("")
+    return "\n".join(out.lines) + "\n"

@@ -1,0 +1,223 @@
+"""``sarif``: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
+
+- ``tool.driver``: name, version, informationUri and ``rules[]`` (every
+  registered rule: id, name, short and full description, help text and
+  markdown from the rule's docs, default level).
+- One result per located finding: ruleId, ruleIndex, level
+  (error/warning/note), message, a physical location (repo-relative uri with
+  forward slashes, ``uriBaseId: %SRCROOT%``, startLine/startColumn) and
+  ``partialFingerprints`` that survive a number in the message changing.
+- Findings without a location cannot be results (code scanning rejects a
+  result without a location), so they go to
+  ``invocations[0].toolExecutionNotifications``.
+- At most 25,000 results (GitHub's limit per run): the worst are kept and the
+  rest counted in a notification and ``run.properties``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
+from urllib.parse import quote
+
+from budgetlint import __version__
+from budgetlint.findings import Finding, Severity
+from budgetlint.report import Report
+from budgetlint.reporters._common import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+MAX_RESULTS = 25_000
+SRCROOT = "%SRCROOT%"
+FINGERPRINT_KEY = "budgetlint/v1"
+
+LEVELS: dict[Severity, str] = {
+    Severity.ERROR: "error",
+    Severity.WARNING: "warning",
+    Severity.INFO: "note",
+}
+
+_WINDOWS_ABS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def artifact_location(path: str) -> dict[str, str]:
+    """A SARIF artifactLocation: repo-relative uri under %SRCROOT% with forward
+    slashes (absolute paths become file: URIs without a base)."""
+    if _WINDOWS_ABS.match(path):
+        return {"uri": PureWindowsPath(path).as_uri()}
+    posix = path.replace("\\", "/")
+    if posix.startswith("/"):
+        return {"uri": PurePosixPath(posix).as_uri()}
+    while posix.startswith("./"):
+        posix = posix[2:]
+    return {"uri": quote(posix, safe="/-._~!$&'()*+,;=@"), "uriBaseId": SRCROOT}
+
+
+def fingerprint(finding: Finding) -> str:
+    """Stable across runs: rule, file, budget, promise and the message with its
+    numbers masked, so that a re-measured number keeps the alert's identity."""
+    loc = finding.location
+    parts = [
+        finding.rule,
+        (loc.file.replace("\\", "/") if loc else ""),
+        finding.budget or "",
+        finding.promise or "",
+        " ".join(without_numbers(finding.message).split()),
+    ]
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+def _rule_descriptor(code: str) -> dict[str, Any]:
+    from budgetlint.rules import get_rule
+
+    rule = get_rule(code)
+    if rule is None:
+        return {
+            "id": code,
+            "shortDescription": {"text": code},
+            "fullDescription": {"text": code},
+            "help": {"text": code, "markdown": code},
+            "defaultConfiguration": {"level": "warning"},
+        }
+    checks = rule.section("What it checks") or rule.summary
+    why = rule.section("Why")
+    full = checks if not why else f"{checks}\n\n{why}"
+    markdown = f"# {rule.code} {rule.name}\n\n{rule.doc}"
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": full},
+        "help": {"text": _markdown_to_text(rule.doc), "markdown": markdown},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"tags": ["latency-budget", _block_tag(rule.code)]},
+    }
+
+
+def _block_tag(code: str) -> str:
+    blocks = {
+        "0": "input",
+        "1": "ownership",
+        "2": "budget-arithmetic",
+        "3": "roofline",
+        "4": "measurements",
+        "5": "configuration",
+    }
+    digit = code[2:3] if code.upper().startswith("BL") else ""
+    return blocks.get(digit, "other")
+
+
+def _markdown_to_text(doc: str) -> str:
+    """The rule doc as plain text: headings lose their ``#``, fences go."""
+    out = []
+    for line in doc.splitlines():
+        if line.startswith("```"):
+            continue
+        out.append(line.lstrip("#").strip() if line.startswith("#") else line)
+    return "\n".join(out).strip()
+
+
+def _all_rule_codes(report: Report) -> list[str]:
+    from budgetlint.rules import all_rules
+
+    codes = [r.code for r in all_rules()]
+    known = set(codes)
+    extra = sorted({f.rule for f in report.findings if f.rule not in known})
+    return codes + extra
+
+
+def build(report: Report) -> dict[str, Any]:
+    """The SARIF log as a dict."""
+    codes = _all_rule_codes(report)
+    rules = [_rule_descriptor(code) for code in codes]
+    index = {code: i for i, code in enumerate(codes)}
+
+    located = [f for f in report.sorted_findings() if f.location is not None]
+    unlocated = [f for f in report.sorted_findings() if f.location is None]
+    omitted = 0
+    if len(located) > MAX_RESULTS:
+        keep = set(map(id, worst_first(located)[:MAX_RESULTS]))
+        omitted = len(located) - MAX_RESULTS
+        located = [f for f in located if id(f) in keep]
+
+    results = []
+    seen: dict[str, int] = {}
+    for finding in located:
+        fp = fingerprint(finding)
+        n = seen.get(fp, 0)
+        seen[fp] = n + 1
+        results.append(_result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}"))
+
+    notifications = [
+        {
+            "level": LEVELS[f.severity],
+            "message": {"text": f"{f.rule}: {f.message}"},
+            "descriptor": {"id": f.rule, "index": index[f.rule]},
+            "associatedRule": {"id": f.rule, "index": index[f.rule]},
+        }
+        for f in unlocated
+    ]
+    if omitted:
+        notifications.append(
+            {
+                "level": "warning",
+                "message": {
+                    "text": f"{omitted} more results were left out: code scanning accepts at "
+                    f"most {MAX_RESULTS} per run (the worst were kept)."
+                },
+            }
+        )
+
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": TOOL_NAME,
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": notifications,
+            }
+        ],
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+        "properties": {"summary": report.summary(), "omittedResults": omitted},
+    }
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+
+
+def _result(finding: Finding, rule_index: int, fp: str) -> dict[str, Any]:
+    loc = finding.location
+    assert loc is not None
+    text = finding.message if not finding.fix else f"{finding.message}\nFix: {finding.fix}"
+    result: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": rule_index,
+        "level": LEVELS[finding.severity],
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": artifact_location(loc.file),
+                    "region": {"startLine": max(1, loc.line), "startColumn": max(1, loc.column)},
+                }
+            }
+        ],
+        "partialFingerprints": {FINGERPRINT_KEY: fp},
+    }
+    props = {k: v for k, v in (("budget", finding.budget), ("promise", finding.promise)) if v}
+    if props:
+        result["properties"] = props
+    return result
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    return json.dumps(build(report), indent=2) + "\n"

@@ -1,0 +1,60 @@
+"""Append markdown to the GitHub Actions job summary (``$GITHUB_STEP_SUMMARY``).
+
+GitHub accepts at most 1 MiB per step's summary file and shows nothing of a
+larger one, so what is appended is cut (at a line boundary) to what still
+fits beside the file's current content, with a note saying so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+#: GitHub's limit for one step's summary file
+STEP_SUMMARY_LIMIT = 1024 * 1024
+
+TRUNCATION_NOTE = (
+    "\n> [!NOTE]\n> budgetlint's summary was cut here: GitHub's job summary takes at most "
+    "1 MiB per step. The SARIF or JSON output has everything.\n"
+)
+
+
+def fit(markdown: str, room: int) -> str:
+    """``markdown`` if it fits in ``room`` bytes (UTF-8), else its head, cut at a
+    line boundary, plus a note; ``""`` when not even the note fits."""
+    data = markdown.encode("utf-8")
+    if len(data) <= room:
+        return markdown
+    note = TRUNCATION_NOTE.encode("utf-8")
+    if room < len(note):
+        return ""
+    head = data[: room - len(note)].decode("utf-8", errors="ignore")
+    cut = head.rfind("\n")
+    head = head[: cut + 1] if cut >= 0 else ""
+    return head + TRUNCATION_NOTE
+
+
+def append_step_summary(markdown: str, env: Mapping[str, str] = os.environ) -> bool:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when it is set, keeping the
+    file within 1 MiB. True when something was written."""
+    target = env.get("GITHUB_STEP_SUMMARY", "")
+    if not target:
+        return False
+    path = Path(target)
+    try:
+        existing = path.stat().st_size
+    except FileNotFoundError:
+        existing = 0
+    except OSError:
+        return False
+    separator = "\n" if existing else ""
+    text = fit(markdown if markdown.endswith("\n") else markdown + "\n", STEP_SUMMARY_LIMIT - existing - len(separator))
+    if not text:
+        return False
+    try:
+        with path.open("a", encoding="utf-8", newline="\n") as handle:
+            handle.write(separator + text)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,70 @@
+"""The default, human format: ``path:line:col: CODE severity: message``.
+
+One line per finding (the prefix editors and CI problem matchers parse),
+grouped by file with a blank line between files, a ``help:`` line under a
+finding that carries a fix, and a closing summary line. Findings without a
+location start with ``budgetlint:`` instead of a path. Colour (ANSI) only when
+``color=True``: the CLI decides from the TTY and ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.report import Report
+from budgetlint.reporters._common import TOOL_NAME, summary_line
+
+_RESET = "\x1b[0m"
+_BOLD = "\x1b[1m"
+_DIM = "\x1b[2m"
+_SEVERITY_COLOR = {
+    Severity.ERROR: "\x1b[1;31m",
+    Severity.WARNING: "\x1b[1;33m",
+    Severity.INFO: "\x1b[1;36m",
+}
+_HELP = "\x1b[32m"
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{_RESET}" if color and text else text
+
+
+def format_finding(finding: Finding, *, color: bool = False) -> list[str]:
+    """The lines for one finding (its first line is the parseable one)."""
+    loc = finding.location
+    where = f"{loc.file}:{loc.line}:{loc.column}" if loc else TOOL_NAME
+    first, *rest = finding.message.splitlines() or [""]
+    head = (
+        f"{_paint(where, _BOLD, color)}: {_paint(finding.rule, _BOLD, color)} "
+        f"{_paint(finding.severity.label, _SEVERITY_COLOR[finding.severity], color)}: {first}"
+    )
+    lines = [head]
+    lines.extend(f"    {line}" for line in rest)
+    if finding.fix:
+        fix_first, *fix_rest = finding.fix.splitlines() or [""]
+        lines.append(f"    {_paint('help', _HELP, color)}: {fix_first}")
+        lines.extend(f"          {line}" for line in fix_rest)
+    return lines
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    lines: list[str] = []
+    current: str | None = None
+    for finding in report.sorted_findings():
+        group = finding.location.file if finding.location else ""
+        if current is not None and group != current:
+            lines.append("")
+        current = group
+        lines.extend(format_finding(finding, color=color))
+    if lines:
+        lines.append("")
+    summary = summary_line(report)
+    s = report.summary()
+    if color:
+        if s["errors"]:
+            summary = _paint(summary, _SEVERITY_COLOR[Severity.ERROR], True)
+        elif s["warnings"]:
+            summary = _paint(summary, _SEVERITY_COLOR[Severity.WARNING], True)
+        else:
+            summary = _paint(summary, _BOLD, True)
+    lines.append(summary)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import re
+
+from budgetlint.findings import Finding, Location, Severity
+from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters import markdown
+
+from conftest import many_findings_report
+
+
+def _split_row(line: str) -> list[str]:
+    """Cells of a GFM table row: split on pipes not escaped with a backslash."""
+    inner = line.strip()[1:-1]
+    return [c.strip() for c in re.split(r"(?<!\\)\|", inner)]
+
+
+def _table(out: str, header_first: str) -> list[list[str]]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header_first} |"))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append(_split_row(line))
+    return rows
+
+
+def test_heading_has_the_counts(report: Report) -> None:
+    first = markdown.render(report).splitlines()[0]
+    assert first.startswith("## ") and "3 errors, 2 warnings, 1 info in 5 files (2 budgets)" in first
+
+
+def test_one_row_per_budget_and_promise(report: Report) -> None:
+    out = markdown.render(report)
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("| Budget |"))
+    assert _split_row(header) == ["Budget", "Promise", "Percentile", "Bound", "Measured", "Headroom", "Owner", "Verdict"]
+    rows = _table(out, "Budget")
+    assert len(rows) == sum(len(b.verdicts) for b in report.budgets) == 5
+    assert all(len(r) == 8 for r in rows)
+    by_key = {(r[0], r[1].split()[0]): r for r in rows}
+    assert by_key[("chat-reply", "ttft")] == ["chat-reply", "ttft 400 ms", "p95", "210 ms", "312 ms", "47.5%", "@acme/chat", "✅ met"]
+    assert by_key[("chat-reply", "tpot")][3:6] == ["61 ms", "—", "-22%"]
+    assert by_key[("chat-reply", "tpot")][7] == "❌ cannot be met"
+    assert by_key[("summarize", "pace")] == ["summarize", "pace 20 token/s", "p99", "—", "—", "—", "—", "❔ unknown"]
+
+
+def test_findings_table_lists_errors_and_warnings_escaped(report: Report) -> None:
+    out = markdown.render(report)
+    rows = _table(out, "Severity")
+    assert len(rows) == 5  # 3 errors + 2 warnings, no info
+    assert all(len(r) == 5 for r in rows)
+    assert [r[0] for r in rows] == ["❌ error"] * 3 + ["⚠️ warning"] * 2
+    tricky = next(r for r in rows if r[1] == "`BL003`")
+    assert tricky[4] == "100% of 3,350 GB/s: needs \\| 2 devices<br>second line &lt;b&gt;&amp;&lt;/b&gt;"
+    assert "BL013" not in out
+
+
+def test_cell_escaping() -> None:
+    assert markdown.cell("a|b") == "a\\|b"
+    assert markdown.cell("a\\|b") == "a\\\\\\|b"
+    assert markdown.cell("x\r\ny\nz") == "x<br>y<br>z"
+    assert markdown.cell("") == " "
+    assert markdown.cell(None) == " "
+
+
+def test_clean_report() -> None:
+    out = markdown.render(Report(files=["a.yaml"]))
+    assert out.startswith("## ✅ budgetlint: 0 errors, 0 warnings in 1 file (0 budgets)")
+    assert "Findings" not in out
+
+
+def test_truncated_under_the_limit_with_a_note() -> None:
+    report = many_findings_report(errors=4000, warnings=4000, infos=0)
+    limit = 50_000
+    out = markdown.render(report, limit=limit)
+    assert len(out.encode("utf-8")) <= limit
+    assert "more findings are not shown" in out
+    rows = _table(out, "Severity")
+    assert 0 < len(rows) < 8000
+    assert rows[0][0] == "❌ error"
+
+
+def test_default_limit_fits_githubs_step_summary() -> None:
+    report = many_findings_report(errors=20_000, warnings=0, infos=0)
+    out = markdown.render(report)
+    assert len(out.encode("utf-8")) <= markdown.STEP_SUMMARY_LIMIT
+    assert "more findings are not shown" in out
+
+
+def test_many_budgets_are_truncated_too() -> None:
+    budgets = [BudgetResult(f"b{i}", "a.yaml", i + 1, "@o", "p95", {"ttft_s": 0.4}, {}, {"ttft": "met"}) for i in range(2000)]
+    findings = [Finding("BL003", Severity.ERROR, "x", Location("a.yaml", 1, 1))]
+    out = markdown.render(Report(files=["a.yaml"], budgets=budgets, findings=findings), limit=20_000)
+    assert len(out.encode("utf-8")) <= 20_000
+    assert "more budget rows and 1 findings are not shown" in out

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from budgetlint.findings import Finding, Location, Severity
+from budgetlint.report import Report
+from budgetlint.reporters import sarif
+from budgetlint.rules import all_rules
+
+from conftest import canned_report, many_findings_report
+
+
+@pytest.fixture()
+def sarif_validator(shared_dir: Path) -> jsonschema.protocols.Validator:
+    path = shared_dir / "reference" / "sarif-schema-2.1.0.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the official SARIF 2.1.0 schema is needed to validate")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def _log(report: Report) -> dict:
+    return json.loads(sarif.render(report))
+
+
+def test_valid_against_the_official_schema(report: Report, sarif_validator: jsonschema.protocols.Validator) -> None:
+    sarif_validator.validate(_log(report))
+    sarif_validator.validate(_log(Report()))
+
+
+def test_driver_and_rules(report: Report) -> None:
+    run = _log(report)["runs"][0]
+    driver = run["tool"]["driver"]
+    assert driver["name"] == "budgetlint"
+    assert driver["version"] and driver["informationUri"].startswith("https://")
+    ids = [r["id"] for r in driver["rules"]]
+    assert ids == [r.code for r in all_rules()]
+    for rule in driver["rules"]:
+        assert rule["shortDescription"]["text"]
+        assert rule["fullDescription"]["text"]
+        assert rule["help"]["text"] and rule["help"]["markdown"].startswith(f"# {rule['id']} ")
+        assert rule["defaultConfiguration"]["level"] in {"error", "warning", "note"}
+    bl003 = driver["rules"][ids.index("BL003")]
+    assert "## Fix" in bl003["help"]["markdown"] and "```" not in bl003["help"]["text"]
+
+
+def test_results_point_at_repo_relative_files(report: Report) -> None:
+    run = _log(report)["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    results = run["results"]
+    assert len(results) == 5  # every located finding
+    for result in results:
+        assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
+        assert result["level"] in {"error", "warning", "note"}
+        assert result["message"]["text"]
+        loc = result["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
+        assert not loc["artifactLocation"]["uri"].startswith(("/", "./"))
+        assert loc["region"]["startLine"] >= 1 and loc["region"]["startColumn"] >= 1
+    by_rule = {r["ruleId"]: r for r in results}
+    assert by_rule["BL013"]["level"] == "note"
+    assert by_rule["BL002"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "dir%20with%20space/x.yaml"
+    bl301 = by_rule["BL301"]
+    assert bl301["locations"][0]["physicalLocation"]["region"] == {"startLine": 14, "startColumn": 7}
+    assert bl301["message"]["text"].endswith("Fix: use 2 devices, or fp8 weights")
+    assert bl301["properties"] == {"budget": "chat-reply", "promise": "tpot"}
+
+
+def test_unlocated_findings_become_notifications(report: Report) -> None:
+    run = _log(report)["runs"][0]
+    assert all(r["ruleId"] != "BL010" for r in run["results"])
+    notes = run["invocations"][0]["toolExecutionNotifications"]
+    assert [n["descriptor"]["id"] for n in notes] == ["BL010"]
+    assert notes[0]["level"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("budgets/a.yaml", {"uri": "budgets/a.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("./budgets/a.yaml", {"uri": "budgets/a.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("budgets\\win\\a.yaml", {"uri": "budgets/win/a.yaml", "uriBaseId": "%SRCROOT%"}),
+        ("/abs/a b.yaml", {"uri": "file:///abs/a%20b.yaml"}),
+        ("C:\\x\\a.yaml", {"uri": "file:///C:/x/a.yaml"}),
+    ],
+)
+def test_artifact_location(path: str, expected: dict) -> None:
+    assert sarif.artifact_location(path) == expected
+
+
+def test_fingerprints_survive_changed_numbers_but_not_other_changes() -> None:
+    f = Finding("BL301", Severity.ERROR, "tpot 50 ms needs 61.2 ms at 100% of peak", Location("b.yaml", 3, 4), "chat", "tpot")
+    same = dataclasses.replace(f, message="tpot 45 ms needs 70.25 ms at 100% of peak", location=Location("b.yaml", 9, 1))
+    assert sarif.fingerprint(f) == sarif.fingerprint(same)
+    for changed in (
+        dataclasses.replace(f, rule="BL302"),
+        dataclasses.replace(f, budget="other"),
+        dataclasses.replace(f, promise="ttft"),
+        dataclasses.replace(f, location=Location("c.yaml", 3, 4)),
+        dataclasses.replace(f, message="ttft 50 ms needs 61.2 ms at 100% of peak"),
+    ):
+        assert sarif.fingerprint(changed) != sarif.fingerprint(f)
+
+
+def test_fingerprints_are_stable_and_unique_within_a_run() -> None:
+    a = _log(canned_report())["runs"][0]["results"]
+    b = _log(canned_report())["runs"][0]["results"]
+    assert [r["partialFingerprints"] for r in a] == [r["partialFingerprints"] for r in b]
+    twins = Report(findings=[Finding("BL003", Severity.ERROR, "same", Location("a.yaml", i, 1)) for i in (1, 2)])
+    fps = [r["partialFingerprints"][sarif.FINGERPRINT_KEY] for r in _log(twins)["runs"][0]["results"]]
+    assert len(set(fps)) == 2
+
+
+def test_result_limit_keeps_the_worst(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sarif, "MAX_RESULTS", 10)
+    run = _log(many_findings_report(errors=4, warnings=8, infos=5))["runs"][0]
+    levels = [r["level"] for r in run["results"]]
+    assert len(levels) == 10
+    assert levels.count("error") == 4 and levels.count("warning") == 6 and "note" not in levels
+    assert run["properties"]["omittedResults"] == 7
+    assert "7 more results" in run["invocations"][0]["toolExecutionNotifications"][-1]["message"]["text"]
+
+
+def test_default_limit_is_githubs() -> None:
+    assert sarif.MAX_RESULTS == 25_000
+
+
+def test_unknown_rule_codes_still_get_a_descriptor(sarif_validator: jsonschema.protocols.Validator) -> None:
+    report = Report(findings=[Finding("BL999", Severity.WARNING, "new", Location("a.yaml", 1, 1))])
+    log = _log(report)
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    result = log["runs"][0]["results"][0]
+    assert rules[result["ruleIndex"]]["id"] == "BL999"
+    sarif_validator.validate(log)

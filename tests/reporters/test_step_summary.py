@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from budgetlint.reporters import markdown
+from budgetlint.reporters.step_summary import STEP_SUMMARY_LIMIT, append_step_summary, fit
+
+from conftest import canned_report
+
+
+def test_not_set_means_nothing_written() -> None:
+    assert append_step_summary("# hi\n", env={}) is False
+    assert append_step_summary("# hi\n", env={"GITHUB_STEP_SUMMARY": ""}) is False
+
+
+def test_appends(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    target.write_text("# earlier step output\n", encoding="utf-8")
+    md = markdown.render(canned_report())
+    assert append_step_summary(md, env={"GITHUB_STEP_SUMMARY": str(target)}) is True
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("# earlier step output\n\n## ")
+    assert text.endswith(md)
+
+
+def test_creates_a_missing_file(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    assert append_step_summary("hello", env={"GITHUB_STEP_SUMMARY": str(target)}) is True
+    assert target.read_text(encoding="utf-8") == "hello\n"
+
+
+def test_truncated_at_one_mebibyte(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    target.write_bytes(b"x" * 1000 + b"\n")
+    big = "".join(f"| row {i} | ü |\n" for i in range(100_000))  # ~1.6 MB, multi-byte characters
+    assert append_step_summary(big, env={"GITHUB_STEP_SUMMARY": str(target)}) is True
+    data = target.read_bytes()
+    assert len(data) <= STEP_SUMMARY_LIMIT
+    text = data.decode("utf-8")  # not cut inside a character
+    assert "summary was cut here" in text
+    body = text.split("\n> [!NOTE]")[0]
+    assert body.endswith("|\n")  # cut at a line boundary
+
+
+def test_full_file_gets_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    target.write_bytes(b"x" * STEP_SUMMARY_LIMIT)
+    assert append_step_summary("more", env={"GITHUB_STEP_SUMMARY": str(target)}) is False
+    assert target.stat().st_size == STEP_SUMMARY_LIMIT
+
+
+def test_fit() -> None:
+    assert fit("abc\n", 10) == "abc\n"
+    assert fit("a" * 100, 10) == ""
+    out = fit("line\n" * 1000, 600)
+    assert len(out.encode()) <= 600 and out.startswith("line\n")
+
+
+def test_unwritable_target_is_not_an_error(tmp_path: Path) -> None:
+    assert append_step_summary("x", env={"GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "such" / "dir" / "f")}) is False
