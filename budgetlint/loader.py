@@ -191,6 +191,11 @@ class _Converter:
             raise _LimitExceeded(f"nesting deeper than {MAX_DEPTH} levels", node)
         mark = node.start_mark
         doc.positions[path] = (mark.line + 1, mark.column + 1)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_COLLECTION_TAGS:
+            self.findings.append(_finding(
+                "BL012", f"unsupported YAML tag {node.tag!r}: budgetlint reads plain YAML only; "
+                "the value is read as if untagged", self.file, mark.line + 1, mark.column + 1,
+                fix="remove the tag"))
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node)
         if isinstance(node, yaml.SequenceNode):
@@ -277,3 +282,5 @@ class _Converter:
 
 
 _UNHASHABLE = object()
+_PLAIN_COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map", "tag:yaml.org,2002:omap",
+                          "tag:yaml.org,2002:pairs", "tag:yaml.org,2002:set"}

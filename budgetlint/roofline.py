@@ -50,6 +50,7 @@ class Evaluation:
     efficiency: Efficiency | None = None
     verdicts: dict[str, PromiseVerdict] = field(default_factory=dict)
     skipped: str | None = None  # why no physics could be done
+    notes: list[str] = field(default_factory=list)  # caveats on the verdicts
     deployment: Deployment | None = None
     workload: Workload | None = None
     edge: Edge | None = None
@@ -87,6 +88,13 @@ def _plain(d: dict) -> dict:
     return {k: v for k, v in d.items()}
 
 
+#: Stand-in peak for hardware that lists no compute figure (e.g. Apple M-series):
+#: compute is treated as unlimited, which keeps every bound a true lower bound
+#: (never a false "cannot be met"); TTFT is then judged only against the
+#: weight-read floor and its met/at-risk verdicts are "unknown".
+UNLIMITED_COMPUTE = 1e30
+
+
 class Skip(Exception):
     """The facts needed for physics are missing; the reason says which."""
 
@@ -114,9 +122,10 @@ def accelerator(hw: HardwareDef) -> Accelerator:
                if v is None]
     if missing:
         raise Skip(f"hardware {hw.name!r} lacks {', '.join(missing)}")
+    compute = hw.compute_flop_per_s or {k: UNLIMITED_COMPUTE for k in ("fp32", "tf32", "bf16", "fp8", "int8", "fp4")}
     try:
         return Accelerator(memory_bytes=hw.memory_bytes, bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-                           compute_flop_per_s=hw.compute_flop_per_s,
+                           compute_flop_per_s=compute,
                            interconnect_bytes_per_s=hw.interconnect_bytes_per_s)
     except ValueError as exc:
         raise Skip(f"hardware {hw.name!r}: {exc}") from None
@@ -218,6 +227,14 @@ def evaluate(b: Budget, options: Any) -> Evaluation:
         return ev
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)
+    if not b.deployment.hardware.compute_flop_per_s:
+        ev.notes.append(f"hardware {b.deployment.hardware.name!r} lists no compute peak: compute is taken as "
+                        "unlimited, so only bandwidth and memory bounds are checked and TTFT is judged only "
+                        "against one read of the weights")
+        for name in ("ttft",):
+            v = ev.verdicts.get(name)
+            if v is not None and v.verdict != "cannot-be-met":
+                v.verdict = "unknown"
     return ev
 
 
@@ -315,6 +332,11 @@ def _meets_all(b: Budget):
     return meets
 
 
+#: Levers are listed least disruptive first, as a serving team would try them.
+LEVER_ORDER = ("weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
+               "more-devices", "fewer-sequences", "faster-accelerator")
+
+
 def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
     """The standard levers that would make every promise hold at the realistic efficiency."""
     key = ("levers", ev.budget.name, id(ev.budget))
@@ -345,7 +367,8 @@ def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
         )
     except ValueError:
         found = []
-    good = [lv for lv in found if lv.meets]
+    order = {name: i for i, name in enumerate(LEVER_ORDER)}
+    good = sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order)))
     ev.levers = good
     ctx.cache[("analysis-dict", b.name)] = ev.as_dict()
     ctx.cache[key] = good

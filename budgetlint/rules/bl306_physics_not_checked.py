@@ -37,6 +37,9 @@ def check(ctx) -> Iterator[Finding]:
 
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)
+        where = b.loc("deployment") if b.has("deployment") else b.loc("name")
         if ev.skipped and b.complete:
             yield Finding(CODE, SEVERITY, f"budget {b.name!r}: physics not checked: {ev.skipped}",
-                          b.loc("deployment") if b.has("deployment") else b.loc("name"), budget=b.name)
+                          where, budget=b.name)
+        for note in ev.notes:
+            yield Finding(CODE, SEVERITY, f"budget {b.name!r}: partly checked: {note}", where, budget=b.name)
