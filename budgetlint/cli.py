@@ -40,6 +40,10 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("budgetlint: interrupted", err=True)
             sys.exit(130)
+        except BrokenPipeError:  # `budgetlint ... | head`: the reader left; say nothing
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_FINDINGS)
         except Exception as exc:  # the one place exceptions become exit codes
             _internal_error(exc)
 
@@ -212,3 +216,135 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
     blocks = [explain_budget(evaluation_for(ctx, b), ctx) for b in budgets]
     click.echo("\n\n".join(blocks) if blocks else "no budgets found")
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
+
+
+@main.group()
+def catalog() -> None:
+    """The built-in hardware and model catalog (each entry cites its source)."""
+
+
+def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
+    from budgetlint.checker import InputError, Options, build_context
+
+    try:
+        _, ctx = build_context(list(paths), Options(use_codeowners=False)) if paths else build_context([], Options(use_codeowners=False))
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    return ctx.catalog.all_hardware() if kind == "hardware" else ctx.catalog.all_models()
+
+
+def _hardware_row(hw: Any) -> dict:
+    return {"name": hw.name, "aliases": list(hw.aliases), "vendor": hw.vendor, "memory_bytes": hw.memory_bytes,
+            "bandwidth_bytes_per_s": hw.bandwidth_bytes_per_s, "compute_flop_per_s": dict(hw.compute_flop_per_s),
+            "interconnect_bytes_per_s": hw.interconnect_bytes_per_s, "source": hw.source, "notes": hw.notes,
+            "builtin": hw.builtin}
+
+
+def _model_row(m: Any) -> dict:
+    keys = ("parameters", "active_parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
+            "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
+            "sliding_window_layers", "experts", "experts_per_token", "max_context", "source")
+    row = {"name": m.name, "aliases": list(m.aliases)}
+    row.update({k: getattr(m, k) for k in keys})
+    row["builtin"] = m.builtin
+    return row
+
+
+@catalog.command("hardware")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def catalog_hardware(paths: tuple[str, ...], fmt: str) -> None:
+    """List accelerators (built-in, plus those defined under PATHS)."""
+    from budgetlint.units import format_quantity as fq
+
+    entries = _catalog_entries("hardware", paths)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([_hardware_row(h) for h in entries], indent=2))
+        return
+    click.echo(f"{'name':<16} {'memory':>9} {'bandwidth':>11} {'bf16 dense':>14} {'fp8 dense':>14}")
+    for h in entries:
+        bf16 = h.compute_flop_per_s.get("bf16")
+        fp8 = h.compute_flop_per_s.get("fp8")
+        click.echo(f"{h.name:<16} {fq(h.memory_bytes, 'information') if h.memory_bytes else '-':>9} "
+                   f"{fq(h.bandwidth_bytes_per_s, 'bandwidth') if h.bandwidth_bytes_per_s else '-':>11} "
+                   f"{fq(bf16, 'compute_rate') if bf16 else '-':>14} {fq(fp8, 'compute_rate') if fp8 else '-':>14}")
+
+
+@catalog.command("models")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def catalog_models(paths: tuple[str, ...], fmt: str) -> None:
+    """List models (built-in, plus those defined under PATHS)."""
+    entries = _catalog_entries("models", paths)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([_model_row(m) for m in entries], indent=2))
+        return
+    click.echo(f"{'name':<18} {'params':>9} {'active':>9} {'layers':>6} {'kv heads':>8} {'attention':>9}")
+    for m in entries:
+        p = f"{m.parameters / 1e9:.4g}B" if m.parameters else "-"
+        a = f"{m.active / 1e9:.4g}B" if m.active else "-"
+        click.echo(f"{m.name:<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} {m.attention:>9}")
+
+
+@catalog.command("show")
+@click.argument("name")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
+    """Show one hardware or model entry, with its source."""
+    import json
+
+    hw = {h.name.lower(): h for h in _catalog_entries("hardware", paths)}
+    models = {m.name.lower(): m for m in _catalog_entries("models", paths)}
+    found = None
+    for table, row in ((hw, _hardware_row), (models, _model_row)):
+        for entry in table.values():
+            if name.lower() in (entry.name.lower(), *[a.lower() for a in entry.aliases]):
+                found = row(entry)
+    if found is None:
+        import difflib
+
+        close = difflib.get_close_matches(name.lower(), list(hw) + list(models), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        click.echo(f"budgetlint: error: no catalog entry {name!r}{hint}", err=True)
+        sys.exit(EXIT_USAGE)
+    if fmt == "json":
+        click.echo(json.dumps(found, indent=2))
+        return
+    for key, value in found.items():
+        if value not in (None, [], {}):
+            click.echo(f"{key:<24} {value}")
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the native JSON here (default: standard output).")
+@click.option("--bench-format", default=None, help="Force the benchmark format instead of detecting it.")
+def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None) -> None:
+    """Normalise benchmark result files to budgetlint's native format (JSON)."""
+    import json
+
+    from budgetlint.ingest import ingest as run_ingest
+
+    document, findings = run_ingest(list(files), bench_format)
+    for f in findings:
+        where = f"{f.location}: " if f.location else ""
+        click.echo(f"{where}{f.rule} {f.message}", err=True)
+    text = json.dumps(document, indent=2) + "\n"
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False)
+    if not document.get("measurements"):
+        sys.exit(EXIT_USAGE)
+    sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
