@@ -8,7 +8,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import Report
 from budgetlint.reporters import github
 
-from conftest import TRICKY, many_findings_report
+from reporter_fixtures import TRICKY, many_findings_report
 
 # A small parser of workflow commands, as the runner reads them.
 COMMAND = re.compile(r"^::(?P<name>[a-z-]+)(?: (?P<props>[^:]*))?::(?P<data>.*)$")

@@ -6,7 +6,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters import markdown
 
-from conftest import many_findings_report
+from reporter_fixtures import many_findings_report
 
 
 def _split_row(line: str) -> list[str]:

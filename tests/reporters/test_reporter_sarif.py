@@ -12,7 +12,7 @@ from budgetlint.report import Report
 from budgetlint.reporters import sarif
 from budgetlint.rules import all_rules
 
-from conftest import canned_report, many_findings_report
+from reporter_fixtures import canned_report, many_findings_report
 
 
 @pytest.fixture()

@@ -5,7 +5,7 @@ from pathlib import Path
 from budgetlint.reporters import markdown
 from budgetlint.reporters.step_summary import STEP_SUMMARY_LIMIT, append_step_summary, fit
 
-from conftest import canned_report
+from reporter_fixtures import canned_report
 
 
 def test_not_set_means_nothing_written() -> None:

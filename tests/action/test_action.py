@@ -1,0 +1,313 @@
+"""action.yml: structure, safety rules, and its shell scripts run for real
+against a fake ``budgetlint`` and a fake Python (no network, no CLI needed)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from action_helpers import REPO_ROOT, load_yaml, workflow_files
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+(?P<ref>\S+)(?P<comment>\s+#.*)?$")
+SHA_REF = re.compile(r"^[\w.-]+/[\w.-]+(?:/[\w./-]+)?@[0-9a-f]{40}$")
+
+
+def _step(action: dict[str, Any], step_id: str) -> dict[str, Any]:
+    return next(s for s in action["runs"]["steps"] if s.get("id") == step_id)
+
+
+def _yaml_files() -> list[Path]:
+    return [REPO_ROOT / "action.yml", *workflow_files()]
+
+
+def _all_steps(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if "runs" in doc:
+        return list(doc["runs"]["steps"])
+    return [s for job in doc["jobs"].values() for s in job.get("steps", [])]
+
+
+# --- structure and safety ---------------------------------------------------
+
+
+def test_composite_with_the_documented_inputs(action: dict[str, Any]) -> None:
+    assert action["runs"]["using"] == "composite"
+    inputs = action["inputs"]
+    for name in ("paths", "format", "fail-on", "bench", "base-ref", "version", "sarif", "summary"):
+        assert name in inputs and inputs[name]["description"], name
+    assert inputs["paths"]["default"] == "budgets/"
+    assert inputs["fail-on"]["default"] == "error"
+    assert inputs["format"]["default"] == "github"
+    assert inputs["summary"]["default"] == "true"
+    assert inputs["version"]["default"] == ""
+    assert {"exit-code", "sarif"} <= set(action["outputs"])
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: p.name)
+def test_no_expression_inside_run_scripts(path: Path) -> None:
+    """Inputs reach scripts through env:, never by ${{ }} interpolation."""
+    for step in _all_steps(load_yaml(path)):
+        if "run" in step:
+            assert "${{" not in step["run"], f"{path.name}: step {step.get('name')!r} interpolates into run:"
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: p.name)
+def test_every_run_step_says_its_shell(path: Path) -> None:
+    for step in _all_steps(load_yaml(path)):
+        if "run" in step:
+            assert step.get("shell") == "bash", f"{path.name}: step {step.get('name')!r}"
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: p.name)
+def test_actions_are_pinned_by_commit_with_a_version_comment(path: Path) -> None:
+    seen = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = PINNED.match(line)
+        if not m:
+            continue
+        seen += 1
+        ref = m["ref"]
+        if ref.startswith("./"):
+            continue
+        assert SHA_REF.match(ref), f"{path.name}: {ref} is not pinned by a full commit SHA"
+        assert m["comment"] and re.search(r"#\s*v\d", m["comment"]), f"{path.name}: {ref} needs a # vX.Y.Z comment"
+    assert seen
+
+
+def test_workflows_have_least_permissions() -> None:
+    for path in workflow_files():
+        doc = load_yaml(path)
+        assert doc.get("permissions") == {}, f"{path.name}: top-level permissions must be {{}}"
+        for name, job in doc["jobs"].items():
+            perms = job.get("permissions")
+            assert isinstance(perms, dict) and perms.get("contents") == "read", f"{path.name}:{name}"
+            extra = {k: v for k, v in perms.items() if k != "contents"}
+            if path.name == "budgets.yml":
+                assert extra == {"security-events": "write"}
+            else:
+                assert extra == {}
+            for step in job["steps"]:
+                if str(step.get("uses", "")).startswith("actions/checkout@"):
+                    assert step["with"]["persist-credentials"] is False
+
+
+def test_ci_runs_the_project_script() -> None:
+    doc = load_yaml(REPO_ROOT / ".github" / "workflows" / "ci.yml")
+    triggers = doc[True] if True in doc else doc["on"]  # YAML 1.1 reads `on` as True
+    assert {"push", "pull_request"} <= set(triggers)
+    runs = [s["run"] for s in doc["jobs"]["test"]["steps"] if "run" in s]
+    assert runs == ["bash .ci/run"]
+
+
+def test_budgets_workflow_dogfoods_the_action() -> None:
+    doc = load_yaml(REPO_ROOT / ".github" / "workflows" / "budgets.yml")
+    triggers = doc[True] if True in doc else doc["on"]
+    assert set(triggers) == {"pull_request"}
+    (step,) = [s for s in doc["jobs"]["budgetlint"]["steps"] if s.get("uses") == "./"]
+    assert step["with"]["paths"] == "budgets/"
+    assert "pull_request.base.sha" in step["with"]["base-ref"]
+    assert step["with"]["sarif"]
+
+
+def test_pre_commit_hook_manifest() -> None:
+    hooks = load_yaml(REPO_ROOT / ".pre-commit-hooks.yaml")
+    assert isinstance(hooks, list)
+    (hook,) = [h for h in hooks if h["id"] == "budgetlint"]
+    assert {"id", "name", "entry", "language"} <= set(hook)
+    assert hook["entry"] == "budgetlint check"
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] is True
+    files = re.compile(hook["files"])
+    for path in ("budgets/chat.yaml", "svc/budgets/x.yml", "chat.budgets.yaml", "h100.hardware.yml", "teams.yaml"):
+        assert files.search(path), path
+    for path in (".github/workflows/ci.yml", "docker-compose.yaml", "action.yml", "budgets/README.md"):
+        assert not files.search(path), path
+
+
+# --- the scripts, run for real ------------------------------------------------
+
+
+def _write_exe(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def _outputs(path: Path) -> dict[str, str]:
+    if not path.exists():
+        return {}
+    return dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
+
+
+@pytest.fixture()
+def fake_budgetlint(tmp_path: Path) -> Path:
+    """Records its arguments, one per line; writes a SARIF file to --output when
+    asked for sarif; exits with $FAKE_RC."""
+    return _write_exe(
+        tmp_path / "budgetlint",
+        "#!/usr/bin/env bash\n"
+        'printf "%s\\n" "$@" > "$ARGS_LOG"\n'
+        "prev=''; fmt=''\n"
+        'for a in "$@"; do\n'
+        '  if [[ "$prev" == --format ]]; then fmt="$a"; fi\n'
+        '  if [[ "$prev" == --output && "$fmt" == sarif ]]; then echo "{}" > "$a"; fi\n'
+        '  prev="$a"\n'
+        "done\n"
+        'exit "${FAKE_RC:-0}"\n',
+    )
+
+
+def _run_check(action: dict[str, Any], tmp_path: Path, fake: Path, **inputs: str) -> tuple[subprocess.CompletedProcess[str], list[str], dict[str, str]]:
+    step = _step(action, "check")
+    defaults = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    values = {**defaults, **{k.replace("_", "-"): v for k, v in inputs.items() if k != "FAKE_RC"}}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "BUDGETLINT": str(fake),
+        "ARGS_LOG": str(tmp_path / "args"),
+        "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+        "FAKE_RC": inputs.get("FAKE_RC", "0"),
+    }
+    for key, expr in step["env"].items():
+        m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", expr)
+        if m:
+            env[key] = values[m[1]]
+    proc = subprocess.run([BASH, "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    args_file = tmp_path / "args"
+    args = args_file.read_text(encoding="utf-8").splitlines() if args_file.exists() else []
+    return proc, args, _outputs(tmp_path / "github_output")
+
+
+@needs_bash
+def test_check_with_the_defaults(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
+    proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint)
+    assert proc.returncode == 0, proc.stderr
+    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github"]
+    assert outputs == {"exit-code": "0"}
+
+
+@needs_bash
+def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
+    proc, args, outputs = _run_check(
+        action,
+        tmp_path,
+        fake_budgetlint,
+        paths="budgets/  more/a.yaml\nthird.yml",
+        format="text",
+        fail_on="warning",
+        bench="bench/a.json\n bench/b.json",
+        base_ref="origin/main",
+        sarif="out/budgetlint.sarif",
+        summary="false",
+        FAKE_RC="1",
+    )
+    assert proc.returncode == 0, proc.stderr  # the failing comes after the SARIF upload
+    assert args == [
+        "check", "budgets/", "more/a.yaml", "third.yml",
+        "--fail-on", "warning", "--format", "text",
+        "--bench", "bench/a.json", "--bench", "bench/b.json",
+        "--base", "origin/main",
+        "--format", "sarif", "--output", "out/budgetlint.sarif",
+        "--no-summary",
+    ]
+    assert outputs == {"exit-code": "1", "sarif": "out/budgetlint.sarif"}
+    assert (tmp_path / "out" / "budgetlint.sarif").is_file()
+
+
+@needs_bash
+def test_inputs_are_data_not_code(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
+    nasty = "$(touch pwned1) `touch pwned2` ;touch${IFS}pwned3 *"
+    proc, args, _ = _run_check(action, tmp_path, fake_budgetlint, paths=nasty, base_ref="x; touch pwned4")
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob("pwned*"))
+    assert args[1:6] == ["$(touch", "pwned1)", "`touch", "pwned2`", ";touch${IFS}pwned3"]
+    assert args[6] == "*"  # not globbed
+    assert args[args.index("--base") + 1] == "x; touch pwned4"
+
+
+@needs_bash
+@pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes")])
+def test_bad_choices_fail_before_running(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path, name: str, value: str) -> None:
+    proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, **{name: value})
+    assert proc.returncode == 2
+    assert proc.stdout.startswith("::error title=budgetlint::")
+    assert args == [] and "exit-code" not in outputs
+
+
+@pytest.fixture()
+def fake_python(tmp_path: Path) -> Path:
+    """`python -m venv DIR` makes DIR/bin/python that logs its arguments."""
+    return _write_exe(
+        tmp_path / "python",
+        "#!/usr/bin/env bash\n"
+        'if [[ "$1 $2" == "-m venv" ]]; then\n'
+        '  mkdir -p "$3/bin"\n'
+        "  printf '#!/usr/bin/env bash\\nprintf \"%%s\\\\n\" \"$@\" > \"$PIP_LOG\"\\n' > \"$3/bin/python\"\n"
+        "  printf '#!/usr/bin/env bash\\necho budgetlint 0.0.0\\n' > \"$3/bin/budgetlint\"\n"
+        '  chmod +x "$3/bin/python" "$3/bin/budgetlint"\n'
+        "fi\n",
+    )
+
+
+def _run_install(action: dict[str, Any], tmp_path: Path, python: Path, version: str) -> tuple[subprocess.CompletedProcess[str], list[str], dict[str, str]]:
+    step = _step(action, "install")
+    assert set(step["env"]) == {"PYTHON", "BUDGETLINT_VERSION", "ACTION_PATH"}
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "PYTHON": str(python),
+        "BUDGETLINT_VERSION": version,
+        "ACTION_PATH": "/actions/budgetlint",
+        "RUNNER_TEMP": str(tmp_path),
+        "PIP_LOG": str(tmp_path / "pip"),
+        "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+    }
+    proc = subprocess.run([BASH, "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    log = tmp_path / "pip"
+    pip_args = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return proc, pip_args, _outputs(tmp_path / "github_output")
+
+
+@needs_bash
+@pytest.mark.parametrize(
+    ("version", "spec"),
+    [
+        ("", "/actions/budgetlint"),
+        ("0.2.0", "budgetlint==0.2.0"),
+        ("1.0.0rc1", "budgetlint==1.0.0rc1"),
+        ("budgetlint>=0.2,<0.3", "budgetlint>=0.2,<0.3"),
+    ],
+)
+def test_install_spec(action: dict[str, Any], tmp_path: Path, fake_python: Path, version: str, spec: str) -> None:
+    proc, pip_args, outputs = _run_install(action, tmp_path, fake_python, version)
+    assert proc.returncode == 0, proc.stderr
+    assert pip_args[:2] == ["-m", "pip"] and pip_args[-1] == spec
+    assert outputs == {"bin": f"{tmp_path}/budgetlint-venv/bin/budgetlint"}
+
+
+@needs_bash
+def test_install_refuses_options_as_version(action: dict[str, Any], tmp_path: Path, fake_python: Path) -> None:
+    proc, pip_args, _ = _run_install(action, tmp_path, fake_python, "--index-url=https://evil.example/simple")
+    assert proc.returncode == 2 and pip_args == []
+
+
+@needs_bash
+@pytest.mark.parametrize("rc", ["1", "2"])
+def test_fail_step_exits_with_budgetlints_code(action: dict[str, Any], rc: str) -> None:
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Fail on findings")
+    assert step["if"] == "${{ steps.check.outputs.exit-code != '0' }}"
+    proc = subprocess.run([BASH, "-c", step["run"]], env={"RC": rc, "PATH": os.environ.get("PATH", "")}, capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    assert proc.returncode == int(rc)
+
+
+def test_sarif_upload_only_when_written(action: dict[str, Any]) -> None:
+    step = next(s for s in action["runs"]["steps"] if "upload-sarif" in str(s.get("uses", "")))
+    assert step["if"] == "${{ steps.check.outputs.sarif != '' }}"
+    assert step["with"]["sarif_file"] == "${{ steps.check.outputs.sarif }}"
