@@ -37,7 +37,8 @@ class Sink:
         self.findings.append(Finding(code, severity, message, where, budget=budget, fix=fix))
 
     def quantity(self, doc: Document, path: tuple, kinds: tuple[str, ...], *,
-                 field_name: str, budget: str | None = None) -> float | None:
+                 field_name: str, budget: str | None = None, positive: bool = False) -> float | None:
+        """Parse a quantity; report unit errors, negative values, and zero where ``positive``."""
         value = doc.get(path)
         if value is None:
             return None
@@ -45,6 +46,11 @@ class Sink:
             magnitude, _ = parse_quantity(value, *kinds)
         except UnitError as exc:
             self.add(_UNIT_CODES[exc.reason], f"{field_name}: {exc.message}", doc.loc(path),
+                     budget=budget)
+            return None
+        if magnitude < 0 or (positive and magnitude == 0):
+            need = "above zero" if positive else "zero or more"
+            self.add("BL003", f"{field_name}: expected a value {need}; found {value!r}", doc.loc(path),
                      budget=budget)
             return None
         return magnitude
@@ -121,6 +127,11 @@ class Catalog:
         return table[close[0]].name if close else None
 
 
+def _as_list(value: Any) -> list:
+    """A list as written, or empty when the schema already reported something else."""
+    return value if isinstance(value, list) else []
+
+
 def _strs(value: Any) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
 
@@ -135,21 +146,21 @@ def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = Fa
     hw.vendor = d.get("vendor", hw.vendor)
     label = f"hardware {hw.name!r}"
     if "memory" in d:
-        hw.memory_bytes = sink.quantity(doc, path + ("memory",), ("information",), field_name=f"{label} memory")
+        hw.memory_bytes = sink.quantity(doc, path + ("memory",), ("information",), field_name=f"{label} memory", positive=True)
     if "bandwidth" in d:
         hw.bandwidth_bytes_per_s = sink.quantity(doc, path + ("bandwidth",), ("bandwidth",),
-                                                 field_name=f"{label} bandwidth")
+                                                 field_name=f"{label} bandwidth", positive=True)
     if isinstance(d.get("compute"), dict):
         compute = dict(hw.compute_flop_per_s)
         for prec in d["compute"]:
             value = sink.quantity(doc, path + ("compute", prec), ("compute_rate",),
-                                  field_name=f"{label} compute.{prec}")
+                                  field_name=f"{label} compute.{prec}", positive=True)
             if value is not None:
                 compute[str(prec)] = value
         hw.compute_flop_per_s = compute
     if "interconnect" in d:
         hw.interconnect_bytes_per_s = sink.quantity(doc, path + ("interconnect",), ("bandwidth",),
-                                                    field_name=f"{label} interconnect")
+                                                    field_name=f"{label} interconnect", positive=True)
     hw.source = d.get("source", hw.source)
     hw.notes = d.get("notes", hw.notes)
     return hw
@@ -170,9 +181,15 @@ def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False
     for key in ("parameters", "active_parameters"):
         if key in d:
             try:
-                setattr(m, key, parse_count(d[key]))
+                count = parse_count(d[key])
             except UnitError as exc:
                 sink.add("BL007", f"model {m.name!r} {key}: {exc.message}", doc.loc(path + (key,)))
+                continue
+            if count <= 0:
+                sink.add("BL003", f"model {m.name!r} {key}: expected a count above zero; found {d[key]!r}",
+                         doc.loc(path + (key,)))
+                continue
+            setattr(m, key, count)
     for key in _MODEL_INTS:
         if isinstance(d.get(key), int):
             setattr(m, key, d[key])
@@ -190,7 +207,7 @@ def add_entries(catalog: Catalog, doc: Document, kind: str, sink: Sink, *, built
                 user_names: dict[str, Location] | None = None) -> None:
     """Add a hardware or models document's entries to the catalog (``extends`` resolved)."""
     key = "hardware" if kind == "hardware" else "models"
-    entries = doc.get((key,)) or []
+    entries = _as_list(doc.get((key,)))
     table = catalog.hardware if kind == "hardware" else catalog.models
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
@@ -316,9 +333,10 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if value is not None and value <= 0:
             sink.add("BL003", f"promise.{key}: expected a positive time; found {p.get(key)!r}",
                      doc.loc(path + ("promise", key)), budget=name)
+            setattr(pr, f"{key}_s", None)
     b.promise = pr
 
-    for i, s in enumerate(d.get("segments") or []):
+    for i, s in enumerate(_as_list(d.get("segments"))):
         if not isinstance(s, dict):
             continue
         seg = Segment(doc, path + ("segments", i), name=str(s.get("name", f"segments[{i}]")),
@@ -376,8 +394,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                                          "deployment.memory_overhead") or 0.0
         b.deployment = dp
 
-    b.bench = [x for x in d.get("bench") or [] if isinstance(x, str)]
-    for i, s in enumerate(d.get("suppress") or []):
+    b.bench = [x for x in _as_list(d.get("bench")) if isinstance(x, str)]
+    for i, s in enumerate(_as_list(d.get("suppress"))):
         if isinstance(s, dict) and isinstance(s.get("rule"), str):
             b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],
                                               reason=s.get("reason") if isinstance(s.get("reason"), str) else None,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from budgetlint.build import Catalog, Sink, add_entries, build_budget
+from budgetlint.build import Catalog, Sink, _as_list, add_entries, build_budget
 from budgetlint.discovery import discover, display_path
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.loader import Document, load_file
@@ -124,7 +124,7 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
     budgets: list[Budget] = []
     seen: dict[str, Location] = {}
     for doc in by_kind["budgets"]:
-        for i, entry in enumerate(doc.get(("budgets",)) or []):
+        for i, entry in enumerate(_as_list(doc.get(("budgets",)))):
             if not isinstance(entry, dict):
                 continue
             budget = build_budget(doc, i, catalog, sink)
@@ -158,7 +158,7 @@ def _collect_teams(docs: list[Document], files: list[Path], options: Options,
     teams: dict[str, Location] = {}
     sources: list[str] = []
     for doc in docs:
-        for i, entry in enumerate(doc.get(("teams",)) or []):
+        for i, entry in enumerate(_as_list(doc.get(("teams",)))):
             if isinstance(entry, dict) and isinstance(entry.get("handle"), str):
                 teams.setdefault(entry["handle"].lower(), doc.loc(("teams", i, "handle")))
         sources.append(doc.file)

@@ -120,7 +120,7 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
         if dims == want:
             magnitude = float(q.to(si_unit).magnitude)
             if not math.isfinite(magnitude):
-                raise UnitError("invalid", f"expected a finite {KIND_NAMES[kind]}; found {value!r}")
+                raise UnitError("invalid", f"expected {KIND_NAMES[kind]} that is finite; found {value!r}")
             return magnitude, kind
     if not dims:
         raise UnitError("missing-unit", f"expected {expected}; found {value!r}, which has no unit")

@@ -1,0 +1,228 @@
+"""The command line: help, version, rules, exit codes, explain, catalog, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from budgetlint import __version__
+from budgetlint.cli import main
+from budgetlint.rules import all_rules
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output, result.output
+    return result.exit_code, result.output
+
+
+def test_version() -> None:
+    code, out = run("--version")
+    assert code == 0 and __version__ in out
+
+
+def _commands(group=main, prefix=()):  # every command and subcommand
+    for name, cmd in sorted(group.commands.items()):
+        yield prefix + (name,)
+        if hasattr(cmd, "commands"):
+            yield from _commands(cmd, prefix + (name,))
+
+
+@pytest.mark.parametrize("command", list(_commands()), ids=" ".join)
+def test_help_on_every_command(command: tuple[str, ...]) -> None:
+    code, out = run(*command, "--help")
+    assert code == 0 and "Usage:" in out
+
+
+def test_python_dash_m() -> None:
+    out = subprocess.run([sys.executable, "-m", "budgetlint", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and __version__ in out.stdout
+
+
+def test_rules_lists_every_rule() -> None:
+    code, out = run("rules")
+    assert code == 0
+    for rule in all_rules():
+        assert rule.code in out and rule.name in out
+    code, out = run("rules", "--format", "json")
+    assert {r["code"] for r in json.loads(out)} == {r.code for r in all_rules()}
+
+
+@pytest.mark.parametrize("rule", all_rules(), ids=lambda r: r.code)
+def test_every_rule_has_its_docs(rule) -> None:
+    for section in ("What it checks", "Why", "Example", "Fix"):
+        assert rule.section(section), f"{rule.code} lacks a '{section}' section"
+    assert rule.summary and rule.summary.endswith(".")
+    code, out = run("rule", rule.code)
+    assert code == 0 and rule.summary in out
+    code, out = run("rule", rule.name)
+    assert code == 0
+
+
+def test_rule_codes_are_unique_and_well_formed() -> None:
+    codes = [r.code for r in all_rules()]
+    assert len(codes) == len(set(codes))
+    assert all(len(c) == 5 and c.startswith("BL") and c[2:].isdigit() for c in codes)
+
+
+def test_unknown_rule_is_a_usage_error() -> None:
+    code, out = run("rule", "BL2")
+    assert code == 2 and "unknown rule" in out
+
+
+def test_missing_path_is_a_usage_error() -> None:
+    code, out = run("check", "does/not/exist")
+    assert code == 2 and "does/not/exist" in out
+
+
+def test_shipped_budgets_check_clean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("check", "budgets/", "--format", "json")
+    report = json.loads(out)
+    assert code == 0, out
+    assert report["summary"]["errors"] == 0 and report["summary"]["warnings"] == 0
+    assert report["summary"]["budgets"] >= 4
+    for budget in report["budgets"]:
+        assert budget["owner"] and budget["verdicts"], budget["name"]
+        assert all(v == "met" for v in budget["verdicts"].values()), budget
+
+
+def test_default_path_is_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("check", "--format", "json")
+    assert code == 0 and json.loads(out)["summary"]["files"] >= 5
+
+
+def test_explain_prints_the_arithmetic_for_each_shipped_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("explain", "budgets/")
+    assert code == 0
+    for name in ("chat-reply", "code-completion", "ticket-summary", "voice-turn"):
+        assert name in out
+    for step in ("Weights  W = P x b_w", "KV cache per token", "t_mem =", "t_cmp =", "Prefill of",
+                 "TTFT =", "End to end =", "Memory per device", "Verdicts"):
+        assert step in out
+
+
+def test_explain_one_budget_and_unknown_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("explain", "budgets/", "--budget", "chat-reply")
+    assert code == 0 and "chat-reply" in out and "voice-turn" not in out
+    code, out = run("explain", "budgets/", "--budget", "nope")
+    assert code == 2 and "no budget named" in out
+
+
+def test_explain_shows_levers_for_a_miss(tmp_path: Path) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_text("""version: 1
+kind: budgets
+budgets:
+  - name: fast
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 100}
+    promise: {pace: 40 token/s}
+    deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16}
+""")
+    code, out = run("explain", str(f))
+    assert code == 0
+    # 70.55e9 x 2 B = 141 GB on one 3.35 TB/s, 80 GB device: 23.7 token/s and no fit;
+    # 4-bit weights (35 GB) give 0.7 x 3.35e12 / 35.3e9 = 66 token/s at 70% of bandwidth
+    assert "CANNOT BE MET" in out and "Levers that would meet" in out and "- 4-bit weights: pace 66" in out
+
+
+def test_catalog_lists_and_shows() -> None:
+    code, out = run("catalog", "hardware", "--format", "json")
+    hw = json.loads(out)
+    assert code == 0 and len(hw) >= 25 and all("name" in h for h in hw)
+    code, out = run("catalog", "models", "--format", "json")
+    assert code == 0 and len(json.loads(out)) >= 20
+    code, out = run("catalog", "show", "h100")
+    assert code == 0 and "h100-sxm" in out and "source" in out
+    code, out = run("catalog", "show", "h100-sxn")
+    assert code == 2 and "did you mean" in out
+
+
+def test_user_catalog_entry_overrides_a_builtin(tmp_path: Path) -> None:
+    (tmp_path / "hw.yaml").write_text("""version: 1
+kind: hardware
+hardware:
+  - name: h100-capped
+    extends: h100-sxm
+    bandwidth: 1.7 TB/s
+""")
+    code, out = run("catalog", "show", "h100-capped", str(tmp_path), "--format", "json")
+    entry = json.loads(out)
+    assert code == 0 and entry["bandwidth_bytes_per_s"] == 1.7e12 and entry["memory_bytes"] == 80e9
+
+
+def test_fail_on_warning(tmp_path: Path) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_text("version: 1\nbudgets: []\n")  # BL013 warning only
+    assert run("check", str(f), "--no-codeowners")[0] == 0
+    assert run("check", str(f), "--no-codeowners", "--fail-on", "warning")[0] == 1
+
+
+BAD_INPUTS = {
+    "empty.yaml": b"",
+    "nul.yaml": b"\x00\x01\x02binary",
+    "latin1.yaml": "kind: budgets\nname: caf\xe9\n".encode("latin-1"),
+    "list.yaml": b"- 1\n- 2\n",
+    "scalar.yaml": b"42\n",
+    "kind-list.yaml": b"version: 1\nkind: [budgets]\n",
+    "budgets-scalar.yaml": b"version: 1\nkind: budgets\nbudgets: 5\n",
+    "budget-scalar.yaml": b"version: 1\nkind: budgets\nbudgets: [5, null, [1]]\n",
+    "deep.yaml": b"[" * 5000 + b"]" * 5000,
+    "tab.yaml": b"a:\n\tb: 1\n",
+    "weird-quantities.yaml": b"""version: 1
+kind: budgets
+budgets:
+  - name: x
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 10, concurrency: 1, prefix_cache_hit: nan}
+    promise: {ttft: nan ms, pace: -5 token/s, e2e: 1e400 s, tpot: 0 ms}
+    deployment:
+      model: {name: m, parameters: "-8B", layers: 1, hidden_size: 1, attention_heads: 1}
+      hardware: {name: h, memory: 0 GB, bandwidth: 1e-30 TB/s, compute: {bf16: 0 FLOP/s}}
+      weight_precision: "0 bit"
+      speculative: {accepted_tokens_per_pass: 1e9}
+""",
+    "moe-bad.yaml": b"""version: 1
+kind: budgets
+budgets:
+  - name: y
+    owner: "@a/b"
+    workload: {prompt_tokens: 0, output_tokens: 1}
+    promise: {pace: 1 token/s}
+    deployment:
+      model: {name: m2, parameters: 1B, active_parameters: 2B, layers: 2, hidden_size: 8,
+              attention_heads: 2, experts: 2, experts_per_token: 4, attention: mla}
+      hardware: h100-sxm
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INPUTS))
+def test_bad_input_never_gives_a_traceback(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_bytes(BAD_INPUTS[name])
+    for fmt in ("text", "json"):
+        result = CliRunner().invoke(main, ["check", str(tmp_path / name), "--no-codeowners", "--format", fmt])
+        assert result.exit_code in (0, 1, 2), result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output, result.output
+
+
+def test_all_bad_inputs_in_one_run_report_every_problem(tmp_path: Path) -> None:
+    for name, data in BAD_INPUTS.items():
+        (tmp_path / name).write_bytes(data)
+    out = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path), "--no-codeowners",
+                          "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    files = {Path(f["file"]).name for f in json.loads(out.stdout)["findings"] if f["file"]}
+    for name in ("nul.yaml", "latin1.yaml", "deep.yaml", "tab.yaml", "weird-quantities.yaml"):
+        assert name in files
