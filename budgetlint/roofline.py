@@ -67,6 +67,8 @@ class Evaluation:
         out["efficiency_bandwidth"] = self.efficiency.bandwidth
         out["efficiency_compute"] = self.efficiency.compute
         for name, v in self.verdicts.items():
+            if name.startswith("segment:"):
+                continue
             key = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s", "memory": "memory_bytes"}[name]
             if v.bound_value is not None:
                 out[f"bound_{key}"] = v.bound_value
@@ -266,6 +268,19 @@ def _judge(ev: Evaluation, b: Budget) -> None:
         room = p.e2e_s - fixed
         v.required_efficiency = ((bd.e2e_s - fixed) / room) if room > 0 else None
         ev.verdicts["e2e"] = v
+    # segments the physics speaks for: the prefill allowance and the decode pace
+    for seg in b.segments:
+        if seg.kind == "prefill" and seg.allowance_s is not None and seg.allowance_s > 0:
+            v = PromiseVerdict(f"segment:{seg.name}", _verdict(seg.allowance_s, bd.prefill_s, rl.prefill_s),
+                               seg.allowance_s, bd.prefill_s, rl.prefill_s, binding=f"prefill {bd.prefill_binding}")
+            v.required_efficiency = bd.prefill_s / seg.allowance_s
+            ev.verdicts[v.promise] = v
+        elif seg.kind == "decode" and seg.pace_token_per_s:
+            want = 1.0 / seg.pace_token_per_s
+            v = PromiseVerdict(f"segment:{seg.name}", _verdict(want, bd.tpot_s, rl.tpot_s), want, bd.tpot_s,
+                               rl.tpot_s, binding=bd.decode_binding)
+            v.required_efficiency = bd.tpot_s / want
+            ev.verdicts[v.promise] = v
     # memory: physical capacity at 100 %; realistic usable fraction for at-risk
     mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
     ev.verdicts["memory"] = PromiseVerdict(
@@ -375,9 +390,16 @@ def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
     return good
 
 
-def lever_text(levers: list[Any], limit: int = 3) -> str | None:
+def lever_text(levers: list[Any], limit: int = 3, ctx: Any = None, budget: str | None = None) -> str | None:
+    """The levers, in full on the first finding of a budget, then a pointer to them."""
     if not levers:
         return None
+    if ctx is not None and budget is not None:
+        key = ("levers-shown", budget)
+        if ctx.cache.get(key):
+            return (f"the levers that would meet it are listed once per budget (on another of its findings) "
+                    f"and by `budgetlint explain --budget {budget}`")
+        ctx.cache[key] = True
     parts = [lv.description for lv in levers[:limit]]
     more = f" (+{len(levers) - limit} more: see `budgetlint explain`)" if len(levers) > limit else ""
     return "would meet it: " + "; ".join(parts) + more

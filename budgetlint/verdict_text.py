@@ -101,3 +101,26 @@ def describe_memory(ev: Any) -> str:
     return (f"budget {b.name!r}: fits only above the usable fraction: needs {_b(a.memory_required_bytes_per_device)} "
             f"per device ({' + '.join(parts)}; {ctx}) of {_b(a.memory_available_bytes_per_device)} usable "
             f"on the {hw.name}")
+
+
+def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
+    """A prefill allowance or decode pace a segment's owner was given, against the physics."""
+    b, eff = ev.budget, ev.efficiency
+    owner = f" (owner {seg.owner})" if seg.owner else ""
+    if seg.kind == "prefill":
+        if bound:
+            return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}; "
+                    f"the roofline bound is {_t(v.bound_value)} ({_prefill_why(ev.bound, ev)}): "
+                    f"{v.bound_value / v.budget_value:.2g}x the allowance")
+        return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}, which needs "
+                f"{v.required_efficiency:.0%} of peak compute (bound {_t(v.bound_value)}; at the assumed "
+                f"{eff.compute:.0%}: {_t(v.realistic_value)})")
+    want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
+    if bound:
+        return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {want:.3g} token/s; the "
+                f"roofline bound is {got_bound:.3g} token/s ({_decode_why(ev.bound, ev)}): {want / got_bound:.2g}x short")
+    resource = "bandwidth" if ev.bound.decode_binding == "bandwidth" else "compute"
+    assumed = eff.bandwidth if resource == "bandwidth" else eff.compute
+    return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {want:.3g} token/s needs "
+            f"{v.required_efficiency:.0%} of peak {resource} (bound {got_bound:.3g} token/s; at the assumed "
+            f"{assumed:.0%}: {got_real:.3g} token/s)")

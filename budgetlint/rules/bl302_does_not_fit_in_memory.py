@@ -54,4 +54,4 @@ def check(ctx) -> Iterator[Finding]:
         severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
         levers = roofline.levers_for(ctx, ev)
         yield Finding(CODE, severity, describe_memory(ev), b.loc("deployment"), budget=b.name,
-                      promise="memory", fix=roofline.lever_text(levers) or "reduce concurrency or context")
+                      promise="memory", fix=roofline.lever_text(levers, ctx=ctx, budget=b.name) or "reduce concurrency or context")
