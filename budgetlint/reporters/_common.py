@@ -72,11 +72,12 @@ _SUFFIXES: tuple[tuple[str, str], ...] = (
 class PromiseRow:
     """One promise of one budget, with what is known about it."""
 
-    name: str  # "ttft", "tpot", "pace", "e2e", "memory"...
-    key: str | None  # the key in BudgetResult.promises ("ttft_s"), None if absent
-    value: float | None  # the promised value, SI
+    name: str  # "ttft", "tpot", "e2e", "memory"...
+    key: str | None  # SI key ("ttft_s"), from promises or analysis; None if unknown
+    value: float | None  # the promised value, SI (None: a verdict without a number)
     unit: str  # "s", "token/s", "B", "" when unknown
     verdict: str | None
+    also: str | None = None  # the same promise said another way ("25 token/s")
 
 
 def split_key(key: str) -> tuple[str, str]:
@@ -88,16 +89,41 @@ def split_key(key: str) -> tuple[str, str]:
     return key, ""
 
 
+def _key_from_analysis(analysis: dict, name: str) -> tuple[str | None, str]:
+    """For a promise known only by its verdict (``memory``): the SI key that
+    ``analysis`` uses for it (``bound_memory_bytes`` -> ``memory_bytes``)."""
+    for prefix in ("bound_", "measured_", "realistic_"):
+        for key in analysis:
+            if isinstance(key, str) and key.startswith(f"{prefix}{name}_"):
+                rest = key[len(prefix):]
+                found, unit = split_key(rest)
+                if found == name and unit:
+                    return rest, unit
+    return None, ""
+
+
 def promise_rows(budget: BudgetResult) -> list[PromiseRow]:
-    """Each promise of ``budget`` once: the union of ``promises`` (SI values)
-    and ``verdicts`` (by promise name), in the order they were given."""
+    """Each promise of ``budget`` once, in the order given: the promises with
+    their SI values, then promises known only by a verdict (``memory``).
+
+    ``pace`` is ``1 / tpot``: when both are present and pace has no verdict of
+    its own, it is shown beside tpot (``also``) rather than as a row."""
+    verdicts = budget.verdicts
     rows: dict[str, PromiseRow] = {}
     for key, value in budget.promises.items():
         name, unit = split_key(key)
-        rows[name] = PromiseRow(name, key, _number(value), unit, budget.verdicts.get(name, budget.verdicts.get(key)))
-    for name, verdict in budget.verdicts.items():
-        if name not in rows and not any(r.key == name for r in rows.values()):
-            rows[name] = PromiseRow(name, None, None, "", verdict)
+        rows[name] = PromiseRow(name, key, _number(value), unit, verdicts.get(name, verdicts.get(key)))
+    if "tpot" in rows and "pace" in rows and "pace" not in verdicts:
+        pace = rows.pop("pace")
+        tpot = rows["tpot"]
+        rows["tpot"] = PromiseRow(
+            tpot.name, tpot.key, tpot.value, tpot.unit, tpot.verdict, format_quantity(pace.value, pace.unit)
+        )
+    for name, verdict in verdicts.items():
+        if name in rows or any(r.key == name for r in rows.values()):
+            continue
+        key, unit = _key_from_analysis(budget.analysis, name)
+        rows[name] = PromiseRow(name, key, None, unit, verdict)
     return list(rows.values())
 
 

@@ -61,7 +61,10 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
     for finding in report.sorted_findings():
         case = None
         if finding.budget is not None:
-            case = by_promise.get((finding.budget, finding.promise or ""))
+            promise = finding.promise or ""
+            case = by_promise.get((finding.budget, promise))
+            if case is None and promise == "pace":  # pace is 1/tpot: one testcase
+                case = by_promise.get((finding.budget, "tpot"))
             if case is None:
                 case = by_budget.get(finding.budget)
             if case is None:

@@ -68,12 +68,16 @@ FINDING_HEADER = ["Severity", "Rule", "Where", "Budget", "Message"]
 def budget_rows(budget: BudgetResult) -> list[str]:
     rows = []
     for p in promise_rows(budget):
-        promised = format_quantity(p.value, p.unit)
+        promise = p.name
+        if p.value is not None:
+            promise += f" {format_quantity(p.value, p.unit)}"
+            if p.also:
+                promise += f" ({p.also})"
         rows.append(
             _row(
                 [
                     cell(budget.name),
-                    cell(f"{p.name} {promised}" if p.value is not None else p.name),
+                    cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
                     cell(format_quantity(analysis_value(budget, "measured", p), p.unit)),

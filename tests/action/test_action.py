@@ -190,7 +190,7 @@ def _run_check(action: dict[str, Any], tmp_path: Path, fake: Path, **inputs: str
 def test_check_with_the_defaults(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint)
     assert proc.returncode == 0, proc.stderr
-    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github"]
+    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github", "--output", "-"]
     assert outputs == {"exit-code": "0"}
 
 
@@ -212,7 +212,7 @@ def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_bud
     assert proc.returncode == 0, proc.stderr  # the failing comes after the SARIF upload
     assert args == [
         "check", "budgets/", "more/a.yaml", "third.yml",
-        "--fail-on", "warning", "--format", "text",
+        "--fail-on", "warning", "--format", "text", "--output", "-",
         "--bench", "bench/a.json", "--bench", "bench/b.json",
         "--base", "origin/main",
         "--format", "sarif", "--output", "out/budgetlint.sarif",

@@ -95,3 +95,22 @@ def test_many_budgets_are_truncated_too() -> None:
     out = markdown.render(Report(files=["a.yaml"], budgets=budgets, findings=findings), limit=20_000)
     assert len(out.encode("utf-8")) <= 20_000
     assert "more budget rows and 1 findings are not shown" in out
+
+
+def test_pace_folds_into_tpot_and_verdict_only_promises_find_their_numbers() -> None:
+    b = BudgetResult(
+        "chat", "a.yaml", 1, "@o", "p95",
+        promises={"ttft_s": 0.4, "tpot_s": 0.04, "pace_token_per_s": 25.0},
+        analysis={"bound_tpot_s": 0.00616, "bound_memory_bytes": 21e9, "headroom_memory": 2.8},
+        verdicts={"ttft": "met", "tpot": "at-risk", "memory": "met"},
+    )
+    rows = _table(markdown.render(Report(files=["a.yaml"], budgets=[b])), "Budget")
+    assert [r[1] for r in rows] == ["ttft 400 ms", "tpot 40 ms (25 token/s)", "memory"]
+    assert rows[1][3] == "6.16 ms" and rows[1][7] == "⚠️ at risk"
+    assert rows[2][3] == "21 GB" and rows[2][5] == "280%"
+
+
+def test_pace_with_its_own_verdict_keeps_its_row() -> None:
+    b = BudgetResult("s", "a.yaml", 1, None, None, promises={"pace_token_per_s": 20.0}, verdicts={"pace": "met"})
+    rows = _table(markdown.render(Report(budgets=[b])), "Budget")
+    assert [r[1] for r in rows] == ["pace 20 token/s"]
