@@ -148,7 +148,14 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
     add("")
     add("  Verdicts")
     for name, v in ev.verdicts.items():
-        if name == "tpot":
+        seg = next((x for x in b.segments if f"segment:{x.name}" == name), None)
+        if seg is not None and seg.kind == "decode":
+            row = (f"decode segment {seg.name!r} ({seg.owner or 'no owner'}) promise {1 / v.budget_value:.3g} token/s; "
+                   f"bound {1 / v.bound_value:.3g} token/s; realistic {1 / v.realistic_value:.3g} token/s")
+        elif seg is not None:
+            row = (f"prefill segment {seg.name!r} ({seg.owner or 'no owner'}) promise {_t(v.budget_value)}; "
+                   f"bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
+        elif name == "tpot":
             row = (f"pace   promise {1 / v.budget_value:.3g} token/s; bound {1 / v.bound_value:.3g} token/s; "
                    f"realistic {1 / v.realistic_value:.3g} token/s")
         elif name == "memory":
