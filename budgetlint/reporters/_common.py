@@ -36,9 +36,11 @@ def scope_phrase(report: Report) -> str:
 def summary_line(report: Report) -> str:
     """``Found 3 errors, 1 warning in 5 files (7 budgets).``"""
     s = report.summary()
+    suppressed = s.get("suppressed") or 0
+    tail = f" ({suppressed} suppressed)" if suppressed else ""
     if not (s["errors"] or s["warnings"] or s["infos"]):
-        return f"No problems found in {scope_phrase(report)}."
-    return f"Found {counts_phrase(report)} in {scope_phrase(report)}."
+        return f"No problems found in {scope_phrase(report)}.{tail}"
+    return f"Found {counts_phrase(report)} in {scope_phrase(report)}.{tail}"
 
 
 def worst_first(findings: list[Finding]) -> list[Finding]:

@@ -125,7 +125,9 @@ def _all_rule_codes(report: Report) -> list[str]:
 
     codes = [r.code for r in all_rules()]
     known = set(codes)
-    extra = sorted({f.rule for f in report.findings if f.rule not in known})
+    seen = {f.rule for f in report.findings}
+    seen |= {item.finding.rule for item in getattr(report, "suppressed", None) or [] if hasattr(item, "finding")}
+    extra = sorted(seen - known)
     return codes + extra
 
 
@@ -150,6 +152,25 @@ def build(report: Report) -> dict[str, Any]:
         n = seen.get(fp, 0)
         seen[fp] = n + 1
         results.append(_result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}"))
+
+    # findings a budget suppressed (with a reason): results marked as
+    # suppressed in source, so code scanning shows them as dismissed
+    room = MAX_RESULTS - len(results)
+    for item in list(getattr(report, "suppressed", None) or [])[: max(room, 0)]:
+        finding = getattr(item, "finding", None)
+        if finding is None or finding.location is None or finding.rule not in index:
+            continue
+        result = _result(finding, index[finding.rule], fingerprint(finding))
+        suppression: dict[str, Any] = {
+            "kind": "inSource",
+            "status": "accepted",
+            "justification": str(getattr(item, "reason", "") or ""),
+        }
+        expires = getattr(item, "expires", None)
+        if expires:
+            suppression["properties"] = {"expires": str(expires)}
+        result["suppressions"] = [suppression]
+        results.append(result)
 
     notifications = [
         {

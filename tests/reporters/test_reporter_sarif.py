@@ -138,3 +138,18 @@ def test_unknown_rule_codes_still_get_a_descriptor(sarif_validator: jsonschema.p
     result = log["runs"][0]["results"][0]
     assert rules[result["ruleIndex"]]["id"] == "BL999"
     sarif_validator.validate(log)
+
+
+def test_suppressed_findings_are_results_marked_suppressed(sarif_validator: jsonschema.protocols.Validator) -> None:
+    from types import SimpleNamespace
+
+    report = canned_report()
+    hidden = Finding("BL301", Severity.ERROR, "ttft 1 ms cannot be met", Location("budgets/chat.yaml", 20, 3), "chat-reply", "ttft")
+    report.suppressed = [SimpleNamespace(finding=hidden, reason="accepted until the H200s arrive", expires="2027-01-31")]  # type: ignore[attr-defined]
+    log = _log(report)
+    sarif_validator.validate(log)
+    (result,) = [r for r in log["runs"][0]["results"] if "suppressions" in r]
+    assert result["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "accepted until the H200s arrive", "properties": {"expires": "2027-01-31"}}
+    ]
+    assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 20
