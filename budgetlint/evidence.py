@@ -1,0 +1,609 @@
+"""Benchmark evidence: link measurements to budgets and hold them against each promise.
+
+Files come from two places:
+
+* a budget's own ``bench:`` entries (paths or globs, relative to the budget
+  file's directory): they are evidence for that budget;
+* the run's ``--bench PATH`` files (``Options.bench``, relative to the working
+  directory): they apply to the single budget of the run, or, with several
+  budgets, to each budget whose deployment and workload the measurement
+  matches.
+
+Each file is read once (``ctx.cache[("bench-file", path)]``). Run conditions
+the file lacks are filled from the budget's link (its workload and
+deployment) and reported as *inferred from the budget*.
+
+Per (budget, measurement) a :class:`Link` records whether the measurement
+speaks for the budget (model, hardware, device count when known; concurrency
+at least the budget's; prompt and output lengths within
+:data:`LENGTH_TOLERANCE`; client edge for a client-edge promise) and, per
+promise, the measured value at the budget's percentile in budgetlint's own
+definitions (TPOT over all N output tokens). ``excludes_first_token`` TPOT
+(vLLM style, over N - 1) converts exactly given N: ``x (N - 1) / N``;
+``includes_ttft`` TPOT (LLMPerf) is refused, never mixed.
+
+The rules BL401..BL406 read :func:`evidence_for`; nothing here yields findings
+by itself except the helpers the rules call.
+"""
+
+from __future__ import annotations
+
+import glob
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from budgetlint.bench import Measurement, Problem, read_benchmark
+from budgetlint.discovery import display_path
+from budgetlint.findings import Location
+from budgetlint.model import Budget
+
+#: relative tolerance on mean prompt and output lengths (0.25 = within ±25 %)
+LENGTH_TOLERANCE = 0.25
+PROMISE_NAMES = ("ttft", "tpot", "e2e")
+#: a measurement this many times faster than the bound is a unit error, not a config one
+UNIT_ERROR_RATIO = 50.0
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class BenchFile:
+    """One benchmark file as read (once per run)."""
+
+    path: str  # as reports show it
+    measurements: list[Measurement]
+    problems: list[Problem]
+
+
+@dataclass
+class Reading:
+    """One promise held against one measurement."""
+
+    promise: str  # ttft | tpot | e2e
+    percentile: str  # the label compared at ("p95")
+    status: str  # compared | not-measured | refused
+    measured_s: float | None = None  # in budgetlint's definition (tpot over N tokens)
+    promised_s: float | None = None
+    how: str = ""  # conversion note
+    reason: str = ""  # why not measured / refused
+
+    @property
+    def margin(self) -> float | None:
+        """(promise - measured) / promise on the time scale: < 0 is a miss."""
+        if self.measured_s is None or not self.promised_s:
+            return None
+        return (self.promised_s - self.measured_s) / self.promised_s
+
+
+@dataclass
+class Faster:
+    """A measured value faster than the pure roofline of the budget's deployment."""
+
+    promise: str
+    measured_s: float
+    bound_s: float
+    statistic: str  # the label the value was read at
+    explanation: str
+
+
+@dataclass
+class Link:
+    """One measurement linked to one budget."""
+
+    budget: Budget
+    measurement: Measurement
+    file: str
+    via: str  # "bench: 'runs/*.json'" or "--bench runs/x.json"
+    where: Location  # the budget's `bench:` entry, or the bench file
+    conditions: dict[str, tuple[Any, str]] = field(default_factory=dict)  # field -> (value, origin)
+    mismatches: list[tuple[str, str]] = field(default_factory=list)  # (workload/deployment key, reason)
+    readings: dict[str, Reading] = field(default_factory=dict)
+    faster: list[Faster] = field(default_factory=list)
+    bound: Any = None  # physics Analysis at the pure roofline, measurement's conditions
+    bound_concurrency_one: Any = None  # the same at concurrency 1 (the fastest per sequence)
+
+    @property
+    def name(self) -> str:
+        label = self.measurement.label
+        return f"{self.file} ({label})" if label else self.file
+
+    @property
+    def counts(self) -> bool:
+        """Does the measurement speak for the budget's promises?"""
+        return not self.mismatches
+
+    @property
+    def inferred(self) -> list[str]:
+        """Conditions taken from the budget because the file lacks them."""
+        return [k for k, (_, origin) in self.conditions.items() if origin == "budget"]
+
+    def inferred_words(self) -> str:
+        names = self.inferred
+        if not names:
+            return ""
+        return "; not in the file, taken from the budget: " + ", ".join(
+            f"{k} {_fmt_cond(self.conditions[k][0])}" for k in names)
+
+
+@dataclass
+class Evidence:
+    files: dict[str, BenchFile] = field(default_factory=dict)  # display path -> file
+    links: list[Link] = field(default_factory=list)
+    unmatched_globs: list[tuple[Budget, int, str]] = field(default_factory=list)
+    unlinked: list[tuple[BenchFile, Measurement, list[str]]] = field(default_factory=list)
+
+    def for_budget(self, budget: Budget) -> list[Link]:
+        return [lk for lk in self.links if lk.budget is budget]
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
+    """Read a benchmark file once per run; ``ctx.options.bench_format`` forces the format."""
+    key = ("bench-file", str(path.resolve()) if path.exists() else str(path))
+    if key not in ctx.cache:
+        fmt = getattr(ctx.options, "bench_format", None)
+        measurements, problems = read_benchmark(path, fmt)
+        ctx.cache[key] = BenchFile(display or display_path(path), measurements, problems)
+    return ctx.cache[key]
+
+
+def _glob(base: Path, pattern: str) -> list[Path]:
+    full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+    if glob.has_magic(pattern):
+        return [Path(p) for p in sorted(glob.glob(full, recursive=True)) if Path(p).is_file()]
+    p = Path(full)
+    return [p] if p.exists() else []
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def _norm(name: str) -> str:
+    text = name.strip().lower()
+    text = text.rsplit("/", 1)[-1]  # org prefix or path
+    text = re.sub(r"^(nvidia|amd|google|meta)[ _-]+", "", text)
+    return re.sub(r"[^a-z0-9.]+", "", text)
+
+
+def _names(entry: Any) -> set[str]:
+    return {_norm(n) for n in (entry.name, *entry.aliases)}
+
+
+def _same_entry(measured: str, ours: Any, table: dict[str, Any]) -> bool | None:
+    """True/False when the measured name resolves; None when it cannot be told."""
+    found = table.get(measured.strip().lower())
+    if found is None:
+        key = _norm(measured)
+        for entry in {id(e): e for e in table.values()}.values():
+            if key in _names(entry):
+                found = entry
+                break
+    if found is not None:
+        return found is ours or found.name == ours.name
+    key = _norm(measured)
+    ours_names = _names(ours)
+    if key in ours_names or any(n and (n in key or key in n) for n in ours_names if len(n) >= 4):
+        return True
+    return False
+
+
+def _fmt_cond(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "unbounded"
+        return f"{value:g}"
+    return str(value)
+
+
+def effective_conditions(m: Measurement, b: Budget) -> dict[str, tuple[Any, str]]:
+    """Conditions of a run: (value, origin) where origin is read | inferred | budget."""
+    c = m.conditions
+    out: dict[str, tuple[Any, str]] = {}
+    for name in ("model", "hardware", "devices", "concurrency", "request_rate", "prompt_tokens",
+                 "output_tokens", "measured_at"):
+        value = getattr(c, name)
+        if value is not None:
+            out[name] = (value, c.status(name))
+    wl, dep = b.workload, b.deployment
+    fill: dict[str, Any] = {}
+    if wl is not None:
+        fill.update(concurrency=float(wl.concurrency), prompt_tokens=float(wl.prompt_tokens),
+                    output_tokens=float(wl.output_tokens), measured_at=wl.measured_at)
+    if dep is not None:
+        if dep.model is not None:
+            fill["model"] = dep.model.name
+        if dep.hardware is not None:
+            fill["hardware"] = dep.hardware.name
+        fill["devices"] = dep.devices
+    for name, value in fill.items():
+        if name == "concurrency" and "request_rate" in out and "concurrency" not in out:
+            rate = out["request_rate"][0]
+            if isinstance(rate, float) and math.isfinite(rate):
+                continue  # an open-loop run: its concurrency is not the budget's to assume
+        out.setdefault(name, (value, "budget"))
+    return out
+
+
+def mismatches(m: Measurement, b: Budget, ctx: Any) -> list[tuple[str, str]]:
+    """Why a measurement does not speak for a budget's promises (empty: it does)."""
+    c = m.conditions
+    wl, dep = b.workload, b.deployment
+    out: list[tuple[str, str]] = []
+    if dep is not None and dep.model is not None and c.model:
+        if _same_entry(c.model, dep.model, ctx.catalog.models) is False:
+            out.append(("deployment.model", f"model {c.model!r}, the budget's is {dep.model.name}"))
+    if dep is not None and dep.hardware is not None and c.hardware:
+        if _same_entry(c.hardware, dep.hardware, ctx.catalog.hardware) is False:
+            out.append(("deployment.hardware", f"hardware {c.hardware!r}, the budget's is {dep.hardware.name}"))
+    if dep is not None and c.devices is not None and c.devices != dep.devices:
+        out.append(("deployment.devices", f"{c.devices} devices, the budget's deployment has {dep.devices}"))
+    if wl is not None:
+        if c.concurrency is not None and c.concurrency < wl.concurrency:
+            out.append(("workload.concurrency",
+                        f"concurrency {c.concurrency:g}, lower than the budget's {wl.concurrency}"))
+        for key, mine, word in (("prompt_tokens", c.prompt_tokens, "prompts"),
+                                ("output_tokens", c.output_tokens, "outputs")):
+            ours = float(getattr(wl, key))
+            if mine is None or ours <= 0:
+                continue
+            if abs(mine - ours) > LENGTH_TOLERANCE * ours:
+                rel = "shorter" if mine < ours else "longer"
+                out.append((f"workload.{key}",
+                            f"{mine:g}-token {word}, {abs(mine / ours - 1):.0%} {rel} than the budget's "
+                            f"{ours:g} (tolerance ±{LENGTH_TOLERANCE:.0%})"))
+        if wl.measured_at == "client" and c.measured_at == "server":
+            out.append(("workload.measured_at",
+                        "measured at the server, the promise is at the client edge (network, "
+                        "connection setup and proxies are not in it)"))
+    return out
+
+
+# --------------------------------------------------------------------------- readings
+
+
+def _metric_value(metric: Any, label: str) -> float | None:
+    value = metric.get(label) if metric is not None else None
+    if value is None or not math.isfinite(value):
+        return None
+    return value
+
+
+def _reported(metric: Any) -> str:
+    labels = list(metric.percentiles)
+    if metric.mean is not None:
+        labels.append("mean")
+    return ", ".join(labels) if labels else "nothing"
+
+
+def tpot_in_our_definition(value: float, definition: str, n: float | None,
+                           n_origin: str = "read") -> tuple[float | None, str]:
+    """A TPOT value in budgetlint's definition (over all N tokens), and how; None if refused."""
+    if definition == "budgetlint":
+        return value, ""
+    if definition == "excludes_first_token":
+        if n is None or n <= 1:
+            return None, ("TPOT over N - 1 tokens cannot be converted without the output length N "
+                          "(more than 1)")
+        where = "from the budget" if n_origin == "budget" else "from the file"
+        return value * (n - 1) / n, (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
+                                     f"N = {n:g} ({where})")
+    if definition == "includes_ttft":
+        return None, ("its TPOT includes the time to first token (e2e / N, LLMPerf's inter-token "
+                      "latency): not comparable with a TPOT promise; give per-request data or a "
+                      "tool that reports TPOT after the first token")
+    return None, f"unknown TPOT definition {definition!r}: not compared"
+
+
+def readings_for(link: Link) -> dict[str, Reading]:
+    b, m = link.budget, link.measurement
+    label = b.percentile or "p50"
+    out: dict[str, Reading] = {}
+    p = b.promise
+    promised = {"ttft": p.ttft_s, "tpot": p.tpot_s, "e2e": p.e2e_s}
+    for name in PROMISE_NAMES:
+        if promised[name] is None:
+            continue
+        r = Reading(name, label, "not-measured", promised_s=promised[name])
+        metric = m.metrics.get(name)
+        if metric is None:
+            r.reason = f"the file has no {_title(name)} metric"
+        else:
+            value = _metric_value(metric, label)
+            if value is None:
+                r.reason = (f"the file reports {_title(name)} {_reported(metric)}, not {label} "
+                            "(never interpolated or taken from a mean)")
+            elif name == "tpot":
+                n, origin = link.conditions.get("output_tokens", (None, ""))
+                converted, how = tpot_in_our_definition(value, metric.definition, n, origin)
+                if converted is None:
+                    r.status, r.reason = "refused", how
+                else:
+                    r.status, r.measured_s, r.how = "compared", converted, how
+            else:
+                r.status, r.measured_s = "compared", value
+        out[name] = r
+    return out
+
+
+def _title(name: str) -> str:
+    return {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}.get(name, name)
+
+
+# --------------------------------------------------------------------------- physics
+
+
+def _bound_at(ctx: Any, b: Budget, concurrency: int, prompt: float, output: float) -> Any:
+    from budgetlint import roofline
+    from budgetlint.physics import analysis as phys
+    from budgetlint.physics.shapes import Efficiency
+
+    d, wl, _edge, _queue = roofline.physics_inputs(b)
+    cached_frac = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
+    prompt = max(0.0, round(prompt))
+    w = replace(wl, concurrency=max(1, int(round(concurrency))), prompt_tokens=prompt,
+                output_tokens=max(1.0, round(output)), cached_prompt_tokens=cached_frac * prompt)
+    return phys.analyse(roofline.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
+
+
+def _physics(ctx: Any, link: Link) -> None:
+    """Bounds at the measurement's conditions (pure roofline, no queue or edge)."""
+    from budgetlint import roofline
+
+    b = link.budget
+    ev = roofline.evaluation_for(ctx, b)
+    if ev.skipped or b.workload is None:
+        return
+    if any(k.startswith("deployment.") for k, _ in link.mismatches):
+        return  # another model or machine: this deployment's bound says nothing about it
+    cond = link.conditions
+    conc = cond.get("concurrency", (b.workload.concurrency, "budget"))[0]
+    if not isinstance(conc, (int, float)) or not math.isfinite(conc):
+        conc = b.workload.concurrency
+    prompt = cond.get("prompt_tokens", (float(b.workload.prompt_tokens), "budget"))[0]
+    output = cond.get("output_tokens", (float(b.workload.output_tokens), "budget"))[0]
+    try:
+        link.bound = _bound_at(ctx, b, conc, prompt, output)
+        link.bound_concurrency_one = _bound_at(ctx, b, 1, prompt, output)
+    except Exception:  # noqa: BLE001 - a physics refusal only means no bound to compare with
+        link.bound = link.bound_concurrency_one = None
+        return
+    link.faster = _faster(ctx, link)
+
+
+def _fastest_value(metric: Any, label: str) -> tuple[float | None, str]:
+    """The value to hold against the bound: at the budget's percentile, else p50, else the mean."""
+    for lab in (label, "p50", "mean"):
+        v = _metric_value(metric, lab)
+        if v is not None:
+            return v, lab
+    return None, ""
+
+
+def _faster(ctx: Any, link: Link) -> list[Faster]:
+    b, m = link.budget, link.measurement
+    bound = link.bound_concurrency_one  # fastest per sequence: no false alarm from ramp-down
+    label = b.percentile or "p50"
+    out: list[Faster] = []
+    prompt_origin = link.conditions.get("prompt_tokens", (None, "budget"))[1]
+    for name in PROMISE_NAMES:
+        metric = m.metrics.get(name)
+        if metric is None:
+            continue
+        value, lab = _fastest_value(metric, label)
+        if value is None:
+            continue
+        if name == "tpot":
+            n, origin = link.conditions.get("output_tokens", (None, ""))
+            if metric.definition == "includes_ttft":
+                ours = value  # e2e / N >= our TPOT: an upper bound is enough to be faster
+            else:
+                ours, _ = tpot_in_our_definition(value, metric.definition, n, origin)
+            if ours is None:
+                continue
+            value, bound_s = ours, bound.tpot_s
+        elif name == "ttft":
+            bound_s = bound.prefill_s
+        else:
+            bound_s = bound.prefill_s + bound.decode_s
+        if value <= 0 or value >= bound_s * (1 - 1e-9):
+            continue
+        out.append(Faster(name, value, bound_s, lab, _explain(ctx, link, name, value, bound_s, prompt_origin)))
+    return out
+
+
+def _explain(ctx: Any, link: Link, name: str, value: float, bound_s: float, prompt_origin: str) -> str:
+    b = link.budget
+    ratio = bound_s / value
+    if ratio >= UNIT_ERROR_RATIO:
+        return (f"{ratio:.0f}x faster than physics allows: wrong units (a time in seconds read as "
+                f"milliseconds?) or a wrong key, not a fast machine")
+    dep = b.deployment
+    if name == "ttft":
+        need = 1.0 - value / bound_s if bound_s > 0 else 0.0
+        words = (f"the prompts must have been served from a prefix cache the budget does not declare "
+                 f"(about {need:.0%} of each prompt cached; declare workload.prefix_cache_hit)")
+        if prompt_origin == "budget":
+            words += (f", or the prompts were shorter than the budget's {b.workload.prompt_tokens} "
+                      "tokens (the file does not say)")
+        else:
+            words += ", or the TTFT was taken from a server cache warm-up"
+        return words + ": not a fast machine"
+    options = []
+    for precision in ("fp8", "int4"):
+        if dep.weight_precision in (precision, "fp4", "int4") or precision == dep.weight_precision:
+            continue
+        alt = _alt_bound(ctx, link, weight_precision=precision)
+        if alt is not None and alt <= value:
+            options.append(f"{precision} weights (bound {1 / alt:.3g} token/s)")
+            break
+    if dep.accepted_tokens_per_pass <= 1:
+        options.append("speculative decoding the budget does not declare (deployment.speculative)")
+    if not options:
+        options.append("more devices or a smaller model than the budget declares")
+    what = "TPOT" if name == "tpot" else "E2E"
+    return ("the run's configuration is not the budget's: " + " or ".join(options)
+            + f"; or the {what} definition or units are wrong: not a fast machine")
+
+
+def _alt_bound(ctx: Any, link: Link, **changes: Any) -> float | None:
+    """TPOT bound (concurrency 1) with the budget's deployment changed."""
+    from budgetlint import roofline
+    from budgetlint.physics import analysis as phys
+    from budgetlint.physics import precision as phys_precision
+    from budgetlint.physics.shapes import Efficiency
+
+    b = link.budget
+    bound = link.bound_concurrency_one
+    try:
+        d, wl, _e, _q = roofline.physics_inputs(b)
+        wp = changes.get("weight_precision")
+        if wp:
+            d = replace(d, weight_bytes_per_param=phys_precision.bytes_per_element(wp))
+        w = replace(wl, concurrency=1, prompt_tokens=bound.prompt_tokens, output_tokens=bound.output_tokens,
+                    cached_prompt_tokens=min(bound.cached_prompt_tokens, bound.prompt_tokens))
+        return phys.analyse(roofline.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# --------------------------------------------------------------------------- the run's evidence
+
+
+def _link(ctx: Any, b: Budget, bf: BenchFile, m: Measurement, via: str, where: Location,
+          found: dict[tuple[int, str, int], Link], ev: Evidence, mism: list[tuple[str, str]] | None = None) -> None:
+    key = (id(b), bf.path, id(m))
+    if key in found:
+        return
+    link = Link(b, m, bf.path, via, where)
+    link.conditions = effective_conditions(m, b)
+    link.mismatches = mism if mism is not None else mismatches(m, b, ctx)
+    link.readings = readings_for(link)
+    _physics(ctx, link)
+    found[key] = link
+    ev.links.append(link)
+
+
+def evidence_for(ctx: Any) -> Evidence:
+    """All benchmark evidence of the run (computed once, cached in ``ctx.cache``)."""
+    if "evidence" in ctx.cache:
+        return ctx.cache["evidence"]
+    ev = Evidence()
+    found: dict[tuple[int, str, int], Link] = {}
+    for b in ctx.budgets:
+        base = Path(b.doc.file).parent
+        for i, pattern in enumerate(b.bench):
+            paths = _glob(base, pattern)
+            if not paths:
+                ev.unmatched_globs.append((b, i, pattern))
+                continue
+            for p in paths:
+                bf = read_file(ctx, p)
+                ev.files.setdefault(bf.path, bf)
+                for m in bf.measurements:
+                    _link(ctx, b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), found, ev)
+    for raw in getattr(ctx.options, "bench", None) or []:
+        p = Path(raw)
+        bf = read_file(ctx, p, display_path(p))
+        ev.files.setdefault(bf.path, bf)
+        where = Location(bf.path, 1, 1)
+        for m in bf.measurements:
+            if len(ctx.budgets) == 1:
+                _link(ctx, ctx.budgets[0], bf, m, f"--bench {bf.path}", where, found, ev)
+                continue
+            reasons: list[str] = []
+            linked = False
+            for b in ctx.budgets:
+                mism = mismatches(m, b, ctx)
+                if mism:
+                    reasons.append(f"{b.name}: " + "; ".join(r for _, r in mism))
+                    continue
+                _link(ctx, b, bf, m, f"--bench {bf.path}", where, found, ev, mism)
+                linked = True
+            if not linked and ctx.budgets:
+                ev.unlinked.append((bf, m, reasons))
+    ctx.cache["evidence"] = ev
+    _record_analysis(ctx, ev)
+    return ev
+
+
+def _record_analysis(ctx: Any, ev: Evidence) -> None:
+    """Measured values and implied efficiency into each budget's report ``analysis``."""
+    for b in ctx.budgets:
+        links = [lk for lk in ev.for_budget(b) if lk.counts]
+        if not links:
+            continue
+        # the first link that compares the most promises speaks for the budget
+        lk = max(links, key=lambda x: sum(r.status == "compared" for r in x.readings.values()))
+        d = ctx.cache.setdefault(("analysis-dict", b.name), {})
+        label = b.percentile or "p50"
+        d["measured_source"] = lk.name
+        d["measured_percentile"] = label
+        d["measured_conditions_inferred"] = lk.inferred
+        m = lk.measurement
+        values: dict[str, float] = {}
+        for name in PROMISE_NAMES:
+            r = lk.readings.get(name)
+            if r is not None and r.status == "compared":
+                values[name] = r.measured_s  # type: ignore[assignment]
+                continue
+            metric = m.metrics.get(name)
+            v = _metric_value(metric, label)
+            if v is None:
+                continue
+            if name == "tpot":
+                n, origin = lk.conditions.get("output_tokens", (None, ""))
+                v, _ = tpot_in_our_definition(v, metric.definition, n, origin)
+                if v is None:
+                    continue
+            values[name] = v
+        for name, v in values.items():
+            d[f"measured_{name}_s"] = v
+        if values.get("tpot"):
+            d["measured_pace_token_per_s"] = 1.0 / values["tpot"]
+        if lk.bound is not None:
+            if values.get("tpot"):
+                d["implied_efficiency_decode"] = lk.bound.tpot_s / values["tpot"]
+                d["implied_efficiency_decode_binding"] = lk.bound.decode_binding
+            if values.get("ttft"):
+                d["implied_efficiency_prefill"] = lk.bound.prefill_s / values["ttft"]
+                d["implied_efficiency_prefill_binding"] = lk.bound.prefill_binding
+
+
+# --------------------------------------------------------------------------- words
+
+
+def fmt_value(promise: str, seconds: float, pace: bool = False) -> str:
+    from budgetlint.units import format_quantity
+
+    if promise == "tpot":
+        if pace:
+            return f"{1.0 / seconds:.3g} token/s"
+        return format_quantity(seconds, "time_per_token")
+    return format_quantity(seconds, "time")
+
+
+def promise_words(b: Budget, promise: str) -> str:
+    if promise == "tpot" and b.promise.pace_given:
+        return "pace"
+    return _title(promise)
+
+
+def promise_loc(b: Budget, promise: str) -> Location:
+    key = "pace" if promise == "tpot" and b.promise.pace_given else promise
+    return b.loc("promise", key)
+
+
+def conditions_loc(b: Budget, key: str) -> Location:
+    """The YAML position of a workload/deployment key (``workload.concurrency``)."""
+    parts = tuple(key.split("."))
+    if b.has(*parts):
+        return b.loc(*parts)
+    if b.has(parts[0]):
+        return b.loc(parts[0])
+    return b.loc()

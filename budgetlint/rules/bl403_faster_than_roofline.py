@@ -1,0 +1,74 @@
+"""A measurement is faster than the pure roofline bound of the budget's deployment.
+
+## What it checks
+Every measurement linked to a budget whose model, hardware and device
+count do not contradict the budget's deployment is held against the pure
+roofline of that deployment (100 % of peak bandwidth and compute), at the
+measurement's own prompt and output lengths (the budget's where the file
+does not say) and at concurrency 1, the fastest any single sequence can go:
+- TTFT below the prefill bound (no queue, no network);
+- TPOT (in budgetlint's definition) below the decode bound, i.e. a pace
+  above the bound pace (8B weights in 16 bit on one 3.35 TB/s device:
+  at most 3.35e12 / (2 x 8.03e9) = 208.6 token/s);
+- end-to-end below prefill + decode.
+The value checked is the one at the budget's percentile (else p50, else
+the mean).
+
+## Why
+No machine beats its roofline. A measurement that does means the file or
+the budget is wrong: wrong units (seconds written as milliseconds), the
+wrong key or TPOT definition, or a configuration the budget does not
+declare: a prefix cache, speculative decoding, lower-precision weights,
+more devices or a smaller model. Either way, the budget's physics and the
+evidence are not about the same thing; neither can be trusted until they
+are.
+
+## Example
+```yaml
+deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+bench: [runs/decode.json]          # p50 TPOT 2.5 ms: 400 token/s
+# BL403: p50 pace measured 400 token/s, faster than the roofline bound
+#        of 208 token/s for llama-3.1-8b (bf16 weights) on 1 x h100-sxm
+```
+
+## Fix
+Find which of the two is wrong. Check the units and the metric definition
+in the file; then declare what the run used: `workload.prefix_cache_hit`,
+`deployment.speculative`, `weight_precision`, `devices`.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL403"
+NAME = "faster-than-roofline"
+SUMMARY = "A measurement is faster than the pure roofline bound of the budget's deployment."
+SEVERITY = Severity.ERROR
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import evidence as ev_mod
+    from budgetlint.verdict_text import deployment_words
+    from budgetlint import roofline
+
+    ev = ev_mod.evidence_for(ctx)
+    for link in ev.links:
+        b = link.budget
+        for f in link.faster:
+            pace = f.promise == "tpot"
+            what = "pace" if pace else ev_mod.promise_words(b, f.promise)
+            kind = {"ttft": "prefill", "tpot": "decode", "e2e": "prefill + decode"}[f.promise]
+            yield Finding(
+                CODE, SEVERITY,
+                f"{f.statistic} {what} measured {ev_mod.fmt_value(f.promise, f.measured_s, pace)}, "
+                f"faster than the pure roofline {kind} bound of "
+                f"{ev_mod.fmt_value(f.promise, f.bound_s, pace)} for "
+                f"{deployment_words(roofline.evaluation_for(ctx, b))}: {f.explanation}; "
+                f"measured in {link.name}{link.inferred_words()}",
+                link.where,
+                budget=b.name, promise=f.promise,
+                fix="check the file's units and metric definitions, then declare what the run used "
+                    "(prefix_cache_hit, speculative, weight_precision, devices)")

@@ -1,0 +1,62 @@
+"""The promised percentile is not in the measurement.
+
+## What it checks
+For every matching measurement linked to a budget, each promise (TTFT,
+TPOT or pace, end-to-end) needs the metric at the budget's `percentile`.
+When the file does not report it (a p95 promise and a file with p50 and
+p99), the promise is *not measured*. budgetlint never interpolates
+between reported percentiles and never derives a percentile from a mean.
+The same warning says when a value exists but cannot be compared (a TPOT
+that includes the first token, an N - 1 TPOT without the output length).
+
+## Why
+A p95 promise is about the slowest 5 % of requests; a mean or median says
+nothing about it, and interpolating between p90 and p99 assumes a shape of
+the tail that is exactly what is in question.
+
+## Example
+```yaml
+percentile: p95
+promise: {ttft: 400 ms}
+bench: [runs/chat.json]          # median_ttft_ms, p99_ttft_ms only
+# BL405: p95 TTFT not measured in runs/chat.json: the file reports TTFT
+#        p50, p99, mean
+```
+
+## Fix
+Re-run the benchmark reporting the percentile (vLLM:
+`--metric-percentiles 50,95,99`; or save per-request data, from which
+budgetlint computes it), or promise at a percentile the tool reports.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL405"
+NAME = "percentile-not-measured"
+SUMMARY = "The promised percentile is not in the measurement."
+SEVERITY = Severity.WARNING
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import evidence as ev_mod
+
+    ev = ev_mod.evidence_for(ctx)
+    for link in ev.links:
+        if not link.counts:
+            continue
+        b = link.budget
+        for name, r in link.readings.items():
+            if r.status == "compared":
+                continue
+            what = ev_mod.promise_words(b, name)
+            head = "not measured" if r.status == "not-measured" else "not comparable"
+            yield Finding(
+                CODE, SEVERITY,
+                f"{r.percentile} {what} {head} in {link.name}: {r.reason}",
+                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
+                fix=f"report {r.percentile} (e.g. vLLM --metric-percentiles, or per-request data) "
+                    "or promise at a percentile the tool reports")

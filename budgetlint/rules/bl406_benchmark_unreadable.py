@@ -1,0 +1,85 @@
+"""A benchmark file could not be read, or a `bench:` entry matches no file.
+
+## What it checks
+Every benchmark file linked to a budget (`bench:`) or given on the command
+line (`--bench`) is read with the readers of `budgetlint.bench`. Each
+problem they report becomes this finding, at the file (and line, when
+known):
+
+| reader code | meaning |
+|---|---|
+| `bench-empty` | empty file |
+| `bench-truncated` | JSON ends inside a value |
+| `bench-malformed` | invalid JSON |
+| `bench-nan` | a NaN or infinite value (dropped: not measured) |
+| `bench-unitless` | a time without a unit: refused, never guessed |
+| `bench-unknown-format` | no supported format matches (or `--bench-format` names none) |
+| `bench-not-a-measurement` | a recognised file holding no measurement |
+| `bench-no-successful-requests` | every request failed |
+| `bench-schema` | a native document that fails the schema |
+| `bench-io` | unreadable, missing or not UTF-8 |
+
+A `bench:` path or glob that matches no file is reported at its line in
+the budget file.
+
+## Why
+Evidence that cannot be read is no evidence, and a silent skip would let a
+budget pass CI on a typo in a path.
+
+## Example
+```yaml
+bench: [runs/chat-*.json]        # no such files
+# BL406: bench entry 'runs/chat-*.json' matches no file (relative to budgets/)
+```
+
+## Fix
+Fix the path or glob, or regenerate the file; `budgetlint ingest FILE`
+shows what budgetlint reads from it. `--bench-format NAME` forces a format
+when detection fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+from budgetlint.findings import Finding, Location, Severity
+
+CODE = "BL406"
+NAME = "benchmark-unreadable"
+SUMMARY = "A benchmark file could not be read, or a `bench:` entry matches no file."
+SEVERITY = Severity.ERROR
+
+FIXES = {
+    "bench-empty": "regenerate the file: it is empty",
+    "bench-truncated": "regenerate the file: it ends in the middle of a value",
+    "bench-malformed": "fix or regenerate the file: it is not valid JSON",
+    "bench-nan": "re-run the benchmark: NaN values are not measurements",
+    "bench-unitless": "give the time metrics a unit (a unit field or a _ms/_s key suffix)",
+    "bench-unknown-format": "pass --bench-format NAME, or convert with `budgetlint ingest`",
+    "bench-not-a-measurement": "link the result file, not the configuration",
+    "bench-no-successful-requests": "every request failed: fix the run and benchmark again",
+    "bench-schema": "fix the native document against schemas/benchmark.schema.json",
+    "bench-io": "check the path and the file's permissions and encoding",
+}
+
+
+def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
+    """The finding for one reader Problem (also used by `budgetlint ingest`)."""
+    return Finding(CODE, SEVERITY, f"{problem.message} [{problem.code}]",
+                   Location(path, problem.line or 1, 1), budget=budget,
+                   fix=FIXES.get(problem.code, "fix or regenerate the file"))
+
+
+def check(ctx) -> Iterator[Finding]:
+    from budgetlint import evidence as ev_mod
+
+    ev = ev_mod.evidence_for(ctx)
+    for path, bf in sorted(ev.files.items()):
+        for p in bf.problems:
+            yield problem_finding(p, path)
+    for b, i, pattern in ev.unmatched_globs:
+        base = Path(b.doc.file).parent.as_posix() or "."
+        yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
+                      b.loc("bench", i), budget=b.name,
+                      fix="fix the path or glob, or commit the benchmark file")
