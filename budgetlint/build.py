@@ -284,7 +284,6 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
             prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int) else 0,
             output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int) else 1,
             concurrency=w.get("concurrency", 1) if isinstance(w.get("concurrency"), int) else 1,
-            context_tokens=w.get("context_tokens") if isinstance(w.get("context_tokens"), int) else None,
             shared_prefix_tokens=w.get("shared_prefix_tokens")
             if isinstance(w.get("shared_prefix_tokens"), int) else None,
             measured_at=w.get("measured_at", "server") if w.get("measured_at") in ("server", "client") else "server",

@@ -95,7 +95,6 @@ class Workload:
     prompt_tokens: int = 0
     output_tokens: int = 1
     concurrency: int = 1
-    context_tokens: int | None = None
     cached_prompt_tokens: float = 0.0
     shared_prefix_tokens: int | None = None
     measured_at: str = "server"

@@ -96,9 +96,21 @@ def validate(doc: Document, kind: str) -> list[Finding]:
     return findings
 
 
+def _where(doc: Document, path: tuple) -> str:
+    """A path as a person names it: "budget 'chat' workload.prompt_tokens"."""
+    if len(path) >= 2 and isinstance(path[1], int) and path[0] in ("budgets", "hardware", "models", "teams"):
+        entry = doc.get(path[:2])
+        label = {"budgets": "budget", "hardware": "hardware", "models": "model", "teams": "team"}[path[0]]
+        name = entry.get("name", entry.get("handle")) if isinstance(entry, dict) else None
+        head = f"{label} {name!r}" if isinstance(name, str) else f"{path[0]}[{path[1]}]"
+        rest = ".".join(str(p) for p in path[2:])
+        return f"{head} {rest}" if rest else head
+    return ".".join(str(p) for p in path) or "the document"
+
+
 def _to_findings(doc: Document, error: Any) -> list[Finding]:
     path = tuple(error.absolute_path)
-    where = ".".join(str(p) for p in path) or "the document"
+    where = _where(doc, path)
     value = error.instance
     v = error.validator
     if v == "additionalProperties" and isinstance(value, dict):
