@@ -80,12 +80,85 @@ def _dimensionality(q: Any) -> dict[str, int]:
     return {str(k): int(v) if float(v).is_integer() else float(v) for k, v in q.dimensionality.items()}
 
 
+# --- fast path: the common "number [prefix]unit[/[prefix]unit]" forms without pint ---
+# Importing pint and building the registry costs ~0.3 s, more than the rest of
+# a check; nearly every quantity people write is "250 ms", "3.35 TB/s",
+# "989 TFLOP/s", "20 token/s", "50 ms/token". Those are read here from the
+# same definitions as units.txt; anything else, and every error, goes to pint,
+# so messages and unusual forms are pint's. tests/properties/test_units_fast_path.py
+# checks that both give the same float for every prefix x unit pair.
+
+_FAST_PREFIXES: dict[str, float] = {
+    "": 1, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3,
+    "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50,
+}
+#: unit symbol -> (dimension exponents as a sorted tuple, factor to the base unit)
+_FAST_UNITS: dict[str, tuple[tuple[tuple[str, int], ...], float]] = {
+    **{u: ((("[time]", 1),), 1) for u in ("s", "sec")},
+    **{u: ((("[information]", 1),), 1) for u in ("B", "byte", "bytes")},
+    **{u: ((("[compute]", 1),), 1) for u in ("FLOP", "flop", "OP", "op")},
+    **{u: ((("[token]", 1),), 1) for u in ("token", "tokens", "tok")},
+    "FLOPS": ((("[compute]", 1), ("[time]", -1)), 1),
+}
+#: units that take no prefix on the fast path (pint reads the rest)
+_FAST_BARE: dict[str, tuple[tuple[tuple[str, int], ...], float]] = {
+    "min": ((("[time]", 1),), 60), "h": ((("[time]", 1),), 3600),
+}
+_FAST_FORM = re.compile(
+    r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s+([A-Za-zµμ]+)(?:\s*/\s*([A-Za-z]+))?\s*$")
+_FAST_KIND_BY_DIMS = {tuple(sorted(dims.items())): kind for kind, (dims, _, _) in KINDS.items()}
+
+
+def _fast_unit(symbol: str) -> tuple[tuple[tuple[str, int], ...], float] | None:
+    if symbol in _FAST_BARE:
+        return _FAST_BARE[symbol]
+    for cut in (2, 1, 0):
+        prefix, unit = symbol[:cut], symbol[cut:]
+        if len(symbol) > cut and prefix in _FAST_PREFIXES and unit in _FAST_UNITS:
+            dims, factor = _FAST_UNITS[unit]
+            return dims, _FAST_PREFIXES[prefix] * factor
+    return None
+
+
+@functools.lru_cache(maxsize=8192)
+def _fast_parse(text: str) -> tuple[float, str] | None:
+    """``(si_float, kind)`` for a common form, else None (the caller asks pint)."""
+    m = _FAST_FORM.match(text)
+    if m is None:
+        return None
+    num = _fast_unit(m.group(2))
+    den = _fast_unit(m.group(3)) if m.group(3) else ((), 1)
+    if num is None or den is None:
+        return None
+    dims: dict[str, int] = dict(num[0])
+    for name, exp in den[0]:
+        dims[name] = dims.get(name, 0) - exp
+    kind = _FAST_KIND_BY_DIMS.get(tuple(sorted((k, v) for k, v in dims.items() if v)))
+    if kind is None:
+        return None
+    # pint's order of operations, for bit-identical floats: equal scales
+    # cancel, then factor = num_scale * den_scale ** -1, then value * factor.
+    factor: float = 1
+    if num[1] != den[1]:
+        factor = factor * num[1]
+        factor = factor * den[1] ** -1
+    magnitude = float(m.group(1)) * factor
+    if not math.isfinite(magnitude):
+        return None
+    return magnitude, kind
+
+
 def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
     """Parse ``value`` (a string with a unit) as one of ``kinds``.
 
     Returns ``(si_float, kind)``. Raises :class:`UnitError` for a bare
     number, an unknown unit, a wrong dimension or a non-finite value.
     """
+    if isinstance(value, str):
+        fast = _fast_parse(value)
+        if fast is not None and fast[1] in kinds:
+            return fast
     expected = expected_text(kinds)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise UnitError("invalid", f"expected {expected}; found {type(value).__name__} {value!r}")
@@ -124,11 +197,23 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
             return magnitude, kind
     if not dims:
         raise UnitError("missing-unit", f"expected {expected}; found {value!r}, which has no unit")
-    found = " ".join(f"{k}^{v}" if v != 1 else k for k, v in sorted(dims.items()))
-    raise UnitError(
-        "wrong-dimension",
-        f"expected {expected}; found {value!r}, which is {found.replace('[', '').replace(']', '')}",
-    )
+    raise UnitError("wrong-dimension", f"expected {expected}; found {value!r}, which is {_dimension_words(dims)}")
+
+
+def _dimension_words(dims: dict[str, Any]) -> str:
+    """{"[information]": 1, "[time]": -1} -> "information per time" (a bandwidth)."""
+    def part(items: list) -> str:
+        return " x ".join(k.strip("[]") + (f"^{abs(v)}" if abs(v) != 1 else "") for k, v in items)
+
+    up = [(k, v) for k, v in sorted(dims.items()) if v > 0]
+    down = [(k, v) for k, v in sorted(dims.items()) if v < 0]
+    text = part(up) or "1"
+    if down:
+        text += " per " + part(down)
+    for kind, (want, _, _) in KINDS.items():
+        if want == dims:
+            text += f" ({KIND_NAMES[kind]})"
+    return text
 
 
 _COUNT = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([kKMBGT]?)\s*$")
