@@ -114,6 +114,7 @@ def test_bl403_pace_above_the_bandwidth_bound(tmp_path: Path) -> None:
            conditions={"concurrency": 1.0, "prompt_tokens": 100.0, "output_tokens": 100.0,
                        "hardware": "NVIDIA H100 80GB HBM3", "model": "meta-llama/Llama-3.1-8B-Instruct"})
     report = check(tmp_path)
+    assert codes(report) == ["BL403"]  # the file's model and hardware names are the budget's
     [f] = by_rule(report)["BL403"]
     assert f.severity.label == "error" and f.promise == "tpot"
     assert "p95 pace measured 400 token/s, faster than the pure roofline decode bound of" in f.message
@@ -314,3 +315,11 @@ def test_analysis_keys_in_the_json_report(tmp_path: Path) -> None:
                 "measured_source", "implied_efficiency_decode", "implied_efficiency_prefill", "bound"):
         assert key in a, key
     assert a["measured_pace_token_per_s"] == pytest.approx(50.0)
+
+
+def test_recursive_glob_links_every_file(tmp_path: Path) -> None:
+    write_budgets(tmp_path, budget_yaml(bench=["runs/**/*.json"]))
+    native(tmp_path / "runs/a/one.json", metrics={"ttft": metric("first_token", p95=500)})
+    native(tmp_path / "runs/b/two.json", metrics={"ttft": metric("first_token", p95=300)})
+    [f] = by_rule(check(tmp_path))["BL401"]
+    assert "runs/a/one.json" in f.message
