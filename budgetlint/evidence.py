@@ -153,10 +153,20 @@ def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
     return ctx.cache[key]
 
 
+#: at most this many files per `bench:` entry (a glob like "/**" must not walk a disk)
+MAX_GLOB_FILES = 1000
+
+
 def _glob(base: Path, pattern: str) -> list[Path]:
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if glob.has_magic(pattern):
-        return [Path(p) for p in sorted(glob.glob(full, recursive=True)) if Path(p).is_file()]
+        found = []
+        for name in glob.iglob(full, recursive=True):
+            if Path(name).is_file():
+                found.append(Path(name))
+                if len(found) >= MAX_GLOB_FILES:
+                    break
+        return sorted(found)
     p = Path(full)
     return [p] if p.exists() else []
 
@@ -213,8 +223,12 @@ def effective_conditions(m: Measurement, b: Budget) -> dict[str, tuple[Any, str]
     wl, dep = b.workload, b.deployment
     fill: dict[str, Any] = {}
     if wl is not None:
-        fill.update(concurrency=float(wl.concurrency), prompt_tokens=float(wl.prompt_tokens),
-                    output_tokens=float(wl.output_tokens), measured_at=wl.measured_at)
+        try:
+            fill.update(concurrency=float(wl.concurrency), prompt_tokens=float(wl.prompt_tokens),
+                        output_tokens=float(wl.output_tokens))
+        except OverflowError:  # absurd counts: nothing to fill from
+            pass
+        fill["measured_at"] = wl.measured_at
     if dep is not None:
         if dep.model is not None:
             fill["model"] = dep.model.name
@@ -249,8 +263,11 @@ def mismatches(m: Measurement, b: Budget, ctx: Any) -> list[tuple[str, str]]:
                         f"concurrency {c.concurrency:g}, lower than the budget's {wl.concurrency}"))
         for key, mine, word in (("prompt_tokens", c.prompt_tokens, "prompts"),
                                 ("output_tokens", c.output_tokens, "outputs")):
-            ours = float(getattr(wl, key))
-            if mine is None or ours <= 0:
+            try:
+                ours = float(getattr(wl, key))
+            except OverflowError:
+                continue
+            if mine is None or ours <= 0 or not math.isfinite(ours):
                 continue
             if abs(mine - ours) > LENGTH_TOLERANCE * ours:
                 rel = "shorter" if mine < ours else "longer"
