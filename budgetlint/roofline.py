@@ -327,7 +327,7 @@ def evaluation_for(ctx: Any, b: Budget) -> Evaluation:
     if key not in ctx.cache:
         ev = evaluate(b, ctx.options)
         ctx.cache[key] = ev
-        ctx.cache[("analysis-dict", b.name)] = ev.as_dict()
+        ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
         ctx.cache[("verdicts", b.name)] = {k: v.verdict for k, v in ev.verdicts.items()}
     return ctx.cache[key]
 
@@ -385,7 +385,7 @@ def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
     order = {name: i for i, name in enumerate(LEVER_ORDER)}
     good = sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order)))
     ev.levers = good
-    ctx.cache[("analysis-dict", b.name)] = ev.as_dict()
+    ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
     ctx.cache[key] = good
     return good
 

@@ -288,9 +288,8 @@ def test_tight_promise_is_missed_loose_one_kept(client_run: ClientRun) -> None:
     assert promise_misses(m, **LOOSE_PROMISE) == []
 
 
-@pytest.mark.xfail(strict=False, reason="awaiting --bench wiring")
 def test_check_bench_flags_tight_budget(client_run: ClientRun, tmp_path: Path) -> None:
-    """TODO(--bench): `budgetlint check` exits 1 on a budget the measurement misses."""
+    """`budgetlint check --bench` exits 1 on a budget the measurement misses."""
     budget = write_budget(tmp_path / "tight", "fake-server-tight",
                           TIGHT_PROMISE["ttft_s"], TIGHT_PROMISE["pace"])
     proc = run_budgetlint_check([budget.parent], client_run.result_file, tmp_path)
