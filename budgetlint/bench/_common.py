@@ -159,7 +159,10 @@ def to_float(
             if text.lower() == "nan":
                 value = math.nan
     elif isinstance(raw, (int, float)):
-        value = float(raw)
+        try:
+            value = float(raw)
+        except OverflowError:  # an integer beyond float range, e.g. 1e400 written out
+            value = math.inf if raw > 0 else -math.inf
     else:
         return None
     if math.isnan(value):
