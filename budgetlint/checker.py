@@ -35,6 +35,10 @@ class Options:
     bench: list[str] = field(default_factory=list)
     bench_format: str | None = None
     margin_warning: float = 0.10
+    config: Any = None  # budgetlint.config.Config: select/ignore, per-file ignores, severity overrides
+    base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.diff)
+    fail_on_regression: bool = False
+    regression_threshold: float = 0.0
 
 
 @dataclass
@@ -78,7 +82,13 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
             promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
             verdicts=ctx.cache.get(("verdicts", b.name), {}),
         ))
-    return report
+    if ctx.options.base_ref:
+        from budgetlint.diff import attach_diff
+
+        attach_diff(report, ctx, paths)
+    from budgetlint.policy import apply_policy
+
+    return apply_policy(report, ctx.options.config, ctx)
 
 
 def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:

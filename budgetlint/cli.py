@@ -103,8 +103,8 @@ def _step_summary(report: Any) -> None:
               help="Output format; repeat to write several (pair each with --output).")
 @click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Write the matching --format to this file ('-' for standard output).")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error",
-              show_default=True, help="Lowest severity that makes the exit code 1.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
+              help="Lowest severity that makes the exit code 1 (default: the config's fail-on, else error).")
 @click.option("--bench", "bench", multiple=True, type=click.Path(),
               help="Benchmark result file to hold against the budgets (repeatable).")
 @click.option("--bench-format", default=None, help="Force the benchmark format instead of detecting it.")
@@ -118,23 +118,64 @@ def _step_summary(report: Any) -> None:
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute for at-risk verdicts (default 0.5).")
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
-def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str,
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Config file (default: budgetlint.toml or pyproject.toml [tool.budgetlint], "
+                   "found from here up to the git root).")
+@click.option("--select", "select", multiple=True,
+              help="Only these rule codes or prefixes (comma-separated or repeated); replaces the config's select.")
+@click.option("--ignore", "ignore", multiple=True,
+              help="Skip these rule codes or prefixes (comma-separated or repeated); replaces the config's ignore.")
+@click.option("--base", "base_ref", default=None, metavar="REF",
+              help="Compare with the budgets at this git ref (PR diff); regressions are BL505.")
+@click.option("--fail-on-regression", is_flag=True, default=None,
+              help="Make BL505 regressions errors (needs --base).")
+@click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
+              help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
-          efficiency_compute: float | None, no_summary: bool) -> None:
-    """Check budget files and directories (default: budgets/)."""
+          efficiency_compute: float | None, no_summary: bool, config_path: str | None,
+          select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
+          fail_on_regression: bool | None, regression_threshold: float | None) -> None:
+    """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
+    from budgetlint.config import ConfigError, load_config
     from budgetlint.findings import Severity, exit_code
 
-    options = Options(teams_files=list(teams_files), codeowners=codeowners,
-                      use_codeowners=not no_codeowners, bench=list(bench), bench_format=bench_format)
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if select:
+        config.select = _selectors("--select", select)
+    if ignore:
+        config.ignore = _selectors("--ignore", ignore)
+    all_teams = list(config.teams) + list(teams_files)
+    use_codeowners = not no_codeowners and (config.use_codeowners is not False or codeowners is not None)
+    options = Options(teams_files=all_teams, codeowners=codeowners or config.codeowners,
+                      use_codeowners=use_codeowners, bench=list(bench), bench_format=bench_format,
+                      config=config, base_ref=base_ref)
+    for name in ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
+                 "memory_usable_fraction", "margin_warning"):
+        if getattr(config, name) is not None:
+            setattr(options, name, getattr(config, name))
     if efficiency_bandwidth is not None:
         options.efficiency_bandwidth = efficiency_bandwidth
     if efficiency_compute is not None:
         options.efficiency_compute = efficiency_compute
-    targets = list(paths) or ["budgets/"]
+    options.fail_on_regression = bool(fail_on_regression if fail_on_regression is not None
+                                      else config.fail_on_regression)
+    if fail_on_regression:  # the flag beats a severity override of BL505 in the file
+        config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
+    threshold = regression_threshold if regression_threshold is not None else config.regression_threshold
+    options.regression_threshold = threshold or 0.0
+    if (fail_on_regression or regression_threshold is not None) and not base_ref:
+        raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
+    fail_on = fail_on or config.fail_on or "error"
+    targets = list(paths) or list(config.paths) or ["budgets/"]
     try:
-        report = run_check(targets + list(teams_files), options)
+        report = run_check(targets + list(config.catalog) + all_teams, options)
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -142,6 +183,20 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     if not no_summary:
         _step_summary(report)
     sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+
+
+def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
+    """``--select BL3,BL101`` (repeatable) -> selectors; an unknown code is a usage error."""
+    from budgetlint.config import resolve_selector
+
+    out = []
+    for value in values:
+        for item in filter(None, (v.strip() for v in value.split(","))):
+            sel, problem = resolve_selector(item)
+            if sel is None:
+                raise click.UsageError(f"{flag}: {problem}")
+            out.append(sel)
+    return out
 
 
 @main.command("rules")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from budgetlint import __version__
-from budgetlint.findings import Finding, Severity, sort_findings
+from budgetlint.findings import Finding, Location, Severity, sort_findings
 
 
 @dataclass
@@ -38,11 +38,30 @@ class BudgetResult:
         }
 
 
+@dataclass(frozen=True)
+class SuppressedFinding:
+    """A finding a budget's ``suppress:`` entry removed, with the reason given."""
+
+    finding: Finding
+    reason: str
+    expires: str | None = None
+    suppression: Location | None = None
+
+    def as_dict(self) -> dict:
+        out = self.finding.as_dict()
+        out["reason"] = self.reason
+        out["expires"] = self.expires
+        out["suppressed_at"] = str(self.suppression) if self.suppression else None
+        return out
+
+
 @dataclass
 class Report:
     files: list[str] = field(default_factory=list)
     budgets: list[BudgetResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    suppressed: list[SuppressedFinding] = field(default_factory=list)
+    diff: dict | None = None  # the PR diff against --base REF (budgetlint.diff), when asked for
 
     def sorted_findings(self) -> list[Finding]:
         return sort_findings(self.findings)
@@ -57,10 +76,11 @@ class Report:
             "errors": self.count(Severity.ERROR),
             "warnings": self.count(Severity.WARNING),
             "infos": self.count(Severity.INFO),
+            "suppressed": len(self.suppressed),
         }
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "version": 1,
             "tool": {"name": "budgetlint", "version": __version__},
             "summary": self.summary(),
@@ -68,4 +88,10 @@ class Report:
             "budgets": [
                 b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name))
             ],
+            "suppressed": [
+                s.as_dict() for s in sorted(self.suppressed, key=lambda s: s.finding.sort_key())
+            ],
         }
+        if self.diff is not None:
+            out["diff"] = self.diff
+        return out
