@@ -1,0 +1,353 @@
+"""The PR diff: the budgets at a git ref against the working tree (``check --base REF``).
+
+The files at REF are read with ``git ls-tree`` and ``git cat-file`` into a
+temporary directory that mirrors the repository; the user's working tree and
+index are never touched. The same paths are checked there with the same
+options, and the two reports are compared budget by budget (by name):
+
+- budgets added and removed;
+- promises loosened or tightened (ttft, tpot, e2e; old -> new);
+- headroom (``analysis["headroom_<promise>"]``) that shrank;
+- owners removed or changed;
+- verdicts that changed (met -> at-risk ...).
+
+Regressions become BL505 findings (warning; error with
+``fail_on_regression``). The diff itself is a plain dict (``report.diff``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import subprocess
+import tempfile
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator
+
+from budgetlint.checker import InputError
+from budgetlint.findings import Finding, Location, Severity
+from budgetlint.report import BudgetResult, Report
+
+RULE = "BL505"
+
+#: promise key in BudgetResult.promises -> (promise name, True when larger is looser)
+PROMISE_KEYS: dict[str, tuple[str, bool]] = {
+    "ttft_s": ("ttft", True),
+    "tpot_s": ("tpot", True),
+    "e2e_s": ("e2e", True),
+}
+VERDICT_RANK = {"met": 0, "at-risk": 1, "cannot-be-met": 2}
+CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+
+
+class BaseRefError(InputError):
+    """The base ref cannot be read (not a git repository, unknown ref): exit 2."""
+
+
+# -- git ---------------------------------------------------------------------------------------
+
+
+def _git(args: list[str], cwd: Path, *, input: bytes | None = None) -> bytes:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_INDEX_FILE", "GIT_WORK_TREE")}
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, env=env, check=False)
+    except FileNotFoundError:
+        raise BaseRefError("--base needs git, and git was not found on PATH") from None
+    if done.returncode != 0:
+        raise BaseRefError(done.stderr.decode("utf-8", "replace").strip() or f"git {' '.join(args)} failed")
+    return done.stdout
+
+
+def repo_root(cwd: Path | None = None) -> Path:
+    cwd = cwd or Path.cwd()
+    try:
+        out = _git(["rev-parse", "--show-toplevel"], cwd)
+    except BaseRefError:
+        raise BaseRefError(f"--base needs a git repository, and {cwd} is not inside one") from None
+    return Path(out.decode().strip()).resolve()
+
+
+def resolve_ref(ref: str, root: Path) -> str:
+    try:
+        return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).decode().strip()
+    except BaseRefError:
+        raise BaseRefError(f"unknown git ref {ref!r} (fetch it first, e.g. `git fetch origin {ref}`)") from None
+
+
+def extract(ref: str, root: Path, prefixes: list[str], dest: Path) -> int:
+    """Write the blobs under ``prefixes`` (repo-relative posix paths) at ``ref`` into ``dest``."""
+    listing = _git(["ls-tree", "-r", "-z", "--full-tree", ref], root)
+    wanted: list[tuple[str, str, str]] = []
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, raw_path = entry.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        path = raw_path.decode("utf-8", "surrogateescape")
+        if kind != "blob" or mode not in ("100644", "100755"):
+            continue  # symlinks and submodules are not followed
+        if any(path == p or path.startswith(p.rstrip("/") + "/") or p in ("", ".") for p in prefixes):
+            wanted.append((sha, path, mode))
+    if not wanted:
+        return 0
+    out = _git(["cat-file", "--batch"], root, input="".join(f"{sha}\n" for sha, _, _ in wanted).encode())
+    pos = 0
+    for sha, path, _ in wanted:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        size = int(header[2])
+        body = out[nl + 1:nl + 1 + size]
+        pos = nl + 1 + size + 1
+        parts = PurePosixPath(path).parts
+        if any(part in ("..", "") for part in parts) or PurePosixPath(path).is_absolute():
+            continue
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(body)
+    return len(wanted)
+
+
+@contextlib.contextmanager
+def _chdir(path: Path) -> Iterator[None]:
+    old = Path.cwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def _rebase(path: str, cwd: Path, root: Path, mirror: Path) -> tuple[str, str | None]:
+    """A path of the working tree -> (the same path in the mirror, repo-relative posix or None)."""
+    p = Path(path)
+    absolute = (p if p.is_absolute() else cwd / p).resolve()
+    try:
+        rel = absolute.relative_to(root)
+    except ValueError:
+        return str(absolute), None  # outside the repository: used as it is
+    return str(mirror / rel), rel.as_posix()
+
+
+def base_report(ref: str, paths: list[str], options: Any) -> tuple[Report, str]:
+    """Check ``paths`` as they are at ``ref``; returns the report and the commit it was read from."""
+    from budgetlint.checker import run_check
+
+    cwd = Path.cwd().resolve()
+    root = repo_root(cwd)
+    commit = resolve_ref(ref, root)
+    config = getattr(options, "config", None)
+    with tempfile.TemporaryDirectory(prefix="budgetlint-base-") as tmp:
+        mirror = Path(tmp).resolve() / "repo"
+        mirror.mkdir()
+        (mirror / ".git").write_text("budgetlint base mirror; not a repository\n", encoding="utf-8")
+        rebased_paths: list[str] = []
+        prefixes: list[str] = list(CODEOWNERS_PLACES)
+        for p in paths:
+            new, rel = _rebase(p, cwd, root, mirror)
+            rebased_paths.append(new)
+            if rel is not None:
+                prefixes.append(rel)
+        teams = [_rebase(t, cwd, root, mirror) for t in options.teams_files]
+        prefixes += [rel for _, rel in teams if rel is not None]
+        codeowners = _rebase(options.codeowners, cwd, root, mirror) if options.codeowners else None
+        if codeowners and codeowners[1]:
+            prefixes.append(codeowners[1])
+        extract(commit, root, sorted(set(prefixes)), mirror)
+
+        base_cwd = mirror / cwd.relative_to(root)
+        base_cwd.mkdir(parents=True, exist_ok=True)
+        existing = [p for p in rebased_paths if Path(p).exists()]
+        base_options = dataclasses.replace(
+            options, base_ref=None,
+            teams_files=[t for t, _ in teams if Path(t).exists()],
+            codeowners=codeowners[0] if codeowners else None,
+            bench=[str((cwd / b).resolve()) if not Path(b).is_absolute() else b for b in options.bench],
+            config=_rebased_config(config, cwd, root, mirror),
+        )
+        with _chdir(base_cwd):
+            report = run_check(existing, base_options) if existing else Report()
+    return report, commit
+
+
+def _rebased_config(config: Any, cwd: Path, root: Path, mirror: Path) -> Any:
+    if config is None or config.path is None:
+        return config
+    new_path, rel = _rebase(str(config.path), cwd, root, mirror)
+    # the policy is the working tree's; per-file-ignore globs resolve against the mirrored folder
+    return dataclasses.replace(config, path=Path(new_path) if rel is not None else config.path, findings=[])
+
+
+# -- comparing ---------------------------------------------------------------------------------
+
+
+def _finite(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
+
+
+def headroom_shrink(old: float, new: float) -> float:
+    """How much of the old headroom is gone, as a fraction of it (1.0 = all of it)."""
+    if new >= old:
+        return 0.0
+    if math.isinf(old):
+        return 1.0
+    if old <= 0:
+        return math.inf  # no headroom left before, and less now
+    return (old - new) / old
+
+
+def compare(base: Report, head: Report, *, threshold: float = 0.0, ref: str = "",
+            commit: str | None = None) -> dict:
+    """The diff of two reports by budget name, as a plain (JSON-ready) dict."""
+    old = {b.name: b for b in base.budgets}
+    new = {b.name: b for b in head.budgets}
+    diff: dict[str, Any] = {
+        "base": ref,
+        "base_commit": commit,
+        "threshold": threshold,
+        "added": [_where(new[n]) for n in sorted(new) if n not in old],
+        "removed": [dict(_where(old[n]), owner=old[n].owner) for n in sorted(old) if n not in new],
+        "changed": [],
+        "regressions": 0,
+    }
+    regressions = len(diff["removed"])
+    for name in sorted(set(old) & set(new)):
+        entry = _compare_budget(old[name], new[name], threshold)
+        if entry is not None:
+            regressions += sum(1 for kind in ("promises", "headroom", "verdicts") for x in entry[kind]
+                               if x["regression"]) + (1 if entry["owner"] and entry["owner"]["regression"] else 0)
+            diff["changed"].append(entry)
+    diff["regressions"] = regressions
+    return diff
+
+
+def _where(b: BudgetResult) -> dict:
+    return {"name": b.name, "file": b.file, "line": b.line}
+
+
+def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict | None:
+    promises = []
+    for key, (name, larger_is_looser) in PROMISE_KEYS.items():
+        x, y = _finite(a.promises.get(key)), _finite(b.promises.get(key))
+        if x == y:
+            continue
+        if x is None:
+            change = "added"
+        elif y is None:
+            change = "removed"
+        else:
+            change = "loosened" if (y > x) == larger_is_looser else "tightened"
+        promises.append({"promise": name, "key": key, "old": x, "new": y, "change": change,
+                         "regression": change in ("loosened", "removed")})
+    headroom = []
+    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")})
+    for key in keys:
+        x, y = _finite(a.analysis.get(key)), _finite(b.analysis.get(key))
+        if x is None or y is None or not (y < x):
+            continue
+        shrink = headroom_shrink(x, y)
+        crossed = x >= 0 > y
+        headroom.append({"promise": key[len("headroom_"):], "old": x, "new": y,
+                         "shrink": shrink if math.isfinite(shrink) else None,
+                         "regression": shrink > threshold or crossed})
+    verdicts = []
+    for p in sorted(set(a.verdicts) | set(b.verdicts)):
+        x, y = a.verdicts.get(p), b.verdicts.get(p)
+        if x == y:
+            continue
+        rx, ry = VERDICT_RANK.get(x or ""), VERDICT_RANK.get(y or "")
+        change = "worse" if rx is not None and ry is not None and ry > rx else (
+            "better" if rx is not None and ry is not None else "changed")
+        verdicts.append({"promise": p, "old": x, "new": y, "change": change, "regression": change == "worse"})
+    owner = None
+    if (a.owner or None) != (b.owner or None):
+        change = "removed" if not b.owner else ("added" if not a.owner else "changed")
+        owner = {"old": a.owner, "new": b.owner, "change": change, "regression": change == "removed"}
+    if not (promises or headroom or verdicts or owner):
+        return None
+    return {**_where(b), "promises": promises, "headroom": headroom, "verdicts": verdicts, "owner": owner}
+
+
+# -- findings ----------------------------------------------------------------------------------
+
+
+def fmt_value(key: str, value: float | None) -> str:
+    if value is None:
+        return "none"
+    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
+        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
+    return f"{value:.4g}"
+
+
+def fmt_fraction(value: float | None) -> str:
+    if value is None:
+        return "unbounded"
+    return f"{value * 100:.0f}%"
+
+
+def regression_findings(diff: dict, ctx: Any, severity: Severity) -> list[Finding]:
+    """One BL505 finding per regression in ``diff``, at the budget or promise it is about."""
+    budgets = {b.name: b for b in getattr(ctx, "budgets", [])}
+    ref = diff.get("base") or "the base"
+    out: list[Finding] = []
+
+    def at(name: str, promise: str | None = None) -> Location | None:
+        b = budgets.get(name)
+        if b is None:
+            return None
+        if promise in ("ttft", "tpot", "e2e", "pace"):
+            keys = ("pace", "tpot") if promise in ("tpot", "pace") else (promise,)
+            for k in keys:
+                if b.has("promise", k):
+                    return b.loc("promise", k)
+            if b.has("promise"):
+                return b.loc("promise", key=True)
+        if promise == "owner" and b.has("owner"):
+            return b.loc("owner")
+        return b.loc("name")
+
+    for r in diff["removed"]:
+        out.append(Finding(RULE, severity, f"budget {r['name']!r} was removed (it was in {r['file']} at {ref})",
+                           None, budget=r["name"], fix="keep the budget, or review its removal"))
+    for c in diff["changed"]:
+        name = c["name"]
+        for p in c["promises"]:
+            if p["regression"]:
+                what = (f"{p['promise']} promise loosened: {fmt_value(p['key'], p['old'])} -> "
+                        f"{fmt_value(p['key'], p['new'])}" if p["change"] == "loosened"
+                        else f"{p['promise']} promise removed (was {fmt_value(p['key'], p['old'])})")
+                out.append(Finding(RULE, severity, f"budget {name!r}: {what} (against {ref})", at(name, p["promise"]),
+                                   budget=name, promise=p["promise"], fix="keep the promise, or review the change"))
+        for h in c["headroom"]:
+            if h["regression"]:
+                gone = f" (-{fmt_fraction(h['shrink'])} of it)" if h["shrink"] is not None else ""
+                out.append(Finding(RULE, severity,
+                                   f"budget {name!r}: {h['promise']} headroom shrank: {fmt_fraction(h['old'])} -> "
+                                   f"{fmt_fraction(h['new'])}{gone} (against {ref})",
+                                   at(name, h["promise"]), budget=name,
+                                   promise=h["promise"] if h["promise"] != "pace" else "tpot",
+                                   fix="see `budgetlint explain` for what binds"))
+        for v in c["verdicts"]:
+            if v["regression"]:
+                out.append(Finding(RULE, severity,
+                                   f"budget {name!r}: {v['promise']} verdict got worse: {v['old']} -> {v['new']} "
+                                   f"(against {ref})", at(name, v["promise"]), budget=name, promise=v["promise"]))
+        o = c["owner"]
+        if o and o["regression"]:
+            out.append(Finding(RULE, severity, f"budget {name!r}: owner {o['old']} removed (against {ref})",
+                               at(name, "owner"), budget=name, fix="keep an owner on every budget"))
+    return out
+
+
+def attach_diff(report: Report, ctx: Any, paths: list[str]) -> None:
+    """Compare with ``ctx.options.base_ref``; set ``report.diff`` and add BL505 findings."""
+    options = ctx.options
+    threshold = float(options.regression_threshold or 0.0)
+    base, commit = base_report(options.base_ref, paths, options)
+    diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
+    report.diff = diff
+    severity = Severity.ERROR if options.fail_on_regression else Severity.WARNING
+    report.findings.extend(regression_findings(diff, ctx, severity))

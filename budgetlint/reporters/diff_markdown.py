@@ -1,0 +1,89 @@
+"""The PR diff as a markdown section, for the job summary (``check --base REF``).
+
+``render_diff(report.diff)`` returns a ``###`` heading and one table row per
+change: budgets added or removed, promises loosened or tightened, headroom
+that shrank, verdicts and owners that changed; regressions are marked. The
+markdown reporter appends it when ``report.diff`` is set. Not an output format
+of its own (it is not in ``REPORTERS``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from budgetlint.diff import fmt_fraction, fmt_value
+
+HEADER = ["Budget", "Change", "Before", "After", ""]
+REGRESSION_MARK = "⚠️ regression"
+
+
+def _cell(text: object) -> str:
+    s = "" if text is None else str(text)
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("\\", "\\\\").replace("|", "\\|")
+    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+    return s.strip() or " "
+
+
+def _row(cells: list[Any]) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _code(text: str) -> str:
+    return "`" + text.replace("`", "'") + "`"
+
+
+def diff_rows(diff: dict) -> list[list[Any]]:
+    """The table rows, regressions first within each budget."""
+    rows: list[list[Any]] = []
+    for r in diff.get("removed", []):
+        rows.append([r["name"], "budget removed", r.get("file"), "—", REGRESSION_MARK])
+    for a in diff.get("added", []):
+        rows.append([a["name"], "budget added", "—", a.get("file"), ""])
+    for c in diff.get("changed", []):
+        name = c["name"]
+        items: list[tuple[bool, list[Any]]] = []
+        for p in c.get("promises", []):
+            items.append((p["regression"], [name, f"{p['promise']} promise {p['change']}",
+                                             fmt_value(p["key"], p["old"]), fmt_value(p["key"], p["new"]),
+                                             REGRESSION_MARK if p["regression"] else ""]))
+        for h in c.get("headroom", []):
+            gone = f" (−{fmt_fraction(h['shrink'])} of it)" if h.get("shrink") is not None else ""
+            items.append((h["regression"], [name, f"{h['promise']} headroom shrank{gone}",
+                                             fmt_fraction(h["old"]), fmt_fraction(h["new"]),
+                                             REGRESSION_MARK if h["regression"] else ""]))
+        for v in c.get("verdicts", []):
+            items.append((v["regression"], [name, f"{v['promise']} verdict {v['change']}",
+                                             v["old"] or "—", v["new"] or "—",
+                                             REGRESSION_MARK if v["regression"] else ""]))
+        o = c.get("owner")
+        if o:
+            items.append((o["regression"], [name, f"owner {o['change']}", o["old"] or "—", o["new"] or "—",
+                                             REGRESSION_MARK if o["regression"] else ""]))
+        items.sort(key=lambda item: not item[0])
+        rows.extend(row for _, row in items)
+    return rows
+
+
+def render_diff(diff: dict | None) -> str:
+    """A markdown section (ending in a newline) for ``diff``; empty when there is none."""
+    if not diff:
+        return ""
+    ref = diff.get("base") or "base"
+    commit = diff.get("base_commit")
+    against = _code(ref) + (f" ({_code(commit[:12])})" if commit else "")
+    n = int(diff.get("regressions", 0))
+    mark = "⚠️" if n else "✅"
+    plural = "regression" if n == 1 else "regressions"
+    lines = [f"### {mark} Changes against {against}: {n} {plural}", ""]
+    rows = diff_rows(diff)
+    if not rows:
+        lines.append("No budget changed.")
+        return "\n".join(lines) + "\n"
+    threshold = diff.get("threshold") or 0
+    if threshold:
+        lines += [f"Headroom may shrink by {fmt_fraction(threshold)} before it counts as a regression.", ""]
+    lines.append(_row(HEADER))
+    lines.append("| " + " | ".join(["---"] * len(HEADER)) + " |")
+    lines += [_row(r) for r in rows]
+    return "\n".join(lines) + "\n"
