@@ -127,7 +127,7 @@ def _step_summary(report: Any) -> None:
               help="Skip these rule codes or prefixes (comma-separated or repeated); replaces the config's ignore.")
 @click.option("--base", "base_ref", default=None, metavar="REF",
               help="Compare with the budgets at this git ref (PR diff); regressions are BL505.")
-@click.option("--fail-on-regression", is_flag=True, default=None,
+@click.option("--fail-on-regression", is_flag=True, default=False,
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
@@ -136,7 +136,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool | None, regression_threshold: float | None) -> None:
+          fail_on_regression: bool, regression_threshold: float | None) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
@@ -164,8 +164,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         options.efficiency_bandwidth = efficiency_bandwidth
     if efficiency_compute is not None:
         options.efficiency_compute = efficiency_compute
-    options.fail_on_regression = bool(fail_on_regression if fail_on_regression is not None
-                                      else config.fail_on_regression)
+    options.fail_on_regression = bool(fail_on_regression or config.fail_on_regression)
     if fail_on_regression:  # the flag beats a severity override of BL505 in the file
         config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
     threshold = regression_threshold if regression_threshold is not None else config.regression_threshold
