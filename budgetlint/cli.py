@@ -71,9 +71,12 @@ def _color(stream_is_stdout: bool) -> bool:
 def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> None:
     from budgetlint.reporters import get_reporter
 
-    if len(outputs) > max(len(formats), 1):
-        raise click.UsageError("more --output paths than --format options; pair each --output with a --format")
     formats = formats or ("text",)
+    if outputs and len(outputs) != len(formats):
+        raise click.UsageError(
+            f"{len(formats)} --format option(s) and {len(outputs)} --output path(s): give one --output per "
+            "--format, in the same order ('-' for standard output), or none to write everything to "
+            "standard output")
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
         render = get_reporter(fmt)
@@ -100,9 +103,9 @@ def _step_summary(report: Any) -> None:
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS),
-              help="Output format; repeat to write several (pair each with --output).")
+              help="Output format; repeat to write several. With --output, give one per --format.")
 @click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the matching --format to this file ('-' for standard output).")
+              help="Write the --format at the same position to this file ('-' for standard output).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default=None,
               help="Lowest severity that makes the exit code 1 (default: the config's fail-on, else error).")
 @click.option("--bench", "bench", multiple=True, type=click.Path(),

@@ -226,3 +226,21 @@ def test_all_bad_inputs_in_one_run_report_every_problem(tmp_path: Path) -> None:
     files = {Path(f["file"]).name for f in json.loads(out.stdout)["findings"] if f["file"]}
     for name in ("nul.yaml", "latin1.yaml", "deep.yaml", "tab.yaml", "weird-quantities.yaml"):
         assert name in files
+
+
+def test_several_formats_in_one_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    sarif, junit = tmp_path / "out.sarif", tmp_path / "out.xml"
+    code, out = run("check", "budgets/", "--format", "json", "--format", "sarif", "--format", "junit",
+                    "--output", "-", "--output", str(sarif), "--output", str(junit))
+    assert code == 0
+    assert json.loads(out)["summary"]["budgets"] >= 4
+    assert json.loads(sarif.read_text())["version"] == "2.1.0"
+    assert junit.read_text().startswith("<?xml")
+
+
+def test_outputs_must_pair_with_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("check", "budgets/", "--format", "github", "--format", "sarif", "--output", str(tmp_path / "x"))
+    assert code == 2 and "one --output per --format" in out
+    assert not (tmp_path / "x").exists()

@@ -167,4 +167,14 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
                 break
             out.add(row)
         out.add("")
+    diff = getattr(report, "diff", None)
+    if diff:
+        from budgetlint.reporters.diff_markdown import render_diff
+
+        section = render_diff(diff)
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
+        else:
+            out.add("> [!NOTE]\n> The PR diff is not shown: the job summary is limited to 1 MiB. "
+                    "The JSON output has it under \"diff\".")
     return "\n".join(out.lines) + "\n"

@@ -248,3 +248,10 @@ def test_compare_verdicts_and_crossing_zero() -> None:
     assert diff["regressions"] == 2
     better = compare(new, old)
     assert better["regressions"] == 0 and better["changed"][0]["verdicts"][0]["change"] == "better"
+
+
+def test_markdown_summary_includes_the_diff(repo: Path) -> None:
+    loosen_and_shrink(repo)
+    result = CliRunner().invoke(main, ["check", "--base", "HEAD~1", "--no-codeowners", "--format", "markdown"])
+    assert "### ⚠️ Changes against `HEAD~1`" in result.output
+    assert "| chat-reply | ttft promise loosened | 400 ms | 600 ms |" in result.output
