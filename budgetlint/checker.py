@@ -121,6 +121,8 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
             schema_findings = schema_mod.validate(doc, kind)
             report.findings.extend(schema_findings)
             by_kind[kind].append(doc)
+    for doc in _sibling_definitions(paths, found.files):
+        by_kind[doc.data["kind"]].append(doc)
 
     sink = Sink()
     catalog = _load_builtin_catalog(Sink())  # built-in data is tested, not re-reported
@@ -148,6 +150,39 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
     report.findings.extend(sink.findings)
 
     return report, Context(budgets, catalog, teams, teams_source, options)
+
+
+def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document]:
+    """Hardware, model and teams documents beside a file named on the command line.
+
+    `budgetlint check budgets/chat.yaml` must resolve the hardware, models and
+    owners that chat.yaml's folder defines, or it would report them as
+    undefined (a false alarm). These documents are context only: they are
+    neither counted nor reported on; check them by naming them or their folder.
+    """
+    import os
+
+    from budgetlint import schema as schema_mod
+
+    seen = {os.path.realpath(p) for p in checked}
+    out: list[Document] = []
+    folders = sorted({Path(p).parent for p in paths if Path(p).is_file()})
+    for folder in folders:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            path = folder / name
+            if not name.endswith((".yaml", ".yml")) or os.path.realpath(path) in seen or not path.is_file():
+                continue
+            seen.add(os.path.realpath(path))
+            loaded = load_file(path, display_path(path))
+            for doc in loaded.documents:
+                kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+                if kind in ("hardware", "models", "teams") and not schema_mod.validate(doc, kind):
+                    out.append(doc)
+    return out
 
 
 def _promises(b: Budget) -> dict[str, float]:

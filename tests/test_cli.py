@@ -244,3 +244,22 @@ def test_outputs_must_pair_with_formats(tmp_path: Path, monkeypatch: pytest.Monk
     code, out = run("check", "budgets/", "--format", "github", "--format", "sarif", "--output", str(tmp_path / "x"))
     assert code == 2 and "one --output per --format" in out
     assert not (tmp_path / "x").exists()
+
+
+def test_a_file_checked_alone_sees_the_definitions_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "teams.yaml").write_text('version: 1\nkind: teams\nteams: [{handle: "@a/b"}]\n')
+    (tmp_path / "hw.yaml").write_text("version: 1\nkind: hardware\nhardware:\n"
+                                      "  - {name: our-gpu, extends: h100-sxm, bandwidth: 3 TB/s}\n")
+    (tmp_path / "chat.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@a/c"
+    workload: {prompt_tokens: 100, output_tokens: 100}
+    promise: {pace: 10 token/s}
+    deployment: {model: llama-3.1-8b, hardware: our-gpu}
+""")
+    code, out = run("check", str(tmp_path / "chat.yaml"), "--no-codeowners", "--format", "json")
+    report = json.loads(out)
+    assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == ["BL103"]  # not BL008
+    assert report["summary"]["files"] == 1
