@@ -121,8 +121,7 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
             schema_findings = schema_mod.validate(doc, kind)
             report.findings.extend(schema_findings)
             by_kind[kind].append(doc)
-    for doc in _sibling_definitions(paths, found.files):
-        by_kind[doc.data["kind"]].append(doc)
+    context_docs = _sibling_definitions(paths, found.files)
 
     sink = Sink()
     catalog = _load_builtin_catalog(Sink())  # built-in data is tested, not re-reported
@@ -130,8 +129,13 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
     for kind in ("hardware", "models"):
         for doc in by_kind[kind]:
             add_entries(catalog, doc, kind, sink, builtin=False, user_names=user_names)
+    for kind in ("hardware", "models"):  # context: never reported, never overriding a checked entry
+        for doc in context_docs:
+            if doc.data["kind"] == kind:
+                add_entries(catalog, doc, kind, Sink(), builtin=False, user_names=user_names)
 
-    teams, teams_source = _collect_teams(by_kind["teams"], found.files, options, report)
+    teams, teams_source = _collect_teams(
+        by_kind["teams"] + [d for d in context_docs if d.data["kind"] == "teams"], found.files, options, report)
 
     budgets: list[Budget] = []
     seen: dict[str, Location] = {}
