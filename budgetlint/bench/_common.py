@@ -21,6 +21,7 @@ NOT_MEASUREMENT = "bench-not-a-measurement"
 NO_SUCCESS = "bench-no-successful-requests"
 IO = "bench-io"
 SCHEMA = "bench-schema"
+IMPOSSIBLE = "bench-impossible-value"
 
 #: seconds per unit, for unit fields and key suffixes
 TIME_UNITS = {
@@ -175,6 +176,87 @@ def to_float(
     return value
 
 
+#: metrics for which no statistic can be zero: nothing answers in no time
+_NEVER_ZERO = ("ttft", "e2e")
+#: for TPOT/ITL a zero is impossible for the mean and from this percentile up
+#: (gaps between chunks delivered together may be 0, a slow tail of them may not)
+_ZERO_TAIL_PERCENT = 90.0
+
+
+def _zero_impossible(metric: str, stat: str | None) -> bool:
+    if metric in _NEVER_ZERO:
+        return True
+    if stat is None or stat == "mean":
+        return True
+    pct = label_percent(stat)
+    return pct is not None and pct >= _ZERO_TAIL_PERCENT
+
+
+def check_latency(
+    ctx: Ctx,
+    value: float | None,
+    metric: str,
+    what: str,
+    line: int | None = None,
+    *,
+    stat: str | None = None,
+) -> float | None:
+    """``value`` if it can be a latency of ``metric`` (ttft, tpot, itl, e2e), else None.
+
+    The shared gate for every latency statistic a reader keeps (``stat`` is
+    ``"mean"`` or a canonical percentile label). A negative latency is never
+    real; zero is impossible for TTFT and E2E (a response takes time) and for
+    the mean or a p90+ of TPOT/ITL. Either is a ``bench-impossible-value``
+    problem and the value is dropped ("not measured"), never clamped.
+    """
+    if value is None:
+        return None
+    if value < 0:
+        ctx.problem(
+            f"{what} is {value:g}: a latency cannot be negative; the value is ignored "
+            f"(not measured)",
+            IMPOSSIBLE,
+            line,
+        )
+        return None
+    if value == 0 and _zero_impossible(metric, stat):
+        label = "" if stat is None else f" {stat}"
+        ctx.problem(
+            f"{what} is 0: a{label} {metric.upper()} of zero is impossible; the value is "
+            f"ignored (not measured)",
+            IMPOSSIBLE,
+            line,
+        )
+        return None
+    return value
+
+
+def check_samples(
+    ctx: Ctx, values: list[float], metric: str, what: str, line: int | None = None
+) -> list[float]:
+    """Per-request values of ``metric`` without the impossible ones (one problem for all).
+
+    Per request, zero is impossible only for TTFT and E2E (a one-token reply
+    has no decode time, two chunks read together have a zero gap).
+    """
+    bad = [v for v in values if v < 0 or (v == 0 and metric in _NEVER_ZERO)]
+    if not bad:
+        return values
+    negative = sum(1 for v in bad if v < 0)
+    parts = []
+    if negative:
+        parts.append(f"{negative} negative (lowest {min(bad):g})")
+    if len(bad) > negative:
+        parts.append(f"{len(bad) - negative} zero")
+    ctx.problem(
+        f"{what}: {' and '.join(parts)} of {len(values)} per-request {metric.upper()} values "
+        f"are impossible latencies; those requests' values are ignored",
+        IMPOSSIBLE,
+        line,
+    )
+    return [v for v in values if not (v < 0 or (v == 0 and metric in _NEVER_ZERO))]
+
+
 def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None:
     value = num(ctx, obj, key, line)
     if value is None or not value.is_integer():
@@ -216,22 +298,32 @@ def percentile_table(
     scale: float,
     what: str,
     line: int | None = None,
+    *,
+    metric: str | None = None,
 ) -> tuple[dict[str, float], float | None]:
-    """Generic ``{label: value}`` distribution -> (canonical percentiles, mean) in seconds."""
+    """Generic ``{label: value}`` distribution -> (canonical percentiles, mean) in seconds.
+
+    With ``metric`` (ttft, tpot, itl, e2e) each value goes through
+    :func:`check_latency`.
+    """
     percentiles: dict[str, float] = {}
     mean = None
     for key, raw in stats.items():
         if key in ("mean", "avg", "average"):
             v = to_float(ctx, raw, f"{what}.{key}", line)
+            if metric is not None:
+                v = check_latency(ctx, v, metric, f"{what}.{key}", line, stat="mean")
             mean = None if v is None else v * scale
             continue
         pct = label_to_percent(key)
         if pct is None:
             continue
+        label = percent_label(pct)
         v = to_float(ctx, raw, f"{what}.{key}", line)
+        if metric is not None:
+            v = check_latency(ctx, v, metric, f"{what}.{key}", line, stat=label)
         if v is None:
             continue
-        label = percent_label(pct)
         # an explicit pNN wins over "median" when both are present
         if label in percentiles and key == "median":
             continue

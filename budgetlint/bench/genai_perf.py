@@ -25,6 +25,7 @@ from ._common import (
     Ctx,
     Doc,
     build_metric,
+    dig,
     first_path,
     num,
     percent_style_label,
@@ -61,11 +62,28 @@ def detect(obj: Any) -> bool:
     return isinstance(ttft, dict) and ("avg" in ttft or "unit" in ttft)
 
 
+_TITLE = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^)]*)\))?\s*$")
+
+#: row titles (lower case, unit dropped) that mark a GenAI-Perf/AIPerf CSV
+_CSV_MARKERS = ("time to first token", "request latency")
+
+
 def detect_csv(text: str) -> bool:
-    head = text.lstrip("\ufeff").lstrip()[:4000]
-    return head.startswith("Metric,") and (
-        "Time To First Token" in head or "Request Latency" in head
-    )
+    """A ``Metric,...`` header and a TTFT or request-latency row, in any letter case.
+
+    GenAI-Perf titles rows ``Time To First Token (ms)``; AIPerf (0.13) writes
+    ``Time to First Token (ms)`` and sorts rows by metric tag, so the latency
+    rows can come after dozens of others.
+    """
+    body = text.lstrip("\ufeff").lstrip()
+    if not body.startswith("Metric,"):
+        return False
+    for line in body.splitlines():
+        title = line.split(",", 1)[0].strip().strip('"')
+        m = _TITLE.match(title)
+        if m and m.group("name").strip().lower() in _CSV_MARKERS:
+            return True
+    return False
 
 
 def _tool(obj: dict[str, Any]) -> tuple[str, str | None]:
@@ -73,6 +91,62 @@ def _tool(obj: dict[str, Any]) -> tuple[str, str | None]:
         v = obj.get("aiperf_version")
         return "aiperf", str(v) if v is not None else None
     return NAME, None
+
+
+def _profiling_phases(cfg: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """aiperf >= 0.13 ``input_config.phases``: those whose requests are in the results."""
+    phases = cfg.get("phases")
+    if not isinstance(phases, list):
+        return []
+    out = []
+    for i, ph in enumerate(phases):
+        if not isinstance(ph, dict):
+            continue
+        if ph.get("kind") == "warmup" or ph.get("name") == "warmup" or ph.get("exclude_from_results") is True:
+            continue
+        out.append((i, ph))
+    return out
+
+
+def _aiperf_013_conditions(ctx: Ctx, c: ConditionsBuilder, cfg: dict[str, Any]) -> None:
+    """aiperf 0.13's config layout: ``models.items[].name``, ``phases[]``, ``datasets[].prompts``.
+
+    Concurrency and rate are read from the profiling phases (warmup phases are
+    excluded from the results); when those phases disagree, the value is left
+    unknown rather than picked.
+    """
+    models = cfg.get("models")
+    items = models.get("items") if isinstance(models, dict) else models
+    if isinstance(items, list) and items:
+        first = items[0]
+        name = first.get("name") if isinstance(first, dict) else first
+        if isinstance(name, str):
+            c.set("model", name, READ, "input_config.models.items[0].name")
+        if len(items) > 1:
+            c.extra["models"] = len(items)
+    phases = _profiling_phases(cfg)
+    for key, field in (("concurrency", "concurrency"), ("request_rate", "rate")):
+        found = {
+            (i, to_float(ctx, ph.get(field), f"input_config.phases[{i}].{field}"))
+            for i, ph in phases
+            if ph.get(field) is not None
+        }
+        values = {v for _, v in found if v is not None}
+        if len(values) == 1:
+            where = ",".join(str(i) for i, _ in sorted(found))
+            c.set(key, values.pop(), READ, f"input_config.phases[{where}].{field}")
+    kinds = {ph.get("type") for _, ph in phases if isinstance(ph.get("type"), str)}
+    if len(kinds) == 1:
+        c.extra["load_type"] = kinds.pop()
+    datasets = cfg.get("datasets")
+    if isinstance(datasets, list):
+        main = [d for d in datasets if isinstance(d, dict) and isinstance(d.get("prompts"), dict)]
+        if len(main) == 1:
+            i = datasets.index(main[0])
+            for key, field in (("prompt_tokens", "isl"), ("output_tokens", "osl")):
+                path = f"input_config.datasets[{i}].prompts.{field}.mean"
+                v = to_float(ctx, dig(main[0], "prompts", field, "mean"), path)
+                c.set(key, v, READ, path)
 
 
 def _conditions(ctx: Ctx, obj: dict[str, Any]) -> ConditionsBuilder:
@@ -85,6 +159,7 @@ def _conditions(ctx: Ctx, obj: dict[str, Any]) -> ConditionsBuilder:
         model = model[0] if model else None
     if isinstance(model, str):
         c.set("model", model, READ, f"input_config.{where}")
+    _aiperf_013_conditions(ctx, c, cfg)
     for key, paths in (
         (
             "concurrency",
@@ -166,7 +241,7 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
                     doc.line,
                 )
                 continue
-            pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, key, doc.line)
+            pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, key, doc.line, metric=name)
             metric = build_metric(pcts, mean, definition, key, notes=(note,) if note else ())
             if metric is not None:
                 metrics[name] = metric
@@ -205,21 +280,38 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
     return out
 
 
-_TITLE = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^)]*)\))?\s*$")
+#: CSV rows (lower-case title) -> condition, from the request table's avg
+_CSV_LENGTHS = {
+    "input sequence length": "prompt_tokens",
+    "output sequence length": "output_tokens",
+}
 
 
 def read_csv(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
+    """GenAI-Perf / AIPerf ``profile_export_*.csv``.
+
+    Block 1 (``Metric,avg,min,max,[sum,]p1...,p99[,std]``): per-request
+    statistics; the time rows give ttft/tpot/e2e, the sequence-length rows the
+    measured mean lengths. Block 2 (``Metric,Value``): run totals (throughputs,
+    ``Request Count``, AIPerf's ``Benchmark Duration (sec)``). AIPerf is told
+    from GenAI-Perf by its ``sum`` column or ``Benchmark Duration`` row.
+    """
     rows = list(csv.reader(io.StringIO(text.lstrip("\ufeff"))))
     header: list[str] | None = None
     metrics: dict[str, Metric] = {}
     throughput = None
     req_tp = None
+    duration = None
+    aiperf = False
+    c = ConditionsBuilder()
     for lineno, row in enumerate(rows, start=1):
         if not row or not any(cell.strip() for cell in row):
             header = None
             continue
-        if row[0] == "Metric":
+        if row[0].strip() == "Metric":
             header = [h.strip() for h in row]
+            if "sum" in header:
+                aiperf = True
             continue
         if header is None:
             continue
@@ -236,6 +328,19 @@ def read_csv(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
                     ctx.problem(f"{row[0]!r}: unknown throughput unit", UNITLESS, lineno)
             elif title == "request throughput":
                 req_tp = to_float(ctx, row[1], row[0], lineno)
+            elif title == "request count":
+                c.set("successful_requests", to_float(ctx, row[1], row[0], lineno), READ, f"CSV {row[0]!r}")
+            elif title == "benchmark duration":
+                aiperf = True
+                scale = TIME_UNITS.get(unit)
+                v = to_float(ctx, row[1], row[0], lineno)
+                if scale is not None and v is not None and v > 0:
+                    duration = v * scale
+            continue
+        stats = {h: cell for h, cell in zip(header[1:], row[1:])}
+        if title in _CSV_LENGTHS:
+            v = to_float(ctx, stats.get("avg"), f"{row[0]}.avg", lineno)
+            c.set(_CSV_LENGTHS[title], v, INFERRED, f"CSV {row[0]!r} avg (measured)")
             continue
         key = _CSV_TITLES.get(title)
         if key is None:
@@ -249,26 +354,26 @@ def read_csv(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
                 lineno,
             )
             continue
-        stats = {h: cell for h, cell in zip(header[1:], row[1:])}
-        pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, row[0], lineno)
+        pcts, mean = percentile_table(ctx, stats, percent_style_label, scale, row[0], lineno, metric=name)
         metric = build_metric(pcts, mean, definition, row[0], notes=(note,) if note else ())
         if metric is not None:
             metrics[name] = metric
     if not metrics and throughput is None:
         ctx.problem("CSV has no latency rows budgetlint can read", NOT_MEASUREMENT)
         return []
-    c = ConditionsBuilder()
     c.set("measured_at", "client", INFERRED, "the benchmark client times requests")
     return [
         Measurement(
             source=ctx.path,
-            format=NAME,
+            format="aiperf" if aiperf else NAME,
             conditions=c.build(),
             metrics=metrics,
             output_throughput=throughput,
             request_throughput=req_tp,
-            notes=("CSV export carries no run configuration",),
+            duration=duration,
+            notes=(
+                "CSV export carries no run configuration (model, concurrency, rate: see the "
+                "JSON export); the lengths are the measured means",
+            ),
         )
     ]
-
-

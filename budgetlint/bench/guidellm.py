@@ -43,7 +43,9 @@ def detect(obj: Any) -> bool:
     return isinstance(first, dict) and first.get("type_") == "generative_benchmark"
 
 
-def _dist(ctx: Ctx, metrics: dict[str, Any], key: str, scale: float, line: int) -> tuple[dict[str, float], float | None, int | None]:
+def _dist(
+    ctx: Ctx, metrics: dict[str, Any], key: str, scale: float, line: int, metric: str | None = None
+) -> tuple[dict[str, float], float | None, int | None]:
     node = dig(metrics, key, "successful")
     if not isinstance(node, dict):
         return {}, None, None
@@ -52,7 +54,7 @@ def _dist(ctx: Ctx, metrics: dict[str, Any], key: str, scale: float, line: int) 
         stats["median"] = node["median"]
     if "mean" in node:
         stats["mean"] = node["mean"]
-    pcts, mean = percentile_table(ctx, stats, fraction_style_label, scale, f"metrics.{key}", line)
+    pcts, mean = percentile_table(ctx, stats, fraction_style_label, scale, f"metrics.{key}", line, metric=metric)
     count = node.get("count")
     return pcts, mean, count if isinstance(count, int) else None
 
@@ -111,7 +113,7 @@ def _read_benchmark(
                 )
             )
         for name, key, scale, definition, note in spec:
-            pcts, mean, count = _dist(ctx, m, key, scale, line)
+            pcts, mean, count = _dist(ctx, m, key, scale, line, name)
             metric = build_metric(pcts, mean, definition, f"metrics.{key}.successful", count, (note,) if note else ())
             if metric is not None:
                 metrics[name] = metric

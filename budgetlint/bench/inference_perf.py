@@ -9,6 +9,25 @@ schema (``reportgen/base.py``; the keys carry no suffix). Mapping:
 ``request_latency`` -> e2e. ``normalized_time_per_output_token`` (latency /
 output_len, includes TTFT) is noted, not used.
 
+``time_per_output_token`` (inference-perf 0.7 ``reportgen/base.py``,
+``compute_request_latency_metrics``) is, per request, (last output-token time -
+first output-token time) / (N - 1), N the output tokens (the client's
+re-tokenised count of the whole reply, or the server's usage count with
+``use_server_output_tokens``); every token of a streamed chunk gets the chunk's
+arrival time. That is TPOT excluding the first token. Older reports (the
+``prompt_len`` layout, before the fix of inference-perf #564) re-tokenised each
+chunk *with special tokens*, so about two timestamps per token at one token per
+chunk: their TPOT and ITL come out about halved. Such a file is recognised by
+its means (TPOT x (N - 1) far from mean latency - mean TTFT) and its TPOT gets
+the definition ``per_token_timestamp``: not per output token, not convertible.
+
+Run conditions: 0.7 writes ``successes.prompt_tokens`` (older: ``prompt_len``)
+and ``successes.output_len``; a concurrency stage writes
+``load_summary.concurrency``, its ``requested_rate`` is only the scheduler's
+pacing (num_requests over 1 s), not a load bound, and is not kept as the rate.
+The summary file has neither: the sidecar ``config.yaml`` gives
+``load.stages[].concurrency_level`` (or ``rate``).
+
 ``*_prometheus_metrics.json``: the server's view scraped from Prometheus
 (seconds), percentiles estimated from histogram buckets.
 
@@ -39,15 +58,29 @@ from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
 
 NAME = "inference-perf"
 
+TPOT_NOTE = (
+    "inference-perf time_per_output_token = (last output-token time - first output-token "
+    "time) / (N - 1) per request, N = output tokens (client re-tokenised reply, or the "
+    "server's usage count with use_server_output_tokens): TPOT excluding the first token "
+    "(inference-perf 0.7 reportgen/base.py); not converted"
+)
+OLD_TPOT_DEFINITION = "per_token_timestamp"
+#: TPOT x (N - 1) / (mean latency - mean TTFT) outside this range: not per output token
+_TPOT_CHECK = (0.8, 1.25)
+
 _LIFECYCLE = {
     "time_to_first_token": ("ttft", "first_token", ""),
     "time_per_output_token": (
         "tpot",
         "excludes_first_token",
-        "inference-perf time_per_output_token = (latency - TTFT) / (output tokens - 1) "
-        "per request; not converted",
+        TPOT_NOTE,
     ),
-    "inter_token_latency": ("itl", "pooled_gaps", "inter-chunk gaps pooled over requests"),
+    "inter_token_latency": (
+        "itl",
+        "pooled_gaps",
+        "gaps between consecutive output-token times pooled over requests; the tokens of "
+        "one streamed chunk share its arrival time, so intra-chunk gaps are 0",
+    ),
     "request_latency": ("e2e", "request_latency", ""),
 }
 
@@ -99,6 +132,99 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
     return out
 
 
+def _is_v07_layout(succ: dict[str, Any]) -> bool:
+    """inference-perf 0.7's successes: ``prompt_tokens``/``output_tokens`` usage dicts."""
+    return isinstance(succ.get("prompt_tokens"), dict) or "token_count_mismatches" in succ
+
+
+def _tpot_check(ctx: Ctx, latency: dict[str, Any], succ: dict[str, Any], line: int) -> float | None:
+    """mean TPOT x (mean N - 1) / (mean latency - mean TTFT); ~1 when TPOT is per output token."""
+    means = {}
+    for key in ("time_per_output_token", "request_latency", "time_to_first_token"):
+        means[key] = dig(latency, key, "mean")
+    n = dig(succ, "output_len", "mean")
+    values = [v for v in (*means.values(), n) if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(values) != 4:
+        return None
+    tpot, lat, ttft = (float(means[k]) for k in ("time_per_output_token", "request_latency", "time_to_first_token"))
+    n = float(n)
+    decode = lat - ttft
+    if not (decode > 0 and n > 1 and tpot > 0):
+        return None
+    return tpot * (n - 1) / decode
+
+
+def _tpot_definition(
+    ctx: Ctx, latency: dict[str, Any], succ: dict[str, Any], line: int
+) -> tuple[str, tuple[str, ...], list[str]]:
+    """The TPOT definition of this report, its metric notes and measurement notes."""
+    if _is_v07_layout(succ):
+        return "excludes_first_token", (TPOT_NOTE,), []
+    ratio = _tpot_check(ctx, latency, succ, line)
+    if ratio is None:
+        return "excludes_first_token", (
+            TPOT_NOTE,
+            "older report layout (prompt_len): the divisor could not be checked against the means",
+        ), []
+    lo, hi = _TPOT_CHECK
+    if lo <= ratio <= hi:
+        return "excludes_first_token", (
+            TPOT_NOTE,
+            f"older report layout (prompt_len): checked on the means, TPOT x (N - 1) = "
+            f"{ratio:.2f} x (latency - TTFT)",
+        ), []
+    note = (
+        f"time_per_output_token is not per output token here: mean TPOT x (mean output_len - 1) "
+        f"= {ratio:.2f} x (mean latency - mean TTFT). Reports older than inference-perf 0.7 "
+        f"(fix of #564) re-tokenised each streamed chunk with special tokens, about two "
+        f"timestamps per token at one token per chunk, and divided by the timestamps: TPOT "
+        f"and ITL come out about halved. Definition {OLD_TPOT_DEFINITION!r}: not convertible "
+        f"from aggregates, not compared"
+    )
+    short = (
+        f"time_per_output_token is about {ratio:.2f} x the per-token value (report older than "
+        f"inference-perf 0.7): TPOT definition {OLD_TPOT_DEFINITION!r}, not compared"
+    )
+    return OLD_TPOT_DEFINITION, (note,), [short]
+
+
+def _stage_index(path: Path) -> int | None:
+    m = _STAGE.search(path.name)
+    return int(m.group(1)) if m else None
+
+
+def _sidecar_load(
+    ctx: Ctx, c: ConditionsBuilder, cfg: dict[str, Any], where: str, stage: int | None, line: int
+) -> list[str]:
+    """concurrency / rate of the run from the sidecar's ``load`` section; notes."""
+    notes: list[str] = []
+    kind = dig(cfg, "load", "type")
+    stages = dig(cfg, "load", "stages")
+    if not isinstance(stages, list) or not stages:
+        return notes
+    if stage is not None:
+        if stage >= len(stages) or not isinstance(stages[stage], dict):
+            return notes
+        picked = [(stage, stages[stage])]
+    else:
+        picked = [(i, st) for i, st in enumerate(stages) if isinstance(st, dict)]
+    if kind == "concurrent" or any("concurrency_level" in st for _, st in picked):
+        values = {to_float(ctx, st.get("concurrency_level"), f"load.stages[{i}].concurrency_level", line)
+                  for i, st in picked}
+        if len(values) == 1 and None not in values:
+            idx = picked[0][0] if len(picked) == 1 else "*"
+            c.set("concurrency", values.pop(), INFERRED, f"{where}: load.stages[{idx}].concurrency_level")
+        elif len(values) > 1:
+            notes.append(f"{where}: stages differ in concurrency_level; the summary has no single concurrency")
+        return notes
+    if kind in ("constant", "poisson") or any("rate" in st for _, st in picked):
+        values = {to_float(ctx, st.get("rate"), f"load.stages[{i}].rate", line) for i, st in picked}
+        if len(values) == 1 and None not in values:
+            idx = picked[0][0] if len(picked) == 1 else "*"
+            c.set("request_rate", values.pop(), INFERRED, f"{where}: load.stages[{idx}].rate")
+    return notes
+
+
 def _read_report(
     ctx: Ctx, obj: dict[str, Any], line: int, path: Path, cfg: Any, cfg_path: Path | None
 ) -> Measurement:
@@ -110,50 +236,78 @@ def _read_report(
     notes: list[str] = []
     if lifecycle:
         latency = succ["latency"]
-        table = _LIFECYCLE
+        table = {key: (name, d, (note,) if note else ()) for key, (name, d, note) in _LIFECYCLE.items()}
         measured_at = ("client", "lifecycle metrics are timed by the inference-perf client")
         if "normalized_time_per_output_token" in latency:
             notes.append(
                 "normalized_time_per_output_token (latency / output tokens, includes TTFT) not used"
             )
+        definition, tpot_notes, more = _tpot_definition(ctx, latency, succ, line)
+        table["time_per_output_token"] = ("tpot", definition, tpot_notes)
+        notes.extend(more)
+        if definition == OLD_TPOT_DEFINITION:
+            name, itl_def, itl_notes = table["inter_token_latency"]
+            table["inter_token_latency"] = (
+                name,
+                itl_def,
+                (*itl_notes, "this older report also pools the near-zero gaps of per-chunk special tokens"),
+            )
     else:
         latency = succ
         table = {
-            "time_to_first_token": ("ttft", "first_token", "server-side, from Prometheus histograms"),
-            "request_latency": ("e2e", "request_latency", "server-side, from Prometheus histograms"),
+            "time_to_first_token": ("ttft", "first_token", ("server-side, from Prometheus histograms",)),
+            "request_latency": ("e2e", "request_latency", ("server-side, from Prometheus histograms",)),
             "time_per_output_token": (
                 "itl",
                 "pooled_gaps",
-                "server histogram of per-step output-token intervals (vllm:time_per_output_token_seconds), "
-                "percentiles interpolated within Prometheus buckets",
+                (
+                    "server histogram of per-step output-token intervals (vllm:time_per_output_token_seconds), "
+                    "percentiles interpolated within Prometheus buckets",
+                ),
             ),
         }
         measured_at = ("server", "Prometheus metrics are recorded by the model server")
     if count == 0:
         ctx.problem("no successful request: statistics are not measurements", NO_SUCCESS, line)
     else:
-        for key, (name, definition, note) in table.items():
+        for key, (name, definition, metric_notes) in table.items():
             stats = latency.get(key)
             if not isinstance(stats, dict):
                 continue
-            pcts, mean = percentile_table(ctx, stats, percent_style_label, 1.0, key, line)
-            metric = build_metric(pcts, mean, definition, key, count, (note,) if note else ())
+            pcts, mean = percentile_table(ctx, stats, percent_style_label, 1.0, key, line, metric=name)
+            metric = build_metric(pcts, mean, definition, key, count, metric_notes)
             if metric is not None:
                 metrics[name] = metric
     c = ConditionsBuilder()
     c.set("measured_at", measured_at[0], INFERRED, measured_at[1])
-    c.set("request_rate", num(ctx, load, "requested_rate", line), READ, "load_summary.requested_rate")
-    c.set("concurrency", num(ctx, load, "concurrency", line), READ, "load_summary.concurrency")
+    concurrency = num(ctx, load, "concurrency", line)
+    c.set("concurrency", concurrency, READ, "load_summary.concurrency")
+    requested = num(ctx, load, "requested_rate", line)
+    if concurrency is not None and requested is not None:
+        # concurrent stages are paced as num_requests over one second: not a bound
+        c.extra["scheduled_rate"] = requested
+        notes.append(
+            f"concurrency stage: load_summary.requested_rate {requested:g} is the scheduler's "
+            "pacing (num_requests over 1 s), not a request-rate bound; not kept as request_rate"
+        )
+    else:
+        c.set("request_rate", requested, READ, "load_summary.requested_rate")
     achieved = num(ctx, load, "achieved_rate", line)
     if achieved is not None:
         c.extra["achieved_rate"] = achieved
     if lifecycle and "requested_rate" not in load:
         notes.append("summary over all stages: no single request rate")
-    for key, src in (("prompt_tokens", "prompt_len"), ("output_tokens", "output_len")):
-        c.set(key, to_float(ctx, dig(succ, src, "mean"), f"successes.{src}.mean", line), INFERRED, f"successes.{src}.mean (measured)")
+    for key, srcs in (
+        ("prompt_tokens", ("prompt_tokens", "prompt_len")),
+        ("output_tokens", ("output_len", "output_tokens")),
+    ):
+        for src in srcs:
+            v = to_float(ctx, dig(succ, src, "mean"), f"successes.{src}.mean", line)
+            c.set(key, v, INFERRED, f"successes.{src}.mean (measured)")
     if lifecycle:
         c.set("num_requests", load.get("count") if isinstance(load.get("count"), int) else None, READ, "load_summary.count")
     c.set("successful_requests", count, READ, "successes.count")
+    stage = _stage_index(path)
     if isinstance(cfg, dict) and cfg_path is not None:
         where = f"sidecar {cfg_path.name}"
         model = dig(cfg, "server", "model_name")
@@ -165,12 +319,16 @@ def _read_report(
         server = dig(cfg, "server", "type")
         if isinstance(server, str):
             c.extra["server"] = server
+        if lifecycle:
+            notes.extend(_sidecar_load(ctx, c, cfg, where, stage, line))
+        for key, dist in (("prompt_tokens", "input_distribution"), ("output_tokens", "output_distribution")):
+            v = to_float(ctx, dig(cfg, "data", dist, "mean"), f"data.{dist}.mean", line)
+            c.set(key, v, INFERRED, f"{where}: data.{dist}.mean (configured)")
     throughput = dig(succ, "throughput", "output_tokens_per_sec")
     req_tp = dig(succ, "throughput", "requests_per_sec")
     if not lifecycle:
         req_tp = succ.get("rate")
-    m = _STAGE.search(path.name)
-    label = f"stage {m.group(1)}" if m else None
+    label = f"stage {stage}" if stage is not None else None
     if not lifecycle:
         label = (label + " " if label else "") + "prometheus"
     return Measurement(

@@ -17,7 +17,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, build_metric, integer, num, to_float
+from ._common import (
+    NO_SUCCESS,
+    NOT_MEASUREMENT,
+    Ctx,
+    Doc,
+    build_metric,
+    check_latency,
+    check_samples,
+    integer,
+    num,
+    to_float,
+)
 from .measurement import (
     INFERRED,
     READ,
@@ -79,7 +90,8 @@ def _read_summary(ctx: Ctx, obj: dict[str, Any], line: int) -> Measurement:
         m = _QUANTILE.match(key)
         if not m or m.group("m") not in _SUMMARY:
             continue
-        v = num(ctx, obj, key, line)
+        label = percent_label(float(m.group("p")))
+        v = check_latency(ctx, num(ctx, obj, key, line), _SUMMARY[m.group("m")][0], key, line, stat=label)
         if v is not None:
             scale = _SUMMARY[m.group("m")][2]
             tables.setdefault(m.group("m"), {})[percent_label(float(m.group("p")))] = v * scale
@@ -90,7 +102,9 @@ def _read_summary(ctx: Ctx, obj: dict[str, Any], line: int) -> Measurement:
         ctx.problem("no request completed: statistics are not measurements", NO_SUCCESS, line)
     else:
         for src, (name, definition, scale, note) in _SUMMARY.items():
-            mean = num(ctx, obj, f"results_{src}_mean", line)
+            mean = check_latency(
+                ctx, num(ctx, obj, f"results_{src}_mean", line), name, f"results_{src}_mean", line, stat="mean"
+            )
             metric = build_metric(
                 tables.get(src, {}),
                 None if mean is None else mean * scale,
@@ -132,6 +146,8 @@ def _read_summary(ctx: Ctx, obj: dict[str, Any], line: int) -> Measurement:
 
 def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | None:
     ttft, e2e, tpot = [], [], []
+    seen_ttft: list[float] = []
+    seen_e2e: list[float] = []
     failed = 0
     for i, r in enumerate(items):
         if not isinstance(r, dict):
@@ -144,10 +160,16 @@ def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | Non
         n = to_float(ctx, r.get("number_output_tokens"), f"[{i}].number_output_tokens", line)
         if t is None or e is None:
             continue
+        seen_ttft.append(t)
+        seen_e2e.append(e)
+        if t <= 0 or e <= 0:
+            continue  # an impossible latency: the request is not kept (reported below)
         ttft.append(t)
         e2e.append(e)
         if n is not None and n > 0:
             tpot.append((e - t) / n)
+    check_samples(ctx, seen_ttft, "ttft", "ttft_s", line)
+    check_samples(ctx, seen_e2e, "e2e", "end_to_end_latency_s", line)
     if not ttft:
         ctx.problem(
             f"no successful request among {len(items)} responses ({failed} errored)",
@@ -155,6 +177,7 @@ def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | Non
             line,
         )
         return None
+    tpot = check_samples(ctx, tpot, "tpot", "(end_to_end_latency_s - ttft_s) / number_output_tokens", line)
     note = "from LLMPerf individual responses (ttft_s, end_to_end_latency_s; seconds)"
     metrics: dict[str, Metric] = {}
     for name, values, definition, extra in (

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._common import NOT_MEASUREMENT, UNITLESS, Ctx, build_metric, to_float
+from ._common import NOT_MEASUREMENT, UNITLESS, Ctx, build_metric, check_latency, to_float
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, percent_label
 
 NAME = "mlperf"
@@ -73,6 +73,9 @@ def read_text(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
             v = to_float(ctx, value, label, lineno)
             if v is None:
                 ctx.problem(f"{label!r}: {value!r} is not a number", NOT_MEASUREMENT, lineno)
+                continue
+            stat = percent_label(float(pm.group("p"))) if pm else "mean"
+            if check_latency(ctx, v, _WHAT[what][0], label, lineno, stat=stat) is None:
                 continue
             seconds = v * _UNITS[unit.lower()]
             if pm:

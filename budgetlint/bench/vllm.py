@@ -16,7 +16,18 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, build_metric, integer, num, to_float
+from ._common import (
+    NO_SUCCESS,
+    NOT_MEASUREMENT,
+    Ctx,
+    Doc,
+    build_metric,
+    check_latency,
+    check_samples,
+    integer,
+    num,
+    to_float,
+)
 from .measurement import (
     INFERRED,
     READ,
@@ -82,6 +93,8 @@ def aggregate_metrics(
         if stat == "std":
             continue
         value = num(ctx, obj, key, line)
+        label = "mean" if stat == "mean" else "p50" if stat == "median" else percent_label(float(pct))
+        value = check_latency(ctx, value, VLLM_METRICS[source_metric][0], key, line, stat=label)
         if value is None:
             continue
         seconds = value * 1e-3  # unit from the key suffix "_ms"
@@ -131,6 +144,8 @@ def detailed_metrics(ctx: Ctx, obj: dict[str, Any], line: int | None) -> dict[st
         return {}
     errors = obj.get("errors") if isinstance(obj.get("errors"), list) else [""] * len(ttfts)
     ttft_s, tpot_s, e2e_s, gaps = [], [], [], []
+    seen_ttft: list[float] = []
+    seen_gaps: list[float] = []
     for i, (t, gap_list, n) in enumerate(zip(ttfts, itls, lens)):
         if i < len(errors) and errors[i]:
             continue
@@ -140,11 +155,17 @@ def detailed_metrics(ctx: Ctx, obj: dict[str, Any], line: int | None) -> dict[st
             continue
         g = [to_float(ctx, x, f"itls[{i}]", line) for x in gap_list]
         g = [x for x in g if x is not None]
+        seen_ttft.append(tt)
+        seen_gaps.extend(g)
+        if tt <= 0 or any(x < 0 for x in g):
+            continue  # an impossible TTFT or gap: the request is not kept (reported below)
         gaps.extend(g)
         decode = math.fsum(g)
         ttft_s.append(tt)
         e2e_s.append(tt + decode)
         tpot_s.append(decode / nn)
+    check_samples(ctx, seen_ttft, "ttft", "ttfts", line)
+    check_samples(ctx, seen_gaps, "itl", "itls", line)
     out: dict[str, Metric] = {}
     note = "from the per-request arrays (ttfts, itls, output_lens; seconds)"
     for name, values, definition, extra in (

@@ -252,9 +252,6 @@ def test_result_file_is_read(client_run: ClientRun) -> None:
         assert requests == REQUESTS
 
 
-@pytest.mark.xfail(strict=False, reason="reader does not yet read these clients' run conditions: "
-                   "aiperf 0.13 keeps concurrency in input_config.phases[].concurrency; inference-perf 0.7 "
-                   "has successes.prompt_tokens and config.yaml load.stages[].concurrency_level")
 def test_run_conditions_are_read(client_run: ClientRun) -> None:
     c = client_run.measurement.conditions
     assert (c.concurrency, c.prompt_tokens, c.output_tokens) == (CONCURRENCY, PROMPT_TOKENS, OUTPUT_TOKENS)

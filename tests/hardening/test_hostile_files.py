@@ -382,8 +382,6 @@ def test_benchmark_json_negative_numbers_do_not_crash(tmp_path: Path) -> None:
     to_native(measurements)
 
 
-@pytest.mark.xfail(reason="bench readers accept a negative latency as written; a Problem is wanted "
-                          "(reported to the bench owner)", strict=False)
 def test_benchmark_json_negative_latency_is_a_problem(tmp_path: Path) -> None:
     from budgetlint.bench import read_benchmark
 
