@@ -18,6 +18,7 @@ known):
 | `bench-no-successful-requests` | every request failed |
 | `bench-schema` | a native document that fails the schema |
 | `bench-io` | unreadable, missing or not UTF-8 |
+| `bench-impossible-value` | a negative latency, or a zero TTFT/E2E (dropped: not measured) |
 
 A `bench:` path or glob that matches no file is reported at its line in
 the budget file.
@@ -60,6 +61,7 @@ FIXES = {
     "bench-not-a-measurement": "link the result file, not the configuration",
     "bench-no-successful-requests": "every request failed: fix the run and benchmark again",
     "bench-schema": "fix the native document against schemas/benchmark.schema.json",
+    "bench-impossible-value": "check the run and its units: a latency cannot be negative, nor a TTFT zero",
     "bench-io": "check the path and the file's permissions and encoding",
 }
 
