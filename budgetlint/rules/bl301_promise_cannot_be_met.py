@@ -48,23 +48,6 @@ SEVERITY = Severity.ERROR
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-    from budgetlint.verdict_text import describe_miss, describe_segment
+    from budgetlint.verdict_findings import verdict_findings
 
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        for name in ("ttft", "tpot", "e2e", *[f"segment:{s.name}" for s in b.segments]):
-            v = ev.verdicts.get(name)
-            if v is None or v.verdict != "cannot-be-met":
-                continue
-            if name.startswith("segment:"):
-                seg = next(s for s in b.segments if f"segment:{s.name}" == name)
-                levers = roofline.levers_for(ctx, ev)
-                yield Finding(CODE, SEVERITY, describe_segment(ev, seg, v, bound=True),
-                              seg.loc("allowance" if seg.kind == "prefill" else "pace"), budget=b.name,
-                              promise=name, fix=roofline.lever_text(levers, ctx=ctx, budget=b.name))
-                continue
-            levers = roofline.levers_for(ctx, ev)
-            yield Finding(CODE, SEVERITY, describe_miss(ev, v, bound=True), b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
-                          budget=b.name, promise=name,
-                          fix=roofline.lever_text(levers, ctx=ctx, budget=b.name) or "no standard lever meets it: loosen the promise")
+    yield from verdict_findings(ctx, CODE, SEVERITY, "cannot-be-met", bound=True, no_lever="no standard lever meets it: loosen the promise")

@@ -40,22 +40,6 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-    from budgetlint.verdict_text import describe_miss, describe_segment
+    from budgetlint.verdict_findings import verdict_findings
 
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        for name in ("ttft", "tpot", "e2e", *[f"segment:{s.name}" for s in b.segments]):
-            v = ev.verdicts.get(name)
-            if v is None or v.verdict != "at-risk":
-                continue
-            if name.startswith("segment:"):
-                seg = next(s for s in b.segments if f"segment:{s.name}" == name)
-                levers = roofline.levers_for(ctx, ev)
-                yield Finding(CODE, SEVERITY, describe_segment(ev, seg, v, bound=False),
-                              seg.loc("allowance" if seg.kind == "prefill" else "pace"), budget=b.name,
-                              promise=name, fix=roofline.lever_text(levers, ctx=ctx, budget=b.name))
-                continue
-            levers = roofline.levers_for(ctx, ev)
-            yield Finding(CODE, SEVERITY, describe_miss(ev, v, bound=False), b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
-                          budget=b.name, promise=name, fix=roofline.lever_text(levers, ctx=ctx, budget=b.name))
+    yield from verdict_findings(ctx, CODE, SEVERITY, "at-risk", bound=False, no_lever=None)

@@ -33,6 +33,7 @@ SEVERITY = Severity.INFO
 
 def check(ctx) -> Iterator[Finding]:
     from budgetlint import roofline
+    from budgetlint.verdict_findings import promise_location
     from budgetlint.verdict_text import describe_met
 
     for b in ctx.budgets:
@@ -41,5 +42,5 @@ def check(ctx) -> Iterator[Finding]:
             v = ev.verdicts.get(name)
             if v is None or v.verdict != "met":
                 continue
-            yield Finding(CODE, SEVERITY, describe_met(ev, v), b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
+            yield Finding(CODE, SEVERITY, describe_met(ev, v), promise_location(b, name),
                           budget=b.name, promise=name)

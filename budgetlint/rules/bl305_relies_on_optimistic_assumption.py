@@ -43,6 +43,7 @@ SEVERITY = Severity.WARNING
 
 def check(ctx) -> Iterator[Finding]:
     from budgetlint import roofline
+    from budgetlint.verdict_findings import promise_location
 
     labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}
     for b in ctx.budgets:
@@ -53,6 +54,6 @@ def check(ctx) -> Iterator[Finding]:
                 continue
             yield Finding(CODE, SEVERITY,
                           f"budget {b.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
-                          b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name),
+                          promise_location(b, name),
                           budget=b.name, promise=name,
                           fix="attach benchmark evidence measured on this traffic, or budget without the assumption")
