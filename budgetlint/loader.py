@@ -19,6 +19,9 @@ from budgetlint.findings import Finding, Location, Severity
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+#: integers beyond this (int64) are refused: no count needs more, and float()
+#: of a 400-digit integer raises OverflowError deep in the arithmetic
+MAX_INT = 2**63 - 1
 
 Path_ = tuple  # a JSON-style path: tuple of str keys and int indices
 
@@ -210,7 +213,15 @@ class _Converter:
         if node.tag == "tag:yaml.org,2002:timestamp":
             return node.value  # dates stay as written ("2026-12-31"), not datetime objects
         try:
-            return self.constructor.construct_object(node, deep=True)
+            value = self.constructor.construct_object(node, deep=True)
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+                mark = node.start_mark
+                self.findings.append(_finding(
+                    "BL011", f"integer with {len(str(abs(value)))} digits is out of range; budgetlint reads "
+                    f"integers up to {MAX_INT:,} (2**63 - 1); the value is read as text",
+                    self.file, mark.line + 1, mark.column + 1))
+                return node.value
+            return value
         except yaml.constructor.ConstructorError as exc:
             mark = node.start_mark
             self.findings.append(_finding(

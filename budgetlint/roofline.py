@@ -227,6 +227,9 @@ def evaluate(b: Budget, options: Any) -> Evaluation:
     except ValueError as exc:  # the physics refused an input combination
         ev.skipped = str(exc)
         return ev
+    except OverflowError:  # an integer count beyond float range (fuzzing found 10**400 tokens)
+        ev.skipped = "a count in the budget is too large to compute with (beyond floating-point range)"
+        return ev
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)
     if not b.deployment.hardware.compute_flop_per_s:

@@ -1,0 +1,78 @@
+"""The engine's cost per budget: physics only (floats inside), vs the whole pipeline.
+
+    .venv/bin/python benchmarks/bench_engine.py [--files 100]
+
+Builds the synthetic monorepo of bench_speed.py (10 budgets per file), then
+times, in-process and after a warm-up:
+
+* ``roofline.evaluate(budget, options)`` for every budget: the physics at
+  the pure roofline and at the realistic efficiency, plus the verdicts
+  (plain floats; pint is not imported at all when the quantities take the
+  fast path, and never inside the engine);
+* ``roofline.levers_for`` for the budgets that cannot be met or are at risk;
+* the whole pipeline, ``run_check`` + the JSON report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_speed import generate  # noqa: E402
+
+from budgetlint.checker import Options, build_context, run_check  # noqa: E402
+from budgetlint.reporters import render  # noqa: E402
+from budgetlint.roofline import evaluate, evaluation_for, levers_for  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        generate(root, args.files)
+        options = Options(use_codeowners=False)
+        run_check(["budgets/"] if Path("budgets").is_dir() else [str(root)], options)  # warm imports
+        _, ctx = build_context([str(root)], options)
+        budgets = [b for b in ctx.budgets if b.deployment is not None]
+        best_eval = best_levers = best_total = float("inf")
+        failing = 0
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            for b in budgets:
+                evaluate(b, options)
+            best_eval = min(best_eval, time.perf_counter() - start)
+
+            _, ctx = build_context([str(root)], options)
+            evs = [evaluation_for(ctx, b) for b in ctx.budgets]
+            bad = [ev for ev in evs if any(v.verdict in ("cannot-be-met", "at-risk") for v in ev.verdicts.values())]
+            failing = len(bad)
+            start = time.perf_counter()
+            for ev in bad:
+                levers_for(ctx, ev)
+            best_levers = min(best_levers, time.perf_counter() - start)
+
+            start = time.perf_counter()
+            report = run_check([str(root)], options)
+            render("json", report)
+            best_total = min(best_total, time.perf_counter() - start)
+        n = len(budgets)
+        print(f"{n:,} budgets ({args.files:,} files), best of {args.repeat}; "
+              f"pint imported: {'pint' in sys.modules}")
+        print(f"  roofline.evaluate        {best_eval / n * 1e6:8.1f} us/budget  ({best_eval:.3f} s)")
+        if failing:
+            print(f"  roofline.levers_for      {best_levers / failing * 1e6:8.1f} us per failing budget "
+                  f"({failing:,} of {n:,} fail or are at risk)")
+        print(f"  whole pipeline (run_check + JSON) {best_total / n * 1e6:8.1f} us/budget  ({best_total:.3f} s)")
+        print(f"  engine share of the pipeline: {best_eval / best_total:.0%}")
+
+
+if __name__ == "__main__":
+    main()

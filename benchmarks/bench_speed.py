@@ -1,0 +1,380 @@
+"""How fast is `budgetlint check`, side by side with check-jsonschema and the
+libyaml parse floor, at monorepo scale? Not a timed test: a report.
+
+Run from a fresh clone:
+
+    bash benchmarks/setup.sh && .venv/bin/python benchmarks/bench_speed.py
+
+(about 3 minutes for 100 and 1,000 files; the 10,000-file row adds ~4 minutes
+of budgetlint and needs ~3.5 GiB of memory: ``--sizes 100,1000`` skips it.)
+
+It generates a synthetic monorepo (N budget files of 10 budgets each, plus
+hardware, models and teams files) in a temporary directory and prints:
+
+1. cold start on the shipped ``budgets/``: budgetlint vs check-jsonschema
+   validating the same files against our schemas;
+2. the 1,000-file repo (10,000 budgets): budgetlint vs check-jsonschema vs
+   the floor of only parsing the YAML with libyaml;
+3. per-budget cost vs llm-analysis's per-configuration cost (skipped without
+   ``.venvs/llm-analysis``);
+4. scaling at 100 / 1,000 / 10,000 files, with each child's peak memory.
+
+Options: ``--repeat N`` (default 3; the median is reported), ``--sizes``
+(default 100,1000,10000), ``--keep DIR`` to keep the generated repo.
+Targets (issue 6): cold start no slower than check-jsonschema; at 1,000 files
+at most half its time; linear scaling; peak memory under 150 MiB at 10,000
+budgets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+BUDGETLINT_PY = REPO / ".venv" / "bin" / "python"
+BENCH_PY = REPO / ".venvs" / "bench" / "bin" / "python"
+LLM_ANALYSIS_PY = REPO / ".venvs" / "llm-analysis" / "bin" / "python"
+
+#: runs argv[2:] as a console entry point and writes the child's peak RSS
+#: (VmHWM, its own address space after exec) to argv[1] at exit
+PEAK_WRAPPER = """
+import atexit, sys
+def _peak(path=sys.argv[1]):
+    try:
+        line = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))
+    except OSError:
+        import resource
+        line = 'VmHWM: %d kB' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    open(path, 'w').write(line)
+atexit.register(_peak)
+module, func = sys.argv[2].split(':')
+sys.argv = [module] + sys.argv[3:]
+import importlib
+sys.exit(getattr(importlib.import_module(module), func)())
+"""
+
+YAML_FLOOR = """
+import sys, yaml
+loader = yaml.CSafeLoader
+for path in open(sys.argv[1]).read().split('\\n'):
+    if path:
+        with open(path, 'rb') as fh:
+            list(yaml.load_all(fh, Loader=loader))
+"""
+
+#: (model, hardware, devices, weight precision): deployments that fit, as a real fleet's do
+DEPLOYMENTS = [
+    ("llama-3.1-8b", "l40s", 1, "bf16"), ("llama-3.1-8b", "h100-sxm", 1, "fp8"), ("acme-13b", "acme-gpu", 1, "bf16"),
+    ("qwen3-30b-a3b", "h100-tuned", 1, "fp8"), ("mixtral-8x7b", "h200-sxm", 2, "bf16"),
+    ("qwen2.5-32b", "a100-sxm-80gb", 2, "bf16"), ("llama-3.1-70b", "h100-sxm", 4, "fp8"),
+    ("llama-3.3-70b", "mi300x", 2, "bf16"), ("acme-moe", "acme-gpu", 2, "fp8"), ("gemma-2-27b", "l40s", 2, "fp8"),
+    ("deepseek-v3", "h200-sxm", 8, "fp8"), ("llama-3.1-405b", "b200", 8, "fp8"),
+]
+
+
+# --------------------------------------------------------------------------- the synthetic monorepo
+
+
+def generate(root: Path, files: int, per_file: int = 10, seed: int = 6) -> int:
+    """``files`` budget files of ``per_file`` budgets each, plus hardware/models/teams; returns budgets."""
+    rng = random.Random(seed)
+    root.mkdir(parents=True, exist_ok=True)
+    teams = [f"@acme/team-{i:02d}" for i in range(40)]
+    (root / "teams.yaml").write_text("version: 1\nkind: teams\nteams:\n" + "".join(
+        f'  - handle: "{t}"\n    name: Team {i}\n' for i, t in enumerate(teams)))
+    (root / "platform").mkdir(exist_ok=True)
+    (root / "platform" / "hardware.yaml").write_text("""version: 1
+kind: hardware
+hardware:
+  - name: acme-gpu
+    vendor: Acme
+    memory: 96 GB
+    bandwidth: 4 TB/s
+    compute: {bf16: 1200 TFLOP/s, fp8: 2400 TFLOP/s}
+    interconnect: 450 GB/s
+    source: synthetic
+  - name: h100-tuned
+    extends: h100-sxm
+    bandwidth: 3.2 TB/s
+    source: synthetic
+""")
+    (root / "platform" / "models.yaml").write_text("""version: 1
+kind: models
+models:
+  - name: acme-13b
+    parameters: "13B"
+    layers: 40
+    hidden_size: 5120
+    attention_heads: 40
+    kv_heads: 8
+    head_dim: 128
+    attention: gqa
+    source: synthetic
+  - name: acme-moe
+    parameters: "47B"
+    active_parameters: "13B"
+    layers: 32
+    hidden_size: 4096
+    attention_heads: 32
+    kv_heads: 8
+    head_dim: 128
+    attention: gqa
+    experts: 8
+    experts_per_token: 2
+    source: synthetic
+""")
+    count = 0
+    for i in range(files):
+        team = teams[i % len(teams)]
+        lines = ["version: 1", "kind: budgets", "budgets:"]
+        for j in range(per_file):
+            count += 1
+            model, hardware, devices, weights = rng.choice(DEPLOYMENTS)
+            prompt, output = rng.choice([200, 1000, 2000, 4000]), rng.choice([50, 200, 600, 1000])
+            tight = rng.random() < 0.1  # about one budget in ten cannot be met or is at risk
+            ttft_ms = rng.choice([50, 100]) if tight else rng.choice([800, 1500, 3000])
+            pace = rng.choice([150, 300]) if tight else rng.choice([5, 8, 10, 15])
+            e2e_s = int(ttft_ms / 1000 + output / pace * 1.25) + 1
+            lines += [
+                f"  - name: svc{i:05d}-b{j}",
+                f"    description: synthetic budget {j} of service {i}",
+                f'    owner: "{team}"',
+                f"    percentile: {rng.choice(['p50', 'p90', 'p95', 'p99'])}",
+                "    workload:",
+                f"      prompt_tokens: {prompt}",
+                f"      output_tokens: {output}",
+                f"      concurrency: {rng.choice([1, 2, 4, 8])}",
+                f"      prefix_cache_hit: {rng.choice([0, 0.5])}",
+                "    promise:",
+                f"      ttft: {ttft_ms} ms",
+                f"      pace: {pace} token/s" if rng.random() < 0.5 else f"      tpot: {1000 / pace:g} ms",
+                f"      e2e: {e2e_s} s",
+                "    segments:",
+                "      - name: queue",
+                "        kind: queue",
+                f"        allowance: {ttft_ms // 4} ms",
+                f'        owner: "{team}"',
+                "      - name: prefill",
+                "        kind: prefill",
+                f"        allowance: {ttft_ms // 2} ms",
+                f'        owner: "{team}"',
+                "    deployment:",
+                f"      model: {model}",
+                f"      hardware: {hardware}",
+                f"      devices: {devices}",
+                f"      weight_precision: {weights}",
+                f"      kv_precision: {rng.choice(['bf16', 'fp8'])}",
+            ]
+        d = root / "services" / f"group-{i % 50:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"svc{i:05d}.yaml").write_text("\n".join(lines) + "\n")
+    return count
+
+
+# --------------------------------------------------------------------------- check-jsonschema's schema
+
+
+def _inline(node: Any, here: str, schemas: Path) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            file, _, pointer = node["$ref"].partition("#")
+            file = file or here
+            target: Any = json.loads((schemas / file).read_text())
+            for part in pointer.strip("/").split("/"):
+                if part:
+                    target = target[part]
+            rest = {k: v for k, v in node.items() if k != "$ref"}
+            out = _inline(target, file, schemas)
+            return {"allOf": [out, _inline(rest, here, schemas)]} if rest else out
+        return {k: _inline(v, here, schemas) for k, v in node.items() if k not in ("$defs", "$id", "$schema")}
+    if isinstance(node, list):
+        return [_inline(v, here, schemas) for v in node]
+    return node
+
+
+def combined_schema(path: Path) -> Path:
+    """One self-contained schema for every document kind, dispatched on ``kind``
+    (check-jsonschema validates against one schema and cannot fetch our $ids)."""
+    schemas = REPO / "schemas"
+    branches = []
+    for kind in ("budgets", "hardware", "models", "teams"):
+        name = f"{kind}.schema.json"
+        branches.append({"if": {"properties": {"kind": {"const": kind}}, "required": ["kind"]},
+                         "then": _inline(json.loads((schemas / name).read_text()), name, schemas)})
+    path.write_text(json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "allOf": branches}))
+    return path
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def timed(cmd: list[str], repeat: int, cwd: Path) -> tuple[float, float, int]:
+    """Median wall seconds, max peak RSS (MiB) and the exit code of ``cmd`` run ``repeat`` times."""
+    times, peaks, code = [], [], 0
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            hwm = Path(tmp) / "hwm"
+            full = [cmd[0], "-c", PEAK_WRAPPER, str(hwm), *cmd[1:]]
+            start = time.perf_counter()
+            proc = subprocess.run(full, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  env={**os.environ, "NO_COLOR": "1", "GITHUB_STEP_SUMMARY": ""})
+            times.append(time.perf_counter() - start)
+            code = proc.returncode
+            if code not in (0, 1):
+                raise SystemExit(f"{' '.join(cmd)} failed ({code}): {proc.stderr.decode()[-2000:]}")
+            peaks.append(float(hwm.read_text().split()[1]) / 1024 if hwm.exists() else float("nan"))
+    return statistics.median(times), max(peaks), code
+
+
+def budgetlint_cmd(paths: list[str]) -> list[str]:
+    return [str(BUDGETLINT_PY), "budgetlint.cli:main", "check", "--no-summary", "--no-codeowners", *paths]
+
+
+def cjs_cmd(schema: Path, files: list[Path]) -> list[str]:
+    return [str(BENCH_PY), "check_jsonschema:main", "--schemafile", str(schema), *map(str, files)]
+
+
+def yaml_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def per_budget_llm_analysis(n: int = 200) -> float | None:
+    """Seconds per llm-analysis inference() call (a Llama-70B-shaped config, TP 4), imports excluded."""
+    if not LLM_ANALYSIS_PY.exists():
+        return None
+    code = f"""
+import json, sys, time
+sys.path.insert(0, {str(REPO / 'tests' / 'physics')!r})
+import llm_analysis_runner as r
+cfg = {{"model": {{"name": "gqa-70b", "layers": 80, "heads": 64, "kv_heads": 8, "hidden": 8192, "vocab": 128256,
+        "ffn": 32768}}, "gpu": "h100-sxm-80gb", "dtype": "w16a16e16", "tp": 4, "batch": 8, "seq_len": 2000,
+        "generate": 600}}
+r.run(cfg)
+start = time.perf_counter()
+for _ in range({n}):
+    r.run(cfg)
+print((time.perf_counter() - start) / {n})
+"""
+    proc = subprocess.run([str(LLM_ANALYSIS_PY), "-c", code], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  (llm-analysis failed: {proc.stderr.strip().splitlines()[-1:]})")
+        return None
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
+def per_budget_budgetlint(root: Path) -> tuple[float, int]:
+    """In-process seconds per budget for the whole pipeline (load, validate, build, rules, JSON)."""
+    code = f"""
+import time, sys
+from budgetlint.checker import Options, run_check
+from budgetlint.reporters import render
+run_check(['budgets/'], Options(use_codeowners=False))  # imports and first-use caches
+start = time.perf_counter()
+report = run_check([{str(root)!r}], Options(use_codeowners=False))
+render('json', report)
+print(time.perf_counter() - start, len(report.budgets))
+"""
+    out = subprocess.run([str(BUDGETLINT_PY), "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    seconds, budgets = out.stdout.split()
+    return float(seconds) / int(budgets), int(budgets)
+
+
+def row(label: str, seconds: float, peak: float, extra: str = "") -> None:
+    print(f"  {label:<44} {seconds:8.3f} s  {peak:7.1f} MiB  {extra}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument("--keep", type=Path, default=None)
+    parser.add_argument("--cjs-max-files", type=int, default=1000,
+                        help="skip check-jsonschema above this many files (it takes ~45 s per 1,000)")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    have_cjs = (REPO / ".venvs" / "bench" / "bin" / "check-jsonschema").exists()
+    if not have_cjs:
+        print("check-jsonschema missing: run `bash benchmarks/setup.sh` first; its columns are skipped")
+    work = Path(tempfile.mkdtemp(prefix="budgetlint-bench-"))
+    print(f"budgetlint speed benchmark ({os.cpu_count()} CPUs, Python {sys.version.split()[0]}); "
+          f"median of {args.repeat} runs; peak = the child's VmHWM")
+    try:
+        schema = combined_schema(work / "all-kinds.schema.json")
+        shipped = yaml_files(REPO / "budgets")
+
+        print("\n1. cold start on the shipped budgets/ "
+              f"({len(shipped)} files)")
+        bl, bl_peak, _ = timed(budgetlint_cmd(["budgets/"]), args.repeat, REPO)
+        row("budgetlint check budgets/", bl, bl_peak)
+        if have_cjs:
+            cj, cj_peak, _ = timed(cjs_cmd(schema, shipped), args.repeat, REPO)
+            row("check-jsonschema (same files, our schemas)", cj, cj_peak)
+            print(f"  ratio budgetlint / check-jsonschema: {bl / cj:.2f} (target <= 1.0)")
+
+        results: dict[int, tuple[float, float, int]] = {}
+        cjs_results: dict[int, float] = {}
+        floor_results: dict[int, float] = {}
+        for n in sizes:
+            root = work / f"repo-{n}"
+            budgets = generate(root, n)
+            files = yaml_files(root)
+            reps = args.repeat if n <= 1000 else 1
+            print(f"\n{'2' if n == 1000 else '4 (scaling)'}. {n:,} budget files ({budgets:,} budgets, {len(files):,} YAML files)")
+            t, peak, _ = timed(budgetlint_cmd([str(root)]), reps, REPO)
+            results[n] = (t, peak, budgets)
+            row(f"budgetlint check ({n:,} files)", t, peak, f"{t / budgets * 1e6:.0f} us/budget")
+            if have_cjs and n <= args.cjs_max_files:
+                listing = work / f"files-{n}.txt"
+                listing.write_text("\n".join(map(str, files)))
+                start = time.perf_counter()
+                for _ in range(reps):
+                    subprocess.run([str(BENCH_PY), "-c", YAML_FLOOR, str(listing)], check=True)
+                floor = (time.perf_counter() - start) / reps
+                floor_results[n] = floor
+                cj, cj_peak, _ = timed(cjs_cmd(schema, files), reps, REPO)
+                cjs_results[n] = cj
+                row("check-jsonschema (same files)", cj, cj_peak)
+                row("floor: parse only, PyYAML + libyaml", floor, float("nan"))
+                print(f"  ratio budgetlint / check-jsonschema: {t / cj:.2f}"
+                      f"{' (target <= 0.5)' if n == 1000 else ''};  budgetlint / parse floor: {t / floor:.2f}")
+            if args.keep and n == 1000:
+                shutil.copytree(root, args.keep, dirs_exist_ok=True)
+
+        print("\n3. per-budget cost")
+        probe_root = work / "repo-1000" if 1000 in sizes else work / f"repo-{sizes[0]}"
+        per, n_budgets = per_budget_budgetlint(probe_root)
+        print(f"  budgetlint whole pipeline, in-process: {per * 1e6:8.1f} us/budget ({n_budgets:,} budgets)")
+        la = per_budget_llm_analysis()
+        if la is None:
+            print("  llm-analysis: skipped (no .venvs/llm-analysis; bash benchmarks/setup.sh installs it)")
+        else:
+            print(f"  llm-analysis inference() per configuration: {la * 1e6:8.1f} us  "
+                  f"(ratio budgetlint / llm-analysis: {per / la:.3f})")
+        print("  engine only (roofline.evaluate per budget): see benchmarks/bench_engine.py")
+
+        print("\n4. scaling (budgetlint check; wall time includes interpreter start)")
+        base_n = sizes[0]
+        for n in sizes:
+            t, peak, budgets = results[n]
+            scale = t / results[base_n][0]
+            print(f"  {n:>6,} files {budgets:>7,} budgets  {t:8.3f} s  x{scale:5.1f} for x{n // base_n} files"
+                  f"  peak {peak:6.1f} MiB" + (f"  check-jsonschema {cjs_results[n]:.3f} s" if n in cjs_results else ""))
+        if 1000 in results:
+            print(f"\n  peak memory at {results[1000][2]:,} budgets: {results[1000][1]:.1f} MiB (target < 150 MiB)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
