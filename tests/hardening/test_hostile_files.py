@@ -398,3 +398,14 @@ def test_benchmark_json_nested_too_deep(tmp_path: Path) -> None:
     path.write_text("[" * 100_000 + "]" * 100_000)
     measurements, problems = read_benchmark(path)
     assert measurements == [] and problems
+
+
+def test_integer_beyond_int64_is_refused(tmp_path: Path) -> None:
+    """A 400-digit token count used to overflow float() deep in the rules (found by fuzzing)."""
+    path = tmp_path / "b.yaml"
+    path.write_text("version: 1\nkind: budgets\nbudgets:\n  - name: x\n    owner: '@a/b'\n"
+                    f"    workload: {{prompt_tokens: 1{'0' * 400}, output_tokens: 10}}\n"
+                    "    promise: {ttft: 1 s}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+    f = only(findings(path), "BL011")
+    assert "401 digits" in f.message and f.location is not None and f.location.line == 6
+    assert_clean(run_cli(str(path), cwd=tmp_path), rule="BL011")
