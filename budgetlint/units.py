@@ -178,7 +178,8 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
     try:
         q = reg.Quantity(text)
     except Exception as exc:  # pint raises several types: undefined unit, syntax
-        name = getattr(exc, "unit_names", None) or getattr(exc, "args", [""])[0]
+        # (pint may raise an exception without args: an AssertionError for "0×", found by fuzzing)
+        name = getattr(exc, "unit_names", None) or (exc.args[0] if exc.args else type(exc).__name__)
         if isinstance(name, (list, tuple)):
             name = ", ".join(str(n) for n in name)
         raise UnitError(

@@ -85,7 +85,15 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
             return math.nan
         return math.inf if token == "Infinity" else -math.inf
 
-    decoder = json.JSONDecoder(parse_constant=constant)
+    def integer(token: str) -> float | int:
+        # an integer beyond float range (or Python's int-parsing digit limit)
+        # reads as +-inf, so readers report "is infinite" instead of raising
+        # OverflowError in float() later (found by fuzzing)
+        if len(token.lstrip("-")) > 308:
+            return -math.inf if token.startswith("-") else math.inf
+        return int(token)
+
+    decoder = json.JSONDecoder(parse_constant=constant, parse_int=integer)
     docs: list[Doc] = []
     pos = 0
     n = len(text)

@@ -409,3 +409,31 @@ def test_integer_beyond_int64_is_refused(tmp_path: Path) -> None:
     f = only(findings(path), "BL011")
     assert "401 digits" in f.message and f.location is not None and f.location.line == 6
     assert_clean(run_cli(str(path), cwd=tmp_path), rule="BL011")
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_benchmark_json_huge_integers_in_any_reader(tmp_path: Path, digits: int) -> None:
+    """Integers beyond float range read as infinite in every reader (fuzzing found
+    OverflowError in the llmperf and inference-perf readers)."""
+    from budgetlint.bench import read_benchmark
+
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps(VLLM).replace("90.0", "9" * digits))
+    measurements, problems = read_benchmark(path)
+    assert any("infinite" in p.message for p in problems), problems
+    individual = tmp_path / "individual_responses.json"
+    rows = [{"ttft_s": 0.1, "end_to_end_latency_s": 1.0, "inter_token_latency_s": 0.01,
+             "number_input_tokens": 10, "number_output_tokens": 20, "error_code": None}] * 3
+    individual.write_text(json.dumps(rows).replace("20", "2" * digits, 1))
+    read_benchmark(individual)  # must not raise
+
+
+@pytest.mark.parametrize("text", ["0×", "0*", "5 ms*", "1 (", "2 **"])
+def test_quantities_pint_cannot_parse(tmp_path: Path, text: str) -> None:
+    """pint raises bare AssertionErrors on some inputs; they are BL007 findings."""
+    path = tmp_path / "b.yaml"
+    path.write_text(BUDGET.format(ttft=json.dumps(text), memory="80 GB", bandwidth="3.35 TB/s",
+                                  compute="989 TFLOP/s"))
+    found = findings(path)
+    assert any(f.rule in ("BL006", "BL007") and "ttft" in f.message for f in found), \
+        [(f.rule, f.message) for f in found]
