@@ -207,9 +207,13 @@ def metric_from_samples(
     clean = sorted(v for v in values if v is not None and math.isfinite(v))
     if not clean:
         return None
+    try:
+        mean = math.fsum(clean) / len(clean)
+    except OverflowError:  # finite samples near 1e308 overflow the sum (found by fuzzing)
+        mean = math.fsum(v / len(clean) for v in clean)
     return Metric(
         percentiles={percent_label(p): quantile_linear(clean, p) for p in COMPUTED_PERCENTILES},
-        mean=math.fsum(clean) / len(clean),
+        mean=mean,
         definition=definition,
         method="computed",
         count=len(clean),

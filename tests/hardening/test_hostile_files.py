@@ -437,3 +437,11 @@ def test_quantities_pint_cannot_parse(tmp_path: Path, text: str) -> None:
     found = findings(path)
     assert any(f.rule in ("BL006", "BL007") and "ttft" in f.message for f in found), \
         [(f.rule, f.message) for f in found]
+
+
+def test_samples_near_float_max_do_not_overflow_the_mean() -> None:
+    """Per-request samples of 1e308 s overflowed math.fsum (found by the long fuzz run)."""
+    from budgetlint.bench.measurement import metric_from_samples
+
+    metric = metric_from_samples([1e308, 1e308, 1e308], "e2e", "test")
+    assert metric is not None and metric.mean == pytest.approx(1e308)
