@@ -26,26 +26,38 @@ MAX_INT = 2**63 - 1
 Path_ = tuple  # a JSON-style path: tuple of str keys and int indices
 
 
+_COLUMN_BITS = 20
+
+
+def pack(line: int, column: int) -> int:
+    """A position in one int; columns beyond 2**20 - 1 are clamped (never seen in YAML we accept)."""
+    return line << _COLUMN_BITS | min(column, (1 << _COLUMN_BITS) - 1)
+
+
+def unpack(packed: int) -> tuple[int, int]:
+    return packed >> _COLUMN_BITS, packed & ((1 << _COLUMN_BITS) - 1)
+
+
 @dataclass
 class Document:
     """One YAML document with the position of each value and key."""
 
     file: str
     data: Any
-    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    #: path -> line and column packed in one int (``line << 20 | column``): half the
+    #: memory of a (line, column) tuple, for monorepos of thousands of budgets.
+    positions: dict[tuple, int] = field(default_factory=dict)
+    key_positions: dict[tuple, int] = field(default_factory=dict)
     index: int = 0
 
     def loc(self, path: tuple = (), *, key: bool = False) -> Location:
         """The location of ``path``'s value (or its key), else its nearest ancestor."""
         path = tuple(path)
         if key and path in self.key_positions:
-            line, col = self.key_positions[path]
-            return Location(self.file, line, col)
+            return Location(self.file, *unpack(self.key_positions[path]))
         while True:
             if path in self.positions:
-                line, col = self.positions[path]
-                return Location(self.file, line, col)
+                return Location(self.file, *unpack(self.positions[path]))
             if not path:
                 return Location(self.file, 1, 1)
             path = path[:-1]
@@ -193,7 +205,7 @@ class _Converter:
         if depth > MAX_DEPTH:
             raise _LimitExceeded(f"nesting deeper than {MAX_DEPTH} levels", node)
         mark = node.start_mark
-        doc.positions[path] = (mark.line + 1, mark.column + 1)
+        doc.positions[path] = pack(mark.line + 1, mark.column + 1)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_COLLECTION_TAGS:
             self.findings.append(_finding(
                 "BL012", f"unsupported YAML tag {node.tag!r}: budgetlint reads plain YAML only; "
@@ -265,15 +277,17 @@ class _Converter:
                     fix="remove or rename one of the two keys"))
                 continue
             first_seen[key] = kmark.line + 1
-            doc.key_positions[path + (key,)] = (kmark.line + 1, kmark.column + 1)
-            out[key] = self._convert(value_node, path + (key,), doc, depth + 1)
+            child = path + (key,)
+            doc.key_positions[child] = pack(kmark.line + 1, kmark.column + 1)
+            out[key] = self._convert(value_node, child, doc, depth + 1)
         for key_node, value_node in merged:
             key = self._key(key_node)
             if key is _UNHASHABLE or key in out:
                 continue
             kmark = key_node.start_mark
-            doc.key_positions[path + (key,)] = (kmark.line + 1, kmark.column + 1)
-            out[key] = self._convert(value_node, path + (key,), doc, depth + 1)
+            child = path + (key,)
+            doc.key_positions[child] = pack(kmark.line + 1, kmark.column + 1)
+            out[key] = self._convert(value_node, child, doc, depth + 1)
         return out
 
     def _key(self, key_node: Any) -> Any:
