@@ -199,6 +199,11 @@ def _promises(b: Budget) -> dict[str, float]:
         out["pace_token_per_s"] = 1.0 / p.tpot_s
     if p.e2e_s is not None:
         out["e2e_s"] = p.e2e_s
+    for seg in b.segments:  # the segments the physics judges
+        if seg.kind == "prefill" and seg.allowance_s:
+            out[f"segment:{seg.name}_s"] = seg.allowance_s
+        elif seg.kind == "decode" and seg.pace_token_per_s:
+            out[f"segment:{seg.name}_token_per_s"] = seg.pace_token_per_s
     return out
 
 

@@ -68,6 +68,16 @@ class Evaluation:
         out["efficiency_compute"] = self.efficiency.compute
         for name, v in self.verdicts.items():
             if name.startswith("segment:"):
+                decode = v.binding != "" and not v.binding.startswith("prefill")
+                if decode:  # compared as a pace: token/s
+                    out[f"bound_{name}_token_per_s"] = 1.0 / v.bound_value
+                    out[f"realistic_{name}_token_per_s"] = 1.0 / v.realistic_value
+                else:
+                    out[f"bound_{name}_s"] = v.bound_value
+                    out[f"realistic_{name}_s"] = v.realistic_value
+                out[f"headroom_{name}"] = v.budget_value / v.realistic_value - 1.0
+                if v.required_efficiency is not None:
+                    out[f"required_efficiency_{name}"] = v.required_efficiency
                 continue
             key = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s", "memory": "memory_bytes"}[name]
             if v.bound_value is not None:
