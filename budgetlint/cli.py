@@ -121,6 +121,8 @@ def _step_summary(report: Any) -> None:
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute for at-risk verdicts (default 0.5).")
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Leave out information findings (met promises and their headroom); report warnings and errors.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Config file (default: budgetlint.toml or pyproject.toml [tool.budgetlint], "
                    "found from here up to the git root).")
@@ -139,7 +141,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
@@ -181,6 +183,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    if quiet:
+        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
     _emit(report, formats, outputs)
     if not no_summary:
         _step_summary(report)

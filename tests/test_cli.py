@@ -263,3 +263,12 @@ budgets:
     report = json.loads(out)
     assert [f["rule"] for f in report["findings"] if f["severity"] == "error"] == ["BL103"]  # not BL008
     assert report["summary"]["files"] == 1
+
+
+def test_quiet_leaves_out_information_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out = run("check", "budgets/", "--quiet")
+    assert code == 0 and "BL304" not in out and "No problems found" in out
+    code, out = run("check", "tests/examples/overpromised.yaml", "--quiet", "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and report["summary"]["errors"] == 3 and report["summary"]["infos"] == 0
