@@ -8,12 +8,12 @@ skip it instead of guessing.
 from __future__ import annotations
 
 import difflib
-import math
-from dataclasses import fields as dc_fields, replace
+from dataclasses import replace
 from typing import Any
 
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.loader import Document
+from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model import (
     Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
 )
@@ -21,9 +21,6 @@ from budgetlint.units import UnitError, parse_count, parse_quantity
 
 _UNIT_CODES = {"wrong-dimension": "BL005", "missing-unit": "BL006",
                "unknown-unit": "BL007", "invalid": "BL007"}
-
-PRECISION_BYTES = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0,
-                   "int8": 1.0, "fp6": 0.75, "int4": 0.5, "fp4": 0.5}
 
 
 class Sink:
@@ -54,24 +51,6 @@ class Sink:
                      budget=budget)
             return None
         return magnitude
-
-
-def parse_precision(text: Any) -> float | None:
-    """Bytes per element for a precision name or "N bit"; None if unknown."""
-    if not isinstance(text, str):
-        return None
-    t = text.strip().lower()
-    if t in PRECISION_BYTES:
-        return PRECISION_BYTES[t]
-    parts = t.replace("bits", "bit").split()
-    if len(parts) == 2 and parts[1] == "bit":
-        try:
-            bits = float(parts[0])
-        except ValueError:
-            return None
-        if math.isfinite(bits) and 0 < bits <= 64:
-            return bits / 8
-    return None
 
 
 def normalise_percentile(value: Any) -> str | None:
@@ -365,10 +344,11 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if isinstance(dep.get("devices"), int):
             dp.devices = dep["devices"]
         for key in ("weight_precision", "kv_precision", "compute_precision"):
-            if key in dep:
-                if parse_precision(dep[key]) is None:
-                    sink.add("BL003", f"deployment.{key}: expected a precision such as bf16, fp8, int4 "
-                             f"or \"4.5 bit\"; found {dep[key]!r}", doc.loc(dpath + (key,)), budget=name)
+            if isinstance(dep.get(key), str):  # other types: the schema reports them (BL003)
+                try:
+                    bytes_per_element(dep[key])
+                except ValueError as exc:
+                    sink.add("BL003", f"deployment.{key}: {exc}", doc.loc(dpath + (key,)), budget=name)
                 else:
                     setattr(dp, key, dep[key].strip().lower())
         spec = dep.get("speculative")

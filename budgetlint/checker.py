@@ -102,6 +102,7 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
     report = Report()
     report.findings.extend(found.findings)
     by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
+    invalid_budgets: set[str] = set()  # budgets with schema errors: no physics on guessed defaults
     for path in found.files:
         display = display_path(path)
         report.files.append(display)
@@ -120,6 +121,7 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
                 continue
             schema_findings = schema_mod.validate(doc, kind)
             report.findings.extend(schema_findings)
+            invalid_budgets.update(f.budget for f in schema_findings if f.budget)
             by_kind[kind].append(doc)
     context_docs = _sibling_definitions(paths, found.files)
 
@@ -144,6 +146,8 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
             if not isinstance(entry, dict):
                 continue
             budget = build_budget(doc, i, catalog, sink)
+            if budget.name in invalid_budgets:
+                budget.complete = False
             if isinstance(entry.get("name"), str):
                 if budget.name in seen:
                     sink.add("BL009", f"budget {budget.name!r} is already defined at {seen[budget.name]}",

@@ -288,7 +288,7 @@ def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
     from budgetlint.checker import InputError, Options, build_context
 
     try:
-        _, ctx = build_context(list(paths), Options(use_codeowners=False)) if paths else build_context([], Options(use_codeowners=False))
+        _, ctx = build_context(list(paths), Options(use_codeowners=False))
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

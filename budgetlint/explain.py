@@ -129,7 +129,7 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
         parts.append(f"proxy flush {_t(bd.proxy_delay_s)}")
     s(f"TTFT = {' + '.join(parts)} = {_t(bd.ttft_s)}")
     s(f"End to end = TTFT + decode = {_t(bd.ttft_s)} + {_t(bd.decode_s)} = {_t(bd.e2e_s)}")
-    s(f"Memory per device = W/N + B x (prompt + output) x kv / N"
+    s("Memory per device = W/N + B x (prompt + output) x kv / N"
       + (" + draft" if bd.memory_draft_bytes_per_device else "")
       + (" + overhead" if bd.memory_overhead_bytes_per_device else "")
       + f" = {_b(bd.memory_weight_bytes_per_device)} + {_b(bd.memory_kv_bytes_per_device)}"

@@ -23,7 +23,6 @@ MAX_NODES = 200_000
 #: of a 400-digit integer raises OverflowError deep in the arithmetic
 MAX_INT = 2**63 - 1
 
-Path_ = tuple  # a JSON-style path: tuple of str keys and int indices
 
 
 _COLUMN_BITS = 20

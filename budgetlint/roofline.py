@@ -26,8 +26,6 @@ from budgetlint.physics import analysis as phys_analysis
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
 
-FIRST_TOKEN_KINDS = ("queue", "prefill", "network")
-PROMISES = ("ttft", "tpot", "e2e", "memory")
 
 
 @dataclass
@@ -62,8 +60,8 @@ class Evaluation:
         if self.skipped:
             out["skipped"] = self.skipped
             return out
-        out["bound"] = _plain(self.bound.as_dict())
-        out["realistic"] = _plain(self.realistic.as_dict())
+        out["bound"] = self.bound.as_dict()
+        out["realistic"] = self.realistic.as_dict()
         out["efficiency_bandwidth"] = self.efficiency.bandwidth
         out["efficiency_compute"] = self.efficiency.compute
         for name, v in self.verdicts.items():
@@ -94,10 +92,6 @@ class Evaluation:
             out["levers"] = [{"name": lv.name, "description": lv.description, "meets": lv.meets}
                              for lv in self.levers]
         return out
-
-
-def _plain(d: dict) -> dict:
-    return {k: v for k, v in d.items()}
 
 
 #: Stand-in peak for hardware that lists no compute figure (e.g. Apple M-series):

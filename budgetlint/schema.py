@@ -7,6 +7,7 @@ at the offending value (or at the key, for an unexpected key).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import json
@@ -137,8 +138,19 @@ def validate(doc: Document, kind: str) -> list[Finding]:
     findings: list[Finding] = []
     for top in validator(kind).iter_errors(doc.data):
         for error in _leaf_errors(top):
-            findings.extend(_to_findings(doc, error))
+            budget = _budget_name(doc, tuple(error.absolute_path))
+            findings.extend(dataclasses.replace(f, budget=budget) if budget else f
+                            for f in _to_findings(doc, error))
     return findings
+
+
+def _budget_name(doc: Document, path: tuple) -> str | None:
+    """The name of the budget ``path`` lies in, so the physics can skip a budget with schema errors."""
+    if len(path) >= 2 and path[0] == "budgets" and isinstance(path[1], int):
+        entry = doc.get(path[:2])
+        if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+            return entry["name"]
+    return None
 
 
 def _where(doc: Document, path: tuple) -> str:

@@ -377,3 +377,23 @@ def build_metric(
         source=source,
         notes=notes,
     )
+
+
+def mean_lengths_from_totals(ctx: Any, obj: Any, conditions: Any, completed: Any,
+                             line: Any) -> tuple[float | None, float | None]:
+    """Mean prompt and output lengths as ``total_*_tokens / completed`` (vLLM, SGLang).
+
+    Sets them on ``conditions`` as inferred and returns them (None when absent).
+    """
+    from .measurement import INFERRED
+
+    if not completed:
+        return None, None
+    means = []
+    for field_name, key in (("prompt_tokens", "total_input_tokens"), ("output_tokens", "total_output_tokens")):
+        total = num(ctx, obj, key, line)
+        mean = total / completed if total is not None else None
+        if mean is not None:
+            conditions.set(field_name, mean, INFERRED, f"{key} / completed")
+        means.append(mean)
+    return means[0], means[1]

@@ -27,7 +27,6 @@ from ._common import (
     build_metric,
     dig,
     first_path,
-    num,
     percent_style_label,
     percentile_table,
     to_float,

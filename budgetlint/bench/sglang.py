@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, integer, num, to_float
+from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, integer, mean_lengths_from_totals, num, to_float
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
 from .vllm import aggregate_metrics, detailed_metrics
 
@@ -41,13 +41,7 @@ def _conditions(ctx: Ctx, obj: dict[str, Any], line: int) -> ConditionsBuilder:
     if dataset == "random" and ratio == 1.0:
         c.set("prompt_tokens", num(ctx, obj, "random_input_len", line), READ, "random_input_len")
         c.set("output_tokens", num(ctx, obj, "random_output_len", line), READ, "random_output_len")
-    if completed:
-        tin = num(ctx, obj, "total_input_tokens", line)
-        tout = num(ctx, obj, "total_output_tokens", line)
-        if tin is not None:
-            c.set("prompt_tokens", tin / completed, INFERRED, "total_input_tokens / completed")
-        if tout is not None:
-            c.set("output_tokens", tout / completed, INFERRED, "total_output_tokens / completed")
+    mean_lengths_from_totals(ctx, obj, c, completed, line)
     c.set("measured_at", "client", INFERRED, "the benchmark client times requests over HTTP")
     c.set("num_requests", integer(ctx, obj, "num_prompts", line), READ, "num_prompts")
     c.set("successful_requests", completed, READ, "completed")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    mean_lengths_from_totals,
     NO_SUCCESS,
     NOT_MEASUREMENT,
     Ctx,
@@ -206,16 +207,11 @@ def conditions(ctx: Ctx, obj: dict[str, Any], line: int | None) -> ConditionsBui
         c.set("prompt_tokens", num(ctx, obj, key, line), READ, f"--metadata {key}")
     for key in _OUTPUT_LEN_KEYS:
         c.set("output_tokens", num(ctx, obj, key, line), READ, f"--metadata {key}")
-    if completed:
-        tin = num(ctx, obj, "total_input_tokens", line)
-        tout = num(ctx, obj, "total_output_tokens", line)
-        if tin is not None:
-            c.set("prompt_tokens", tin / completed, INFERRED, "total_input_tokens / completed")
-        if tout is not None:
-            c.set("output_tokens", tout / completed, INFERRED, "total_output_tokens / completed")
-            c.extra["measured_mean_output_tokens"] = tout / completed
-        if tin is not None:
-            c.extra["measured_mean_prompt_tokens"] = tin / completed
+    mean_in, mean_out = mean_lengths_from_totals(ctx, obj, c, completed, line)
+    if mean_out is not None:
+        c.extra["measured_mean_output_tokens"] = mean_out
+    if mean_in is not None:
+        c.extra["measured_mean_prompt_tokens"] = mean_in
     c.set("measured_at", "client", INFERRED, "the benchmark client times requests over HTTP")
     c.set("num_requests", integer(ctx, obj, "num_prompts", line), READ, "num_prompts")
     c.set("successful_requests", completed, READ, "completed")

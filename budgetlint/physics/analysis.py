@@ -29,7 +29,7 @@ Conventions
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from .decode import decode_step, reply_steps_sum
