@@ -2,10 +2,25 @@
 
 No click, no printing: the CLI calls :func:`run_check` and renders the
 returned :class:`~budgetlint.report.Report`.
+
+Two ways through, with the same findings:
+
+* **Streaming** (the default): hardware, model and teams definitions are
+  read first, then the budgets files one at a time; each file's budgets are
+  built, every budget-scoped rule runs on them and their suppressions are
+  applied, and only the findings and report rows are kept. Memory stays flat
+  however many files a repository has (docs/performance.md).
+* **Whole run**: every document is held at once. Used when a rule must see
+  all budgets together: ``--bench`` files (they apply to whichever budgets
+  they match, or to the only budget of the run), ``--base`` (the PR diff
+  points at budgets by name), ``budgetlint explain`` (:func:`build_context`),
+  and as the fallback when a definition turns up in a file that did not look
+  like one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,12 +28,13 @@ from typing import Any
 from budgetlint.build import Catalog, Sink, _as_list, add_entries, build_budget
 from budgetlint.discovery import discover, display_path
 from budgetlint.findings import Finding, Location, Severity
-from budgetlint.loader import Document, load_file
+from budgetlint.loader import Document, load_file, read_text
 from budgetlint.model import Budget
 from budgetlint.owners import codeowners_handles, find_codeowners
 from budgetlint.report import BudgetResult, Report
 
 KINDS = ("budgets", "hardware", "models", "teams")
+DEFINITION_KINDS = ("hardware", "models", "teams")
 
 
 @dataclass
@@ -43,7 +59,13 @@ class Options:
 
 @dataclass
 class Context:
-    """Everything a rule may look at."""
+    """Everything a rule may look at.
+
+    ``budgets`` are the budgets the rule is run on: all of them in a whole
+    run, one file's in a streaming run. ``total_budgets`` counts the run's
+    budgets either way; rules with ``SCOPE = "run"`` (run once, on a context
+    with no budgets in a streaming run) look only at it.
+    """
 
     budgets: list[Budget]
     catalog: Catalog
@@ -51,10 +73,19 @@ class Context:
     teams_source: str | None
     options: Options
     cache: dict[str, Any] = field(default_factory=dict)
+    total_budgets: int = -1
+
+    def __post_init__(self) -> None:
+        if self.total_budgets < 0:
+            self.total_budgets = len(self.budgets)
 
 
 class InputError(Exception):
     """Input that could not be read at all (exit code 2)."""
+
+
+class _Restart(Exception):
+    """A streaming run met a definition it had not read first: do a whole run."""
 
 
 def _load_builtin_catalog(sink: Sink) -> Catalog:
@@ -70,18 +101,23 @@ def _load_builtin_catalog(sink: Sink) -> Catalog:
 
 def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
+    options = options or Options()
+    if not options.bench and not options.base_ref:
+        try:
+            return _run_streaming(paths, options)
+        except _Restart:
+            pass
+    return _run_whole(paths, options)
+
+
+def _run_whole(paths: list[str], options: Options) -> Report:
     report, ctx = build_context(paths, options)
     from budgetlint.rules import all_rules
 
     for rule in all_rules():
         if rule.check is not None:
             report.findings.extend(rule.check(ctx))
-    for b in ctx.budgets:
-        report.budgets.append(BudgetResult(
-            name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
-            promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
-            verdicts=ctx.cache.get(("verdicts", b.name), {}),
-        ))
+    report.budgets.extend(_results(ctx))
     if ctx.options.base_ref:
         from budgetlint.diff import attach_diff
 
@@ -91,10 +127,117 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
     return apply_policy(report, ctx.options.config, ctx)
 
 
-def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
-    """Load, validate and build everything; the rules have not run yet."""
+# a document that may define hardware, models or teams; a miss is caught (_Restart)
+_DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
+
+
+def _run_streaming(paths: list[str], options: Options) -> Report:
+    from budgetlint.policy import apply_policy, apply_suppressions, today
+    from budgetlint.rules import all_rules
+
+    found = discover(paths)
+    if found.missing:
+        raise InputError("no such file or directory: " + ", ".join(found.missing))
+    report = Report()
+    report.findings.extend(found.findings)
+
+    # 1. definitions first: files that look like they hold some are read now
+    early: dict[Path, tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]] = {}
+    by_kind: dict[str, list[Document]] = {k: [] for k in DEFINITION_KINDS}
+    for path in found.files:
+        text, _ = read_text(path, "")
+        if text is None or _DEFINES.search(text):
+            checked = _checked(path, display_path(path))
+            early[path] = checked
+            for kind in DEFINITION_KINDS:
+                by_kind[kind].extend(checked[1][kind])
+    sink = Sink()
+    catalog, teams, teams_source = _definitions(by_kind, _sibling_definitions(paths, found.files),
+                                                found.files, options, report, sink)
+    report.findings.extend(sink.findings)
+
+    # 2. budgets, one file at a time
+    rules = [r for r in all_rules() if r.check is not None]
+    per_budget = [r for r in rules if r.scope == "budget"]
+    on = today()
+    seen: dict[str, Location] = {}
+    reported: set[Finding] = set()  # file-level findings (a shared benchmark file) once per run
+    carried: dict[Any, Any] = {}  # benchmark files read once per run
+    total = 0
+    for path in found.files:
+        report.files.append(display_path(path))
+        if path in early:
+            findings, docs, invalid = early.pop(path)
+        else:
+            findings, docs, invalid = _checked(path, display_path(path))
+            if any(docs[k] for k in DEFINITION_KINDS):
+                raise _Restart
+        batch = Report(findings=findings)
+        bsink = Sink()
+        budgets = _build_budgets(docs["budgets"], catalog, bsink, seen, invalid)
+        batch.findings.extend(bsink.findings)
+        if not budgets:
+            report.findings.extend(batch.findings)
+            continue
+        total += len(budgets)
+        ctx = Context(budgets, catalog, teams, teams_source, options, cache=carried)
+        for rule in per_budget:
+            for f in rule.check(ctx):
+                if f.budget is None:
+                    if f in reported:
+                        continue
+                    reported.add(f)
+                batch.findings.append(f)
+        batch.budgets.extend(_results(ctx))
+        raised = apply_suppressions(batch, budgets, on)  # replaces batch.findings
+        batch.findings.extend(raised)
+        report.findings.extend(batch.findings)
+        report.budgets.extend(batch.budgets)
+        report.suppressed.extend(batch.suppressed)
+        carried = {k: v for k, v in ctx.cache.items() if isinstance(k, tuple) and k[0] == "bench-file"}
+
+    run_ctx = Context([], catalog, teams, teams_source, options, total_budgets=total)
+    for rule in rules:
+        if rule.scope == "run":
+            report.findings.extend(rule.check(run_ctx))
+    return apply_policy(report, options.config, None, on=on)
+
+
+def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]:
+    """Load one file and validate its documents.
+
+    Returns the findings, the valid-kind documents by kind (schema errors or
+    not) and the budgets with schema errors, as (file, name): no physics on
+    them. (By name alone, a schema error in one file's 'chat' would have
+    switched off the checks of another file's 'chat'.)
+    """
     from budgetlint import schema as schema_mod
 
+    findings: list[Finding] = []
+    by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
+    invalid: set[str] = set()
+    loaded = load_file(path, display)
+    findings.extend(loaded.findings)
+    for doc in loaded.documents:
+        kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+        if kind not in KINDS:
+            if doc.data is None:
+                continue
+            got = f"kind {kind!r}" if kind is not None else "no 'kind'"
+            findings.append(Finding(
+                "BL013", Severity.WARNING,
+                f"not a budgetlint document ({got}); expected kind: budgets, hardware, models or teams; skipped",
+                doc.loc(("kind",)) if kind is not None else doc.loc(())))
+            continue
+        schema_findings = schema_mod.validate(doc, kind)
+        findings.extend(schema_findings)
+        invalid.update((doc.file, f.budget) for f in schema_findings if f.budget)
+        by_kind[kind].append(doc)
+    return findings, by_kind, invalid
+
+
+def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
+    """Load, validate and build everything at once; the rules have not run yet."""
     options = options or Options()
     found = discover(paths)
     if found.missing:
@@ -102,30 +245,27 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
     report = Report()
     report.findings.extend(found.findings)
     by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
-    invalid_budgets: set[str] = set()  # budgets with schema errors: no physics on guessed defaults
+    invalid_budgets: set[tuple[str, str]] = set()  # (file, budget) with schema errors: no physics on guesses
     for path in found.files:
         display = display_path(path)
         report.files.append(display)
-        loaded = load_file(path, display)
-        report.findings.extend(loaded.findings)
-        for doc in loaded.documents:
-            kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
-            if kind not in KINDS:
-                if doc.data is None:
-                    continue
-                got = f"kind {kind!r}" if kind is not None else "no 'kind'"
-                report.findings.append(Finding(
-                    "BL013", Severity.WARNING,
-                    f"not a budgetlint document ({got}); expected kind: budgets, hardware, models or teams; skipped",
-                    doc.loc(("kind",)) if kind is not None else doc.loc(())))
-                continue
-            schema_findings = schema_mod.validate(doc, kind)
-            report.findings.extend(schema_findings)
-            invalid_budgets.update(f.budget for f in schema_findings if f.budget)
-            by_kind[kind].append(doc)
-    context_docs = _sibling_definitions(paths, found.files)
+        findings, docs, invalid = _checked(path, display)
+        report.findings.extend(findings)
+        invalid_budgets |= invalid
+        for kind in KINDS:
+            by_kind[kind].extend(docs[kind])
 
     sink = Sink()
+    catalog, teams, teams_source = _definitions(by_kind, _sibling_definitions(paths, found.files),
+                                                found.files, options, report, sink)
+    budgets = _build_budgets(by_kind["budgets"], catalog, sink, {}, invalid_budgets)
+    report.findings.extend(sink.findings)
+    return report, Context(budgets, catalog, teams, teams_source, options)
+
+
+def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document], files: list[Path],
+                 options: Options, report: Report, sink: Sink) -> tuple[Catalog, dict[str, Location], str | None]:
+    """The catalog (built-in, then the checked files', then context files') and the teams."""
     catalog = _load_builtin_catalog(Sink())  # built-in data is tested, not re-reported
     user_names: dict[str, Location] = {}
     for kind in ("hardware", "models"):
@@ -135,18 +275,21 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
         for doc in context_docs:
             if doc.data["kind"] == kind:
                 add_entries(catalog, doc, kind, Sink(), builtin=False, user_names=user_names)
-
     teams, teams_source = _collect_teams(
-        by_kind["teams"] + [d for d in context_docs if d.data["kind"] == "teams"], found.files, options, report)
+        by_kind["teams"] + [d for d in context_docs if d.data["kind"] == "teams"], files, options, report)
+    return catalog, teams, teams_source
 
+
+def _build_budgets(docs: list[Document], catalog: Catalog, sink: Sink, seen: dict[str, Location],
+                   invalid: set[tuple[str, str]]) -> list[Budget]:
+    """Model objects for the budgets in ``docs``; ``seen`` (name -> where) spans the run (BL009)."""
     budgets: list[Budget] = []
-    seen: dict[str, Location] = {}
-    for doc in by_kind["budgets"]:
+    for doc in docs:
         for i, entry in enumerate(_as_list(doc.get(("budgets",)))):
             if not isinstance(entry, dict):
                 continue
             budget = build_budget(doc, i, catalog, sink)
-            if budget.name in invalid_budgets:
+            if (doc.file, budget.name) in invalid:
                 budget.complete = False
             if isinstance(entry.get("name"), str):
                 if budget.name in seen:
@@ -155,9 +298,15 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
                     continue
                 seen[budget.name] = budget.loc("name")
             budgets.append(budget)
-    report.findings.extend(sink.findings)
+    return budgets
 
-    return report, Context(budgets, catalog, teams, teams_source, options)
+
+def _results(ctx: Context) -> list[BudgetResult]:
+    return [BudgetResult(
+        name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
+        promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
+        verdicts=ctx.cache.get(("verdicts", b.name), {}),
+    ) for b in ctx.budgets]
 
 
 def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document]:

@@ -69,7 +69,7 @@ def _color(stream_is_stdout: bool) -> bool:
 
 
 def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> None:
-    from budgetlint.reporters import get_reporter
+    from budgetlint.reporters import get_chunks
 
     formats = formats or ("text",)
     if outputs and len(outputs) != len(formats):
@@ -79,14 +79,20 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> No
             "standard output")
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
-        render = get_reporter(fmt)
-        text = render(report, color=_color(target is None or target == "-"))
+        pieces = get_chunks(fmt)(report, color=_color(target is None or target == "-"))
         if target is None or target == "-":
-            click.echo(text, nl=not text.endswith("\n"))
+            last = ""
+            for piece in pieces:  # written as made: a large report is never held whole
+                if piece:
+                    click.echo(piece, nl=False)
+                    last = piece
+            if not last.endswith("\n"):
+                click.echo("")  # as before: an empty output is one newline
         else:
             try:
                 with open(target, "w", encoding="utf-8") as fh:
-                    fh.write(text)
+                    for piece in pieces:
+                        fh.write(piece)
             except OSError as exc:
                 raise click.UsageError(f"cannot write --output {target}: {exc.strerror or exc}") from None
 

@@ -94,11 +94,17 @@ def _rule_severity(code: str) -> Severity:
     return rule.severity if rule is not None else Severity.WARNING
 
 
-def _suppressions(report: Report, ctx: Any, on: dt.date) -> list[Finding]:
-    """Apply every budget's suppressions; return the findings they raise themselves."""
+def apply_suppressions(report: Report, budgets: Any, on: dt.date) -> list[Finding]:
+    """Apply the ``suppress:`` entries of ``budgets`` to ``report``'s findings.
+
+    Suppressed findings move to ``report.suppressed``; returns the findings
+    the suppressions raise themselves (BL502-BL504). Only findings that name
+    one of these budgets can be suppressed, so a streaming run applies this
+    per file.
+    """
     raised: list[Finding] = []
     kept = list(report.findings)
-    for budget in getattr(ctx, "budgets", []) if ctx is not None else []:
+    for budget in budgets:
         for s in budget.suppressions:
             code = s.rule.strip().upper()
             where = s.loc()
@@ -152,7 +158,7 @@ def apply_policy(report: Report, config: Any = None, ctx: Any = None, *,
     from budgetlint.config import Config
 
     config = config if config is not None else Config()
-    raised = _suppressions(report, ctx, on or today())
+    raised = apply_suppressions(report, getattr(ctx, "budgets", None) or [], on or today())
     findings = list(report.findings) + raised + [f for f in config.findings if f not in report.findings]
 
     out: list[Finding] = []

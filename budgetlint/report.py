@@ -22,7 +22,7 @@ class BudgetResult:
     owner: str | None
     percentile: str | None
     promises: dict[str, float] = field(default_factory=dict)
-    analysis: dict = field(default_factory=dict)
+    analysis: dict = field(default_factory=dict)  # "bound"/"realistic": physics Analysis objects until as_dict()
     verdicts: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -34,7 +34,7 @@ class BudgetResult:
             "percentile": self.percentile,
             "promises": dict(self.promises),
             "verdicts": dict(self.verdicts),
-            "analysis": self.analysis,
+            "analysis": {k: v.as_dict() if hasattr(v, "as_dict") else v for k, v in self.analysis.items()},
         }
 
 
@@ -79,18 +79,25 @@ class Report:
             "suppressed": len(self.suppressed),
         }
 
-    def as_dict(self) -> dict:
+    def as_dict(self, *, lazy: bool = False) -> dict:
+        """The JSON report contract; with ``lazy``, the three long arrays are
+        :class:`~budgetlint.reporters.json_stream.Lazy` (built while written)."""
+        findings = (f.as_dict() for f in self.sorted_findings())
+        budgets = (b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name)))
+        suppressed = (s.as_dict() for s in sorted(self.suppressed, key=lambda s: s.finding.sort_key()))
+        if lazy:
+            from budgetlint.reporters.json_stream import Lazy
+
+            arrays: tuple = (Lazy(findings), Lazy(budgets), Lazy(suppressed))
+        else:
+            arrays = (list(findings), list(budgets), list(suppressed))
         out = {
             "version": 1,
             "tool": {"name": "budgetlint", "version": __version__},
             "summary": self.summary(),
-            "findings": [f.as_dict() for f in self.sorted_findings()],
-            "budgets": [
-                b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name))
-            ],
-            "suppressed": [
-                s.as_dict() for s in sorted(self.suppressed, key=lambda s: s.finding.sort_key())
-            ],
+            "findings": arrays[0],
+            "budgets": arrays[1],
+            "suppressed": arrays[2],
         }
         if self.diff is not None:
             out["diff"] = self.diff

@@ -18,6 +18,7 @@ facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,36 +57,43 @@ class Evaluation:
     levers: list[Any] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
+        """The report's ``analysis`` for the budget.
+
+        ``bound`` and ``realistic`` stay :class:`Analysis` objects (a report
+        holds two per budget; as dicts they were a third of a 10,000-budget
+        run's memory): :meth:`BudgetResult.as_dict` renders them. The keys
+        are interned: every budget has the same few.
+        """
         out: dict[str, Any] = {}
         if self.skipped:
             out["skipped"] = self.skipped
             return out
-        out["bound"] = self.bound.as_dict()
-        out["realistic"] = self.realistic.as_dict()
+        out["bound"] = self.bound
+        out["realistic"] = self.realistic
         out["efficiency_bandwidth"] = self.efficiency.bandwidth
         out["efficiency_compute"] = self.efficiency.compute
         for name, v in self.verdicts.items():
             if name.startswith("segment:"):
                 decode = v.binding != "" and not v.binding.startswith("prefill")
                 if decode:  # compared as a pace: token/s
-                    out[f"bound_{name}_token_per_s"] = 1.0 / v.bound_value
-                    out[f"realistic_{name}_token_per_s"] = 1.0 / v.realistic_value
+                    out[_k(f"bound_{name}_token_per_s")] = 1.0 / v.bound_value
+                    out[_k(f"realistic_{name}_token_per_s")] = 1.0 / v.realistic_value
                 else:
-                    out[f"bound_{name}_s"] = v.bound_value
-                    out[f"realistic_{name}_s"] = v.realistic_value
-                out[f"headroom_{name}"] = v.budget_value / v.realistic_value - 1.0
+                    out[_k(f"bound_{name}_s")] = v.bound_value
+                    out[_k(f"realistic_{name}_s")] = v.realistic_value
+                out[_k(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
                 if v.required_efficiency is not None:
-                    out[f"required_efficiency_{name}"] = v.required_efficiency
+                    out[_k(f"required_efficiency_{name}")] = v.required_efficiency
                 continue
             key = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s", "memory": "memory_bytes"}[name]
             if v.bound_value is not None:
-                out[f"bound_{key}"] = v.bound_value
+                out[_k(f"bound_{key}")] = v.bound_value
             if v.realistic_value is not None:
-                out[f"realistic_{key}"] = v.realistic_value
+                out[_k(f"realistic_{key}")] = v.realistic_value
             if v.budget_value and v.realistic_value:
-                out[f"headroom_{name}"] = v.budget_value / v.realistic_value - 1.0
+                out[_k(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
             if v.required_efficiency is not None:
-                out[f"required_efficiency_{name}"] = v.required_efficiency
+                out[_k(f"required_efficiency_{name}")] = v.required_efficiency
         if self.bound is not None:
             out["bound_pace_token_per_s"] = self.bound.pace_token_per_s
         if self.levers:
@@ -99,6 +107,9 @@ class Evaluation:
 #: (never a false "cannot be met"); TTFT is then judged only against the
 #: weight-read floor and its met/at-risk verdicts are "unknown".
 UNLIMITED_COMPUTE = 1e30
+
+
+_k = sys.intern  # the analysis keys: every budget has the same few
 
 
 class Skip(Exception):

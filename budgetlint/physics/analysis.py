@@ -47,7 +47,7 @@ from .prefill import attention_flop, prefill_flop, prefill_time
 from .shapes import ROOFLINE, Deployment, Edge, Efficiency, ModelShape, Workload
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a report keeps two per budget: slots are a third of a dict
 class Analysis:
     """Every number of one analysis (SI units, named in the field)."""
 

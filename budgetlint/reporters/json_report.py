@@ -7,9 +7,8 @@ Non-finite floats (``inf``, ``nan``, e.g. an unbounded headroom in
 
 from __future__ import annotations
 
-import json
 import math
-from typing import Any
+from typing import Any, Iterator
 
 from budgetlint.report import Report
 
@@ -24,6 +23,13 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+    """The report in pieces (one budget or finding at a time): see json_stream."""
+    from budgetlint.reporters.json_stream import chunks as json_chunks
+
+    yield from json_chunks(report.as_dict(lazy=True), each=_finite)
+    yield "\n"
+
+
 def render(report: Report, *, color: bool = False) -> str:
-    data = _finite(report.as_dict())
-    return json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n"
+    return "".join(chunks(report, color=color))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report
@@ -100,54 +101,64 @@ def _describe(finding: Finding) -> str:
     return text
 
 
-def build(report: Report) -> ET.Element:
-    suites = _cases(report)
+def _totals(suites: dict[str, list[_Case]]) -> tuple[int, int]:
+    tests = sum(len(cases) for cases in suites.values())
+    failures = sum(1 for cases in suites.values() for c in cases
+                   if any(f.severity == Severity.ERROR for f in c.findings))
+    return tests, failures
+
+
+def _root(tests: int, failures: int) -> ET.Element:
     root = ET.Element("testsuites", name=TOOL_NAME)
-    total_tests = total_failures = 0
+    for key, value in (("tests", tests), ("failures", failures), ("errors", 0), ("skipped", 0), ("time", 0)):
+        root.set(key, str(value))
+    return root
+
+
+def _suite(suite_name: str, cases: list[_Case]) -> ET.Element:
+    failures = sum(1 for c in cases if any(f.severity == Severity.ERROR for f in c.findings))
+    suite = ET.Element(
+        "testsuite",
+        name=suite_name,
+        tests=str(len(cases)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time="0",
+    )
+    for case in cases:
+        attrs = {"classname": suite_name, "name": case.name, "time": "0"}
+        if suite_name != TOOL_NAME:
+            attrs["file"] = case.file
+        if case.line is not None:
+            attrs["line"] = str(case.line)
+        element = ET.SubElement(suite, "testcase", attrs)
+        if case.properties:
+            props = ET.SubElement(element, "properties")
+            for key, value in case.properties.items():
+                ET.SubElement(props, "property", name=key, value=value)
+        errors = [f for f in case.findings if f.severity == Severity.ERROR]
+        others = [f for f in case.findings if f.severity != Severity.ERROR]
+        if errors:
+            failure = ET.SubElement(
+                element,
+                "failure",
+                message=" / ".join(f"{f.rule}: {f.message.splitlines()[0] if f.message else ''}" for f in errors),
+                type=errors[0].rule,
+            )
+            failure.text = "\n\n".join(_describe(f) for f in errors)
+        if others:
+            out = ET.SubElement(element, "system-out")
+            out.text = "\n".join(_describe(f) for f in others)
+    return suite
+
+
+def build(report: Report) -> ET.Element:
+    """The whole document as one tree (``chunks`` writes the same a suite at a time)."""
+    suites = _cases(report)
+    root = _root(*_totals(suites))
     for suite_name in sorted(suites):
-        cases = suites[suite_name]
-        failures = sum(1 for c in cases if any(f.severity == Severity.ERROR for f in c.findings))
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            name=suite_name,
-            tests=str(len(cases)),
-            failures=str(failures),
-            errors="0",
-            skipped="0",
-            time="0",
-        )
-        total_tests += len(cases)
-        total_failures += failures
-        for case in cases:
-            attrs = {"classname": suite_name, "name": case.name, "time": "0"}
-            if suite_name != TOOL_NAME:
-                attrs["file"] = case.file
-            if case.line is not None:
-                attrs["line"] = str(case.line)
-            element = ET.SubElement(suite, "testcase", attrs)
-            if case.properties:
-                props = ET.SubElement(element, "properties")
-                for key, value in case.properties.items():
-                    ET.SubElement(props, "property", name=key, value=value)
-            errors = [f for f in case.findings if f.severity == Severity.ERROR]
-            others = [f for f in case.findings if f.severity != Severity.ERROR]
-            if errors:
-                failure = ET.SubElement(
-                    element,
-                    "failure",
-                    message=" / ".join(f"{f.rule}: {f.message.splitlines()[0] if f.message else ''}" for f in errors),
-                    type=errors[0].rule,
-                )
-                failure.text = "\n\n".join(_describe(f) for f in errors)
-            if others:
-                out = ET.SubElement(element, "system-out")
-                out.text = "\n".join(_describe(f) for f in others)
-    root.set("tests", str(total_tests))
-    root.set("failures", str(total_failures))
-    root.set("errors", "0")
-    root.set("skipped", "0")
-    root.set("time", "0")
+        root.append(_suite(suite_name, suites[suite_name]))
     return root
 
 
@@ -160,13 +171,42 @@ def _xml_safe(text: str) -> str:
     )
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    root = build(report)
-    for element in root.iter():
+def _sanitise(tree: ET.Element) -> None:
+    for element in tree.iter():
         if element.text:
             element.text = _xml_safe(element.text)
         for key, value in list(element.attrib.items()):
             element.set(key, _xml_safe(value))
+
+
+_HEADER = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+    """The document a test suite at a time: the text ``ET.indent`` + ``ET.tostring``
+    of the whole tree would give (``render``), without holding the tree."""
+    suites = _cases(report)
+    root = _root(*_totals(suites))
+    _sanitise(root)
+    if not suites:
+        yield _HEADER + ET.tostring(root, encoding="unicode") + "\n"
+        return
+    root.text = "\n  "
+    opening = ET.tostring(root, encoding="unicode")
+    yield _HEADER + opening[: opening.rindex("</testsuites>")]
+    names = sorted(suites)
+    for i, name in enumerate(names):
+        suite = _suite(name, suites[name])
+        _sanitise(suite)
+        ET.indent(suite, level=1)
+        suite.tail = "\n  " if i < len(names) - 1 else "\n"
+        yield ET.tostring(suite, encoding="unicode")
+    yield "</testsuites>\n"
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    root = build(report)
+    _sanitise(root)
     ET.indent(root)
     body = ET.tostring(root, encoding="unicode")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
+    return _HEADER + body + "\n"

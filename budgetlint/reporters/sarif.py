@@ -17,16 +17,17 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import quote
 
 from budgetlint import __version__
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report
 from budgetlint.reporters._common import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
+from budgetlint.reporters.json_stream import Lazy
+from budgetlint.reporters.json_stream import chunks as json_chunks
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -131,8 +132,9 @@ def _all_rule_codes(report: Report) -> list[str]:
     return codes + extra
 
 
-def build(report: Report) -> dict[str, Any]:
-    """The SARIF log as a dict."""
+def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
+    """The SARIF log as a dict; with ``lazy``, ``results`` is a
+    :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written."""
     codes = _all_rule_codes(report)
     rules = [_rule_descriptor(code) for code in codes]
     index = {code: i for i, code in enumerate(codes)}
@@ -145,32 +147,32 @@ def build(report: Report) -> dict[str, Any]:
         omitted = len(located) - MAX_RESULTS
         located = [f for f in located if id(f) in keep]
 
-    results = []
-    seen: dict[str, int] = {}
-    for finding in located:
-        fp = fingerprint(finding)
-        n = seen.get(fp, 0)
-        seen[fp] = n + 1
-        results.append(_result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}"))
+    suppressed = [item for item in list(getattr(report, "suppressed", None) or [])[: max(MAX_RESULTS - len(located), 0)]
+                  if getattr(item, "finding", None) is not None and item.finding.location is not None
+                  and item.finding.rule in index]
 
-    # findings a budget suppressed (with a reason): results marked as
-    # suppressed in source, so code scanning shows them as dismissed
-    room = MAX_RESULTS - len(results)
-    for item in list(getattr(report, "suppressed", None) or [])[: max(room, 0)]:
-        finding = getattr(item, "finding", None)
-        if finding is None or finding.location is None or finding.rule not in index:
-            continue
-        result = _result(finding, index[finding.rule], fingerprint(finding))
-        suppression: dict[str, Any] = {
-            "kind": "inSource",
-            "status": "accepted",
-            "justification": str(getattr(item, "reason", "") or ""),
-        }
-        expires = getattr(item, "expires", None)
-        if expires:
-            suppression["properties"] = {"expires": str(expires)}
-        result["suppressions"] = [suppression]
-        results.append(result)
+    def results() -> Iterator[dict[str, Any]]:
+        seen: dict[str, int] = {}
+        for finding in located:
+            fp = fingerprint(finding)
+            n = seen.get(fp, 0)
+            seen[fp] = n + 1
+            yield _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
+        # findings a budget suppressed (with a reason): results marked as
+        # suppressed in source, so code scanning shows them as dismissed
+        for item in suppressed:
+            finding = item.finding
+            result = _result(finding, index[finding.rule], fingerprint(finding))
+            suppression: dict[str, Any] = {
+                "kind": "inSource",
+                "status": "accepted",
+                "justification": str(getattr(item, "reason", "") or ""),
+            }
+            expires = getattr(item, "expires", None)
+            if expires:
+                suppression["properties"] = {"expires": str(expires)}
+            result["suppressions"] = [suppression]
+            yield result
 
     notifications = [
         {
@@ -209,7 +211,7 @@ def build(report: Report) -> dict[str, Any]:
             }
         ],
         "columnKind": "unicodeCodePoints",
-        "results": results,
+        "results": Lazy(results()) if lazy else list(results()),
         "properties": {"summary": report.summary(), "omittedResults": omitted},
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
@@ -240,5 +242,11 @@ def _result(finding: Finding, rule_index: int, fp: str) -> dict[str, Any]:
     return result
 
 
+def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+    """The log in pieces, one result at a time (see json_stream)."""
+    yield from json_chunks(build(report, lazy=True))
+    yield "\n"
+
+
 def render(report: Report, *, color: bool = False) -> str:
-    return json.dumps(build(report), indent=2) + "\n"
+    return "".join(chunks(report, color=color))

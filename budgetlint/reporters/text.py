@@ -9,6 +9,8 @@ location start with ``budgetlint:`` instead of a path. Colour (ANSI) only when
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report
 from budgetlint.reporters._common import TOOL_NAME, summary_line
@@ -46,17 +48,19 @@ def format_finding(finding: Finding, *, color: bool = False) -> list[str]:
     return lines
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    lines: list[str] = []
+def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+    """The output in pieces, a finding at a time (the CLI writes them as made)."""
     current: str | None = None
+    any_finding = False
     for finding in report.sorted_findings():
         group = finding.location.file if finding.location else ""
         if current is not None and group != current:
-            lines.append("")
+            yield "\n"
         current = group
-        lines.extend(format_finding(finding, color=color))
-    if lines:
-        lines.append("")
+        any_finding = True
+        yield "".join(line + "\n" for line in format_finding(finding, color=color))
+    if any_finding:
+        yield "\n"
     summary = summary_line(report)
     s = report.summary()
     if color:
@@ -66,5 +70,8 @@ def render(report: Report, *, color: bool = False) -> str:
             summary = _paint(summary, _SEVERITY_COLOR[Severity.WARNING], True)
         else:
             summary = _paint(summary, _BOLD, True)
-    lines.append(summary)
-    return "\n".join(lines) + "\n"
+    yield summary + "\n"
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    return "".join(chunks(report, color=color))

@@ -4,7 +4,10 @@ Each rule lives in its own module ``budgetlint/rules/blNNN_<slug>.py`` with
 ``CODE``, ``NAME``, ``SUMMARY``, ``SEVERITY`` and a module docstring that is
 its user documentation, in fixed sections: ``What it checks``, ``Why``,
 ``Example``, ``Fix``. Rules that inspect budgets also define
-``check(ctx) -> Iterator[Finding]``; input rules (BL0xx) are emitted by the
+``check(ctx) -> Iterator[Finding]``. A check looks only at the budgets in
+``ctx.budgets`` (in a streaming run, one file's), never at others; a rule
+that is about the run as a whole sets ``SCOPE = "run"`` and runs once, on a
+context that carries the run's ``total_budgets``. Input rules (BL0xx) are emitted by the
 loader, schema validation and model building, and their modules carry only
 the documentation.
 
@@ -31,6 +34,7 @@ class RuleInfo:
     severity: Severity
     doc: str
     check: Callable | None
+    scope: str = "budget"  # "budget": findings about the budgets it is given; "run": once per run
 
     def section(self, title: str) -> str:
         """One section of the docs (text under ``## title``)."""
@@ -54,6 +58,7 @@ def _info(module: ModuleType) -> RuleInfo:
         severity=module.SEVERITY,
         doc=(module.__doc__ or "").strip(),
         check=getattr(module, "check", None),
+        scope=getattr(module, "SCOPE", "budget"),
     )
 
 

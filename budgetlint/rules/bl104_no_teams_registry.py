@@ -26,10 +26,11 @@ CODE = "BL104"
 NAME = "no-teams-registry"
 SUMMARY = "Owners cannot be verified: there is no teams registry and no CODEOWNERS."
 SEVERITY = Severity.INFO
+SCOPE = "run"  # once per run, whatever the number of files
 
 
 def check(ctx) -> Iterator[Finding]:
-    if ctx.budgets and not ctx.teams:
+    if ctx.total_budgets and not ctx.teams:
         yield Finding(CODE, SEVERITY,
                       "owners cannot be verified: no teams registry (kind: teams) or CODEOWNERS found",
                       None, fix="add a teams.yaml with `kind: teams` next to the budgets")
