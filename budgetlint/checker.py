@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from budgetlint import fs
 from budgetlint.build import Catalog, Sink, _as_list, add_entries, build_budget
 from budgetlint.discovery import discover, display_path
 from budgetlint.findings import Finding, Location, Severity
@@ -323,7 +324,7 @@ def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document
 
     seen = {os.path.realpath(p) for p in checked}
     out: list[Document] = []
-    folders = sorted({Path(p).parent for p in paths if Path(p).is_file()})
+    folders = sorted({Path(p).parent for p in paths if fs.is_file(Path(p))})
     for folder in folders:
         try:
             names = sorted(os.listdir(folder))
@@ -331,7 +332,7 @@ def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document
             continue
         for name in names:
             path = folder / name
-            if not name.endswith((".yaml", ".yml")) or os.path.realpath(path) in seen or not path.is_file():
+            if not name.endswith((".yaml", ".yml")) or os.path.realpath(path) in seen or not fs.is_file(path):
                 continue
             seen.add(os.path.realpath(path))
             loaded = load_file(path, display_path(path))
@@ -370,9 +371,11 @@ def _collect_teams(docs: list[Document], files: list[Path], options: Options,
                 teams.setdefault(entry["handle"].lower(), doc.loc(("teams", i, "handle")))
         sources.append(doc.file)
     if options.use_codeowners:
+        if options.codeowners and not fs.is_file(Path(options.codeowners)):
+            raise InputError(f"no such CODEOWNERS file: {options.codeowners}")
         codeowners = Path(options.codeowners) if options.codeowners else (
             find_codeowners(files[0]) if files else find_codeowners(Path.cwd()))
-        if codeowners is not None and codeowners.is_file():
+        if codeowners is not None and fs.is_file(codeowners):
             for handle, where in codeowners_handles(codeowners).items():
                 teams.setdefault(handle, Location(display_path(Path(where.file)), where.line, where.column))
             sources.append(display_path(codeowners))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from budgetlint import fs
 from budgetlint.discovery import display_path
 from budgetlint.findings import Finding, Location, Severity
 
@@ -111,12 +112,12 @@ def find_config(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         own = folder / "budgetlint.toml"
-        if own.is_file():
+        if fs.is_file(own):
             return own
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _has_table(pyproject):
+        if fs.is_file(pyproject) and _has_table(pyproject):
             return pyproject
-        if (folder / ".git").exists():
+        if fs.exists(folder / ".git"):
             break
     return None
 
@@ -158,7 +159,7 @@ def load_config(path: Path | str | None = None, *, start: Path | None = None) ->
     """Read the config named by ``path``, or the one found from ``start``; an empty Config if none."""
     if path is not None:
         p = Path(path)
-        if not p.is_file():
+        if not fs.is_file(p):
             raise ConfigError(f"no such config file: {path}")
     else:
         found = find_config(start)

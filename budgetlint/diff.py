@@ -26,6 +26,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
+from budgetlint import fs
 from budgetlint.checker import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
@@ -158,10 +159,10 @@ def base_report(ref: str, paths: list[str], options: Any) -> tuple[Report, str]:
 
         base_cwd = mirror / cwd.relative_to(root)
         base_cwd.mkdir(parents=True, exist_ok=True)
-        existing = [p for p in rebased_paths if Path(p).exists()]
+        existing = [p for p in rebased_paths if fs.exists(Path(p))]
         base_options = dataclasses.replace(
             options, base_ref=None,
-            teams_files=[t for t, _ in teams if Path(t).exists()],
+            teams_files=[t for t, _ in teams if fs.exists(Path(t))],
             codeowners=codeowners[0] if codeowners else None,
             bench=[str((cwd / b).resolve()) if not Path(b).is_absolute() else b for b in options.bench],
             config=_rebased_config(config, cwd, root, mirror),

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from budgetlint import fs
 from budgetlint.findings import Finding, Location, Severity
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -39,11 +40,11 @@ def discover(paths: list[str]) -> Discovered:
     seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if fs.is_dir(path):
             _walk(path, out, seen)
-        elif path.is_file():
+        elif fs.is_file(path):
             _add(path, out, seen)
-        elif path.is_symlink():
+        elif fs.is_symlink(path):
             out.findings.append(Finding("BL010", Severity.ERROR, "broken symbolic link",
                                         Location(display_path(path))))
         else:
@@ -81,7 +82,7 @@ def _walk(root: Path, out: Discovered, seen: set[str]) -> None:
         for name in sorted(filenames):
             if name.endswith(YAML_SUFFIXES):
                 full = Path(dirpath) / name
-                if full.is_symlink() and not full.exists():
+                if fs.is_symlink(full) and not fs.exists(full):
                     out.findings.append(Finding("BL010", Severity.ERROR, "broken symbolic link",
                                                 Location(display_path(full))))
                     continue

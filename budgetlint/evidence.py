@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from budgetlint import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
 from budgetlint.discovery import display_path
 from budgetlint.findings import Location
@@ -145,7 +146,7 @@ class Evidence:
 
 def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
     """Read a benchmark file once per run; ``ctx.options.bench_format`` forces the format."""
-    key = ("bench-file", str(path.resolve()) if path.exists() else str(path))
+    key = ("bench-file", str(path.resolve()) if fs.exists(path) else str(path))
     if key not in ctx.cache:
         fmt = getattr(ctx.options, "bench_format", None)
         measurements, problems = read_benchmark(path, fmt)
@@ -162,13 +163,13 @@ def _glob(base: Path, pattern: str) -> list[Path]:
     if glob.has_magic(pattern):
         found = []
         for name in glob.iglob(full, recursive=True):
-            if Path(name).is_file():
+            if fs.is_file(Path(name)):
                 found.append(Path(name))
                 if len(found) >= MAX_GLOB_FILES:
                     break
         return sorted(found)
     p = Path(full)
-    return [p] if p.exists() else []
+    return [p] if fs.exists(p) else []
 
 
 # --------------------------------------------------------------------------- matching

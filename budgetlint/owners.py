@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from budgetlint import fs
 from budgetlint.findings import Location
 
 CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -14,14 +15,14 @@ _HANDLE = re.compile(r"^(@[\w.-]+(/[\w.-]+)?|[^@\s]+@[^@\s]+)$")
 def find_codeowners(start: Path) -> Path | None:
     """The CODEOWNERS of the repository holding ``start`` (walks up to the git root)."""
     here = start.resolve()
-    if here.is_file():
+    if fs.is_file(here):
         here = here.parent
     for folder in (here, *here.parents):
         for place in CODEOWNERS_PLACES:
             candidate = folder / place
-            if candidate.is_file():
+            if fs.is_file(candidate):
                 return candidate
-        if (folder / ".git").exists():
+        if fs.exists(folder / ".git"):
             break
     return None
 

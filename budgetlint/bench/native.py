@@ -14,6 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Union
 
+from budgetlint import fs
+
 from ._common import NOT_MEASUREMENT, SCHEMA, Ctx, Doc
 from .measurement import CONDITION_FIELDS, Conditions, Measurement, Metric, label_percent
 
@@ -32,7 +34,7 @@ def schema_path() -> Path:
         here.parent.parent / "schemas" / "benchmark.schema.json",  # source checkout
         here.parent / "_schemas" / "benchmark.schema.json",  # installed wheel
     ):
-        if candidate.is_file():
+        if fs.is_file(candidate):
             return candidate
     raise FileNotFoundError("benchmark.schema.json not found beside budgetlint")
 

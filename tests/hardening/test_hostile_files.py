@@ -445,3 +445,40 @@ def test_samples_near_float_max_do_not_overflow_the_mean() -> None:
 
     metric = metric_from_samples([1e308, 1e308, 1e308], "e2e", "test")
     assert metric is not None and metric.mean == pytest.approx(1e308)
+
+
+# --------------------------------------------------------------------------- names the OS refuses
+
+LONG = "n" * 300  # over NAME_MAX (255): stat() fails with ENAMETOOLONG instead of "no such file"
+
+
+@pytest.mark.parametrize("args", [
+    [LONG],
+    ["b.yaml", "--teams", LONG + ".yaml"],
+    ["b.yaml", "--config", LONG + ".toml"],
+    ["b.yaml", "--codeowners", LONG],
+    ["b.yaml", "--codeowners", "no-such-CODEOWNERS"],
+], ids=["path", "teams", "config", "codeowners", "codeowners-missing"])
+def test_a_name_too_long_or_missing_is_a_usage_error(tmp_path: Path, args: list[str]) -> None:
+    (tmp_path / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets: []\n")
+    run = run_cli(*args, cwd=tmp_path)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr and "internal error" not in run.stderr, run.stderr
+    assert "budgetlint: error: no such" in run.stderr, run.stderr
+
+
+def test_a_bench_entry_too_long_for_the_file_system(tmp_path: Path) -> None:
+    """Found by the long fuzz profile: a 400-digit number as a `bench:` entry raised OSError."""
+    (tmp_path / "b.yaml").write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    promise: {{ttft: 1 s}}
+    bench: ["{LONG}", "{LONG}/*.json"]
+""")
+    found = findings(tmp_path / "b.yaml")
+    bl406 = [f for f in found if f.rule == "BL406"]
+    assert len(bl406) == 2 and all("matches no file" in f.message for f in bl406), bl406
+    run = run_cli("b.yaml", "--bench", LONG + ".json", "--no-codeowners", cwd=tmp_path)
+    assert run.returncode == 1 and "BL406" in run.stdout and "internal error" not in run.stderr, run
