@@ -5,8 +5,8 @@ Run from a fresh clone:
 
     bash benchmarks/setup.sh && .venv/bin/python benchmarks/bench_speed.py
 
-(about 3 minutes for 100 and 1,000 files; the 10,000-file row adds ~4 minutes
-of budgetlint and needs ~3.5 GiB of memory: ``--sizes 100,1000`` skips it.)
+(about 3 minutes for 100 and 1,000 files; the 10,000-file row adds ~3 minutes
+of budgetlint and ~0.7 GiB of memory: ``--sizes 100,1000`` skips it.)
 
 It generates a synthetic monorepo (N budget files of 10 budgets each, plus
 hardware, models and teams files) in a temporary directory and prints:
