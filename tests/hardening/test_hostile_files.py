@@ -482,3 +482,33 @@ budgets:
     assert len(bl406) == 2 and all("matches no file" in f.message for f in bl406), bl406
     run = run_cli("b.yaml", "--bench", LONG + ".json", "--no-codeowners", cwd=tmp_path)
     assert run.returncode == 1 and "BL406" in run.stdout and "internal error" not in run.stderr, run
+
+
+@pytest.mark.parametrize("value", ["nan", "12 requests", "1e400", True, [3], {"n": 3}, 1e400, float("nan")])
+def test_benchmark_conditions_that_are_not_numbers_stay_unknown(value: object) -> None:
+    """Found by the long fuzz profile: guidellm's `request_totals.total: "nan"` raised ValueError."""
+    from budgetlint.bench.measurement import ConditionsBuilder
+
+    c = ConditionsBuilder()
+    c.set("num_requests", value, "read", "request_totals.total")
+    c.set("concurrency", value, "read", "concurrency")
+    assert c.values == {}  # unknown, not a crash and not a guess
+    c.set("num_requests", 2.5, "read", "request_totals.total")  # not a whole number of requests
+    assert c.values == {}
+    c.set("num_requests", "12", "read", "request_totals.total")
+    c.set("concurrency", 2.5, "read", "concurrency")
+    assert c.values == {"num_requests": 12, "concurrency": 2.5}
+
+
+def test_guidellm_report_with_a_string_total_is_read(tmp_path: Path, shared_dir: Path) -> None:
+    from budgetlint.bench import read_benchmark
+
+    src = shared_dir / "fixtures/bench/guidellm/guidellm_v0.8dev_report_v2_mockserver.json"
+    if not src.is_file():
+        pytest.skip(f"{src} is not in ../shared")
+    data = json.loads(src.read_text(encoding="utf-8"))
+    data["benchmarks"][0]["metrics"]["request_totals"]["total"] = "nan"
+    path = tmp_path / "guidellm.json"
+    path.write_text(json.dumps(data))
+    measurements, _ = read_benchmark(path)
+    assert measurements and measurements[0].conditions.num_requests is None
