@@ -164,7 +164,9 @@ class ConditionsBuilder:
                 number = float(value)  # type: ignore[arg-type]
             except (TypeError, ValueError, OverflowError):
                 return
-            if not math.isfinite(number) or (name in _INTEGERS and not number.is_integer()):
+            if math.isinf(number) and name == "request_rate" and number > 0:
+                pass  # "inf": every request sent at once (vLLM's and SGLang's offline runs)
+            elif not math.isfinite(number) or (name in _INTEGERS and not number.is_integer()):
                 return
             value = int(number) if name in _INTEGERS else number
         self.values[name] = value

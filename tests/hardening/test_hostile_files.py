@@ -9,6 +9,7 @@ in-process to pin the exact rule and message. The limits are the loader's
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -494,7 +495,11 @@ def test_benchmark_conditions_that_are_not_numbers_stay_unknown(value: object) -
     c.set("concurrency", value, "read", "concurrency")
     assert c.values == {}  # unknown, not a crash and not a guess
     c.set("num_requests", 2.5, "read", "request_totals.total")  # not a whole number of requests
+    c.set("request_rate", "-inf", "read", "request_rate")
     assert c.values == {}
+    c.set("request_rate", "inf", "read", "request_rate")  # every request at once: a real setting
+    assert c.values == {"request_rate": math.inf}
+    c = ConditionsBuilder()
     c.set("num_requests", "12", "read", "request_totals.total")
     c.set("concurrency", 2.5, "read", "concurrency")
     assert c.values == {"num_requests": 12, "concurrency": 2.5}
