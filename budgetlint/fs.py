@@ -11,31 +11,27 @@ there: the caller reports it as missing, with its own words.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
+
+
+def _answer(question: Callable[[], bool]) -> bool:
+    try:
+        return question()
+    except (OSError, ValueError):
+        return False
 
 
 def exists(path: Path) -> bool:
-    try:
-        return path.exists()
-    except (OSError, ValueError):
-        return False
+    return _answer(path.exists)
 
 
 def is_file(path: Path) -> bool:
-    try:
-        return path.is_file()
-    except (OSError, ValueError):
-        return False
+    return _answer(path.is_file)
 
 
 def is_dir(path: Path) -> bool:
-    try:
-        return path.is_dir()
-    except (OSError, ValueError):
-        return False
+    return _answer(path.is_dir)
 
 
 def is_symlink(path: Path) -> bool:
-    try:
-        return path.is_symlink()
-    except (OSError, ValueError):
-        return False
+    return _answer(path.is_symlink)
