@@ -29,17 +29,6 @@ class Lazy:
         return iter(self.items)
 
 
-def materialise(value: Any) -> Any:
-    """``value`` with every :class:`Lazy` turned into a list (consumes them)."""
-    if isinstance(value, Lazy):
-        return [materialise(v) for v in value]
-    if isinstance(value, dict):
-        return {k: materialise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [materialise(v) for v in value]
-    return value
-
-
 def _has_lazy(value: Any) -> bool:
     if isinstance(value, Lazy):
         return True

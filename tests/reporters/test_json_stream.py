@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from budgetlint.reporters.json_stream import Lazy, chunks, materialise
+from budgetlint.reporters.json_stream import Lazy, chunks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,10 +53,6 @@ def test_each_maps_elements_before_encoding() -> None:
     finite = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v  # noqa: E731
     out = "".join(chunks({"xs": Lazy(iter([1.0, math.inf]))}, each=finite))
     assert json.loads(out) == {"xs": [1.0, None]}
-
-
-def test_materialise_consumes_lazy() -> None:
-    assert materialise({"a": Lazy(iter([1, Lazy(iter([2]))]))}) == {"a": [1, [2]]}
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
