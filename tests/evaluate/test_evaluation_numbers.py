@@ -105,3 +105,34 @@ def test_more_devices_lever_takes_only_degrees_that_divide_the_heads(tmp_path: P
     names = [lv["description"] for lv in b["analysis"]["levers"]]
     assert any(d.startswith("4 tensor-parallel devices") for d in names)
     assert not any(d.startswith("3 tensor-parallel") for d in names)
+
+
+def test_explain_resolves_options_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config efficiency of 0.95 makes a promise met in `check`; `explain` must agree.
+
+    Llama-3.1-8B bf16 on H100 SXM: a step reads ~16.06e9 B, so the bound pace is
+    3.35e12 / 16.06e9 = 208.6 token/s; at 70 % it is 146 token/s (misses 180),
+    at 95 % it is 198 token/s (meets 180).
+    """
+    from click.testing import CliRunner
+
+    from budgetlint.cli import main
+
+    assert 3.35e12 * 0.7 / 16.06e9 < 180 < 3.35e12 * 0.95 / 16.06e9
+    (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: quick
+            owner: "@a/b"
+            workload: {prompt_tokens: 100, output_tokens: 100}
+            promise: {pace: 180 token/s}
+            deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+        """))
+    (tmp_path / "budgetlint.toml").write_text("[efficiency]\nbandwidth = 0.95\n")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    check = runner.invoke(main, ["check", "b.yaml", "--no-codeowners", "--no-summary", "-f", "json"])
+    assert json.loads(check.output)["budgets"][0]["verdicts"]["tpot"] == "met"
+    explain = runner.invoke(main, ["explain", "b.yaml"])
+    assert "AT RISK" not in explain.output and "tpot" in explain.output
