@@ -34,19 +34,14 @@ __all__ = [
     "to_native",
 ]
 
-#: names accepted by ``fmt`` / ``--bench-format``
-FORMAT_NAMES = (
-    "native",
-    "vllm",
-    "sglang",
-    "genai-perf",
-    "aiperf",
-    "genai-perf-csv",
-    "llmperf",
-    "guidellm",
-    "inference-perf",
-    "mlperf",
-)
+def __getattr__(name: str) -> Any:
+    """``FORMAT_NAMES``: every name ``--bench-format`` accepts, from the reader registry
+    (:data:`budgetlint.bench.detect.READERS`), imported only when asked for."""
+    if name == "FORMAT_NAMES":
+        from .detect import FORMATS
+
+        return tuple(FORMATS)
+    raise AttributeError(name)
 
 
 def read_benchmark(
