@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from ._common import NOT_MEASUREMENT, UNITLESS, Ctx, build_metric, check_latency, to_float
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, percent_label
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder, percent_label
 
 NAME = "mlperf"
 
@@ -142,8 +142,14 @@ def read_text(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
         samples = f("Samples per second")
     if metrics.get("ttft") is None and scenario.lower() == "server":
         notes.append("no first-token section: not an LLM streaming run")
+    r = RecordBuilder()
+    if "Result is" in fields:
+        verdict = str(fields["Result is"][0]).strip().upper()
+        if verdict in ("VALID", "INVALID"):
+            r.set("valid", verdict == "VALID", "Result is")
     return [
         Measurement(
+            run=r.run(),
             source=ctx.path,
             format=NAME,
             label=scenario,
