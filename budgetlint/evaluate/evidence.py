@@ -28,6 +28,7 @@ by itself except the helpers the rules call.
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 import math
 import re
@@ -37,6 +38,7 @@ from typing import Any
 
 from budgetlint.files import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
+from budgetlint.bench.measurement import label_percent
 from budgetlint.files.discovery import display_path
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
@@ -106,6 +108,12 @@ class Link:
     faster: list[Faster] = field(default_factory=list)
     bound: Any = None  # physics Analysis at the pure roofline, measurement's conditions
     bound_concurrency_one: Any = None  # the same at concurrency 1 (the fastest per sequence)
+    sufficiency: dict[str, Any] = field(default_factory=dict)  # promise -> sufficiency.Sufficiency
+    quality: list[Any] = field(default_factory=list)  # run_quality.QualityProblem
+    age_days: int | None = None  # today - the file's date
+    stale: list[Any] = field(default_factory=list)  # freshness.Stale
+    expires: str | None = None  # the `bench:` entry's expires (YYYY-MM-DD)
+    expired_days: int | None = None  # days past it (> 0: the file no longer counts)
 
     @property
     def name(self) -> str:
@@ -114,8 +122,17 @@ class Link:
 
     @property
     def counts(self) -> bool:
-        """Does the measurement speak for the budget's promises?"""
-        return not self.mismatches
+        """Does the measurement speak for the budget's promises? (not when its entry expired)"""
+        return not self.mismatches and not self.expired
+
+    @property
+    def expired(self) -> bool:
+        return self.expired_days is not None and self.expired_days > 0
+
+    def shown(self, promise: str) -> bool:
+        """Does the evidence show the reading at 95 % (see evaluate.sufficiency)?"""
+        s = self.sufficiency.get(promise)
+        return s is None or s.shown
 
     @property
     def inferred(self) -> list[str]:
@@ -353,6 +370,68 @@ def _title(name: str) -> str:
     return {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}.get(name, name)
 
 
+# --------------------------------------------------------------------------- trust
+
+
+def today(ctx: Any) -> dt.date:
+    """The run's today (``Options.today``, set from BUDGETLINT_TODAY by the run), else the system's."""
+    return getattr(ctx.options, "today", None) or dt.date.today()
+
+
+def policy_for(ctx: Any, b: Budget) -> Any:
+    """The budget's evidence policy, the config's evidence-* keys filling what it leaves out."""
+    from budgetlint.evaluate.freshness import Policy
+
+    cfg = getattr(ctx.options, "config", None)
+    own = b.evidence
+    values: dict[str, Any] = {}
+    for key, cfg_key, who in (("max_age_days", "evidence_max_age_days", "max_age_from"),
+                              ("engine", "evidence_engine", "engine_from"),
+                              ("engine_version", "evidence_engine_version", "version_from")):
+        mine = getattr(own, key, None) if own is not None else None
+        theirs = getattr(cfg, cfg_key, None) if cfg is not None else None
+        values[key] = mine if mine is not None else theirs
+        values[who] = "budget" if mine is not None else "config"
+    return Policy(**values)
+
+
+def _trust(ctx: Any, link: Link, expires: str | None) -> None:
+    """Sample sufficiency per reading, run quality, age and staleness, entry expiry."""
+    from budgetlint.evaluate import freshness, run_quality, sufficiency
+
+    b, m = link.budget, link.measurement
+    on = today(ctx)
+    for name, r in link.readings.items():
+        if r.status != "compared":
+            continue
+        metric = m.metrics.get(name)
+        raw = _metric_value(metric, r.percentile)
+        scale = r.measured_s / raw if raw else 1.0  # type: ignore[operator]
+        count, source = metric.count, f"{_title(name)} count ({metric.source})"
+        if count is None and m.run.completed is not None:
+            count, source = m.run.completed, m.run.sources.get("completed", "completed")
+        suff = sufficiency.assess(r.percentile, metric.samples, count, source, r.measured_s, r.promised_s, scale)
+        if suff is not None:
+            link.sufficiency[name] = suff
+    pct = label_percent(b.percentile or "p50")
+    tail = None if pct is None else min(pct, 100.0 - pct) / 100.0
+    prompt = float(b.workload.prompt_tokens) if b.workload is not None and b.workload.prompt_tokens else None
+    declared_prompt = link.conditions.get("prompt_tokens", (None, ""))
+    if any(k == "workload.prompt_tokens" for k, _ in link.mismatches) or declared_prompt[1] == "budget":
+        prompt = None  # BL404 already says it, or the file has no length of its own
+    link.quality = run_quality.problems(m.run, budget_prompt_tokens=prompt, percentile_tail=tail)
+    link.age_days = freshness.age_days(m.provenance, on)
+    pol = policy_for(ctx, b)
+    if not pol.empty:
+        link.stale = freshness.check(m.provenance, pol, on)
+    if expires:
+        link.expires = expires
+        try:
+            link.expired_days = (on - dt.date.fromisoformat(expires.strip())).days
+        except ValueError:
+            link.expired_days = None  # not a date: the schema check reports it (BL003)
+
+
 # --------------------------------------------------------------------------- physics
 
 
@@ -493,7 +572,8 @@ def _alt_bound(ctx: Any, link: Link, **changes: Any) -> float | None:
 
 
 def _link(ctx: Any, b: Budget, bf: BenchFile, m: Measurement, via: str, where: Location,
-          found: dict[tuple[int, str, int], Link], ev: Evidence, mism: list[tuple[str, str]] | None = None) -> None:
+          found: dict[tuple[int, str, int], Link], ev: Evidence, mism: list[tuple[str, str]] | None = None,
+          expires: str | None = None) -> None:
     key = (id(b), bf.path, id(m))
     if key in found:
         return
@@ -501,6 +581,7 @@ def _link(ctx: Any, b: Budget, bf: BenchFile, m: Measurement, via: str, where: L
     link.conditions = effective_conditions(m, b)
     link.mismatches = mism if mism is not None else mismatches(m, b, ctx)
     link.readings = readings_for(link)
+    _trust(ctx, link, expires)
     _physics(ctx, link)
     found[key] = link
     ev.links.append(link)
@@ -522,8 +603,9 @@ def evidence_for(ctx: Any) -> Evidence:
             for p in paths:
                 bf = read_file(ctx, p)
                 ev.files.setdefault(bf.path, bf)
+                expires = b.bench_expires[i] if i < len(b.bench_expires) else None
                 for m in bf.measurements:
-                    _link(ctx, b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), found, ev)
+                    _link(ctx, b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), found, ev, expires=expires)
     for raw in getattr(ctx.options, "bench", None) or []:
         p = Path(raw)
         bf = read_file(ctx, p, display_path(p))
@@ -549,10 +631,48 @@ def evidence_for(ctx: Any) -> Evidence:
     return ev
 
 
+def link_summary(link: Link) -> dict[str, Any]:
+    """One measurement as the report shows it: samples, interval, quality, age, provenance."""
+    m = link.measurement
+    prov = {k: getattr(m.provenance, k) for k in ("engine", "engine_version", "gpu", "date", "tool", "tool_version")
+            if getattr(m.provenance, k) is not None}
+    promises = {}
+    for name, r in link.readings.items():
+        entry: dict[str, Any] = {"status": r.status, "percentile": r.percentile, "measured_s": r.measured_s,
+                                 "promised_s": r.promised_s}
+        s = link.sufficiency.get(name)
+        if s is not None:
+            entry.update(s.as_dict())
+            met = None if r.margin is None else r.margin >= -1e-9
+            entry["verdict"] = ("met" if met else "missed") if s.shown else (
+                "not shown" if met else "missed")
+        elif r.margin is not None:
+            entry["verdict"] = "met" if r.margin >= -1e-9 else "missed"
+        promises[name] = entry
+    run = m.run
+    return {
+        "source": link.name,
+        "counts": link.counts,
+        "requests": run.completed,
+        "promises": promises,
+        "quality": [q.as_dict() for q in link.quality],
+        "age_days": link.age_days,
+        "provenance": prov,
+        "stale": [st.message for st in link.stale],
+        "expires": link.expires,
+        "expired": link.expired,
+        "mean_in_flight": run.mean_in_flight,
+    }
+
+
 def _record_analysis(ctx: Any, ev: Evidence) -> None:
     """Measured values and implied efficiency into each budget's report ``analysis``."""
     for b in ctx.budgets:
-        links = [lk for lk in ev.for_budget(b) if lk.counts]
+        mine = ev.for_budget(b)
+        if mine:
+            d = ctx.cache.setdefault(("analysis-dict", b.name), {})
+            d["evidence"] = [link_summary(lk) for lk in mine]
+        links = [lk for lk in mine if lk.counts]
         if not links:
             continue
         # the first link that compares the most promises speaks for the budget
@@ -581,6 +701,14 @@ def _record_analysis(ctx: Any, ev: Evidence) -> None:
             values[name] = v
         for name, v in values.items():
             d[f"measured_{name}_s"] = v
+            r = lk.readings.get(name)
+            if r is not None and r.margin is not None:
+                d[f"measured_{name}_verdict"] = ("met" if lk.shown(name) else "not shown") \
+                    if r.margin >= -1e-9 else "missed"
+            suff = lk.sufficiency.get(name)
+            if suff is not None:
+                d[f"measured_{name}_samples"] = suff.n
+                d[f"measured_{name}_interval_s"] = [suff.lower_s, suff.upper_s]
         if values.get("tpot"):
             d["measured_pace_token_per_s"] = 1.0 / values["tpot"]
         if lk.bound is not None:

@@ -52,7 +52,7 @@ def check(ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
     ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
-        if link.counts:
+        if link.counts or not link.mismatches:  # an expired entry is BL411's
             continue
         b = link.budget
         key = link.mismatches[0][0]

@@ -56,6 +56,7 @@ class Options:
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
+    today: Any = None  # datetime.date the run checks expiry and evidence age against (BUDGETLINT_TODAY)
 
 
 @dataclass
@@ -161,6 +162,8 @@ def _run_streaming(paths: list[str], options: Options) -> Report:
     rules = [r for r in all_rules() if r.check is not None]
     per_budget = [r for r in rules if r.scope == "budget"]
     on = today()
+    if options.today is None:
+        options.today = on  # the evidence's age and expiry use the same day as the suppressions
     seen: dict[str, Location] = {}
     reported: set[Finding] = set()  # file-level findings (a shared benchmark file) once per run
     carried: dict[Any, Any] = {}  # benchmark files read once per run
@@ -239,6 +242,10 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
 def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
     """Load, validate and build everything at once; the rules have not run yet."""
     options = options or Options()
+    if options.today is None:
+        from budgetlint.run.policy import today
+
+        options.today = today()
     found = discover(paths)
     if found.missing:
         raise InputError("no such file or directory: " + ", ".join(found.missing))
