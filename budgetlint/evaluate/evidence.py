@@ -407,19 +407,17 @@ def _trust(ctx: Any, link: Link, expires: str | None) -> None:
         metric = m.metrics.get(name)
         raw = _metric_value(metric, r.percentile)
         scale = r.measured_s / raw if raw else 1.0  # type: ignore[operator]
-        count, source = metric.count, f"{_title(name)} count ({metric.source})"
+        count, source = metric.count, f"the file's {_title(name)} count"
         if count is None and m.run.completed is not None:
             count, source = m.run.completed, m.run.sources.get("completed", "completed")
         suff = sufficiency.assess(r.percentile, metric.samples, count, source, r.measured_s, r.promised_s, scale)
         if suff is not None:
             link.sufficiency[name] = suff
-    pct = label_percent(b.percentile or "p50")
-    tail = None if pct is None else min(pct, 100.0 - pct) / 100.0
     prompt = float(b.workload.prompt_tokens) if b.workload is not None and b.workload.prompt_tokens else None
     declared_prompt = link.conditions.get("prompt_tokens", (None, ""))
     if any(k == "workload.prompt_tokens" for k, _ in link.mismatches) or declared_prompt[1] == "budget":
         prompt = None  # BL404 already says it, or the file has no length of its own
-    link.quality = run_quality.problems(m.run, budget_prompt_tokens=prompt, percentile_tail=tail)
+    link.quality = run_quality.problems(m.run, budget_prompt_tokens=prompt, percentile=b.percentile or "p50")
     link.age_days = freshness.age_days(m.provenance, on)
     pol = policy_for(ctx, b)
     if not pol.empty:

@@ -72,13 +72,16 @@ def _share(x: float) -> str:
 
 
 def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
-             percentile_tail: float | None = None) -> list[QualityProblem]:
+             percentile: str | None = None) -> list[QualityProblem]:
     """Every run-quality problem the record shows (see the module doc for each check).
 
-    ``percentile_tail`` (0.01 for p99) lets the failure message say whether
-    the failures alone could fill the tail; ``budget_prompt_tokens`` enables
-    the input-length check.
+    ``percentile`` (the budget's, ``"p99"``) lets the failure message say
+    whether the failures alone could be every request slower than it;
+    ``budget_prompt_tokens`` enables the input-length check.
     """
+    from budgetlint.bench.measurement import label_percent
+
+    pct = label_percent(percentile) if percentile else None
     out: list[QualityProblem] = []
     if run.valid is False:
         out.append(QualityProblem(
@@ -89,11 +92,12 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
         total = run.requested if run.requested else (run.completed or 0) + run.failed
         share = run.failed / total if total else 1.0
         tail = ""
-        if percentile_tail is not None:
-            tail = (f"; more than the {_share(percentile_tail)} tail the percentile describes: the failures alone "
-                    "could be every slow request" if share >= percentile_tail else
-                    f"; below the {_share(percentile_tail)} tail the percentile describes, but failed requests "
-                    "are usually slow ones")
+        if pct is not None and pct < 100.0:
+            above = 1.0 - pct / 100.0
+            tail = (f"; as many as the {_share(above)} of requests above the {percentile}: the failures alone "
+                    f"could be every request slower than it" if share >= above else
+                    f"; fewer than the {_share(above)} above the {percentile}, but failed requests are usually "
+                    f"slow ones, so the true {percentile} is likely higher")
         out.append(QualityProblem(
             "failed", _src(run, "failed"),
             f"{run.failed} of {total} requests failed ({_share(share)}, {_src(run, 'failed')}); latency "
