@@ -17,7 +17,9 @@ The thresholds (and why):
   tool's own figure, or Little's law ``L = request throughput x mean E2E
   latency``) below :data:`CONCURRENCY_SHARE` of the declared
   ``max_concurrency``, in a run the concurrency drives (no finite request
-  rate). The latencies then describe at most half the declared load.
+  rate). The latencies then describe at most half the declared load. Not
+  with failed requests and Little's law: the throughput and latency of the
+  successes alone undercount the requests in flight.
 * **shorter than its warm-up**: a measured span shorter than the warm-up
   before it.
 * **too short for its rate**: at a finite request rate, a run lasting fewer
@@ -112,7 +114,9 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
                 f"{_src(run, 'requested')}); {missing} neither succeeded nor failed: the run stopped early or "
                 "lost requests"))
     rate_bound = run.request_rate is not None and math.isfinite(run.request_rate)
+    littles = "Little" in _src(run, "mean_in_flight")
     if (run.max_concurrency is not None and run.mean_in_flight is not None and not rate_bound
+            and not (littles and run.failed)  # Little's law over successes alone undercounts the slots
             and math.isfinite(run.max_concurrency) and run.max_concurrency > 1
             and run.mean_in_flight < CONCURRENCY_SHARE * run.max_concurrency):
         out.append(QualityProblem(
