@@ -205,8 +205,11 @@ class RecordBuilder:
     def set(self, name: str, value: Any, source: str) -> None:
         if value is None or name in self.values:
             return
-        if isinstance(value, float) and math.isnan(value):
-            return
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # counts, lengths, rates and times are never negative or NaN; only a rate may be
+            # infinite (all requests at once): anything else in a file is not recorded
+            if math.isnan(value) or value < 0 or (math.isinf(value) and name != "request_rate"):
+                return
         self.values[name] = value
         self.sources[name] = source
 
