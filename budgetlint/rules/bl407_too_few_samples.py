@@ -49,13 +49,12 @@ SUMMARY = "Too few requests behind the percentile to show the promise."
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
 
-    for link in ev_mod.evidence_for(ctx).links:
+    for link in ev.links:
         if not link.counts:
             continue
-        b = link.budget
         for name, s in link.sufficiency.items():
             r = link.readings[name]
             if s.met is not True or s.status not in ("too-few", "unbounded", "unknown"):

@@ -41,13 +41,12 @@ SUMMARY = "The percentile's confidence interval contains the promise: the run ca
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
 
-    for link in ev_mod.evidence_for(ctx).links:
+    for link in ev.links:
         if not link.counts:
             continue
-        b = link.budget
         for name, s in link.sufficiency.items():
             if s.met is not True or s.status != "straddles":
                 continue

@@ -51,13 +51,12 @@ SUMMARY = "The benchmark run did not run as declared."
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
+def check(b, ev, ctx) -> Iterator[Finding]:
 
-    for link in ev_mod.evidence_for(ctx).links:
+    for link in ev.links:
         if not link.counts:
             continue
         for q in link.quality:
             yield Finding(CODE, SEVERITY, f"run quality of {link.name} ({q.check}): {q.message}",
-                          link.where, budget=link.budget.name,
+                          link.where, budget=b.name,
                           fix="re-run the benchmark as declared (see docs/benchmarks.md, run quality)")

@@ -41,13 +41,12 @@ SUMMARY = "Benchmark evidence older than the budget allows, or from another engi
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
 
-    for link in ev_mod.evidence_for(ctx).links:
+    for link in ev.links:
         if not link.counts:
             continue
-        b = link.budget
         for st in link.stale:
             key = {"age": "max_age", "engine": "engine", "engine-version": "engine_version"}[st.check]
             where = b.loc("evidence", key) if st.asked_by == "budget" and b.has("evidence", key) else link.where

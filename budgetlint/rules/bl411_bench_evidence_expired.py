@@ -36,14 +36,12 @@ SUMMARY = "A `bench:` entry past its `expires:` date: the file no longer counts 
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
+def check(b, ev, ctx) -> Iterator[Finding]:
 
     seen: set[tuple[str, str]] = set()
-    for link in ev_mod.evidence_for(ctx).links:
+    for link in ev.links:
         if not link.expired:
             continue
-        b = link.budget
         key = (b.name, link.via)
         if key in seen:  # one finding per entry, not per measurement in it
             continue

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.evaluate.roofline import Evaluation, levers_for
 from budgetlint.model.units import format_quantity
 
 
@@ -40,7 +39,9 @@ def _n(x: float) -> str:
 VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
 
 
-def explain_budget(ev: Evaluation, ctx: Any) -> str:
+def explain_budget(evaluation: Any) -> str:
+    """The worked arithmetic of one :class:`~budgetlint.evaluate.BudgetEvaluation`."""
+    ev = evaluation.roofline
     b = ev.budget
     lines: list[str] = []
     add = lines.append
@@ -58,7 +59,7 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
         add(f"  physics not checked: {ev.skipped}")
-        lines.extend(evidence_lines(ctx, b))
+        lines.extend(evidence_lines(evaluation.links, b))
         return "\n".join(lines)
 
     dep, wl, bd = b.deployment, ev.workload, ev.bound
@@ -172,7 +173,7 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
         for o in v.optimistic:
             add(f"           relies on {o}")
     if any(v.verdict != "met" for v in ev.verdicts.values()):
-        levers = levers_for(ctx, ev)
+        levers = evaluation.levers
         add("")
         if levers:
             add("  Levers that would meet every promise at the realistic efficiency")
@@ -180,15 +181,14 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
                 add(f"    - {lv.description}")
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
-    lines.extend(evidence_lines(ctx, b))
+    lines.extend(evidence_lines(evaluation.links, b))
     return "\n".join(lines)
 
 
-def evidence_lines(ctx: Any, b: Any) -> list[str]:
+def evidence_lines(links: Any, b: Any) -> list[str]:
     """The budget's benchmark evidence: per measurement its requests, interval, run quality, age."""
-    from budgetlint.evaluate.evidence import evidence_for, fmt_value, promise_words
+    from budgetlint.evaluate.evidence import fmt_value, promise_words
 
-    links = evidence_for(ctx).for_budget(b)
     if not links:
         return []
     out = ["", "  Evidence (95% distribution-free intervals from order statistics)"]
