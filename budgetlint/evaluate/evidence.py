@@ -403,9 +403,12 @@ def _trust(link: Link, expires: str | None, on: dt.date, defaults: Any) -> None:
         metric = m.metrics.get(name)
         raw = _metric_value(metric, r.percentile)
         scale = r.measured_s / raw if raw else 1.0  # type: ignore[operator]
+        # requests, not tokens: a token-weighted distribution's count (guidellm's inter-token
+        # latency) can exceed the requests it came from, so the smaller of the two is used
         count, source = metric.count, f"the file's {_title(name)} count"
-        if count is None and m.run.completed is not None:
-            count, source = m.run.completed, m.run.sources.get("completed", "completed")
+        done = m.run.completed
+        if done is not None and (count is None or done < count):
+            count, source = done, m.run.sources.get("completed", "completed")
         suff = sufficiency.assess(r.percentile, metric.samples, count, source, r.measured_s, r.promised_s, scale)
         if suff is not None:
             link.sufficiency[name] = suff

@@ -197,3 +197,14 @@ def test_explain_and_markdown_show_the_evidence(tmp_path: Path, monkeypatch: pyt
     assert "NOT SHOWN; 300 requests" in out and "p99 needs 1,867" in out and "30 days old" in out
     md = CliRunner().invoke(main, ["check", ".", "--no-codeowners", "--format", "markdown"]).output
     assert "350 ms (not shown, 300 requests)" in md
+
+
+def test_request_count_is_never_a_token_count(tmp_path: Path) -> None:
+    """A metric counting 20,000 tokens from 300 completed requests is 300 requests."""
+    write_budgets(tmp_path, budget_yaml(percentile="p99", bench=["runs/*.json"]))
+    path = _native_with(tmp_path / "runs/a.json", count=20000)
+    doc = json.loads(path.read_text())
+    doc["measurements"][0]["run"] = {"completed": 300, "sources": {"completed": "completed"}}
+    path.write_text(json.dumps(doc))
+    msg = by_rule(check(tmp_path))["BL407"][0].message
+    assert "300 requests (completed)" in msg
