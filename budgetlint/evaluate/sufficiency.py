@@ -52,11 +52,19 @@ class Sufficiency:
 
     @property
     def interval_words(self) -> str:
+        return self.words()
+
+    def words(self, pace: bool = False) -> str:
+        """``95% interval 486 ms .. 493.5 ms (ranks 371..389 of 400)``; a pace in token/s (1 / TPOT)."""
         if self.n is None:
             return ""
         if self.lower_s is not None or self.upper_s is not None:
-            lo = "-inf" if self.lower_s is None else _ms(self.lower_s)
-            hi = "no upper bound" if self.upper_s is None else _ms(self.upper_s)
+            if pace:  # the slowest TPOT is the lowest pace
+                lo = "no lower bound" if self.upper_s is None else f"{1.0 / self.upper_s:.4g} token/s"
+                hi = "unbounded" if not self.lower_s else f"{1.0 / self.lower_s:.4g} token/s"
+            else:
+                lo = "-inf" if self.lower_s is None else _ms(self.lower_s)
+                hi = "no upper bound" if self.upper_s is None else _ms(self.upper_s)
             return f"95% interval {lo} .. {hi} (ranks {self.lower_rank}..{self.upper_rank} of {self.n})"
         hi = "none (n + 1)" if self.upper_rank is not None and self.upper_rank > self.n else str(self.upper_rank)
         return f"95% interval between sample ranks {self.lower_rank} and {hi} of {self.n}"

@@ -60,9 +60,10 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             suff = link.sufficiency.get(name)
             sure = ""
             if suff is not None and suff.status == "shown" and suff.lower_s is not None:
-                sure = f"; shown at 95%: the {suff.interval_words} is above the promise"
+                sure = (f"; shown at 95%: the {suff.words(pace)} is "
+                        f"{'below' if pace else 'above'} the promise")
             elif suff is not None and suff.status == "straddles":
-                sure = f"; the {suff.interval_words} contains the promise, so the miss is likely, not certain"
+                sure = f"; the {suff.words(pace)} contains the promise, so the miss is likely, not certain"
             yield Finding(
                 CODE, SEVERITY,
                 f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace)}, "

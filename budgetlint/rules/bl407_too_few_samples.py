@@ -73,7 +73,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                        f"measured in {link.name}")
             else:
                 msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
-                       f"({s.interval_words}); measured in {link.name}")
+                       f"({s.words(pace)}); measured in {link.name}")
             yield Finding(CODE, SEVERITY, msg, ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                           fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
                               "the interval is computed in seconds")

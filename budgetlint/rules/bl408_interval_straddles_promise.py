@@ -58,6 +58,6 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                 CODE, SEVERITY,
                 f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace)} meets the "
                 f"{ev_mod.fmt_value(name, r.promised_s, pace)} promise but is not shown: the "
-                f"{s.interval_words} contains it{more}; measured in {link.name}",
+                f"{s.words(pace)} contains it{more}; measured in {link.name}",
                 ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                 fix="run more requests, or buy margin so the whole interval meets the promise")

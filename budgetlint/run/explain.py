@@ -217,7 +217,7 @@ def evidence_lines(links: Any, b: Any) -> list[str]:
                 if s.n is None:
                     detail = f"; request count unknown ({r.percentile} needs {s.needed_n:,})"
                 else:
-                    detail = f"; {s.n:,} requests ({s.n_source}), {s.interval_words}; {r.percentile} needs {s.needed_n:,}"
+                    detail = f"; {s.n:,} requests ({s.n_source}), {s.words(pace)}; {r.percentile} needs {s.needed_n:,}"
             out.append(f"      {r.percentile} {what} {fmt_value(name, r.measured_s, pace)} vs promise "
                        f"{fmt_value(name, r.promised_s, pace)}: {verdict}{detail}")
         for q in lk.quality:

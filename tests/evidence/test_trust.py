@@ -208,3 +208,19 @@ def test_request_count_is_never_a_token_count(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     msg = by_rule(check(tmp_path))["BL407"][0].message
     assert "300 requests (completed)" in msg
+
+
+def test_pace_promise_interval_in_token_per_s(tmp_path: Path) -> None:
+    # 1,000 per-request TPOTs 20.001..21 ms (pace 47.6..50 token/s); the p95 TPOT's ranks are 936
+    # and 964 (tests/stats): TPOT 20.936 .. 20.964 ms = pace 47.70 .. 47.76 token/s; the file's
+    # p95 TPOT 20.95 ms is 47.73 token/s against a 47.74 token/s promise: inside the interval
+    samples = [0.020 + i / 1e6 for i in range(1, 1001)]
+    write_budgets(tmp_path, budget_yaml(percentile="p95", promise="pace: 47.72 token/s",
+                                        bench=["runs/*.json"]))
+    m = metric("budgetlint", count=None, p95=20.95)
+    m["method"], m["samples"] = "computed", samples
+    native(tmp_path / "runs/a.json", metrics={"tpot": m})
+    found = by_rule(check(tmp_path))
+    assert list(found) == ["BL408"], found
+    lo, hi = 1 / 0.020964, 1 / 0.020936
+    assert f"95% interval {lo:.4g} token/s .. {hi:.4g} token/s (ranks 936..964 of 1000)" in found["BL408"][0].message
