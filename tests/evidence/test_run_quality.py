@@ -188,3 +188,12 @@ def test_provenance_recorded(bench_dir: Path) -> None:
     m = read_benchmark(bench_dir / STAGE0)[0][0]
     assert m.provenance.engine is None or m.provenance.engine == "vllm"
     assert math.isclose(m.run.request_rate, 1.0)
+
+
+def test_mlperf_request_count_is_a_lower_bound_from_min_duration(bench_dir: Path) -> None:
+    # "Completed samples per second : 100.35", "min_duration (ms): 2400000", "Min duration satisfied : Yes"
+    m = read_benchmark(bench_dir / MLPERF)[0][0]
+    assert m.run.completed == int(100.35 * 2400) == 240840
+    assert m.run.sources["completed"].startswith("at least")
+    off = read_benchmark(bench_dir / MLPERF.replace("Server", "Offline"))[0][0]
+    assert off.run.completed is None  # an Offline run has no per-request latencies to count
