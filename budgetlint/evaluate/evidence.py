@@ -38,7 +38,6 @@ from typing import Any
 
 from budgetlint.files import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
-from budgetlint.bench.measurement import label_percent
 from budgetlint.files.discovery import display_path
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget

@@ -52,7 +52,6 @@ SEVERITY = Severity.WARNING
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
-
     for link in ev.links:
         if not link.counts:
             continue

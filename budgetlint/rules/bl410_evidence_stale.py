@@ -42,8 +42,6 @@ SEVERITY = Severity.WARNING
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
-
     for link in ev.links:
         if not link.counts:
             continue
