@@ -55,6 +55,7 @@ def read_benchmark(
     """
     from ._common import IO, Ctx
     from .detect import read_text
+    from .measurement import complete_record
 
     p = Path(path)
     ctx = Ctx(str(path))
@@ -70,6 +71,7 @@ def read_benchmark(
         return [], ctx.problems
     try:
         measurements = read_text(text, p, ctx, fmt)
+        measurements = [complete_record(m) for m in measurements]
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []

@@ -149,13 +149,14 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     batches: Any = list(files()) if run_wide else files()
     store = evidence.BenchStore(options.bench_format)
     run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in options.bench)
+    on = today()
     env = Environment(catalog, options.assumptions(), store, run_files,
-                      only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1)
+                      only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
+                      today=on, evidence_defaults=options.evidence_defaults())
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
     rctx = RuleContext(teams, teams_source, options)
-    on = today()
     reported: set[Finding] = set()  # findings about a file, not a budget (a shared benchmark file): once
     per_budget_evidence = []
     kept_budgets: list[Budget] = []
