@@ -17,7 +17,7 @@ from budgetlint import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown", "html")
 
 
 def _internal_error(exc: BaseException) -> None:

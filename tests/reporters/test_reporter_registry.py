@@ -13,7 +13,7 @@ from budgetlint.reporters import DEFAULT_FORMAT, FORMATS, REPORTERS, get_reporte
 
 
 def test_formats_are_the_documented_ones() -> None:
-    assert set(REPORTERS) == {"text", "json", "sarif", "github", "junit", "markdown"}
+    assert set(REPORTERS) == {"text", "json", "sarif", "github", "junit", "markdown", "html"}
     assert FORMATS == tuple(REPORTERS)
     assert DEFAULT_FORMAT in REPORTERS
 
