@@ -29,7 +29,7 @@ def test_names_are_available_without_importing_any_reporter_or_click() -> None:
         "print(len(names))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "6"
+    assert out.stdout.strip() == "7"
 
 
 @pytest.mark.parametrize("name", FORMATS)
