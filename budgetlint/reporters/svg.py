@@ -326,7 +326,7 @@ def _rules(out: list[str], f: _Frame, x: Axis | None, y: Axis | None, rules: Seq
             out.append(f'<line {attrs} x1="{f.x0}" y1="{py}" x2="{f.x1}" y2="{py}" stroke="{r.colour}" '
                        f'stroke-width="1.5"{dash}/>')
             if r.label:
-                out.append(f'<text x="{f.x1 - 4}" y="{py}" dy="-0.4em" text-anchor="end" fill="{r.colour}">'
+                out.append(f'<text x="{f.x0 + 4}" y="{py}" dy="1.1em" text-anchor="start" fill="{r.colour}">'
                            f'{escape(r.label)}</text>')
 
 
