@@ -34,6 +34,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_quantity, promise_rows
+from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
     PALETTE,
     VERDICT_COLOURS,
@@ -148,13 +149,7 @@ def worst_verdict(b: dict) -> str:
 
 def smallest_headroom(b: dict) -> tuple[str | None, float | None]:
     """The promise with the smallest ``headroom_<promise>`` and that headroom."""
-    best: tuple[str | None, float | None] = (None, None)
-    for key, value in (b.get("analysis") or {}).items():
-        v = _num(value)
-        if isinstance(key, str) and key.startswith("headroom_") and v is not None:
-            if best[1] is None or v < best[1]:
-                best = (key[len("headroom_"):], v)
-    return best
+    return _smallest(b.get("analysis") or {})
 
 
 def _order(budgets: list[dict]) -> list[dict]:
