@@ -124,7 +124,7 @@ def headroom_chart(report: Report) -> str:
         title += f": {len(shown)} of {len(found)}"
     lines = [
         "```mermaid",
-        "xychart-beta",
+        "xychart-beta horizontal",
         f'    title "{title}"',
         f"    x-axis [{labels}]",
         f'    y-axis "headroom (%)" {lo:g} --> {hi:g}',
@@ -132,7 +132,7 @@ def headroom_chart(report: Report) -> str:
         f"    line [{', '.join('0' for _ in values)}]",
         "```",
         "",
-        "Bars below the line at 0 are over their promise at the realistic efficiency.",
+        "Bars that end left of the line at 0 are over their promise at the realistic efficiency.",
     ]
     return "\n".join(lines)
 

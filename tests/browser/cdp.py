@@ -203,8 +203,9 @@ class Browser:
                 run.requests.append(p.get("request", {}).get("url", ""))
         return run, session
 
-    def evaluate(self, session: str, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=session)
+    def evaluate(self, session: str, expression: str, *, await_promise: bool = False) -> Any:
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
+                                                "awaitPromise": await_promise}, session=session)
         if "exceptionDetails" in result:
             raise CDPError(f"evaluate: {result['exceptionDetails']}")
         return result.get("result", {}).get("value")
