@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cdp import colour_stats
 
-from budgetlint.checker import run_check
+from budgetlint.run.check import run_check
 from budgetlint.reporters import get_reporter
 
 pytestmark = pytest.mark.browser

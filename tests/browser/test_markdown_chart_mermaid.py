@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint.checker import run_check
+from budgetlint.run.check import run_check
 from budgetlint.reporters import get_reporter
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from budgetlint.checker import run_check
+from budgetlint.run.check import run_check
 from budgetlint.reporters import get_reporter
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import re
 
 from html_support import REPO
 
-from budgetlint.checker import run_check
+from budgetlint.run.check import run_check
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters import get_reporter
 from budgetlint.reporters.markdown import CHART_BUDGETS, headroom_chart
