@@ -29,11 +29,11 @@ headroom first); the summary table lists every budget.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_quantity, promise_rows
+from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_quantity, promise_rows, worst_first
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
     PALETTE,
@@ -116,10 +116,33 @@ CSP = ("default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline
        "base-uri 'none'; form-action 'none'")
 
 
+#: findings listed on the page, per group (errors and warnings; infos): the JSON and SARIF have them all
+MAX_FINDINGS = 1000
+
+
 def render(report: Report, *, color: bool = False) -> str:
+    """The page for ``report``: the numbers of ``Report.as_dict()``. Only the
+    budgets drawn as cards are expanded whole (their two ``Analysis``
+    objects); the summary needs their top-level analysis keys alone."""
+    from budgetlint import __version__
+    from budgetlint.findings import Severity
     from budgetlint.reporters.json_report import _finite
 
-    return render_dict(_finite(report.as_dict()))
+    light, whole = [], {}
+    for b in report.budgets:
+        d = _finite({"name": b.name, "file": b.file, "line": b.line, "owner": b.owner, "percentile": b.percentile,
+                     "promises": dict(b.promises), "verdicts": dict(b.verdicts),
+                     "analysis": {k: v for k, v in b.analysis.items() if not hasattr(v, "as_dict")}})
+        light.append(d)
+        whole[id(d)] = b
+    problems, infos = [], []
+    for f in worst_first(report.findings):  # errors before warnings: those are what a capped list keeps
+        group = problems if f.severity >= Severity.WARNING else infos
+        if len(group) < MAX_FINDINGS:
+            group.append(_finite(f.as_dict()))
+    data = {"version": 1, "tool": {"name": TOOL_NAME, "version": __version__}, "summary": report.summary(),
+            "findings": problems + infos, "budgets": light}
+    return render_dict(data, expand=lambda d: _finite(whole[id(d)].as_dict()) if id(d) in whole else d)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -271,16 +294,25 @@ def _headroom_chart(ordered: list[dict]) -> str:
 
 
 def _findings(data: dict) -> str:
+    s = data.get("summary") or {}
     findings = [f for f in data.get("findings") or [] if f.get("severity") in ("error", "warning")]
     infos = [f for f in data.get("findings") or [] if f.get("severity") not in ("error", "warning")]
+    findings.sort(key=lambda f: 0 if f.get("severity") == "error" else 1)
+    findings, infos = findings[:MAX_FINDINGS], infos[:MAX_FINDINGS]
     out = ['<section id="findings"><h2>Findings</h2>']
     if not findings:
         out.append("<p>No errors or warnings.</p>")
     else:
-        findings.sort(key=lambda f: 0 if f.get("severity") == "error" else 1)
         out.append(_finding_table(findings))
+    more = (s.get("errors", 0) or 0) + (s.get("warnings", 0) or 0) - len(findings)
+    if more > 0:
+        out.append(f'<p class="note">{more} more errors and warnings are not listed here: the JSON and SARIF '
+                   "outputs have all of them.</p>")
     if infos:
-        out.append(f"<details><summary>{len(infos)} informational findings</summary>{_finding_table(infos)}</details>")
+        total = max(s.get("infos", 0) or 0, len(infos))
+        tail = f" (the first {len(infos)})" if total > len(infos) else ""
+        out.append(f"<details><summary>{total} informational findings{tail}</summary>"
+                   f"{_finding_table(infos)}</details>")
     out.append("</section>")
     return "".join(out)
 
@@ -595,8 +627,10 @@ def _capacity_bars(cid: str, b: dict, load: dict) -> str:
 
 # --------------------------------------------------------------------------- page
 
-def render_dict(data: dict) -> str:
-    """The page for a JSON report (``Report.as_dict()`` as the json format writes it)."""
+def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str:
+    """The page for a JSON report (``Report.as_dict()`` as the json format
+    writes it); ``expand`` gives the whole budget for a card when ``data``
+    holds a shortened one."""
     budgets = [b for b in data.get("budgets") or [] if isinstance(b, dict)]
     ordered = _order(budgets)
     anchors = {i: f"budget-{i + 1}" for i in range(min(len(ordered), MAX_CARDS))}
@@ -623,7 +657,7 @@ def render_dict(data: dict) -> str:
     if not ordered:
         out.append("<p>No budgets were checked.</p>")
     for i, b in enumerate(ordered[:MAX_CARDS]):
-        out.append(_card(b, anchors[i], i + 1))
+        out.append(_card(expand(b) if expand else b, anchors[i], i + 1))
     if len(ordered) > MAX_CARDS:
         out.append(f'<p class="note">{len(ordered) - MAX_CARDS} more budgets (those with the most headroom) '
                    "have no card here: they are in the summary table, and the JSON report has everything.</p>")

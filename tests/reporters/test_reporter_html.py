@@ -278,3 +278,18 @@ def test_cli_writes_the_file(tmp_path) -> None:
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
     assert len(cards(text)) == 4  # the four shipped budgets
+
+
+def test_findings_are_listed_up_to_the_limit_with_a_note() -> None:
+    from reporter_fixtures import many_findings_report
+
+    from budgetlint.reporters import get_reporter
+    from budgetlint.reporters.html import MAX_FINDINGS
+
+    page = get_reporter("html")(many_findings_report(MAX_FINDINGS, 7, MAX_FINDINGS + 3))
+    section = page[page.index('<section id="findings">'):page.index('<section id="budgets">')]
+    listed = section[:section.index("<details>")]
+    assert listed.count("<tr><td>error</td>") == MAX_FINDINGS
+    assert listed.count("<tr><td>warning</td>") == 0  # errors first; the 7 warnings did not fit
+    assert "7 more errors and warnings are not listed here" in section
+    assert f"{MAX_FINDINGS + 3} informational findings (the first {MAX_FINDINGS})" in section
