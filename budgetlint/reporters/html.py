@@ -343,7 +343,10 @@ def _card(b: dict, anchor: str, index: int) -> str:
            f'{_e(b.get("file"))}:{_e(b.get("line"))}</span></div>']
     bound, real = analysis.get("bound"), analysis.get("realistic")
     if isinstance(bound, dict):
-        out.append(f'<p class="meta">{_e(bound.get("devices"))} device(s) at {_e(bound.get("compute_precision_key"))}, '
+        serving = f'{_e(analysis["model"])} on ' if isinstance(analysis.get("model"), str) else ""
+        hardware = f' {_e(analysis["hardware"])}' if isinstance(analysis.get("hardware"), str) else ""
+        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} device(s) at '
+                   f'{_e(bound.get("compute_precision_key"))}, '
                    f'{_e(bound.get("concurrency"))} sequences, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
                    f'{_e(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
                    f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
@@ -384,6 +387,8 @@ def _int(value: Any) -> str:
 
 def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
     name = str(b.get("name"))
+    hardware = (b.get("analysis") or {}).get("hardware")
+    hw = f" ({hardware})" if isinstance(hardware, str) else ""
     peak_f, peak_bw = _num(bound.get("compute_peak_flop_per_s")), _num(bound.get("bandwidth_peak_bytes_per_s"))
     real_f, real_bw = _num(real.get("compute_effective_flop_per_s")), _num(real.get("bandwidth_effective_bytes_per_s"))
     ridge, real_ridge = _num(bound.get("ridge_intensity_flop_per_byte")), _num(real.get("ridge_intensity_flop_per_byte"))
@@ -416,12 +421,12 @@ def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
                shape="square"),
     ]
     chart_id = f"{cid}-roofline"
-    desc = (f"Roofline of {name}'s hardware: peak {format_value(peak_f, 'FLOP/s')} and "
+    desc = (f"Roofline of {name}'s hardware{hw}: peak {format_value(peak_f, 'FLOP/s')} and "
             f"{format_value(peak_bw, 'B/s')}, ridge at {format_value(ridge, 'FLOP/B')}. A decode step has "
             f"{format_value(pts['decode'][0], 'FLOP/B')} and attains {format_value(pts['decode'][1], 'FLOP/s')}; "
             f"the prefill has {format_value(pts['prefill'][0], 'FLOP/B')} and attains "
             f"{format_value(pts['prefill'][1], 'FLOP/s')}.")
-    svg = xy_chart(chart_id=chart_id, title=f"Roofline: {name}", desc=desc, x=x, y=y, series=series)
+    svg = xy_chart(chart_id=chart_id, title=f"Roofline{hw}: {name}", desc=desc, x=x, y=y, series=series)
     table = _table(["", "Intensity", "At 100 %", "Realistic"], [
         ["roof (compute)", "—", _fv(peak_f, "FLOP/s"), _fv(real_f, "FLOP/s")],
         ["roof (bandwidth)", "—", _fv(peak_bw, "B/s"), _fv(real_bw, "B/s")],
@@ -429,7 +434,7 @@ def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
         ["decode step", _fv(pts["decode"][0], "FLOP/B"), _fv(pts["decode"][1], "FLOP/s"), _fv(pts["decode"][2], "FLOP/s")],
         ["prefill", _fv(pts["prefill"][0], "FLOP/B"), _fv(pts["prefill"][1], "FLOP/s"), _fv(pts["prefill"][2], "FLOP/s")],
     ], numeric=[1, 2, 3])
-    return _figure("Roofline (per device)", svg, table, chart_id)
+    return _figure(f"Roofline{hw} per device", svg, table, chart_id)
 
 
 #: waterfall segments: (label, analysis field, colour) per promise
