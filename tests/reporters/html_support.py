@@ -41,8 +41,15 @@ def cards(page: str) -> dict[str, dict[str, ET.Element]]:
 
 
 def points(svg: ET.Element, series: str) -> list[tuple[float, float]]:
+    """(x, y) of the points of ``series`` on an xy chart."""
     return [(float(e.get("data-x")), float(e.get("data-y"))) for e in svg.iter()
-            if e.get("class") == "bl-point" and e.get("data-series") == series]
+            if e.get("class") == "bl-point" and e.get("data-series") == series and e.get("data-y") is not None]
+
+
+def markers(svg: ET.Element, series: str) -> list[tuple[str, float]]:
+    """(row, x) of the markers of ``series`` on a bar chart."""
+    return [(e.get("data-row"), float(e.get("data-x"))) for e in svg.iter()
+            if e.get("class") == "bl-point" and e.get("data-series") == series and e.get("data-y") is None]
 
 
 def bars(svg: ET.Element, row: str) -> list[tuple[str, float, float]]:

@@ -7,7 +7,7 @@ import copy
 import re
 
 import pytest
-from html_support import REPO, bars, cards, lines, points, reports, rules, svgs
+from html_support import REPO, bars, cards, lines, markers, points, reports, rules, svgs
 
 from budgetlint.reporters.html import MAX_CARDS, render_dict
 
@@ -293,3 +293,24 @@ def test_findings_are_listed_up_to_the_limit_with_a_note() -> None:
     assert listed.count("<tr><td>warning</td>") == 0  # errors first; the 7 warnings did not fit
     assert "7 more errors and warnings are not listed here" in section
     assert f"{MAX_FINDINGS + 3} informational findings (the first {MAX_FINDINGS})" in section
+
+
+def test_measured_values_are_marked_on_the_waterfall(tmp_path) -> None:
+    """A benchmark held against the budget: its p95 is the diamond on the waterfall, as in the JSON."""
+    import json
+    import sys
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from evidence.helpers import budget_yaml, check, metric, native, write_budgets
+
+    from budgetlint.reporters import get_reporter
+
+    write_budgets(tmp_path, budget_yaml(promise="ttft: 400 ms", bench=["runs/*.json"],
+                                        deployment="model: llama-3.1-8b, hardware: h100-sxm"))
+    native(tmp_path / "runs/chat.json", metrics={"ttft": metric("first_token", p50=120, p95=310)})
+    report = check(tmp_path)
+    data = json.loads(get_reporter("json")(report))
+    measured = data["budgets"][0]["analysis"]["measured_ttft_s"]
+    assert measured == pytest.approx(0.310)
+    svg = cards(get_reporter("html")(report))["chat"]["ttft"]
+    assert markers(svg, "measured p95") == [("measured p95", measured)]
