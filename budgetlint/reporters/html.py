@@ -242,7 +242,8 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
         link = f'<a href="#{anchors[i]}">{name}</a>' if i in anchors else name
         rows.append([
             link, _e(b.get("owner") or "—"), _e(b.get("percentile") or "—"), _e(promise or "—"),
-            f'<span data-key="{h!r}">{_e(format_value(h, "%")) if h is not None else "—"}</span>',
+            f'<span data-key="{repr(h) if h is not None else "Infinity"}">'
+            f'{_e(format_value(h, "%")) if h is not None else "—"}</span>',
             _badge(worst_verdict(b)), _e(f"{b.get('file')}:{b.get('line')}"),
         ])
     out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Where"],
@@ -591,12 +592,13 @@ def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | N
 
 
 def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -> str:
+    at = b.get("percentile") or "the declared percentile"
     pts = sorted((r, v) for r, v in ((_num(p.get("request_per_s")), _num(p.get(key))) for p in curve
                                      if isinstance(p, dict)) if r is not None and v is not None)
     promised = _num((b.get("promises") or {}).get(key))
     rate, cap = _num(load.get("arrival_rate_request_per_s")), _num(load.get("capacity_request_per_s"))
     x = axis_for([r for r, _ in pts] + [v for v in (rate, cap) if v is not None], "arrival rate", "request/s")
-    y = axis_for([v for _, v in pts] + ([promised] if promised else []), f"{name} at {b.get('percentile')}", "s")
+    y = axis_for([v for _, v in pts] + ([promised] if promised else []), f"{name} at {at}", "s")
     rules = []
     if promised is not None:
         rules.append(Rule("y", promised, f"promise {format_value(promised, 's')}", PALETTE["black"]))
@@ -606,10 +608,10 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
         rules.append(Rule("x", cap, "capacity", PALETTE["vermillion"]))
     chart_id = f"{cid}-capacity-{name}"
     svg = xy_chart(chart_id=chart_id, title=f"Capacity: {name} against arrival rate, {b.get('name')}",
-                   desc=(f"{name} at {b.get('percentile')} against the arrival rate per replica"
+                   desc=(f"{name} at {at} against the arrival rate per replica"
                          + (f"; declared {format_value(rate, 'request/s')}" if rate is not None else "")
                          + (f"; capacity {format_value(cap, 'request/s')}" if cap is not None else "") + "."),
-                   x=x, y=y, series=[Series(f"{name} at {b.get('percentile')}", pts, "line", PALETTE["blue"]),
+                   x=x, y=y, series=[Series(f"{name} at {at}", pts, "line", PALETTE["blue"]),
                                      Series("simulated rates", pts, "points", PALETTE["blue"])], rules=rules)
     trows = [[_fv(r, "request/s"), _fv(v, "s")] for r, v in pts]
     return _figure(f"Capacity ({name})", svg, _table(["Rate", name], trows, numeric=[0, 1]), chart_id)

@@ -122,3 +122,22 @@ def test_a_blank_page_is_blank(browser, tmp_path) -> None:
     _, session = browser.open(path.as_uri())
     colours, ink = colour_stats(browser.screenshot(session))
     assert colours <= 2 and ink < 0.01
+
+
+def test_the_summary_table_sorts_when_a_header_is_clicked(browser, tmp_path) -> None:
+    _, page = SOURCES["shipped"]()
+    path = tmp_path / "sort.html"
+    path.write_text(page, encoding="utf-8")
+    run, session = browser.open(path.as_uri())
+    names = "Array.from(document.querySelectorAll('table.bl-budgets tbody tr')).map(r => r.cells[0].textContent)"
+    headroom = ("Array.from(document.querySelectorAll('table.bl-budgets tbody tr'))"
+                ".map(r => parseFloat(r.cells[4].getAttribute('data-key')))")
+    first = browser.evaluate(session, headroom)
+    assert first == sorted(first)  # as written: smallest headroom first
+    browser.evaluate(session, "document.querySelectorAll('table.bl-budgets th')[0].click()")
+    by_name = browser.evaluate(session, names)
+    assert by_name == sorted(by_name)
+    browser.evaluate(session, "document.querySelectorAll('table.bl-budgets th')[4].click()")
+    browser.evaluate(session, "document.querySelectorAll('table.bl-budgets th')[4].click()")
+    assert browser.evaluate(session, headroom) == sorted(first, reverse=True)
+    assert run.errors() == []

@@ -116,7 +116,7 @@ def test_summary_is_ordered_by_smallest_headroom_and_counts_verdicts(both) -> No
     data, page = both
     table = page[page.index('<table class="sortable bl-budgets">'):]
     table = table[: table.index("</table>")]
-    keys = [float(k) for k in re.findall(r'<td data-key="([^"]+)"', table)]
+    keys = [float(k) for k in re.findall(r'<td data-key="([^"]+)"', table)]  # "Infinity": no headroom, last
     assert keys == sorted(keys) and len(keys) == len(data["budgets"])
     counts = page[page.index('class="bl-verdict-counts"'):]
     counts = counts[: counts.index("</table>")]
