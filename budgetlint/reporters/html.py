@@ -614,6 +614,10 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
                    x=x, y=y, series=[Series(f"{name} at {at}", pts, "line", PALETTE["blue"]),
                                      Series("simulated rates", pts, "points", PALETTE["blue"])], rules=rules)
     trows = [[_fv(r, "request/s"), _fv(v, "s")] for r, v in pts]
+    trows += [[f"{label}: {_fv(v, 'request/s')}", ""] for label, v in (("declared", rate), ("capacity", cap))
+              if v is not None]
+    if promised is not None:
+        trows.append(["promise", _fv(promised, "s")])
     return _figure(f"Capacity ({name})", svg, _table(["Rate", name], trows, numeric=[0, 1]), chart_id)
 
 
