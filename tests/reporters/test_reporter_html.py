@@ -314,3 +314,39 @@ def test_measured_values_are_marked_on_the_waterfall(tmp_path) -> None:
     assert measured == pytest.approx(0.310)
     svg = cards(get_reporter("html")(report))["chat"]["ttft"]
     assert markers(svg, "measured p95") == [("measured p95", measured)]
+
+
+def _unbalanced(page: str) -> list[str]:
+    """Tags closed out of order or left open (HTML void elements aside)."""
+    from html.parser import HTMLParser
+
+    void = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "source", "wbr"}
+    problems: list[str] = []
+    stack: list[str] = []
+
+    class Checker(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in void:
+                stack.append(tag)
+
+        def handle_startendtag(self, tag, attrs):
+            pass  # <line .../> inside SVG
+
+        def handle_endtag(self, tag):
+            if not stack or stack[-1] != tag:
+                problems.append(f"</{tag}> closes {stack[-1] if stack else 'nothing'}")
+                if tag in stack:
+                    while stack and stack.pop() != tag:
+                        pass
+            else:
+                stack.pop()
+
+    Checker(convert_charrefs=True).feed(page)
+    return problems + [f"<{t}> never closed" for t in stack]
+
+
+def test_markup_is_balanced(both) -> None:
+    _, page = both
+    assert _unbalanced(page) == []
+    assert _unbalanced(render_dict(_with_load())) == []
+    assert _unbalanced("<div><p>x</div>") != []  # the checker can fail
