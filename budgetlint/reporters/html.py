@@ -526,11 +526,22 @@ def _pct(label: str) -> float | None:
         return None
 
 
+def _declared_rate(load: dict) -> float | None:
+    """The declared arrival rate per replica (``arrival_rate_request_per_s``, or ``arrival_rate_per_s``)."""
+    for key in ("arrival_rate_request_per_s", "arrival_rate_per_s"):
+        v = _num(load.get(key))
+        if v is not None:
+            return v
+    return None
+
+
 def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
     out = ["<h4>Under load</h4>"]
     facts = []
-    for key, unit, label in (("arrival_rate_request_per_s", "request/s", "declared rate"),
-                             ("capacity_request_per_s", "request/s", "capacity"),
+    rate = _declared_rate(load)
+    if rate is not None:
+        facts.append(["declared rate", _fv(rate, "request/s")])
+    for key, unit, label in (("capacity_request_per_s", "request/s", "capacity"),
                              ("goodput_request_per_s", "request/s", "goodput"),
                              ("utilisation", "%", "utilisation"), ("slo_attainment", "%", "SLO attainment"),
                              ("replicas_needed", "", "replicas needed"),
@@ -596,7 +607,7 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
     pts = sorted((r, v) for r, v in ((_num(p.get("request_per_s")), _num(p.get(key))) for p in curve
                                      if isinstance(p, dict)) if r is not None and v is not None)
     promised = _num((b.get("promises") or {}).get(key))
-    rate, cap = _num(load.get("arrival_rate_request_per_s")), _num(load.get("capacity_request_per_s"))
+    rate, cap = _declared_rate(load), _num(load.get("capacity_request_per_s"))
     x = axis_for([r for r, _ in pts] + [v for v in (rate, cap) if v is not None], "arrival rate", "request/s")
     y = axis_for([v for _, v in pts] + ([promised] if promised else []), f"{name} at {at}", "s")
     rules = []
@@ -622,7 +633,7 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
 
 
 def _capacity_bars(cid: str, b: dict, load: dict) -> str:
-    rate, cap = _num(load.get("arrival_rate_request_per_s")), _num(load.get("capacity_request_per_s"))
+    rate, cap = _declared_rate(load), _num(load.get("capacity_request_per_s"))
     rows = [BarRow("capacity", [("capacity", 0.0, cap, PALETTE["green"])])]
     if rate is not None:
         rows.insert(0, BarRow("declared rate", [("declared rate", 0.0, rate, PALETTE["blue"])]))

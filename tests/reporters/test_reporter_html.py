@@ -350,3 +350,11 @@ def test_markup_is_balanced(both) -> None:
     assert _unbalanced(page) == []
     assert _unbalanced(render_dict(_with_load())) == []
     assert _unbalanced("<div><p>x</div>") != []  # the checker can fail
+
+
+def test_declared_rate_under_either_name() -> None:
+    data = _with_load()
+    load = data["budgets"][0]["load"]
+    load["arrival_rate_per_s"] = load.pop("arrival_rate_request_per_s")
+    marks = rules(cards(render_dict(data))["research-assistant"]["capacity-ttft"])
+    assert marks["declared"] == 6.0
