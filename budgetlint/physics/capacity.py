@@ -105,3 +105,19 @@ def replicas_needed(service_rate_per_s: float, capacity_per_replica: float) -> O
     if not (capacity_per_replica > 0):
         return None
     return max(1, math.ceil(service_rate_per_s / capacity_per_replica - 1e-9))
+
+
+def load_verdict(limit: float, bound: float, predicted: float, interval_high: float = math.nan) -> str:
+    """Verdict of a percentile promise under load, in the words the flat physics uses.
+
+    ``cannot-be-met`` only when the roofline bound (one request alone, 100 % of
+    peak, no queue) misses: a simulation never makes a promise impossible,
+    and never rescues one the bound rules out. ``at-risk`` when the simulated
+    percentile, or the top of its confidence interval, misses. ``met`` otherwise.
+    """
+    tol = 1 + 1e-9
+    if bound > limit * tol:
+        return "cannot-be-met"
+    if predicted > limit * tol or (not math.isnan(interval_high) and interval_high > limit * tol):
+        return "at-risk"
+    return "met"
