@@ -28,8 +28,9 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   arrival to the next replica (``round_robin``) or to the one with the fewest
   requests in it (``least_loaded``, lowest index on ties).
 * **Traffic**: open loop (arrivals at ``arrival_rate_per_s`` for the whole
-  service, poisson / constant / gamma with ``cv``) or closed loop
-  (``concurrency`` users who send their next request when one ends).
+  service, poisson / constant / gamma with ``cv``, or the arrival times of a
+  benchmark run replayed) or closed loop (``concurrency`` users who send
+  their next request when one ends).
 
 Runs of decode-only iterations with nothing to change them (no arrival that
 could be admitted, no finish, no cache exhaustion) are taken in one step
@@ -57,8 +58,9 @@ LOAD_BALANCERS = ("round_robin", "least_loaded")
 
 @dataclass(frozen=True, kw_only=True)
 class Traffic:
-    """What arrives. Give ``arrival_rate_per_s`` (open loop, for the whole
-    service) or ``concurrency`` (closed loop), not both."""
+    """What arrives. Give one of ``arrival_rate_per_s`` (open loop, for the whole
+    service), ``concurrency`` (closed loop) or ``arrival_times_s`` (open loop,
+    replaying the arrival times of a benchmark run, seconds, any origin)."""
 
     prompt: LengthDist = field(default_factory=lambda: Fixed(0))
     output: LengthDist = field(default_factory=lambda: Fixed(1))
@@ -68,11 +70,20 @@ class Traffic:
     concurrency: Optional[int] = None
     prefix_hit_requests: float = 1.0
     prefix_hit_tokens: float = 0.0
+    arrival_times_s: Optional[tuple[float, ...]] = None
 
     def __post_init__(self) -> None:
-        if (self.arrival_rate_per_s is None) == (self.concurrency is None):
-            raise ValueError("traffic needs arrival_rate_per_s (open loop) or concurrency (closed loop), "
-                             "exactly one")
+        given = [x is not None for x in (self.arrival_rate_per_s, self.concurrency, self.arrival_times_s)]
+        if sum(given) != 1:
+            raise ValueError("traffic needs arrival_rate_per_s (open loop), concurrency (closed loop) or "
+                             "arrival_times_s (a trace), exactly one")
+        if self.arrival_times_s is not None:
+            ts = tuple(float(t) for t in self.arrival_times_s)
+            if len(ts) < 2 or any(not math.isfinite(t) for t in ts) or any(b < a for a, b in zip(ts, ts[1:])):
+                raise ValueError("arrival_times_s must be at least 2 finite times in order")
+            if ts[-1] == ts[0]:
+                raise ValueError("arrival_times_s must span some time")
+            object.__setattr__(self, "arrival_times_s", tuple(t - ts[0] for t in ts))
         if self.arrival_rate_per_s is not None:
             r = self.arrival_rate_per_s
             if not (isinstance(r, (int, float)) and math.isfinite(r) and r > 0):
@@ -88,11 +99,23 @@ class Traffic:
             if not (isinstance(v, (int, float)) and 0 <= v <= 1):
                 raise ValueError(f"{name} must be a share in [0, 1], got {v!r}")
 
+    @property
+    def trace_rate_per_s(self) -> float:
+        """Mean rate of a trace: (n - 1) arrivals over its span."""
+        ts = self.arrival_times_s or (0.0, 0.0)
+        return (len(ts) - 1) / (ts[-1] - ts[0]) if ts[-1] > ts[0] else math.nan
+
     def at_rate(self, rate_per_s: float) -> "Traffic":
-        """The same traffic, open loop at another service-wide rate."""
-        return Traffic(prompt=self.prompt, output=self.output, arrival_rate_per_s=rate_per_s,
+        """The same traffic, open loop at another service-wide rate (a trace is
+        stretched or squeezed to that mean rate)."""
+        times = None
+        rate: Optional[float] = rate_per_s
+        if self.arrival_times_s is not None:
+            k = self.trace_rate_per_s / rate_per_s
+            times, rate = tuple(t * k for t in self.arrival_times_s), None
+        return Traffic(prompt=self.prompt, output=self.output, arrival_rate_per_s=rate,
                        arrival=self.arrival, cv=self.cv, prefix_hit_requests=self.prefix_hit_requests,
-                       prefix_hit_tokens=self.prefix_hit_tokens)
+                       prefix_hit_tokens=self.prefix_hit_tokens, arrival_times_s=times)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -433,8 +456,12 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
             cached = min(p, int(round(p * hit_share)))
         return _Req(i, t, p, cached, o)
 
-    open_loop = traffic.arrival_rate_per_s is not None
-    gap = unit_gap_sampler(traffic.arrival, traffic.cv) if open_loop else None
+    trace = traffic.arrival_times_s
+    if trace is not None:
+        requests = min(requests, len(trace))
+        warmup = min(warmup, requests - 2)
+    open_loop = traffic.arrival_rate_per_s is not None or trace is not None
+    gap = unit_gap_sampler(traffic.arrival, traffic.cv) if traffic.arrival_rate_per_s is not None else None
     rate = traffic.arrival_rate_per_s or 0.0
     # pending arrivals: (time, seq) heap; open loop keeps exactly one ahead
     pending: list[tuple[float, int]] = []
@@ -495,7 +522,8 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
             r = make(i, t_new)
             reqs.append(r)
             if open_loop and issued < requests:
-                heapq.heappush(pending, (t_new + gap(rng_arr) / rate, issued))  # type: ignore[misc]
+                nxt = trace[issued] if trace is not None else t_new + gap(rng_arr) / rate  # type: ignore[misc]
+                heapq.heappush(pending, (nxt, issued))
                 issued += 1
             if least:
                 target = min(reps, key=lambda x: (x.in_system, x.index))

@@ -174,6 +174,8 @@ def test_traffic_and_scheduler_refuse_bad_values() -> None:
         Traffic(arrival_rate_per_s=1.0, arrival="bursty")
     with pytest.raises(ValueError, match="share"):
         Traffic(arrival_rate_per_s=1.0, prefix_hit_tokens=1.5)
+    with pytest.raises(ValueError, match="in order"):
+        Traffic(arrival_times_s=(2.0, 1.0))
     with pytest.raises(ValueError, match="max_num_seqs"):
         Scheduler(max_num_seqs=0)
     with pytest.raises(ValueError, match="load_balancer"):
@@ -253,3 +255,15 @@ def test_replicas_needed() -> None:
     assert replicas_needed(8.2, 4.1) == 2
     assert replicas_needed(1.0, 4.1) == 1
     assert replicas_needed(1.0, 0.0) is None
+
+
+def test_a_trace_is_replayed_and_can_be_rescaled() -> None:
+    law = LinearStepCost(decode_fixed_s=0.01, prefill_fixed_s=0.05)
+    from budgetlint.physics.serving_sim import run
+    # three requests far apart: no queue; then three at once on one slot: 0, S, 2S
+    t = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(100.0, 101.0, 102.0, 110.0, 110.0, 110.0))
+    raw = run(law, t, Scheduler(max_num_seqs=1), requests=6, warmup=0)
+    assert [r.arrival_s for r in raw.records] == [0.0, 1.0, 2.0, 10.0, 10.0, 10.0]
+    assert [round(r.queue_s, 9) for r in raw.records] == [0, 0, 0, 0, 0.05, 0.1]
+    assert t.trace_rate_per_s == pytest.approx(0.5)
+    assert t.at_rate(1.0).arrival_times_s == (0.0, 0.5, 1.0, 5.0, 5.0, 5.0)
