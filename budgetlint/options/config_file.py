@@ -52,6 +52,7 @@ KEYS: tuple[str, ...] = (
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
+    "simulate",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -83,6 +84,7 @@ class Config:
     use_codeowners: bool | None = None
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
+    simulate: bool | None = None
     paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -379,6 +381,11 @@ class _Reader:
         if "regression-threshold" in t:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
+        if "simulate" in t:
+            if isinstance(t["simulate"], bool):
+                cfg.simulate = t["simulate"]
+            else:
+                self.error("'simulate' must be true or false", "simulate")
 
 
 def config_schema() -> dict:

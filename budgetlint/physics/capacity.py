@@ -2,8 +2,9 @@
 found by bisection over simulations, and the replicas a service rate needs.
 
 1. **Saturation**: one closed-loop simulation with ``max_num_seqs`` users
-   (every slot busy, as far as the KV cache allows) gives the most requests
-   per second a replica completes, ``mu``. Above ``mu`` an open queue grows
+   (fewer when the KV cache cannot hold that many at the mean lengths: more
+   users would only measure preemption thrash) gives the most requests per
+   second a replica completes, ``mu``. Above ``mu`` an open queue grows
    without bound, so no percentile promise holds there.
 2. **Bisection** on ``(0, mu)``: a rate passes when the point estimate of
    every promise at its percentile is within its limit. Every simulation
@@ -66,11 +67,15 @@ def _broken(result: LoadResult, promises: Sequence[Promise]) -> Optional[str]:
 def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
                requests: int = DEFAULT_REQUESTS, seed: int = 0) -> float:
     """Completed requests per second of one replica with every slot kept busy."""
-    closed = Traffic(prompt=traffic.prompt, output=traffic.output, concurrency=scheduler.max_num_seqs,
+    # as many users as slots, but no more than the KV cache holds at the mean lengths:
+    # more would only measure preemption thrash, not the throughput a queue in front gets
+    per_seq = max(1.0, traffic.prompt.mean + traffic.output.mean)
+    users = max(1, min(scheduler.max_num_seqs, int(scheduler.kv_capacity_tokens // per_seq)))
+    closed = Traffic(prompt=traffic.prompt, output=traffic.output, concurrency=users,
                      prefix_hit_requests=traffic.prefix_hit_requests,
                      prefix_hit_tokens=traffic.prefix_hit_tokens)
     one = replace(scheduler, replicas=1)
-    res = simulate(cost, closed, one, requests=max(requests, 2 * scheduler.max_num_seqs + 10), seed=seed)
+    res = simulate(cost, closed, one, requests=max(requests, 3 * users + 10), seed=seed)
     return res.throughput_request_per_s
 
 

@@ -16,8 +16,10 @@ goodput, Little's law).
   the t interval needs, so the interval widens honestly when the queue is
   slow to mix (near saturation). It describes the simulation's sampling
   error only, not the model's error.
-* **Utilisation**: the share of the window in which a replica was running an
-  iteration, averaged over replicas. **Batch size**: sequences in an
+* **Busy fraction**: the share of the window in which a replica was running
+  an iteration, averaged over replicas (``rho`` for one slot; near 1 for any
+  batching server with work). The offered load against the saturation
+  throughput is ``budgetlint.evaluate.load.utilisation``. **Batch size**: sequences in an
   iteration, weighted by the iteration's duration (mean and p95).
 * **SLO attainment**: the share of measured requests that met every promise
   at once; **goodput**: those requests per second of the window.
@@ -125,7 +127,7 @@ class LoadResult:
 
     predicted: dict[str, dict[str, float]]  # metric -> "p50".. -> seconds
     interval: dict[str, tuple[float, float]]  # "ttft_s.p95" -> (low, high), 95 % confidence
-    utilisation: float
+    busy_fraction: float
     batch_size_mean: float
     batch_size_p95: float
     preemptions_per_request: float
@@ -148,7 +150,7 @@ class LoadResult:
             "predicted": {m: dict(v) for m, v in self.predicted.items()},
             "interval": {k: {"low": lo, "high": hi, "confidence": CONFIDENCE, "method": "sectioning"}
                          for k, (lo, hi) in self.interval.items()},
-            "utilisation": self.utilisation,
+            "busy_fraction": self.busy_fraction,
             "batch_size": {"mean": self.batch_size_mean, "p95": self.batch_size_p95},
             "preemptions_per_request": self.preemptions_per_request,
             "slo_attainment": None if math.isnan(self.slo_attainment) else self.slo_attainment,
@@ -192,7 +194,7 @@ def summarise(raw, promises: Sequence[Promise] = ()) -> LoadResult:  # type: ign
     return LoadResult(
         predicted=predicted,
         interval=interval,
-        utilisation=busy / (window * raw.replicas) if window > 0 else math.nan,
+        busy_fraction=busy / (window * raw.replicas) if window > 0 else math.nan,
         batch_size_mean=mean_b,
         batch_size_p95=weighted_percentile(bt, 95.0) if bt else 0.0,
         preemptions_per_request=sum(r.preemptions for r in recs) / len(recs) if recs else 0.0,

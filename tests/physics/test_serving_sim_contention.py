@@ -110,7 +110,7 @@ def test_replicas_share_the_load_and_least_loaded_beats_round_robin_in_the_tail(
     # round robin halves a Poisson stream into smoother ones: no worse than one replica at half the rate
     assert two_rr.predicted["queue_s"]["p95"] <= 1.1 * one.predicted["queue_s"]["p95"]
     assert two_ll.predicted["queue_s"]["p95"] <= two_rr.predicted["queue_s"]["p95"]
-    assert two_rr.utilisation == pytest.approx(one.utilisation, abs=0.05)
+    assert two_rr.busy_fraction == pytest.approx(one.busy_fraction, abs=0.05)
     for r in (one, two_rr, two_ll):
         little(r)
 

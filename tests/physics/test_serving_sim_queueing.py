@@ -130,7 +130,7 @@ def test_mean_wait_is_pollaczek_khinchine(case, rho: float, requests: int) -> No
     mean_wait = math.fsum(r.queue_s for r in raw.records) / len(raw.records)
     assert mean_wait == pytest.approx(pk_mean_wait(lam, es, es2), rel=0.03)
     res = summarise(raw, [Promise("queue_s", 95, 1.0)])
-    assert res.utilisation == pytest.approx(rho, rel=0.02)  # busy share of one slot = rho
+    assert res.busy_fraction == pytest.approx(rho, rel=0.02)  # busy fraction of one slot = rho
     check_little(raw)
 
 
