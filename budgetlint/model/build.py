@@ -15,7 +15,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
+    Budget, DeploymentDef, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
@@ -246,7 +246,7 @@ def _resolve(ref: Any, doc: Document, path: tuple, kind: str, catalog: Catalog, 
 
 def _length(value: Any, doc: Document, path: tuple, sink: Sink, budget: str, *,
             minimum: int = 0) -> tuple | None:
-    """A length distribution as a plain tuple (types.Workload), or None for an integer.
+    """A length distribution as a plain tuple (types.WorkloadDef), or None for an integer.
 
     The schema has checked the shape; what it cannot check is reported here."""
     if not isinstance(value, dict):
@@ -310,7 +310,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         prompt_dist = _length(w.get("prompt_tokens"), doc, path + ("workload", "prompt_tokens"), sink, name)
         output_dist = _length(w.get("output_tokens"), doc, path + ("workload", "output_tokens"), sink, name,
                               minimum=1)
-        wl = Workload(
+        wl = WorkloadDef(
             prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int)
             else _mean_tokens(prompt_dist, 0),
             output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int)
@@ -421,7 +421,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     dep = d.get("deployment")
     if isinstance(dep, dict):
-        dp = Deployment()
+        dp = DeploymentDef()
         dpath = path + ("deployment",)
         dp.model = _resolve(dep.get("model"), doc, dpath + ("model",), "models", catalog, sink, name)
         dp.hardware = _resolve(dep.get("hardware"), doc, dpath + ("hardware",), "hardware", catalog, sink, name)
