@@ -70,7 +70,9 @@ def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
     # as many users as slots, but no more than the KV cache holds at the mean lengths:
     # more would only measure preemption thrash, not the throughput a queue in front gets
     per_seq = max(1.0, traffic.prompt.mean + traffic.output.mean)
-    users = max(1, min(scheduler.max_num_seqs, int(scheduler.kv_capacity_tokens // per_seq)))
+    users = scheduler.max_num_seqs
+    if math.isfinite(scheduler.kv_capacity_tokens):
+        users = max(1, min(users, int(scheduler.kv_capacity_tokens // per_seq)))
     closed = Traffic(prompt=traffic.prompt, output=traffic.output, concurrency=users,
                      prefix_hit_requests=traffic.prefix_hit_requests,
                      prefix_hit_tokens=traffic.prefix_hit_tokens)
