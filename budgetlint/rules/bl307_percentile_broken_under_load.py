@@ -46,7 +46,7 @@ from budgetlint.findings import Finding, Severity
 
 CODE = "BL307"
 NAME = "percentile-broken-under-load"
-SUMMARY = "A percentile promise the declared traffic breaks (simulated under load)."
+SUMMARY = "A percentile promise the declared traffic breaks."
 SEVERITY = Severity.WARNING
 
 

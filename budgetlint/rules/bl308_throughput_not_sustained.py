@@ -34,7 +34,7 @@ from budgetlint.findings import Finding, Severity
 
 CODE = "BL308"
 NAME = "throughput-not-sustained"
-SUMMARY = "A throughput promise the replicas cannot sustain with the latency promises held."
+SUMMARY = "A throughput promise the deployment cannot sustain with its latency promises held."
 SEVERITY = Severity.WARNING
 
 

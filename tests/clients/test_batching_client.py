@@ -10,8 +10,8 @@ and aiperf sends 100-token prompts for 50-token replies as a Poisson stream
 at 3 and at 6 request/s (the batch grows from about 5 to about 15 streams,
 so the step from ~30 to ~50 ms; the law saturates at 10 request/s). aiperf's result file is read back by
 budgetlint's reader (``budgetlint.bench.read_benchmark``); its TPOT excludes
-the first token (``(e2e - ttft) / (N - 1)``), so the simulator's TPOT (over
-all N tokens) is converted with ``tpot_to_vllm``. The simulator runs the
+the first token (``(e2e - ttft) / (N - 1)``), so it is converted to
+budgetlint's (over all N tokens, the simulator's) with ``tpot_from_vllm``. The simulator runs the
 same law (``LinearStepCost``), the same lengths and the same arrival
 process, and the same experiment: the arrival times aiperf actually used
 (``request_start_ns`` of each request in its ``profile_export.jsonl``) are
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint.physics.latency import tpot_to_vllm
+from budgetlint.physics.latency import tpot_from_vllm
 from budgetlint.physics.load_stats import percentile
 from budgetlint.physics.serving_sim import Scheduler, Traffic, run
 from budgetlint.physics.step_cost import LinearStepCost
@@ -84,7 +84,7 @@ def test_simulator_predicts_a_batching_server(rate: float, tiny_tokenizer: TinyT
     m = measurements[0]
     assert m.metrics["tpot"].definition == "excludes_first_token"
     measured_ttft = m.metrics["ttft"].get("p95")
-    measured_tpot = m.metrics["tpot"].get("p95")
+    measured_tpot = tpot_from_vllm(m.metrics["tpot"].get("p95"), OUTPUT)
 
     law = LinearStepCost(decode_fixed_s=A_MS / 1e3, decode_per_seq_s=B_MS / 1e3,
                          prefill_fixed_s=A_MS / 1e3, prefill_per_token_s=C_MS / 1e3)
@@ -96,7 +96,7 @@ def test_simulator_predicts_a_batching_server(rate: float, tiny_tokenizer: TinyT
               Scheduler(max_num_seqs=1024, max_num_batched_tokens=1 << 20), requests=REQUESTS, warmup=0)
     records = raw.records
     predicted_ttft = percentile(sorted(r.ttft_s for r in records), 95)
-    predicted_tpot = tpot_to_vllm(percentile(sorted(r.tpot_s for r in records), 95), OUTPUT)
+    predicted_tpot = percentile(sorted(r.tpot_s for r in records), 95)
     with capsys.disabled():
         print(f"\naiperf at {rate} request/s: p95 TTFT measured {measured_ttft * 1e3:.1f} ms, predicted "
               f"{predicted_ttft * 1e3:.1f} ms; p95 TPOT measured {measured_tpot * 1e3:.2f} ms, predicted "
