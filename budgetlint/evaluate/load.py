@@ -33,7 +33,9 @@ from budgetlint.model.types import Budget
 #: requests per simulation (the first tenth is warm-up) and per capacity step
 REQUESTS = 2000
 CAPACITY_REQUESTS = 600
-CAPACITY_TOLERANCE = 0.04  # bracket width as a fraction of the saturation rate: <= 6 simulations
+CAPACITY_TOLERANCE = 0.04
+#: more replicas than this: one is simulated at its share (each event looks at every replica)
+MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
 
 #: vLLM's scheduler defaults (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,
 #: OpenAI API server): devices with >= 70 GiB that are not A100s get 1024
@@ -92,6 +94,7 @@ class LoadEvaluation:
     throughput_verdict: Optional[str] = None
     simulations: int = 0
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
+    simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
 
     def predicted(self, promise: str) -> Optional[float]:
         """The simulated value of ``promise`` (ttft | tpot | e2e) at the budget's percentile,
@@ -123,6 +126,11 @@ class LoadEvaluation:
         r = self.result
         out: dict[str, Any] = {"simulated": True}
         out.update(r.as_dict())
+        if self.simulated_replicas != self.replicas:  # one replica stood for all: service-wide rates
+            k = self.replicas / self.simulated_replicas
+            for key in ("goodput_request_per_s", "throughput_request_per_s", "output_token_per_s"):
+                out[key] = out[key] * k
+            out["replicas"] = self.replicas
         if self.edge_extra_s:
             for metric in ("ttft_s", "e2e_s"):
                 out["predicted"][metric] = {k: v + self.edge_extra_s for k, v in out["predicted"][metric].items()}
@@ -202,6 +210,11 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
         out.skipped = "the weights leave no memory for a KV cache"
         return
     out.replicas = dep.replicas
+    simulated_replicas = out.simulated_replicas = out.replicas
+    if out.replicas > MAX_SIMULATED_REPLICAS:  # round-robin: each replica gets its share
+        simulated_replicas = out.simulated_replicas = 1
+        out.scheduler_from += (f"; one of the {out.replicas} replicas simulated at its share of the traffic "
+                               f"(more than {MAX_SIMULATED_REPLICAS} are not simulated together)")
     # what the flat physics adds at the client edge, outside the engine
     if wl.measured_at == "client":
         from budgetlint.evaluate.adapter import network_allowance
@@ -214,14 +227,15 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
     if wl.arrival_rate_per_s is not None:
         rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
         out.arrival_rate_per_s = rate
-        traffic = Traffic(arrival_rate_per_s=rate, arrival=wl.arrival, cv=wl.arrival_cv, **common)
+        traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
+                          cv=wl.arrival_cv, **common)
         per_replica = traffic.at_rate(rate / out.replicas)
     else:
         out.concurrency = wl.concurrency
-        traffic = Traffic(concurrency=wl.concurrency * out.replicas, **common)
+        traffic = Traffic(concurrency=wl.concurrency * simulated_replicas, **common)
         per_replica = Traffic(arrival_rate_per_s=1.0, **common)  # rate set by the capacity search
     sched = Scheduler(max_num_seqs=out.max_num_seqs, max_num_batched_tokens=out.max_num_batched_tokens,
-                      kv_capacity_tokens=out.kv_capacity_tokens, replicas=out.replicas,
+                      kv_capacity_tokens=out.kv_capacity_tokens, replicas=simulated_replicas,
                       load_balancer=dep.load_balancer)
     promises = []
     for name in ("ttft", "tpot", "e2e"):
@@ -318,7 +332,7 @@ def utilisation(load: LoadEvaluation) -> Optional[float]:
         return None
     if load.arrival_rate_per_s is not None:  # offered load: above 1, the queue grows without bound
         return load.arrival_rate_per_s / load.replicas / mu
-    return load.result.throughput_request_per_s / load.replicas / mu
+    return load.result.throughput_request_per_s / load.simulated_replicas / mu
 
 
 def load_words(load: LoadEvaluation) -> str:

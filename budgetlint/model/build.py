@@ -349,7 +349,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if w.get("arrival") in ("poisson", "constant", "gamma"):
             wl.arrival = w["arrival"]
         cv = w.get("arrival_cv")
-        if isinstance(cv, (int, float)) and not isinstance(cv, bool) and cv > 0:
+        if isinstance(cv, (int, float)) and not isinstance(cv, bool) and 1e-3 <= cv <= 1e3:  # else BL003 (schema)
             wl.arrival_cv = float(cv)
         share = w.get("prefix_cache_hit_requests")
         if isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 1:

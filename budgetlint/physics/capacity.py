@@ -34,6 +34,8 @@ from .step_cost import StepCost
 
 DEFAULT_REQUESTS = 2000
 MAX_SIMULATIONS = 10
+#: users of the saturation run at most (its cost grows with them)
+MAX_SATURATION_USERS = 4096
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
     # as many users as slots, but no more than the KV cache holds at the mean lengths:
     # more would only measure preemption thrash, not the throughput a queue in front gets
     per_seq = max(1.0, traffic.prompt.mean + traffic.output.mean)
-    users = scheduler.max_num_seqs
+    users = min(scheduler.max_num_seqs, MAX_SATURATION_USERS)
     if math.isfinite(scheduler.kv_capacity_tokens):
         users = max(1, min(users, int(scheduler.kv_capacity_tokens // per_seq)))
     closed = Traffic(prompt=traffic.prompt, output=traffic.output, concurrency=users,

@@ -54,6 +54,8 @@ from .step_cost import StepCost, sum_components
 from .traffic import ARRIVAL_KINDS, Fixed, LengthDist, unit_gap_sampler
 
 LOAD_BALANCERS = ("round_robin", "least_loaded")
+#: gamma arrivals: a cv below this is constant arrivals, above that one burst
+MIN_CV, MAX_CV = 1e-3, 1e3
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,8 +94,8 @@ class Traffic:
             raise ValueError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
         if self.arrival not in ARRIVAL_KINDS:
             raise ValueError(f"arrival must be one of {', '.join(ARRIVAL_KINDS)}, got {self.arrival!r}")
-        if not (isinstance(self.cv, (int, float)) and math.isfinite(self.cv) and self.cv > 0):
-            raise ValueError(f"cv must be positive, got {self.cv!r}")
+        if not (isinstance(self.cv, (int, float)) and MIN_CV <= self.cv <= MAX_CV):
+            raise ValueError(f"cv must be between {MIN_CV:g} and {MAX_CV:g}, got {self.cv!r}")
         for name in ("prefix_hit_requests", "prefix_hit_tokens"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 <= v <= 1):
@@ -428,10 +430,21 @@ class _Replica:
             self._finish(r, now)
 
 
+#: events (arrivals and iterations or runs of iterations) one simulation may take
+#: before it gives up: bounded time whatever the input (~5 s of pure Python)
+MAX_EVENTS = 500_000
+
+
+class SimulationTooLong(ValueError):
+    """The inputs need more events than :data:`MAX_EVENTS` (tiny iteration budgets,
+    preemption thrash, very many replicas)."""
+
+
 def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
-        warmup: Optional[int] = None, seed: int = 0) -> RawRun:
+        warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS) -> RawRun:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
-    a tenth, at least 50 when there are enough) and return what was observed."""
+    a tenth, at least 50 when there are enough) and return what was observed.
+    Raises :class:`SimulationTooLong` beyond ``max_events`` events."""
     if not isinstance(requests, int) or requests < 2:
         raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
     if warmup is None:
@@ -505,7 +518,15 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 heapq.heappush(pending, (now, issued))
                 issued += 1
 
+    events = 0
     while done_count < requests:
+        events += 1
+        if events > max_events:
+            raise SimulationTooLong(
+                f"the simulation needed more than {max_events:,} scheduler events for {requests:,} requests "
+                f"({done_count:,} done): an iteration budget of {scheduler.max_num_batched_tokens:,} tokens, "
+                f"{scheduler.replicas:,} replicas or a KV cache of {scheduler.kv_capacity_tokens:,.0f} tokens "
+                "makes it too long to simulate")
         t_arr = pending[0][0] if pending else math.inf
         rep = min(reps, key=lambda x: x.busy_until) if len(reps) > 1 else reps[0]
         t_rep = rep.busy_until
