@@ -142,12 +142,15 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("--no-simulate", is_flag=True, default=False,
+              help="Do not simulate declared traffic (docs/load.md); the report says it was not simulated.")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
+          no_simulate: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -161,7 +164,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        bench=bench, bench_format=bench_format, base_ref=base_ref,
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
-                       regression_threshold=regression_threshold)
+                       regression_threshold=regression_threshold, no_simulate=no_simulate)
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options), options)
@@ -262,14 +265,17 @@ def rule_cmd(code: str) -> None:
               help="Realistic fraction of peak compute (default 0.5).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
+@click.option("--no-simulate", is_flag=True, default=False,
+              help="Do not simulate declared traffic (no \"Under load\" section).")
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
-            efficiency_compute: float | None, config_path: str | None) -> None:
+            efficiency_compute: float | None, config_path: str | None, no_simulate: bool) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
     from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
 
     config = _config(config_path)
-    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute)
+    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
+                       no_simulate=no_simulate)
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:

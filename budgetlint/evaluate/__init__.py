@@ -45,6 +45,8 @@ class Environment:
     only_budget: bool = False  # the run has one budget: --bench files speak for it
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
+    simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
+    load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class BudgetEvaluation:
     levers: tuple[Any, ...] = ()
     evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
     analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
+    load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -74,6 +77,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     """The one evaluation of ``budget``."""
     from budgetlint.evaluate import evidence, roofline
     from budgetlint.evaluate.levers import levers_for
+    from budgetlint.evaluate.load import evaluate_load
 
     roof = roofline.evaluate(budget, env.assumptions)
     levers: tuple[Any, ...] = ()
@@ -84,4 +88,5 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
                                  env.only_budget, env.today, env.evidence_defaults)
     analysis = roof.as_dict()
     analysis.update(evidence.evidence_analysis(budget, found.links))
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis))
+    load = evaluate_load(budget, roof, env)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load)

@@ -31,6 +31,7 @@ class Options:
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
+    simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
@@ -59,7 +60,7 @@ def resolve(config: Any, **flags: Any) -> Options:
     """Options from the flags (``None``: not given) over ``config`` over the defaults.
 
     ``config`` is a loaded :class:`~budgetlint.options.config_file.Config`;
-    flags are any of :class:`Options`' fields, plus ``no_codeowners``.
+    flags are any of :class:`Options`' fields, plus ``no_codeowners`` and ``no_simulate``.
     """
     given = {k: v for k, v in flags.items() if v is not None}
     no_codeowners = bool(given.pop("no_codeowners", False))
@@ -72,6 +73,7 @@ def resolve(config: Any, **flags: Any) -> Options:
     for name in ASSUMPTION_KEYS:
         if getattr(config, name) is not None:
             setattr(options, name, getattr(config, name))
+    options.simulate = not given.pop("no_simulate", False) and config.simulate is not False
     options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
     threshold = given.pop("regression_threshold", None)
     options.regression_threshold = (threshold if threshold is not None else config.regression_threshold) or 0.0

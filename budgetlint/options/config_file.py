@@ -55,6 +55,7 @@ KEYS: tuple[str, ...] = (
     "evidence-max-age",
     "evidence-engine",
     "evidence-engine-version",
+    "simulate",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -89,6 +90,7 @@ class Config:
     evidence_max_age_days: float | None = None
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
+    simulate: bool | None = None
     paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -400,6 +402,11 @@ class _Reader:
         if "regression-threshold" in t:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
+        if "simulate" in t:
+            if isinstance(t["simulate"], bool):
+                cfg.simulate = t["simulate"]
+            else:
+                self.error("'simulate' must be true or false", "simulate")
 
 
 def config_schema() -> dict:
