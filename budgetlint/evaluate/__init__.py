@@ -46,7 +46,8 @@ class Environment:
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
-    load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
+    load_cache: dict = field(default_factory=dict)
+    calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)  # identical configurations simulated once per run
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class BudgetEvaluation:
     evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
     analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
+    calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -80,13 +82,25 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     from budgetlint.evaluate.load import evaluate_load
 
     roof = roofline.evaluate(budget, env.assumptions)
+    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
+                                 env.only_budget, env.today, env.evidence_defaults)
+    cal = None
+    if budget.deployment is not None and budget.deployment.calibration:
+        from budgetlint.evaluate.calibration import evaluate_calibration
+
+        today = env.today
+        if today is None:
+            import datetime as _dt
+
+            today = _dt.date.today()
+        cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days)
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof)
         roof.levers = list(levers)
-    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
-                                 env.only_budget, env.today, env.evidence_defaults)
     analysis = roof.as_dict()
     analysis.update(evidence.evidence_analysis(budget, found.links))
+    if cal is not None:
+        analysis["calibration"] = cal.as_dict()
     load = evaluate_load(budget, roof, env)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal)

@@ -470,6 +470,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         for key in ("replicas", "max_num_seqs", "max_num_batched_tokens"):
             if isinstance(dep.get(key), int) and not isinstance(dep.get(key), bool) and dep[key] >= 1:
                 setattr(dp, key, dep[key])
+        if isinstance(dep.get("calibration"), str) and dep["calibration"].strip():
+            dp.calibration = dep["calibration"].strip()
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]
         if "memory_overhead" in dep:

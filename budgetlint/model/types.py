@@ -149,6 +149,7 @@ class DeploymentDef:
     load_balancer: str = "round_robin"
     max_num_seqs: int | None = None  # None: the engine default (docs/load.md)
     max_num_batched_tokens: int | None = None
+    calibration: str | None = None  # path of a `kind: calibration` file, relative to the budget's file
 
 
 @dataclass

@@ -53,6 +53,7 @@ KEYS: tuple[str, ...] = (
     "fail-on-regression",
     "regression-threshold",
     "evidence-max-age",
+    "calibration-max-age",
     "evidence-engine",
     "evidence-engine-version",
     "simulate",
@@ -88,6 +89,7 @@ class Config:
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
     evidence_max_age_days: float | None = None
+    calibration_max_age_days: float | None = None
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
     simulate: bool | None = None
@@ -356,6 +358,14 @@ class _Reader:
                 self.error(f"'evidence-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
                            f"got {t['evidence-max-age']!r}", "evidence-max-age")
             cfg.evidence_max_age_days = days
+        if "calibration-max-age" in t:
+            from budgetlint.model.build import parse_age
+
+            days = parse_age(t["calibration-max-age"])
+            if days is None:
+                self.error(f"'calibration-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
+                           f"got {t['calibration-max-age']!r}", "calibration-max-age")
+            cfg.calibration_max_age_days = days
         for key, attr in (("evidence-engine", "evidence_engine"), ("evidence-engine-version", "evidence_engine_version")):
             if key in t:
                 value = t[key]
