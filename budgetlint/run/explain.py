@@ -60,6 +60,7 @@ def explain_budget(evaluation: Any) -> str:
     if ev.skipped:
         add(f"  physics not checked: {ev.skipped}")
         lines.extend(evidence_lines(evaluation.links, b))
+        lines.extend(calibration_lines(evaluation))
         return "\n".join(lines)
 
     dep, wl, bd = b.deployment, ev.workload, ev.bound
@@ -182,10 +183,45 @@ def explain_budget(evaluation: Any) -> str:
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
+    lines.extend(calibration_lines(evaluation))
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
     return "\n".join(lines)
+
+
+def calibration_lines(evaluation: Any) -> list[str]:
+    """The deployment's calibration (docs/calibration.md): calibrated or assumed, the band, the runs."""
+    ce = getattr(evaluation, "calibration", None)
+    if ce is None:
+        return ["", "  Calibration: none; the estimates use assumed efficiencies (docs/calibration.md)"] \
+            if not evaluation.roofline.skipped else []
+    out = ["", f"  Calibration ({ce.path}, declared at {ce.declared_at})"]
+    if ce.calibration is None:
+        out.extend(f"    not used: {f.message}" for f in ce.problems)
+        out.append("    the estimates use assumed efficiencies")
+        return out
+    c = ce.calibration
+    p = c.params
+    out.append(f"    {ce.origin_words()}, fitted {c.created or 'on an unrecorded date'}")
+    out.append(f"    parameters: {p.bandwidth:.0%} of bandwidth, {p.compute:.0%} of compute, "
+               f"{_t(p.iteration_overhead_s)} per iteration, {_t(p.collective_latency_s)} per layer under "
+               f"tensor parallelism, {_t(p.ttft_overhead_s)} on every first token")
+    for metric in ("ttft", "tpot"):
+        e = c.error.get(metric)
+        if e:
+            out.append(f"    leave-one-out {metric}: median error {e['median']:.1%}, max {e['max']:.1%} "
+                       f"over {e['runs']} runs (the band)")
+    for key, label in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
+        v = ce.predicted.get(key)
+        if v is not None:
+            out.append(f"    predicted {label} {_t(v)} {ce.band_words(label)}")
+    for check_name, message in ce.stale:
+        out.append(f"    STALE ({check_name}): {message}")
+    for o in ce.outside:
+        out.append(f"    OUTSIDE THE BAND: {o.run} {o.metric} {o.stat} measured {_t(o.measured_s)}, "
+                   f"predicted {_t(o.predicted_s)} ({o.error:+.0%})")
+    return out
 
 
 def evidence_lines(links: Any, b: Any) -> list[str]:
