@@ -4,12 +4,21 @@ This module is the edge between the model (what the user wrote, with
 positions) and the pure physics core (SI floats). For each budget it runs
 the analysis twice:
 
-* at the **pure roofline** (100 % of bandwidth and compute, no collective
-  overhead, all of device memory): the physical bound. A promise this misses
+* at the **pure roofline** (100 % of bandwidth and compute, all of device
+  memory, and only what the deployment *declares*: a declared
+  ``collective_overhead`` or ``memory_overhead`` is a fact of that
+  deployment and is in the bound): the physical bound. A promise this misses
   *cannot be met* at any percentile;
 * at a **realistic efficiency** (default 70 % of bandwidth, 50 % of compute,
-  10 % collective overhead for N > 1, 90 % of memory usable; overridable per
-  deployment or per run): a promise this misses is *at risk*.
+  10 % collective overhead for N > 1, 90 % of memory usable and a runtime
+  reserve of :data:`DEFAULT_RUNTIME_RESERVE_BYTES` per device, each unless
+  declared; overridable per deployment or per run): a promise this misses is
+  *at risk*.
+
+Facts that are missing narrow what is checked, never silently: hardware
+without a compute peak gets the bandwidth bounds only (a promise can be
+found impossible, never *met*: its verdict is ``unknown`` and a note says
+why); hardware without a memory size gets no memory verdict.
 
 Verdicts: ``cannot-be-met``, ``at-risk``, ``met`` (or ``unknown`` when the
 facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
@@ -102,11 +111,17 @@ class Evaluation:
         return out
 
 
-#: Stand-in peak for hardware that lists no compute figure (e.g. Apple M-series):
-#: compute is treated as unlimited, which keeps every bound a true lower bound
-#: (never a false "cannot be met"); TTFT is then judged only against the
-#: weight-read floor and its met/at-risk verdicts are "unknown".
-UNLIMITED_COMPUTE = 1e30
+#: Runtime memory reserved per device beyond weights and KV cache (activation
+#: peak, CUDA context, NCCL and engine workspace), charged by default in the
+#: realistic memory judgement; a deployment's ``memory_overhead`` replaces it
+#: (and, being declared, is charged in the bound too). Source: vLLM's start-up
+#: memory profile for Llama-3-8B on one H100 (vllm-project/vllm PR #10511):
+#: non-torch memory 1.79 GiB + PyTorch activation peak 1.26 GiB = 3.05 GiB;
+#: rounded down to 3 GiB.
+DEFAULT_RUNTIME_RESERVE_BYTES = 3 * 2**30
+
+#: Time promises (and the E2E arithmetic) that need compute to be judged *met*.
+TIME_PROMISES = ("ttft", "tpot", "e2e")
 
 
 _k = sys.intern  # the analysis keys: every budget has the same few
@@ -117,8 +132,9 @@ class Skip(Exception):
 
 
 def model_shape(m: ModelDef) -> ModelShape:
-    missing = [k for k in ("parameters", "layers", "hidden_size", "attention_heads")
-               if getattr(m, k) is None]
+    missing = [k for k in ("parameters", "layers", "attention_heads") if getattr(m, k) is None]
+    if m.head_dim is None and m.hidden_size is None:
+        missing.append("head_dim (or hidden_size, from which head_dim = hidden_size / attention_heads)")
     if missing:
         raise Skip(f"model {m.name!r} lacks {', '.join(missing)}")
     try:
@@ -129,20 +145,22 @@ def model_shape(m: ModelDef) -> ModelShape:
             kv_lora_rank=m.kv_lora_rank, qk_rope_head_dim=m.qk_rope_head_dim,
             sliding_window=m.sliding_window, sliding_window_layers=m.sliding_window_layers,
             experts=m.experts, experts_per_token=m.experts_per_token,
+            vocab_size=m.vocab_size, tie_word_embeddings=m.tie_word_embeddings,
         )
     except ValueError as exc:
         raise Skip(f"model {m.name!r}: {exc}") from None
 
 
 def accelerator(hw: HardwareDef) -> Accelerator:
-    missing = [k for k, v in (("memory", hw.memory_bytes), ("bandwidth", hw.bandwidth_bytes_per_s))
-               if v is None]
-    if missing:
-        raise Skip(f"hardware {hw.name!r} lacks {', '.join(missing)}")
-    compute = hw.compute_flop_per_s or {k: UNLIMITED_COMPUTE for k in ("fp32", "tf32", "bf16", "fp8", "int8", "fp4")}
+    """The physics view of a device. Bandwidth is needed for every time bound;
+    memory and compute may be unknown (the analysis says what it could not judge)."""
+    if hw.bandwidth_bytes_per_s is None:
+        missing = "bandwidth" + (" and memory" if hw.memory_bytes is None else "")
+        raise Skip(f"hardware {hw.name!r} lacks {missing} (every time bound reads the weights at the "
+                   "memory bandwidth)")
     try:
         return Accelerator(memory_bytes=hw.memory_bytes, bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-                           compute_flop_per_s=compute,
+                           compute_flop_per_s=hw.compute_flop_per_s,
                            interconnect_bytes_per_s=hw.interconnect_bytes_per_s)
     except ValueError as exc:
         raise Skip(f"hardware {hw.name!r}: {exc}") from None
@@ -213,16 +231,27 @@ def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
 
 
 def realistic_deployment(d: Deployment, b: Budget, options: Any) -> Deployment:
+    """The deployment at the realistic assumptions: declared values, else the run's defaults.
+
+    The collective overhead is kept whatever the device count (the physics
+    charges it only when N > 1), so a lever that adds devices pays the same
+    overhead a deployment declared with those devices would.
+    """
     dep = b.deployment
     overhead = dep.collective_overhead if dep.collective_overhead is not None else options.collective_overhead
     usable = dep.memory_usable_fraction if dep.memory_usable_fraction is not None else options.memory_usable_fraction
-    return replace(d, collective_overhead=overhead if d.devices > 1 else 0.0,
-                   memory_usable_fraction=usable, memory_overhead_bytes=dep.memory_overhead_bytes)
+    reserve = dep.memory_overhead_bytes
+    if reserve is None:
+        reserve = getattr(options, "memory_reserve_bytes", DEFAULT_RUNTIME_RESERVE_BYTES)
+    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:
-    return replace(d, collective_overhead=0.0, memory_usable_fraction=1.0,
-                   memory_overhead_bytes=b.deployment.memory_overhead_bytes)
+    """The physical bound: 100 % of peak, all of memory, and only declared facts
+    (a declared collective overhead or memory overhead; no default assumption)."""
+    dep = b.deployment
+    return replace(d, collective_overhead=dep.collective_overhead or 0.0, memory_usable_fraction=1.0,
+                   memory_overhead_bytes=dep.memory_overhead_bytes or 0.0)
 
 
 def evaluate(b: Budget, options: Any) -> Evaluation:
@@ -247,15 +276,31 @@ def evaluate(b: Budget, options: Any) -> Evaluation:
         return ev
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)
-    if not b.deployment.hardware.compute_flop_per_s:
-        ev.notes.append(f"hardware {b.deployment.hardware.name!r} lists no compute peak: compute is taken as "
-                        "unlimited, so only bandwidth and memory bounds are checked and TTFT is judged only "
-                        "against one read of the weights")
-        for name in ("ttft",):
-            v = ev.verdicts.get(name)
-            if v is not None and v.verdict != "cannot-be-met":
+    hw = b.deployment.hardware
+    if not ev.bound.compute_known:
+        why = _compute_unknown_reason(hw, real_d.compute_precision)
+        # a bandwidth-only bound can show a time impossible (or at risk: the realistic
+        # time without compute is already too long), never met
+        for name, v in ev.verdicts.items():
+            if name != "memory" and v.verdict == "met":
                 v.verdict = "unknown"
+        ev.notes.append(f"hardware {hw.name!r} {why}: what needs compute is not checked (prefill, and whether "
+                        "compute binds a decode step); time promises are checked against the bandwidth "
+                        "bounds only, which can show a promise impossible but never met")
+    if ev.bound.memory_fits is None:
+        ev.notes.append(f"hardware {hw.name!r} lists no memory size: whether the weights and KV cache fit "
+                        "is not checked")
     return ev
+
+
+def _compute_unknown_reason(hw: HardwareDef, precision: str) -> str:
+    if not hw.compute_flop_per_s:
+        return "lists no compute peak"
+    try:
+        phys_precision.compute_peak(hw.compute_flop_per_s, precision)
+    except ValueError as exc:
+        return f"has {exc}"
+    return "has no usable compute peak"
 
 
 def _verdict(budget: float, bound: float, realistic: float) -> str:
@@ -268,7 +313,9 @@ def _verdict(budget: float, bound: float, realistic: float) -> str:
 
 def _judge(ev: Evaluation, b: Budget) -> None:
     p, bd, rl = b.promise, ev.bound, ev.realistic
-    fixed = ev.queue_s + bd.connection_setup_s + bd.proxy_delay_s  # not physics: declared allowances
+    # not physics: declared allowances. No proxy delay: the last chunk is
+    # flushed when generation ends, so a proxy buffer delays E2E by nothing.
+    fixed = ev.queue_s + bd.connection_setup_s
     if p.ttft_s is not None:
         v = PromiseVerdict("ttft", _verdict(p.ttft_s, bd.ttft_s, rl.ttft_s), p.ttft_s, bd.ttft_s, rl.ttft_s,
                            binding=f"prefill {bd.prefill_binding}")
@@ -299,8 +346,14 @@ def _judge(ev: Evaluation, b: Budget) -> None:
                                rl.tpot_s, binding=bd.decode_binding)
             v.required_efficiency = bd.tpot_s / want
             ev.verdicts[v.promise] = v
-    # memory: physical capacity at 100 %; realistic usable fraction for at-risk
-    mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
+    # memory, in the steady state of continuous batching: physical capacity at
+    # 100 % (declared overhead only) for cannot-be-met; usable fraction and
+    # runtime reserve for at-risk. The worst case (every sequence at its final
+    # length) is reported by BL302 as a tail warning, not judged here.
+    if bd.memory_fits is None:
+        mem_verdict = "unknown"
+    else:
+        mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
     ev.verdicts["memory"] = PromiseVerdict(
         "memory", mem_verdict, bd.memory_available_bytes_per_device, bd.memory_required_bytes_per_device,
         rl.memory_required_bytes_per_device, binding="memory capacity")
@@ -354,13 +407,16 @@ def _meets_all(b: Budget):
     p = b.promise
 
     def meets(a: Any) -> bool:
+        # unknown compute cannot show a time promise met: never propose such hardware for one
+        if not a.compute_known and (p.ttft_s is not None or p.tpot_s is not None or p.e2e_s is not None):
+            return False
         if p.ttft_s is not None and a.ttft_s > p.ttft_s * (1 + 1e-9):
             return False
         if p.tpot_s is not None and a.tpot_s > p.tpot_s * (1 + 1e-9):
             return False
         if p.e2e_s is not None and a.e2e_s > p.e2e_s * (1 + 1e-9):
             return False
-        return bool(a.memory_fits)
+        return a.memory_fits is True
 
     return meets
 
