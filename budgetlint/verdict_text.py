@@ -36,7 +36,8 @@ def _prefill_why(a: Any, ev: Any) -> str:
     if a.prefill_binding == "compute":
         return (f"compute-bound: {a.prefill_flop:.3g} FLOP for {a.prefill_tokens:g} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
-    return f"bandwidth-bound: one read of {_b(a.weight_bytes)} of weights over {n} devices"
+    read = a.prefill_weight_read_s * a.bandwidth_effective_bytes_per_s * n
+    return f"bandwidth-bound: one read of {_b(read)} of weights over {n} devices"
 
 
 def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
@@ -65,8 +66,10 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
                 f"(bound {_t(bd.ttft_s)}; at the assumed {eff.compute:.0%}: {_t(rl.ttft_s)})")
     # e2e
     if bound:
+        n = ev.workload.output_tokens
         return (f"budget {name!r}: end-to-end {_t(v.budget_value)}; the roofline bound is {_t(bd.e2e_s)} "
-                f"(ttft {_t(bd.ttft_s)} + {ev.workload.output_tokens:g} tokens at {bd.pace_token_per_s:.3g} token/s) "
+                f"({_t(bd.e2e_s - bd.decode_after_first_s)} to the first token + {n - 1:g} more decode steps "
+                f"{_t(bd.decode_after_first_s)}: prefill makes the first of the {n:g} tokens) "
                 f"for {deployment_words(ev)}: {bd.e2e_s / v.budget_value:.2g}x the promise")
     req = f"{v.required_efficiency:.0%}" if v.required_efficiency else "more than 100%"
     return (f"budget {name!r}: end-to-end {_t(v.budget_value)} needs {req} of the roofline "
@@ -84,23 +87,50 @@ def describe_met(ev: Any, v: Any) -> str:
             f"at the assumed efficiency (bound {_t(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
 
 
+def _overhead_words(ev: Any, a: Any) -> str:
+    declared = ev.budget.deployment.memory_overhead_bytes is not None
+    return "memory_overhead" if declared else "runtime reserve"
+
+
+def _fits_count(n: Any) -> str:
+    return "none" if n == 0 else f"{n}"
+
+
 def describe_memory(ev: Any) -> str:
+    """The memory verdict in the steady state of continuous batching (all B
+    sequences at the mean in-flight context), naming how many sequences fit."""
     b = ev.budget
     a = ev.bound if ev.verdicts["memory"].verdict == "cannot-be-met" else ev.realistic
     parts = [f"weights {_b(a.memory_weight_bytes_per_device)}", f"KV cache {_b(a.memory_kv_bytes_per_device)}"]
     if a.memory_draft_bytes_per_device:
         parts.append(f"draft {_b(a.memory_draft_bytes_per_device)}")
     if a.memory_overhead_bytes_per_device:
-        parts.append(f"overhead {_b(a.memory_overhead_bytes_per_device)}")
+        parts.append(f"{_overhead_words(ev, a)} {_b(a.memory_overhead_bytes_per_device)}")
     wl = ev.workload
-    ctx = f"{wl.concurrency} sequences x {wl.prompt_tokens + wl.output_tokens:g} tokens"
+    ctx = (f"{wl.concurrency} sequences at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
+           f"= prompt + output / 2")
     hw = b.deployment.hardware
+    fit = (f"{_fits_count(a.memory_max_sequences)} sequences fit at that context, "
+           f"{_fits_count(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
     if ev.verdicts["memory"].verdict == "cannot-be-met":
         return (f"budget {b.name!r}: does not fit: needs {_b(a.memory_required_bytes_per_device)} per device "
-                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}")
+                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}: {fit}")
     return (f"budget {b.name!r}: fits only above the usable fraction: needs {_b(a.memory_required_bytes_per_device)} "
             f"per device ({' + '.join(parts)}; {ctx}) of {_b(a.memory_available_bytes_per_device)} usable "
-            f"on the {hw.name}")
+            f"on the {hw.name}: {fit}")
+
+
+def describe_memory_tail(ev: Any) -> str:
+    """The steady state fits but the worst case (every sequence at its final length) does not."""
+    b, a, wl = ev.budget, ev.realistic, ev.workload
+    final = wl.prompt_tokens + wl.output_tokens
+    return (f"budget {b.name!r}: {wl.concurrency} sequences fit in the steady state "
+            f"({_b(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
+            f"{a.memory_context_steady_tokens:g} tokens; up to {_fits_count(a.memory_max_sequences)} sequences fit) but not "
+            f"when all reach their final {final:g} tokens ({_b(a.memory_required_worst_bytes_per_device)} of "
+            f"{_b(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; only "
+            f"{_fits_count(a.memory_max_sequences_worst)} fit): the runtime will preempt or queue sequences, "
+            f"which shows in the tail latency")
 
 
 def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
