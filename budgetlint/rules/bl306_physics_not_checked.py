@@ -48,8 +48,7 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-
+    from budgetlint.evaluate import roofline
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)
         where = b.loc("deployment") if b.has("deployment") else b.loc("name")
