@@ -67,11 +67,16 @@ class Lever:
 
 
 def _summary(a: Analysis) -> str:
-    fit = "fits" if a.memory_fits else "does not fit"
+    if a.memory_fits is None:
+        memory = f"memory not checked ({a.memory_required_bytes_per_device / 1e9:.3g} GB per device needed)"
+    else:
+        fit = "fits" if a.memory_fits else "does not fit"
+        memory = (f"memory {fit} ({a.memory_required_bytes_per_device / 1e9:.3g} of "
+                  f"{a.memory_available_bytes_per_device / 1e9:.3g} GB per device)")
+    compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
     return (
         f"pace {a.pace_token_per_s:.3g} token/s, TTFT {a.ttft_s:.3g} s, "
-        f"E2E {a.e2e_s:.3g} s, memory {fit} "
-        f"({a.memory_required_bytes_per_device / 1e9:.3g} of {a.memory_available_bytes_per_device / 1e9:.3g} GB per device)"
+        f"E2E {a.e2e_s:.3g} s, {memory}{compute}"
     )
 
 
