@@ -348,3 +348,120 @@ def test_9_a_skipped_check_is_a_warning_that_quiet_shows(tmp_path: Path) -> None
     path = tmp_path / "budget.yaml"
     _, out = run_text(tmp_path, "check", str(path), "--no-codeowners", "--quiet")
     assert "No problems found" not in out and "BL306" in out
+
+
+# ------------------------------------------------------------------ point 4
+
+
+def test_4a_proxy_without_deployment_is_in_the_decomposition(tmp_path: Path) -> None:
+    # A proxy buffering the whole 500-token reply at 24 token/s shows the first
+    # token (500 - 1) / 24 = 20.79 s after it was made: a 0.5 s client promise
+    # cannot hold, deployment or not (was: no finding).
+    delay = (500 - 1) / 24
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 200, output_tokens: 500, measured_at: client}
+    promise: {ttft: 500 ms, pace: 24 token/s}
+    edge: {proxy_flush_tokens: 500}
+"""
+    code, report = check(tmp_path, body)
+    [f] = findings(report, "BL201")
+    assert code == 1 and f["promise"] == "ttft"
+    assert f"{delay:.3g} s" in f["message"]  # 20.8 s
+    # the cheapest fix: (K - 1) / 24 <= 0.5 s -> K = 13 tokens per chunk
+    assert "edge.proxy_flush_tokens: 1" in f["fix"] and "at most 13 tokens per chunk" in f["fix"]
+    # a buffer larger than the reply flushes at its end: min(k, N) = 500 as well
+    _, report = check(tmp_path, body.replace("proxy_flush_tokens: 500", "proxy_flush_tokens: 4000"))
+    assert f"{delay:.3g} s" in findings(report, "BL201")[0]["message"]
+
+
+def test_4b_proxy_delay_is_not_taken_from_the_e2e_promise(tmp_path: Path) -> None:
+    # Client edge, 100 ms connection setup, proxy flushing every 64 tokens. The last
+    # chunk is flushed when generation ends, so the bound on E2E is
+    #   setup + prefill + (N - 1) steps, with prefill = the weight read 15.01e9 / BW
+    # and step j reading W + (100 + j) x kv, and the efficiency E2E needs is
+    #   (bound - setup) / (promise - setup)
+    # (before: the proxy delay was subtracted too and it printed ~half that).
+    w = (8.03e9 - EMB_8B) * 2
+    kv = 2 * 32 * 8 * 128 * 2
+    prefill = w / H100_BW
+    steps = sum((w + (100 + j) * kv) / H100_BW for j in range(1, 200))
+    bound = 0.1 + prefill + steps  # 0.998 s
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 200, measured_at: client}
+    promise: {e2e: 1 s}
+    edge: {proxy_flush_tokens: 64, connection_setup: 100 ms}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    assert a["bound_e2e_s"] == pytest.approx(bound, rel=1e-4)
+    assert a["required_efficiency_e2e"] == pytest.approx((bound - 0.1) / (1.0 - 0.1), rel=1e-4)  # 99.8 %
+    [f] = findings(report, "BL303")
+    assert f["promise"] == "e2e" and "needs 100% of the roofline" in f["message"]
+
+
+def test_4b_explain_adds_up(tmp_path: Path) -> None:
+    # explain's E2E line is a sum that holds: setup + prefill + (N - 1) steps, no proxy.
+    path = tmp_path / "b.yaml"
+    path.write_text(HEADER + """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 200, measured_at: client}
+    promise: {e2e: 2 s}
+    edge: {proxy_flush_tokens: 64, connection_setup: 100 ms}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+""")
+    _, out = run_text(tmp_path, "explain", str(path))
+    line = next(x for x in out.splitlines() if "End to end =" in x)
+    m = re.search(r"= ([\d.]+) ms \+ ([\d.]+) ms = ([\d.]+) ms", line)
+    assert m, line
+    first, rest, total = (float(g) for g in m.groups())
+    assert first + rest == pytest.approx(total, abs=1.0)  # 104 + 893 = 998 (was 650 ms + 5.04 s = 5.31 s)
+    assert "proxy" not in line.split(";")[0]
+
+
+def test_4c_client_segment_counts_toward_first_token(tmp_path: Path) -> None:
+    # a 5 s client (render) segment under an 800 ms first-token promise: 4.2 s over
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 200, output_tokens: 500}
+    promise: {ttft: 800 ms}
+    segments:
+      - {name: render, kind: client, allowance: 5 s, owner: "@a/web"}
+"""
+    code, report = check(tmp_path, body)
+    [f] = findings(report, "BL201")
+    assert code == 1 and f["promise"] == "ttft" and "4.2 s over" in f["message"]
+
+
+def test_4d_edge_without_client_measurement_is_a_warning(tmp_path: Path) -> None:
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 200, output_tokens: 500}
+    promise: {ttft: 500 ms, pace: 24 token/s}
+    edge: {proxy_flush_tokens: 500}
+"""
+    _, report = check(tmp_path, body)
+    [f] = findings(report, "BL203")
+    assert f["severity"] == "warning" and "measured_at: client" in f["fix"]
+
+
+def test_4e_a_lever_flushes_the_proxy(tmp_path: Path) -> None:
+    # With a deployment, a proxy flushing every 256 tokens makes a 0.3 s client TTFT
+    # impossible. The largest chunk K that meets it at the realistic efficiency:
+    #   (K - 1) / pace_realistic <= 0.3 s - (TTFT_realistic - proxy delay)
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 400, measured_at: client}
+    promise: {ttft: 300 ms}
+    edge: {proxy_flush_tokens: 256}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    rl = a["realistic"]
+    slack = 0.3 - (rl["ttft_s"] - rl["proxy_delay_s"])
+    k = int(slack * rl["pace_token_per_s"]) + 1
+    levers = {lv["name"]: lv["description"] for lv in a["levers"]}
+    assert levers["proxy-flush"].startswith(f"a proxy flushing every {k} tokens")

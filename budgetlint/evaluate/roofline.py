@@ -422,7 +422,7 @@ def _meets_all(b: Budget):
 
 
 #: Levers are listed least disruptive first, as a serving team would try them.
-LEVER_ORDER = ("weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
+LEVER_ORDER = ("proxy-flush", "weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
                "more-devices", "fewer-sequences", "faster-accelerator")
 
 

@@ -27,7 +27,8 @@ Conventions
   mean context ``prompt + (N - 1) / 2``.
 * Prefill processes ``max(uncached, 1)`` tokens (a full cache hit still runs
   the last token to produce logits); a draft model's prefill is added.
-* ``ttft = queue + prefill + connection setup + proxy delay``;
+* ``ttft = queue + prefill + connection setup + proxy delay``, the proxy
+  delay ``(min(k, N) - 1) / pace`` for a proxy flushing every k tokens;
   ``e2e = queue + prefill + connection setup + decode_after_first_s`` (a proxy
   buffer delays the first visible token, not the last one, which is flushed
   at the end). Prefill produces the first token, so the physical floor of a
@@ -291,7 +292,8 @@ def analyse(
 
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
-    proxy = proxy_delay_s(edge.proxy_flush_tokens, pace) if edge else 0.0
+    # a buffer larger than the reply is flushed when generation ends: min(k, N)
+    proxy = proxy_delay_s(min(edge.proxy_flush_tokens, out), pace) if edge else 0.0
     ttft = queue_s + prefill_s + setup + proxy
     e2e = queue_s + prefill_s + setup + decode_after_first
 

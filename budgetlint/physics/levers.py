@@ -27,6 +27,10 @@ Levers, in the order they are tried:
 ``fewer-sequences``
     the largest concurrency below the current one that meets it (bisection:
     fewer sequences never slow a step).
+``proxy-flush``
+    at the client edge, a proxy that flushes every token, or the largest
+    chunk (fewer tokens than now) that meets the promise: the cheapest fix
+    when the proxy's buffer is what makes the first token late.
 ``faster-accelerator``
     from ``accelerators`` (name, Accelerator) other than the current one, the
     *least capable* that meets it, ranking by memory bandwidth (then memory,
@@ -154,6 +158,23 @@ def evaluate_levers(
                 hi = mid - 1
         if best is None:
             best = run("fewer-sequences", "1 concurrent sequence", dep, replace(wl, concurrency=1))
+        levers.append(best)
+
+    if edge is not None and edge.proxy_flush_tokens > 1:
+        # the cheapest fix at the client edge: flush every token, or the largest chunk that meets
+        lo, hi, best = 1, int(edge.proxy_flush_tokens) - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            words = "a proxy flushing every token" if mid == 1 else f"a proxy flushing every {mid} tokens"
+            a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=float(mid)))
+            lever = Lever("proxy-flush", f"{words}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+            if lever.meets:
+                best, lo = lever, mid + 1
+            else:
+                hi = mid - 1
+        if best is None:
+            a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=1.0))
+            best = Lever("proxy-flush", f"a proxy flushing every token: {_summary(a)}", a, bool(meets(a)), dep, wl)
         levers.append(best)
 
     ranked = sorted(
