@@ -11,9 +11,9 @@ the analysis twice:
   *cannot be met* at any percentile;
 * at a **realistic efficiency** (default 70 % of bandwidth, 50 % of compute,
   10 % collective overhead for N > 1, 90 % of memory usable and a runtime
-  reserve of :data:`DEFAULT_RUNTIME_RESERVE_BYTES` per device, each unless
-  declared; overridable per deployment or per run): a promise this misses is
-  *at risk*.
+  reserve of ``adapter.DEFAULT_RUNTIME_RESERVE_BYTES`` per device, each
+  unless declared; overridable per deployment or per run): a promise this
+  misses is *at risk*.
 
 Facts that are missing narrow what is checked, never silently: hardware
 without a compute peak gets the bandwidth bounds only (a promise can be
@@ -31,10 +31,12 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from budgetlint.model.types import Budget, HardwareDef, ModelDef
+from budgetlint.evaluate.adapter import (Skip, bound_deployment, physics_inputs, realistic_deployment,
+                                         realistic_efficiency)
+from budgetlint.model.types import Budget
 from budgetlint.physics import analysis as phys_analysis
 from budgetlint.physics import precision as phys_precision
-from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
+from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 
 
 
@@ -51,7 +53,7 @@ class PromiseVerdict:
 
 
 @dataclass
-class Evaluation:
+class RooflineEvaluation:
     budget: Budget
     bound: Any = None  # physics Analysis at 100 %
     realistic: Any = None  # physics Analysis at the realistic efficiency
@@ -111,151 +113,11 @@ class Evaluation:
         return out
 
 
-#: Runtime memory reserved per device beyond weights and KV cache (activation
-#: peak, CUDA context, NCCL and engine workspace), charged by default in the
-#: realistic memory judgement; a deployment's ``memory_overhead`` replaces it
-#: (and, being declared, is charged in the bound too). Source: vLLM's start-up
-#: memory profile for Llama-3-8B on one H100 (vllm-project/vllm PR #10511):
-#: non-torch memory 1.79 GiB + PyTorch activation peak 1.26 GiB = 3.05 GiB;
-#: rounded down to 3 GiB.
-DEFAULT_RUNTIME_RESERVE_BYTES = 3 * 2**30
-
-#: Time promises (and the E2E arithmetic) that need compute to be judged *met*.
-TIME_PROMISES = ("ttft", "tpot", "e2e")
-
-
 _k = sys.intern  # the analysis keys: every budget has the same few
 
 
-class Skip(Exception):
-    """The facts needed for physics are missing; the reason says which."""
-
-
-def model_shape(m: ModelDef) -> ModelShape:
-    missing = [k for k in ("parameters", "layers", "attention_heads") if getattr(m, k) is None]
-    if m.head_dim is None and m.hidden_size is None:
-        missing.append("head_dim (or hidden_size, from which head_dim = hidden_size / attention_heads)")
-    if missing:
-        raise Skip(f"model {m.name!r} lacks {', '.join(missing)}")
-    try:
-        return ModelShape(
-            total_params=m.parameters, active_params=m.active_parameters, layers=m.layers,
-            hidden_size=m.hidden_size, attention_heads=m.attention_heads, kv_heads=m.kv_heads,
-            head_dim=m.head_dim, attention="gqa" if m.attention == "mqa" else m.attention,
-            kv_lora_rank=m.kv_lora_rank, qk_rope_head_dim=m.qk_rope_head_dim,
-            sliding_window=m.sliding_window, sliding_window_layers=m.sliding_window_layers,
-            experts=m.experts, experts_per_token=m.experts_per_token,
-            vocab_size=m.vocab_size, tie_word_embeddings=m.tie_word_embeddings,
-        )
-    except ValueError as exc:
-        raise Skip(f"model {m.name!r}: {exc}") from None
-
-
-def accelerator(hw: HardwareDef) -> Accelerator:
-    """The physics view of a device. Bandwidth is needed for every time bound;
-    memory and compute may be unknown (the analysis says what it could not judge)."""
-    if hw.bandwidth_bytes_per_s is None:
-        missing = "bandwidth" + (" and memory" if hw.memory_bytes is None else "")
-        raise Skip(f"hardware {hw.name!r} lacks {missing} (every time bound reads the weights at the "
-                   "memory bandwidth)")
-    try:
-        return Accelerator(memory_bytes=hw.memory_bytes, bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-                           compute_flop_per_s=hw.compute_flop_per_s,
-                           interconnect_bytes_per_s=hw.interconnect_bytes_per_s)
-    except ValueError as exc:
-        raise Skip(f"hardware {hw.name!r}: {exc}") from None
-
-
-def default_compute_precision(weight_precision: str, hw: HardwareDef) -> str:
-    """Weight-only quantisation computes at bf16 unless the hardware has the narrow units.
-
-    fp8 weights compute in fp8 where the accelerator lists an fp8 peak;
-    4-bit weights are dequantised and computed at fp8 (if listed) or bf16.
-    """
-    key = phys_precision.compute_key(weight_precision)
-    if key in hw.compute_flop_per_s:
-        return weight_precision
-    return "bf16"
-
-
-def queue_allowance(b: Budget) -> float:
-    if b.queue_s is not None:
-        return b.queue_s
-    return sum(s.allowance_s for s in b.segments if s.kind == "queue" and s.allowance_s is not None)
-
-
-def network_allowance(b: Budget) -> float:
-    return sum(s.allowance_s for s in b.segments if s.kind == "network" and s.allowance_s is not None)
-
-
-def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Workload, Edge | None, float]:
-    dep, wl = b.deployment, b.workload
-    if dep is None:
-        raise Skip("no deployment declared")
-    if wl is None:
-        raise Skip("no workload declared")
-    if dep.model is None or dep.hardware is None:
-        raise Skip("the deployment's model or hardware is not defined")
-    shape = model_shape(dep.model)
-    acc = accelerator(dep.hardware)
-    weight_p = dep.weight_precision or "bf16"
-    kv_p = dep.kv_precision or "bf16"
-    compute_p = dep.compute_precision or default_compute_precision(weight_p, dep.hardware)
-    draft_shape = model_shape(dep.draft_model) if (draft and dep.draft_model is not None) else None
-    try:
-        deployment = Deployment(
-            model=shape, accelerator=acc, devices=dep.devices,
-            weight_bytes_per_param=phys_precision.bytes_per_element(weight_p),
-            kv_bytes_per_elem=phys_precision.bytes_per_element(kv_p),
-            compute_precision=compute_p,
-            spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
-            draft=draft_shape, draft_lookahead=dep.lookahead,
-        )
-        workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
-                            concurrency=wl.concurrency, cached_prompt_tokens=wl.cached_prompt_tokens)
-        edge = None
-        if wl.measured_at == "client":
-            edge = Edge(connection_setup_s=b.connection_setup_s or 0.0,
-                        proxy_flush_tokens=b.proxy_flush_tokens or 0)
-    except ValueError as exc:
-        raise Skip(str(exc)) from None
-    queue = queue_allowance(b) + (network_allowance(b) if wl.measured_at == "client" else 0.0)
-    return deployment, workload, edge, queue
-
-
-def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
-    dep = b.deployment
-    bw = dep.efficiency_bandwidth if dep and dep.efficiency_bandwidth else options.efficiency_bandwidth
-    cp = dep.efficiency_compute if dep and dep.efficiency_compute else options.efficiency_compute
-    return Efficiency(bw, cp)
-
-
-def realistic_deployment(d: Deployment, b: Budget, options: Any) -> Deployment:
-    """The deployment at the realistic assumptions: declared values, else the run's defaults.
-
-    The collective overhead is kept whatever the device count (the physics
-    charges it only when N > 1), so a lever that adds devices pays the same
-    overhead a deployment declared with those devices would.
-    """
-    dep = b.deployment
-    overhead = dep.collective_overhead if dep.collective_overhead is not None else options.collective_overhead
-    usable = dep.memory_usable_fraction if dep.memory_usable_fraction is not None else options.memory_usable_fraction
-    reserve = dep.memory_overhead_bytes
-    if reserve is None:
-        reserve = getattr(options, "memory_reserve_bytes", DEFAULT_RUNTIME_RESERVE_BYTES)
-    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve)
-
-
-def bound_deployment(d: Deployment, b: Budget) -> Deployment:
-    """The physical bound: 100 % of peak, all of memory, and only declared facts
-    (a declared collective overhead or memory overhead; no default assumption)."""
-    dep = b.deployment
-    return replace(d, collective_overhead=dep.collective_overhead or 0.0, memory_usable_fraction=1.0,
-                   memory_overhead_bytes=dep.memory_overhead_bytes or 0.0)
-
-
-def evaluate(b: Budget, options: Any) -> Evaluation:
-    ev = Evaluation(b)
+def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
+    ev = RooflineEvaluation(b)
     if not b.complete:
         ev.skipped = "the budget has input errors; fix them first"
         return ev
@@ -293,7 +155,7 @@ def evaluate(b: Budget, options: Any) -> Evaluation:
     return ev
 
 
-def _compute_unknown_reason(hw: HardwareDef, precision: str) -> str:
+def _compute_unknown_reason(hw: Any, precision: str) -> str:
     if not hw.compute_flop_per_s:
         return "lists no compute peak"
     try:
@@ -311,7 +173,7 @@ def _verdict(budget: float, bound: float, realistic: float) -> str:
     return "met"
 
 
-def _judge(ev: Evaluation, b: Budget) -> None:
+def _judge(ev: RooflineEvaluation, b: Budget) -> None:
     p, bd, rl = b.promise, ev.bound, ev.realistic
     # not physics: declared allowances. No proxy delay: the last chunk is
     # flushed when generation ends, so a proxy buffer delays E2E by nothing.
@@ -360,7 +222,7 @@ def _judge(ev: Evaluation, b: Budget) -> None:
     _optimism(ev, b)
 
 
-def _optimism(ev: Evaluation, b: Budget) -> None:
+def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
     """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions."""
     assumptions = []
     dep, wl = b.deployment, b.workload
@@ -391,89 +253,3 @@ def _fmt(promise: str, value: float) -> str:
     if promise == "tpot":
         return f"{1 / value:.3g} token/s"
     return format_quantity(value, "time")
-
-
-def evaluation_for(ctx: Any, b: Budget) -> Evaluation:
-    key = ("evaluation", b.name, id(b))
-    if key not in ctx.cache:
-        ev = evaluate(b, ctx.options)
-        ctx.cache[key] = ev
-        ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
-        ctx.cache[("verdicts", b.name)] = {k: v.verdict for k, v in ev.verdicts.items()}
-    return ctx.cache[key]
-
-
-def _meets_all(b: Budget):
-    p = b.promise
-
-    def meets(a: Any) -> bool:
-        # unknown compute cannot show a time promise met: never propose such hardware for one
-        if not a.compute_known and (p.ttft_s is not None or p.tpot_s is not None or p.e2e_s is not None):
-            return False
-        if p.ttft_s is not None and a.ttft_s > p.ttft_s * (1 + 1e-9):
-            return False
-        if p.tpot_s is not None and a.tpot_s > p.tpot_s * (1 + 1e-9):
-            return False
-        if p.e2e_s is not None and a.e2e_s > p.e2e_s * (1 + 1e-9):
-            return False
-        return a.memory_fits is True
-
-    return meets
-
-
-#: Levers are listed least disruptive first, as a serving team would try them.
-LEVER_ORDER = ("proxy-flush", "weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
-               "more-devices", "fewer-sequences", "faster-accelerator")
-
-
-def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
-    """The standard levers that would make every promise hold at the realistic efficiency."""
-    key = ("levers", ev.budget.name, id(ev.budget))
-    if key in ctx.cache:
-        return ctx.cache[key]
-    from budgetlint.physics.levers import evaluate_levers
-
-    b = ev.budget
-    accelerators = []
-    for hw in ctx.catalog.all_hardware():
-        if hw is b.deployment.hardware:
-            continue
-        try:
-            accelerators.append((hw.name, accelerator(hw)))
-        except Skip:
-            continue
-    draft = None
-    if b.deployment.draft_model is not None:
-        try:
-            draft = model_shape(b.deployment.draft_model)
-        except Skip:
-            draft = None
-    try:
-        found = evaluate_levers(
-            ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
-            edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
-            accelerators=accelerators,
-        )
-    except ValueError:
-        found = []
-    order = {name: i for i, name in enumerate(LEVER_ORDER)}
-    good = sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order)))
-    ev.levers = good
-    ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
-    ctx.cache[key] = good
-    return good
-
-
-def lever_text(levers: list[Any], limit: int = 3, ctx: Any = None, budget: str | None = None) -> str | None:
-    """The levers, in full on the first finding of a budget, then a pointer to them."""
-    if not levers:
-        return None
-    if ctx is not None and budget is not None:
-        key = ("levers-shown", budget)
-        if ctx.cache.get(key):
-            return (f"the levers that would meet it are listed once per budget (on another of its findings) "
-                    f"and by `budgetlint explain --budget {budget}`")
-        ctx.cache[key] = True
-    parts = [lv.description for lv in levers[:limit]]
-    more = f" (+{len(levers) - limit} more: see `budgetlint explain`)" if len(levers) > limit else ""
-    return "would meet it: " + "; ".join(parts) + more

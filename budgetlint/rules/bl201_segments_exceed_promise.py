@@ -113,52 +113,51 @@ def _flush_fix(b, slack: float) -> str:
             f"(({most} - 1) / {pace:.3g} token/s <= {_t(slack)}); ")
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        p = b.promise
-        edge = edge_terms(b)
-        if not b.segments and not edge:
-            continue
-        first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
-        if p.ttft_s is not None and (first or edge):
-            terms = [(s.name, s.allowance_s) for s in first] + edge
-            total = sum(t for _, t in terms)
-            if total > p.ttft_s * (1 + _EPS):
-                parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
-                what = (f"first-token segments add up to {_t(total)}" if not edge else
-                        f"the first token is visible after {_t(total)} at least")
-                slack = p.ttft_s - sum(t for name, t in terms if not name.startswith("proxy flush"))
-                yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: {what} ({parts}), "
-                              f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
-                              b.loc("edge") if edge and not first else b.loc("segments"), budget=b.name,
-                              promise="ttft",
-                              fix=f"{_flush_fix(b, slack)}cut {_t(total - p.ttft_s)} from the "
-                                  f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft")
-        n = b.workload.output_tokens if b.workload else None
-        terms: list[tuple[str, float]] = []
+def check(b, ev, ctx) -> Iterator[Finding]:
+    p = b.promise
+    edge = edge_terms(b)
+    if not b.segments and not edge:
+        return
+    first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
+    if p.ttft_s is not None and (first or edge):
+        terms = [(s.name, s.allowance_s) for s in first] + edge
+        total = sum(t for _, t in terms)
+        if total > p.ttft_s * (1 + _EPS):
+            parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            what = (f"first-token segments add up to {_t(total)}" if not edge else
+                    f"the first token is visible after {_t(total)} at least")
+            slack = p.ttft_s - sum(t for name, t in terms if not name.startswith("proxy flush"))
+            yield Finding(CODE, SEVERITY,
+                          f"budget {b.name!r}: {what} ({parts}), "
+                          f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
+                          b.loc("edge") if edge and not first else b.loc("segments"), budget=b.name,
+                          promise="ttft",
+                          fix=f"{_flush_fix(b, slack)}cut {_t(total - p.ttft_s)} from the "
+                              f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft")
+    n = b.workload.output_tokens if b.workload else None
+    terms: list[tuple[str, float]] = []
+    for s in b.segments:
+        if s.allowance_s is not None:
+            terms.append((s.name, s.allowance_s))
+        elif s.pace_token_per_s and n:
+            terms.append((f"{s.name} {n} tokens at {s.pace_token_per_s:.3g} token/s", n / s.pace_token_per_s))
+    if terms:  # the connection setup is on the end-to-end path; the proxy delay is not
+        terms += [(name, t) for name, t in edge if name == "connection setup"]
+    if p.e2e_s is not None and terms:
+        total = sum(t for _, t in terms)
+        if total > p.e2e_s * (1 + _EPS):
+            parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            yield Finding(CODE, SEVERITY,
+                          f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
+                          f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
+                          b.loc("segments"), budget=b.name, promise="e2e",
+                          fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e")
+    if p.tpot_s is not None:
+        want = 1.0 / p.tpot_s
         for s in b.segments:
-            if s.allowance_s is not None:
-                terms.append((s.name, s.allowance_s))
-            elif s.pace_token_per_s and n:
-                terms.append((f"{s.name} {n} tokens at {s.pace_token_per_s:.3g} token/s", n / s.pace_token_per_s))
-        if terms:  # the connection setup is on the end-to-end path; the proxy delay is not
-            terms += [(name, t) for name, t in edge if name == "connection setup"]
-        if p.e2e_s is not None and terms:
-            total = sum(t for _, t in terms)
-            if total > p.e2e_s * (1 + _EPS):
-                parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
                 yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
-                              f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
-                              b.loc("segments"), budget=b.name, promise="e2e",
-                              fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e")
-        if p.tpot_s is not None:
-            want = 1.0 / p.tpot_s
-            for s in b.segments:
-                if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
-                    yield Finding(CODE, SEVERITY,
-                                  f"budget {b.name!r}: decode segment {s.name!r} allows {s.pace_token_per_s:.3g} token/s, "
-                                  f"slower than the promised {want:.3g} token/s",
-                                  s.loc("pace"), budget=b.name, promise="tpot",
-                                  fix=f"raise the segment's pace to {want:.3g} token/s")
+                              f"budget {b.name!r}: decode segment {s.name!r} allows {s.pace_token_per_s:.3g} token/s, "
+                              f"slower than the promised {want:.3g} token/s",
+                              s.loc("pace"), budget=b.name, promise="tpot",
+                              fix=f"raise the segment's pace to {want:.3g} token/s")

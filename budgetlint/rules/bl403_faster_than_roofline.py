@@ -58,21 +58,17 @@ SUMMARY = "A measurement is faster than the pure roofline bound of the budget's 
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
     from budgetlint.rules._messages import deployment_words
-    from budgetlint.evaluate import roofline
-    ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
-        b = link.budget
         for f in link.faster:
             if f.promise == "throughput":
                 yield Finding(
                     CODE, SEVERITY,
                     f"aggregate output throughput measured {1 / f.measured_s:,.0f} token/s, above the pure "
                     f"roofline bound of {1 / f.bound_s:,.0f} token/s ({f.concurrency:g} sequences x the bound "
-                    f"pace at that concurrency) for "
-                    f"{deployment_words(roofline.evaluation_for(ctx, b))}: {f.explanation}; "
+                    f"pace at that concurrency) for {deployment_words(ev.roofline)}: {f.explanation}; "
                     f"measured in {link.name}{link.inferred_words()}",
                     link.where, budget=b.name, promise="throughput",
                     fix="check the file's units and metric definitions, then declare what the run used "
@@ -86,7 +82,7 @@ def check(ctx) -> Iterator[Finding]:
                 f"{f.statistic} {what} measured {ev_mod.fmt_value(f.promise, f.measured_s, pace)}, "
                 f"faster than the pure roofline {kind} bound of "
                 f"{ev_mod.fmt_value(f.promise, f.bound_s, pace)} at concurrency {f.concurrency:g} for "
-                f"{deployment_words(roofline.evaluation_for(ctx, b))}: {f.explanation}; "
+                f"{deployment_words(ev.roofline)}: {f.explanation}; "
                 f"measured in {link.name}{link.inferred_words()}",
                 link.where,
                 budget=b.name, promise=f.promise,

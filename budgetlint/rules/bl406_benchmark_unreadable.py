@@ -73,14 +73,19 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
                    fix=FIXES.get(problem.code, "fix or regenerate the file"))
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
-    ev = ev_mod.evidence_for(ctx)
-    for path, bf in sorted(ev.files.items()):
+def check(b, ev, ctx) -> Iterator[Finding]:
+    for bf in sorted(ev.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
-            yield problem_finding(p, path)
-    for b, i, pattern in ev.unmatched_globs:
+            yield problem_finding(p, bf.path)
+    for i, pattern in ev.evidence.unmatched_globs:
         base = Path(b.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
                       b.loc("bench", i), budget=b.name,
                       fix="fix the path or glob, or commit the benchmark file")
+
+
+def check_run(ctx) -> Iterator[Finding]:
+    """Problems of the run's --bench files (read once, whatever the budgets)."""
+    for bf in sorted(ctx.run_files, key=lambda f: f.path):
+        for p in bf.problems:
+            yield problem_finding(p, bf.path)
