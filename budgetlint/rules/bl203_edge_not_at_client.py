@@ -36,16 +36,15 @@ SUMMARY = "An `edge:` block on a budget that is not measured at the client."
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        if not b.has("edge"):
-            continue
-        if b.workload is not None and b.workload.measured_at == "client":
-            continue
-        yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: edge: is ignored: the workload is measured at the server "
-                      "(measured_at: server, the default), so connection setup and proxy flushing are in "
-                      "no check",
-                      b.loc("edge", key=True), budget=b.name,
-                      fix="add `measured_at: client` to the workload if the promise is what the user sees, "
-                          "or remove `edge:`")
+def check(b, ev, ctx) -> Iterator[Finding]:
+    if not b.has("edge"):
+        return
+    if b.workload is not None and b.workload.measured_at == "client":
+        return
+    yield Finding(CODE, SEVERITY,
+                  f"budget {b.name!r}: edge: is ignored: the workload is measured at the server "
+                  "(measured_at: server, the default), so connection setup and proxy flushing are in "
+                  "no check",
+                  b.loc("edge", key=True), budget=b.name,
+                  fix="add `measured_at: client` to the workload if the promise is what the user sees, "
+                      "or remove `edge:`")
