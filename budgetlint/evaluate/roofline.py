@@ -107,6 +107,13 @@ class RooflineEvaluation:
                 out[_k(f"required_efficiency_{name}")] = v.required_efficiency
         if self.bound is not None:
             out["bound_pace_token_per_s"] = self.bound.pace_token_per_s
+            # the most sequences that fit: steady state (mean in-flight context) and worst case
+            # (every sequence at its final length); at 100 % of memory and at the usable fraction
+            # with the runtime reserve
+            for prefix, a in (("bound", self.bound), ("realistic", self.realistic)):
+                if a.memory_max_sequences is not None:
+                    out[_k(f"{prefix}_max_concurrency")] = a.memory_max_sequences
+                    out[_k(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lv.description, "meets": lv.meets}
                              for lv in self.levers]
@@ -177,12 +184,15 @@ def _judge(ev: RooflineEvaluation, b: Budget) -> None:
     p, bd, rl = b.promise, ev.bound, ev.realistic
     # not physics: declared allowances. No proxy delay: the last chunk is
     # flushed when generation ends, so a proxy buffer delays E2E by nothing.
+    # The efficiency a promise needs is (bound - fixed) / (promise - fixed): the
+    # physics part of the bound over the time the promise leaves it, at most
+    # 100 % exactly when the verdict is not cannot-be-met.
     fixed = ev.queue_s + bd.connection_setup_s
     if p.ttft_s is not None:
         v = PromiseVerdict("ttft", _verdict(p.ttft_s, bd.ttft_s, rl.ttft_s), p.ttft_s, bd.ttft_s, rl.ttft_s,
                            binding=f"prefill {bd.prefill_binding}")
-        room = p.ttft_s - (rl.ttft_s - rl.prefill_s)
-        v.required_efficiency = (bd.prefill_s / room) if room > 0 else None
+        room = p.ttft_s - fixed  # prefill and the proxy's flush (both physics) must fit in it
+        v.required_efficiency = ((bd.ttft_s - fixed) / room) if room > 0 else None
         ev.verdicts["ttft"] = v
     if p.tpot_s is not None:
         v = PromiseVerdict("tpot", _verdict(p.tpot_s, bd.tpot_s, rl.tpot_s), p.tpot_s, bd.tpot_s, rl.tpot_s,
@@ -216,8 +226,10 @@ def _judge(ev: RooflineEvaluation, b: Budget) -> None:
         mem_verdict = "unknown"
     else:
         mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
+    # the memory "promise" is the usable memory (realistic), so that its headroom,
+    # usable / required - 1, is negative exactly when the verdict is at risk or worse
     ev.verdicts["memory"] = PromiseVerdict(
-        "memory", mem_verdict, bd.memory_available_bytes_per_device, bd.memory_required_bytes_per_device,
+        "memory", mem_verdict, rl.memory_available_bytes_per_device, bd.memory_required_bytes_per_device,
         rl.memory_required_bytes_per_device, binding="memory capacity")
     _optimism(ev, b)
 

@@ -170,6 +170,21 @@ def format_quantity(value: float | None, unit: str) -> str:
     return f"{_g(value)} {unit}".rstrip()
 
 
+def row_owner(budget: BudgetResult, row: PromiseRow) -> str | None:
+    """Who owns a row: a segment's own owner (``analysis["owner_segment:<name>"]``), else the budget's."""
+    owner = budget.analysis.get(f"owner_{row.name}")
+    return owner if isinstance(owner, str) else budget.owner
+
+
+def format_headroom_cell(value: float | None) -> str:
+    """The one headroom (``promise / estimate - 1``) in the one rounding rule; ``—`` when absent."""
+    if value is None:
+        return "—"
+    from budgetlint.model.units import format_headroom
+
+    return format_headroom(value)
+
+
 def format_fraction(value: float | None) -> str:
     """``0.47`` -> ``47%``; ``—`` when absent."""
     if value is None:

@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from budgetlint.evaluate.arithmetic import FIRST_TOKEN_KINDS
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_quantity
 
@@ -67,7 +68,6 @@ NAME = "segments-exceed-promise"
 SUMMARY = "The segments of a budget add up to more than the promise they split."
 SEVERITY = Severity.ERROR
 
-FIRST_TOKEN_KINDS = ("queue", "prefill", "network", "client")
 _EPS = 1e-9
 
 

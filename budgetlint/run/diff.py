@@ -284,7 +284,9 @@ def fmt_value(key: str, value: float | None) -> str:
 def fmt_fraction(value: float | None) -> str:
     if value is None:
         return "unbounded"
-    return f"{value * 100:.0f}%"
+    from budgetlint.model.units import format_headroom
+
+    return format_headroom(value)
 
 
 def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[Finding]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.model.units import format_quantity
+from budgetlint.model.units import format_headroom, format_percent, format_quantity
+from budgetlint.rules._messages import headroom
 
 
 def _t(x: float) -> str:
@@ -203,14 +204,15 @@ def explain_budget(evaluation: Any) -> str:
             row = (f"pace   promise {1 / v.budget_value:.3g} token/s; bound {1 / v.bound_value:.3g} token/s; "
                    f"realistic {1 / v.realistic_value:.3g} token/s")
         elif name == "memory":
-            row = (f"memory needs {_b(v.bound_value)} per device of {_bo(v.budget_value)}")
+            row = (f"memory needs {_b(v.bound_value)} per device of {_bo(hw.memory_bytes)} (bound); "
+                   f"{_b(v.realistic_value)} of {_bo(v.budget_value)} usable (realistic)")
         else:
             row = (f"{name:<6} promise {_t(v.budget_value)}; bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
         extra = ""
         if v.required_efficiency is not None and v.verdict != "met":
-            extra = f"; needs {v.required_efficiency:.0%} efficiency"
-        elif v.verdict == "met" and name != "memory" and v.realistic_value:
-            extra = f"; headroom {v.budget_value / v.realistic_value:.2g}x"
+            extra = f"; needs {format_percent(v.required_efficiency)} efficiency"
+        if v.budget_value and v.realistic_value and v.verdict != "unknown":
+            extra += f"; headroom {format_headroom(headroom(v))}"
         add(f"    {row}  ->  {VERDICT_WORDS[v.verdict]}{extra}")
         for o in v.optimistic:
             add(f"           relies on {o}")
