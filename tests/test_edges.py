@@ -466,3 +466,166 @@ def test_4e_a_lever_flushes_the_proxy(tmp_path: Path) -> None:
     k = int(slack * rl["pace_token_per_s"]) + 1
     levers = {lv["name"]: lv["description"] for lv in a["levers"]}
     assert levers["proxy-flush"].startswith(f"a proxy flushing every {k} tokens")
+
+
+# ------------------------------------------------------------------ point 10
+
+STEP_8B = (8.03e9 - EMB_8B) * 2 / H100_BW  # bound step, prompt 0 and one output token: no KV read
+
+
+def _fmt(path: Path, fmt: str) -> str:
+    result = CliRunner().invoke(main, ["check", str(path), "--no-codeowners", "--format", fmt])
+    assert "Traceback" not in result.output, result.output
+    return result.output
+
+
+def test_10_a_small_shortfall_is_not_rounded_to_1x(tmp_path: Path) -> None:
+    # a pace 0.4 % above the bound 1 / STEP_8B = 223.2 token/s: "0.4% short" (was "1x short")
+    pace = 1.004 / STEP_8B
+    body = f"""  - name: b
+    owner: "@a/b"
+    workload: {{prompt_tokens: 0, output_tokens: 1}}
+    promise: {{pace: {pace:.4f} token/s}}
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}}
+"""
+    _, report = check(tmp_path, body)
+    [f] = findings(report, "BL301")
+    assert "0.4% short" in f["message"] and "1x" not in f["message"]
+
+
+def test_10_one_headroom_in_every_format(tmp_path: Path) -> None:
+    # TPOT promised 1.04 x the realistic estimate STEP_8B / 0.7: headroom = promise / estimate
+    # - 1 = +4 % (was "headroom 1x" in text and 0.04 in JSON). The same figure everywhere.
+    tpot_ms = 1.04 * STEP_8B / 0.7 * 1e3
+    body = f"""  - name: b
+    owner: "@a/b"
+    workload: {{prompt_tokens: 0, output_tokens: 1}}
+    promise: {{tpot: {tpot_ms:.6f} ms}}
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16, memory_overhead: 1 GB}}
+"""
+    _, report = check(tmp_path, body)
+    assert analysis(report)["headroom_tpot"] == pytest.approx(0.04, abs=1e-6)
+    [met] = [f for f in findings(report, "BL304") if f["promise"] == "tpot"]
+    assert "headroom +4%" in met["message"]
+    path = tmp_path / "budget.yaml"
+    md = _fmt(path, "markdown")
+    row = next(line for line in md.splitlines() if line.startswith("| b | tpot"))
+    assert "| +4% |" in row
+    junit = _fmt(path, "junit")
+    assert 'name="headroom" value="+4%"' in junit
+    sarif = json.loads(_fmt(path, "sarif"))
+    props = [r["properties"] for r in sarif["runs"][0]["results"] if r["ruleId"] == "BL304"]
+    assert {"headroom": pytest.approx(0.04, abs=1e-6), "headroomText": "+4%",
+            "budget": "b", "promise": "tpot"} in props
+    _, out = run_text(tmp_path, "explain", str(path))
+    assert "headroom +4%" in out
+
+
+def test_10_memory_at_risk_has_negative_headroom(tmp_path: Path) -> None:
+    # test_7's deployment: usable 0.9 x 24 GB against 4.015e9 + 16 x 7,692 x 128 KiB + 3 GiB:
+    # headroom = usable / required - 1 = -7.6 % (was +5.9 %: measured against all 24 GB)
+    need = 8.03e9 * 0.5 + 16 * 7692 * 131072 + 3 * 2**30
+    body = f"""  - name: b
+    owner: "@a/b"
+    workload: {{prompt_tokens: 7192, output_tokens: 1000, concurrency: 16}}
+    promise: {{pace: 5 token/s}}
+    deployment: {{model: llama-3.1-8b, hardware: {A24}, weight_precision: int4, kv_precision: bf16}}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    assert report["budgets"][0]["verdicts"]["memory"] == "at-risk"
+    assert a["headroom_memory"] == pytest.approx(0.9 * 24e9 / need - 1)
+    assert a["headroom_memory"] < 0
+
+
+def test_10_at_risk_never_needs_more_than_100_percent(tmp_path: Path) -> None:
+    # Client edge, proxy flushing every 64 tokens, 2,000-token prompt, TTFT 420 ms: the bound
+    # (prefill + 63 / pace) fits, the realistic estimate does not: at risk. The efficiency it
+    # needs is bound / promise (no queue, no connection setup) <= 100 % (was 191 %: the bound's
+    # prefill over the room left by the *realistic* proxy delay).
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 2000, output_tokens: 200, measured_at: client}
+    promise: {ttft: 420 ms}
+    edge: {proxy_flush_tokens: 64}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    assert report["budgets"][0]["verdicts"]["ttft"] == "at-risk"
+    assert a["required_efficiency_ttft"] == pytest.approx(a["bound_ttft_s"] / 0.42)
+    assert a["required_efficiency_ttft"] <= 1
+
+
+def test_10_explain_names_queue_plus_network(tmp_path: Path) -> None:
+    # at the client edge the queue allowance holds the network segments too
+    path = tmp_path / "b.yaml"
+    path.write_text(HEADER + """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 100, output_tokens: 100, measured_at: client}
+    promise: {ttft: 1 s}
+    segments:
+      - {name: q, kind: queue, allowance: 300 ms, owner: "@a/b"}
+      - {name: net, kind: network, allowance: 50 ms, owner: "@a/edge"}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+""")
+    _, out = run_text(tmp_path, "explain", str(path))
+    assert "TTFT = queue + network 350 ms" in out  # was "queue 350 ms"
+
+
+# ------------------------------------------------------------------ point 11
+
+
+def test_11_e2e_arithmetic_is_data(tmp_path: Path) -> None:
+    # physics.md worked number 3: 600 tokens within 30 s, first token 0.4 s, 15 token/s:
+    # 600 / 15 = 40 s of decode, 40.4 s in all, 10.4 s over; the pace needed 600 / 29.6
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 1000, output_tokens: 600}
+    promise: {ttft: 0.4 s, pace: 15 token/s, e2e: 30 s}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    assert a["e2e_arithmetic_first_token_s"] == pytest.approx(0.4)
+    assert a["e2e_arithmetic_decode_s"] == pytest.approx(600 / 15)
+    assert a["e2e_arithmetic_total_s"] == pytest.approx(0.4 + 600 / 15)
+    assert a["e2e_arithmetic_over_s"] == pytest.approx(0.4 + 600 / 15 - 30)
+    assert a["e2e_arithmetic_required_pace_token_per_s"] == pytest.approx(600 / 29.6)
+
+
+def test_11_max_concurrency_that_fits_is_data(tmp_path: Path) -> None:
+    # test_7's tail case: floor((0.9 x 80e9 - 16.06e9 - 3 GiB) / (ctx x 128 KiB)) at the mean
+    # in-flight context 4,500 and at the final 8,000 tokens
+    room = 0.9 * 80e9 - 8.03e9 * 2 - 3 * 2**30
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 1000, output_tokens: 7000, concurrency: 64}
+    promise: {pace: 5 token/s}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+"""
+    _, report = check(tmp_path, body)
+    a = analysis(report)
+    assert a["realistic_max_concurrency"] == int(room // (4500 * 131072))
+    assert a["realistic_max_concurrency_worst_case"] == int(room // (8000 * 131072))
+    assert a["bound_max_concurrency"] == int((80e9 - 8.03e9 * 2) // (4500 * 131072))
+
+
+def test_11_segment_rows_carry_the_segments_owner(tmp_path: Path) -> None:
+    path = tmp_path / "budget.yaml"
+    path.write_text(HEADER + """  - name: b
+    owner: "@acme/chat"
+    workload: {prompt_tokens: 1000, output_tokens: 100}
+    promise: {ttft: 1 s}
+    segments:
+      - {name: prefill, kind: prefill, allowance: 500 ms, owner: "@acme/serving"}
+      - {name: decode, kind: decode, pace: 20 token/s, owner: "@acme/runtime"}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}
+""")
+    md = _fmt(path, "markdown")
+    rows = {line.split("|")[2].split()[0]: line for line in md.splitlines() if line.startswith("| b |")}
+    assert "@acme/serving" in rows["segment:prefill"] and "@acme/chat" not in rows["segment:prefill"]
+    assert "@acme/runtime" in rows["segment:decode"]
+    assert "@acme/chat" in rows["ttft"]
+    junit = _fmt(path, "junit")
+    case = junit.split('name="b: segment:prefill"')[1].split("</testcase>")[0]
+    assert 'name="owner" value="@acme/serving"' in case
