@@ -35,10 +35,12 @@ def e2e_arithmetic(b: Budget) -> dict[str, Any]:
     p = b.promise
     if p.e2e_s is None or p.tpot_s is None or b.workload is None:
         return {}
+    from budgetlint.physics.latency import e2e_s, required_pace
+
     n = b.workload.output_tokens
     ttft, source = first_token_allowance(b)
-    decode = n * p.tpot_s
-    total = ttft + decode
+    total = e2e_s(ttft, n, 1.0 / p.tpot_s)  # E2E = TTFT + N / pace
+    decode = total - ttft
     out: dict[str, Any] = {
         "e2e_arithmetic_first_token_s": ttft,
         "e2e_arithmetic_first_token_from": source,
@@ -47,7 +49,6 @@ def e2e_arithmetic(b: Budget) -> dict[str, Any]:
         "e2e_arithmetic_total_s": total,
         "e2e_arithmetic_over_s": total - p.e2e_s,
     }
-    spare = p.e2e_s - ttft
-    if spare > 0:
-        out["e2e_arithmetic_required_pace_token_per_s"] = n / spare
+    if p.e2e_s - ttft > 0:
+        out["e2e_arithmetic_required_pace_token_per_s"] = required_pace(p.e2e_s, ttft, n)
     return out

@@ -315,7 +315,9 @@ def tpot_in_our_definition(value: float, definition: str, n: float | None,
             return None, ("TPOT over N - 1 tokens cannot be converted without the output length N "
                           "(more than 1)")
         where = "from the budget" if n_origin == "budget" else "from the file"
-        return value * (n - 1) / n, (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
+        from budgetlint.physics.latency import tpot_from_vllm
+
+        return tpot_from_vllm(value, n), (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
                                      f"N = {n:g} ({where})")
     if definition == "includes_ttft":
         return None, ("its TPOT includes the time to first token (e2e / N, LLMPerf's inter-token "

@@ -47,7 +47,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from .decode import decode_step, reply_steps_sum
-from .latency import proxy_delay_s
+from .latency import proxy_delay_s, ttft_s
 from .memory import (
     embedding_params_not_read,
     kv_bytes_for_context,
@@ -293,8 +293,10 @@ def analyse(
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
     # a buffer larger than the reply is flushed when generation ends: min(k, N)
-    proxy = proxy_delay_s(min(edge.proxy_flush_tokens, out), pace) if edge else 0.0
-    ttft = queue_s + prefill_s + setup + proxy
+    flush = min(edge.proxy_flush_tokens, out) if edge else 0.0
+    proxy = proxy_delay_s(flush, pace) if edge else 0.0
+    ttft = ttft_s(queue_s=queue_s, prefill_s=prefill_s, connection_setup_s=setup,
+                  proxy_flush_tokens=flush, pace_token_per_s=pace)
     e2e = queue_s + prefill_s + setup + decode_after_first
 
     # ---- memory

@@ -30,6 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters._common import fmt_fraction, fmt_value
 
 RULE = "BL505"
 
@@ -271,22 +272,6 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
 
 
 # -- findings ----------------------------------------------------------------------------------
-
-
-def fmt_value(key: str, value: float | None) -> str:
-    if value is None:
-        return "none"
-    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
-        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
-    return f"{value:.4g}"
-
-
-def fmt_fraction(value: float | None) -> str:
-    if value is None:
-        return "unbounded"
-    from budgetlint.model.units import format_headroom
-
-    return format_headroom(value)
 
 
 def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[Finding]:
