@@ -59,7 +59,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from budgetlint.evaluate.arithmetic import FIRST_TOKEN_KINDS
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_quantity
 
@@ -118,6 +117,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     edge = edge_terms(b)
     if not b.segments and not edge:
         return
+    from budgetlint.evaluate.arithmetic import FIRST_TOKEN_KINDS  # lazy: `rules` imports no evaluation
+
     first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
     if p.ttft_s is not None and (first or edge):
         terms = [(s.name, s.allowance_s) for s in first] + edge
