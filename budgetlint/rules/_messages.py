@@ -100,8 +100,11 @@ def _overhead_words(ev: Any, a: Any) -> str:
     return "memory_overhead" if declared else "runtime reserve"
 
 
-def _fits_count(n: Any) -> str:
-    return "none" if n == 0 else f"{n}"
+def _fit(n: Any) -> str:
+    """``0`` -> "no sequence fits"; ``1`` -> "1 sequence fits"; ``7`` -> "7 sequences fit"."""
+    if n == 0:
+        return "no sequence fits"
+    return "1 sequence fits" if n == 1 else f"{n} sequences fit"
 
 
 def describe_memory(ev: Any) -> str:
@@ -118,8 +121,8 @@ def describe_memory(ev: Any) -> str:
     ctx = (f"{wl.concurrency} sequences at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
            f"= prompt + output / 2")
     hw = b.deployment.hardware
-    fit = (f"{_fits_count(a.memory_max_sequences)} sequences fit at that context, "
-           f"{_fits_count(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
+    fit = (f"{_fit(a.memory_max_sequences)} at that context, "
+           f"{_fit(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
     if ev.verdicts["memory"].verdict == "cannot-be-met":
         return (f"budget {b.name!r}: does not fit: needs {_b(a.memory_required_bytes_per_device)} per device "
                 f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}: {fit}")
@@ -134,10 +137,10 @@ def describe_memory_tail(ev: Any) -> str:
     final = wl.prompt_tokens + wl.output_tokens
     return (f"budget {b.name!r}: {wl.concurrency} sequences fit in the steady state "
             f"({_b(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
-            f"{a.memory_context_steady_tokens:g} tokens; up to {_fits_count(a.memory_max_sequences)} sequences fit) but not "
+            f"{a.memory_context_steady_tokens:g} tokens; {_fit(a.memory_max_sequences)} there) but not "
             f"when all reach their final {final:g} tokens ({_b(a.memory_required_worst_bytes_per_device)} of "
-            f"{_b(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; only "
-            f"{_fits_count(a.memory_max_sequences_worst)} fit): the runtime will preempt or queue sequences, "
+            f"{_b(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; "
+            f"{_fit(a.memory_max_sequences_worst)} then): the runtime will preempt or queue sequences, "
             f"which shows in the tail latency")
 
 
