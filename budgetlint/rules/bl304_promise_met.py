@@ -12,7 +12,7 @@ into; `budgetlint check --base` shows it shrinking.
 ```yaml
 promise: {ttft: 400 ms}
 # BL304: ttft 400 ms is met: estimate 211 ms at 50% of compute
-#        (bound 183 ms), headroom 1.9x
+#        (bound 183 ms), headroom +90%
 ```
 
 ## Fix
