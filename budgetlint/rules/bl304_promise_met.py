@@ -2,7 +2,9 @@
 
 ## What it checks
 Promises met at the realistic efficiency (see BL303). Reported as
-information with the headroom: budget / realistic estimate.
+information with the headroom: promise / realistic estimate - 1, as a signed
+percent (the same figure as `analysis.headroom_<promise>` in JSON, the
+markdown Headroom column, and the SARIF and JUnit properties).
 
 ## Why
 The headroom is what a PR that adds load or changes the deployment eats
