@@ -629,3 +629,23 @@ def test_11_segment_rows_carry_the_segments_owner(tmp_path: Path) -> None:
     junit = _fmt(path, "junit")
     case = junit.split('name="b: segment:prefill"')[1].split("</testcase>")[0]
     assert 'name="owner" value="@acme/serving"' in case
+
+
+def test_7_reserve_is_overridable_run_wide(tmp_path: Path) -> None:
+    # memory-reserve in the config file replaces the 3 GiB default for every deployment
+    # that declares no memory_overhead: required = 4.015e9 + 16 x 7,692 x 128 KiB + 1 GiB
+    (tmp_path / "budgetlint.toml").write_text('memory-reserve = "1 GiB"\n')
+    body = f"""  - name: b
+    owner: "@a/b"
+    workload: {{prompt_tokens: 7192, output_tokens: 1000, concurrency: 16}}
+    promise: {{pace: 5 token/s}}
+    deployment: {{model: llama-3.1-8b, hardware: {A24}, weight_precision: int4, kv_precision: bf16}}
+"""
+    _, report = check(tmp_path, body, "--config", str(tmp_path / "budgetlint.toml"))
+    a = analysis(report)["realistic"]
+    assert a["memory_overhead_bytes_per_device"] == 2**30
+    assert a["memory_required_bytes_per_device"] == pytest.approx(8.03e9 * 0.5 + 16 * 7692 * 131072 + 2**30)
+    (tmp_path / "budgetlint.toml").write_text('memory-reserve = "lots"\n')
+    code, out = run_text(tmp_path, "check", str(tmp_path / "budget.yaml"), "--no-codeowners",
+                         "--config", str(tmp_path / "budgetlint.toml"))
+    assert code != 0 and "memory-reserve" in out

@@ -32,6 +32,7 @@ class Assumptions:
     efficiency_compute: float = 0.5
     collective_overhead: float = 0.10
     memory_usable_fraction: float = 0.9
+    memory_reserve_bytes: float | None = None  # None: adapter.DEFAULT_RUNTIME_RESERVE_BYTES
 
 
 @dataclass
