@@ -649,3 +649,19 @@ def test_7_reserve_is_overridable_run_wide(tmp_path: Path) -> None:
     code, out = run_text(tmp_path, "check", str(tmp_path / "budget.yaml"), "--no-codeowners",
                          "--config", str(tmp_path / "budgetlint.toml"))
     assert code != 0 and "memory-reserve" in out
+
+
+def test_6_an_embedding_larger_than_the_model_is_refused_with_a_reason(tmp_path: Path) -> None:
+    # 128,256 x 64 = 8.2e6 embedding parameters in a 1e6-parameter model: the facts
+    # contradict each other; say so (a warning) rather than compute negative bytes
+    body = """  - name: b
+    owner: "@a/b"
+    workload: {prompt_tokens: 10, output_tokens: 10}
+    promise: {pace: 10 token/s}
+    deployment:
+      model: {name: tiny, parameters: 1000000, layers: 2, attention_heads: 2, hidden_size: 64, vocab_size: 128256}
+      hardware: h100-sxm
+"""
+    code, report = check(tmp_path, body)
+    [f] = findings(report, "BL306")
+    assert f["severity"] == "warning" and "vocab_size" in f["message"] and code == 0

@@ -82,6 +82,13 @@ class ModelShape:
         _positive("kv_heads", self.kv_heads)  # type: ignore[arg-type]
         _positive("head_dim", self.head_dim)  # type: ignore[arg-type]
         _positive("active_params", self.active_params)  # type: ignore[arg-type]
+        if self.vocab_size is not None and self.hidden_size is not None and not self.tie_word_embeddings \
+                and float(self.vocab_size) * float(self.hidden_size) >= float(self.active_params):  # type: ignore[arg-type]
+            raise ValueError(
+                f"the input embedding (vocab_size {self.vocab_size} x hidden_size {self.hidden_size} = "
+                f"{float(self.vocab_size) * float(self.hidden_size):g} parameters) is not smaller than the "
+                f"{self.active_params:g} parameters a token uses: check parameters, vocab_size and hidden_size"
+            )
         if self.active_params > self.total_params:  # type: ignore[operator]
             raise ValueError(
                 f"active_params ({self.active_params:g}) exceeds total_params ({self.total_params:g})"
