@@ -665,3 +665,21 @@ def test_6_an_embedding_larger_than_the_model_is_refused_with_a_reason(tmp_path:
     code, report = check(tmp_path, body)
     [f] = findings(report, "BL306")
     assert f["severity"] == "warning" and "vocab_size" in f["message"] and code == 0
+
+
+@pytest.mark.parametrize("fraction,text", [
+    (0.0813, "+8.1%"), (-0.004, "-0.4%"), (1.14, "+114%"), (2e-5, "+0.002%"),
+    (-0.996, "-99.6%"), (0.996, "+99.6%"), (1.004, "+100.4%"), (1.0, "+100%"), (0.0, "0%"),
+])
+def test_10_the_one_rounding_rule(fraction: float, text: str) -> None:
+    # two significant figures; whole numbers from 100 % up; near 100 % as many digits as show
+    # which side; a value that is not zero never prints as 0 (and a miss never as "1x")
+    from budgetlint.model.units import format_headroom
+
+    assert format_headroom(fraction) == text
+
+
+def test_10_diff_prints_the_signed_headroom() -> None:
+    from budgetlint.reporters._common import fmt_fraction, fmt_headroom
+
+    assert (fmt_headroom(3.09), fmt_headroom(-0.05), fmt_fraction(0.66)) == ("+309%", "-5%", "66%")

@@ -221,7 +221,16 @@ def fmt_value(key: str, value: float | None) -> str:
 
 
 def fmt_fraction(value: float | None) -> str:
-    """A headroom in the one rounding rule (:func:`budgetlint.model.units.format_headroom`)."""
+    """A fraction (a shrink, a threshold) in the one rounding rule: ``0.66`` -> ``66%``."""
+    if value is None:
+        return "unbounded"
+    from budgetlint.model.units import format_percent
+
+    return ("-" if value < 0 else "") + format_percent(value)
+
+
+def fmt_headroom(value: float | None) -> str:
+    """A headroom, signed, in the one rounding rule: ``3.09`` -> ``+309%``."""
     if value is None:
         return "unbounded"
     from budgetlint.model.units import format_headroom
