@@ -38,6 +38,11 @@ Conventions
   sequences at the mean in-flight context ``prompt + N / 2``: ``memory_*``)
   and in the worst case (all at the longest context ``prompt + N``:
   ``memory_*_worst``), with the most sequences that fit in each.
+* The roofline picture (for charts): per device, a decode step (target
+  model, mean context) moves ``W/N + B KV/N`` bytes for ``B T 2 P_a / N``
+  FLOP; the prefill reads the touched weights once (``W_u / N``) for its
+  FLOP / N. Arithmetic intensity = FLOP / bytes; the attainable rate is
+  ``min(F, I x BW)``; the ridge is ``F / BW`` (all at this efficiency).
 """
 
 from __future__ import annotations
@@ -133,6 +138,18 @@ class Analysis:
     memory_headroom_worst_bytes_per_device: Optional[float]
     memory_fits_worst: Optional[bool]
     memory_max_sequences_worst: Optional[int]
+    # the roofline picture (per device, peak figures; decode at the mean context,
+    # the target model only): arithmetic intensity = FLOP / bytes moved, and the
+    # attainable rate min(F, I x BW) at this analysis's efficiency
+    bandwidth_peak_bytes_per_s: float
+    ridge_intensity_flop_per_byte: float
+    decode_flop_per_step: float
+    decode_bytes_per_step: float
+    decode_intensity_flop_per_byte: float
+    decode_attainable_flop_per_s: float
+    prefill_bytes: float
+    prefill_intensity_flop_per_byte: float
+    prefill_attainable_flop_per_s: float
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
@@ -290,6 +307,14 @@ def analyse(
         ).time_s
     prefill_s = pf.time_s + draft_prefill_s
 
+    # ---- the roofline picture (per device; N cancels in the intensities)
+    dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
+    dec_bytes = (w_touched + batch * kv_bytes_for_context(model, b_kv, mean_ctx)) / n_dev
+    pf_flop = (lin + attn) / n_dev
+    pf_bytes = weight_bytes(_params_read(model, u), b_w) / n_dev
+    dec_ai = dec_flop / dec_bytes
+    pf_ai = pf_flop / pf_bytes
+
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
     # a buffer larger than the reply is flushed when generation ends: min(k, N)
@@ -377,4 +402,13 @@ def analyse(
         memory_headroom_worst_bytes_per_device=worst.headroom_bytes_per_device,
         memory_fits_worst=worst.fits,
         memory_max_sequences_worst=most_worst,
+        bandwidth_peak_bytes_per_s=acc.bandwidth_bytes_per_s,
+        ridge_intensity_flop_per_byte=flops / bw,
+        decode_flop_per_step=dec_flop,
+        decode_bytes_per_step=dec_bytes,
+        decode_intensity_flop_per_byte=dec_ai,
+        decode_attainable_flop_per_s=min(flops, dec_ai * bw),
+        prefill_bytes=pf_bytes,
+        prefill_intensity_flop_per_byte=pf_ai,
+        prefill_attainable_flop_per_s=min(flops, pf_ai * bw),
     )
