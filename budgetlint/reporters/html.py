@@ -446,7 +446,8 @@ _STAGES = {
     "ttft": (("queue", "queue_s", PALETTE["grey"]), ("connection", "connection_setup_s", PALETTE["purple"]),
              ("prefill", "prefill_s", PALETTE["vermillion"]), ("proxy flush", "proxy_delay_s", PALETTE["yellow"])),
     "e2e": (("queue", "queue_s", PALETTE["grey"]), ("connection", "connection_setup_s", PALETTE["purple"]),
-            ("prefill", "prefill_s", PALETTE["vermillion"]), ("decode", "decode_s", PALETTE["blue"])),
+            # prefill makes the first token: the reply's other N - 1 tokens are decode steps
+            ("prefill", "prefill_s", PALETTE["vermillion"]), ("decode", "decode_after_first_s", PALETTE["blue"])),
     "tpot": (("decode per token", "tpot_s", PALETTE["blue"]),),
 }
 

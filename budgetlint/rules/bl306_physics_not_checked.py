@@ -45,6 +45,7 @@ CODE = "BL306"
 NAME = "physics-not-checked"
 SUMMARY = "A budget whose promises could not be checked against the roofline."
 SEVERITY = Severity.WARNING
+OTHER_SEVERITIES = {Severity.INFO: "the budget declares no deployment: it asked for no physics"}
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
