@@ -100,6 +100,10 @@ def _overhead_words(ev: Any, a: Any) -> str:
     return "memory_overhead" if declared else "runtime reserve"
 
 
+def _seqs(n: Any) -> str:
+    return "1 sequence" if n == 1 else f"{n} sequences"
+
+
 def _fit(n: Any) -> str:
     """``0`` -> "no sequence fits"; ``1`` -> "1 sequence fits"; ``7`` -> "7 sequences fit"."""
     if n == 0:
@@ -118,7 +122,7 @@ def describe_memory(ev: Any) -> str:
     if a.memory_overhead_bytes_per_device:
         parts.append(f"{_overhead_words(ev, a)} {_b(a.memory_overhead_bytes_per_device)}")
     wl = ev.workload
-    ctx = (f"{wl.concurrency} sequences at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
+    ctx = (f"{_seqs(wl.concurrency)} at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
            f"= prompt + output / 2")
     hw = b.deployment.hardware
     fit = (f"{_fit(a.memory_max_sequences)} at that context, "
@@ -135,7 +139,7 @@ def describe_memory_tail(ev: Any) -> str:
     """The steady state fits but the worst case (every sequence at its final length) does not."""
     b, a, wl = ev.budget, ev.realistic, ev.workload
     final = wl.prompt_tokens + wl.output_tokens
-    return (f"budget {b.name!r}: {wl.concurrency} sequences fit in the steady state "
+    return (f"budget {b.name!r}: {_seqs(wl.concurrency)} fit in the steady state "
             f"({_b(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
             f"{a.memory_context_steady_tokens:g} tokens; {_fit(a.memory_max_sequences)} there) but not "
             f"when all reach their final {final:g} tokens ({_b(a.memory_required_worst_bytes_per_device)} of "
