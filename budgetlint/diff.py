@@ -71,6 +71,8 @@ def repo_root(cwd: Path | None = None) -> Path:
 
 
 def resolve_ref(ref: str, root: Path) -> str:
+    if ref.startswith("-") or any(c in ref for c in "\n\r\0"):
+        raise BaseRefError(f"--base {ref!r} is not a git ref (it would be read as an option to git)")
     try:
         return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).decode().strip()
     except BaseRefError:
