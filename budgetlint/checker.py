@@ -75,6 +75,7 @@ class Context:
     options: Options
     cache: dict[str, Any] = field(default_factory=dict)
     total_budgets: int = -1
+    paths: list[str] = field(default_factory=list)  # the paths the run was given (BL014 names them)
 
     def __post_init__(self) -> None:
         if self.total_budgets < 0:
@@ -197,7 +198,7 @@ def _run_streaming(paths: list[str], options: Options) -> Report:
         report.suppressed.extend(batch.suppressed)
         carried = {k: v for k, v in ctx.cache.items() if isinstance(k, tuple) and k[0] == "bench-file"}
 
-    run_ctx = Context([], catalog, teams, teams_source, options, total_budgets=total)
+    run_ctx = Context([], catalog, teams, teams_source, options, total_budgets=total, paths=list(paths))
     for rule in rules:
         if rule.scope == "run":
             report.findings.extend(rule.check(run_ctx))
@@ -261,7 +262,7 @@ def build_context(paths: list[str], options: Options | None = None) -> tuple[Rep
                                                 found.files, options, report, sink)
     budgets = _build_budgets(by_kind["budgets"], catalog, sink, {}, invalid_budgets)
     report.findings.extend(sink.findings)
-    return report, Context(budgets, catalog, teams, teams_source, options)
+    return report, Context(budgets, catalog, teams, teams_source, options, paths=list(paths))
 
 
 def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document], files: list[Path],

@@ -32,3 +32,42 @@ def test_point1_base_ref_that_looks_like_a_git_option_is_refused(tmp_path: Path)
     assert_gate(run, codes=(2,), names="--output=pwned")
     assert "is not a git ref" in run.stderr
     assert not (tmp_path / "pwned").exists()
+
+
+# --- point 3: nothing checked is not a pass ------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["empty-file", "empty-folder", "other-yaml", "teams-only", "empty-list"])
+def test_point3_a_run_that_checks_no_budget_fails_and_names_the_path(tmp_path: Path, layout: str) -> None:
+    target = {"empty-file": "empty.yaml", "empty-list": "none.yaml"}.get(layout, "budget/")
+    if layout == "empty-file":
+        (tmp_path / target).write_text("", encoding="utf-8")
+    elif layout == "empty-list":
+        (tmp_path / target).write_text("version: 1\nkind: budgets\nbudgets: []\n", encoding="utf-8")
+    else:
+        (tmp_path / "budget").mkdir()
+        if layout == "other-yaml":
+            (tmp_path / "budget" / "compose.yaml").write_text("services: {web: {image: nginx}}\n")
+        if layout == "teams-only":
+            shutil.copy(BUDGETS / "teams.yaml", tmp_path / "budget" / "teams.yaml")
+    run = bounded("check", "--no-summary", "--no-codeowners", target, cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL014", names=f"no budget checked in {target}")
+    assert "No problems found" not in run.stdout
+    for fmt in ("json", "sarif"):  # the gate's other outputs fail it too
+        out = bounded("check", "--no-summary", "--no-codeowners", "--format", fmt, target, cwd=tmp_path)
+        assert out.returncode == 1 and "BL014" in out.stdout
+
+
+def test_point3_the_opt_out_is_the_rule_switch(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    run = bounded("check", "--no-summary", "--ignore", "BL014", "empty", cwd=tmp_path)
+    assert_gate(run, codes=(0,))
+    (tmp_path / "budgetlint.toml").write_text('[tool.budgetlint]\nignore = ["BL014"]\n', encoding="utf-8")
+    assert_gate(bounded("check", "--no-summary", "empty", cwd=tmp_path), codes=(0,))
+
+
+def test_point3_one_budget_is_enough(tmp_path: Path) -> None:
+    _copy_budgets(tmp_path)
+    run = bounded("check", "--no-summary", "budgets/", cwd=tmp_path)
+    assert_gate(run, codes=(0,))
+    assert "BL014" not in run.stdout
