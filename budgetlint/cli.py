@@ -142,12 +142,17 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("--with-configured-paths", is_flag=True, default=False,
+              help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
+                   "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
+                   "together with the budgets that use it.")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
+          with_configured_paths: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
@@ -183,7 +188,15 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     if (fail_on_regression or regression_threshold is not None) and not base_ref:
         raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
     fail_on = fail_on or config.fail_on or "error"
-    targets = list(paths) or list(config.paths) or ["budgets/"]
+    configured = list(config.paths) or ["budgets/"]
+    if with_configured_paths:
+        from pathlib import Path
+
+        # the default budgets/ only where it exists: a hook in a repository without one checks the files it got
+        configured = [p for p in configured if config.paths or Path(p).is_dir()]
+        targets = list(paths) + [p for p in configured if p not in paths]
+    else:
+        targets = list(paths) or configured
     try:
         report = run_check(targets + list(config.catalog) + all_teams, options)
     except InputError as exc:

@@ -124,8 +124,9 @@ def test_pre_commit_hook_manifest() -> None:
     assert {"id", "name", "entry", "language"} <= set(hook)
     assert hook["entry"] == "budgetlint check"
     assert hook["language"] == "python"
-    # the whole configured paths are checked: budgets refer to other files
-    assert hook["pass_filenames"] is False
+    # the changed files are passed, and checked with the configured paths: budgets refer to other files
+    assert hook["pass_filenames"] is True
+    assert "--with-configured-paths" in hook["args"]
     files = re.compile(hook["files"])
     for path in ("budgets/chat.yaml", "svc/budgets/x.yml", "chat.budgets.yaml", "h100.hardware.yml", "teams.yaml"):
         assert files.search(path), path

@@ -71,3 +71,56 @@ def test_point3_one_budget_is_enough(tmp_path: Path) -> None:
     run = bounded("check", "--no-summary", "budgets/", cwd=tmp_path)
     assert_gate(run, codes=(0,))
     assert "BL014" not in run.stdout
+
+
+# --- point 2: the pre-commit hook checks the files it is given ---------------------------------------
+
+BROKEN = """version: 1
+kind: budgets
+budgets:
+  - name: svc-reply
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {prompt_tokens: 2000, output_tokens: 600, concurrency: 8}
+    promise: {ttft: 400 GB, pace: 25, e2e: 3 lightyears}
+"""
+
+
+def _hook_command(changed: list[str]) -> list[str]:
+    """The command pre-commit runs for the hook: entry, args, then the changed
+    files its `files` pattern matches (when pass_filenames is true)."""
+    import re
+
+    import yaml
+
+    (hook,) = [h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "budgetlint"]
+    argv = hook["entry"].split() + list(hook.get("args", []))
+    if hook.get("pass_filenames", True):
+        pattern = re.compile(hook["files"])
+        argv += [f for f in changed if pattern.search(f)]
+    assert argv[0] == "budgetlint"
+    return argv[1:]
+
+
+def test_point2_hook_checks_a_changed_file_outside_budgets(tmp_path: Path) -> None:
+    _copy_budgets(tmp_path)
+    (tmp_path / "svc").mkdir()
+    (tmp_path / "svc" / "chat.budgets.yaml").write_text(BROKEN, encoding="utf-8")
+    run = bounded(*_hook_command(["svc/chat.budgets.yaml", "README.md"]), "--no-summary", cwd=tmp_path)
+    assert_gate(run, codes=(1,), names="svc/chat.budgets.yaml:8:")
+    assert run.stdout.count("svc/chat.budgets.yaml:8:") >= 3  # the three bad quantities, one by one
+
+
+def test_point2_hook_on_a_changed_teams_file_checks_the_budgets_that_use_it(tmp_path: Path) -> None:
+    budgets = _copy_budgets(tmp_path)
+    teams = (budgets / "teams.yaml").read_text(encoding="utf-8")
+    (budgets / "teams.yaml").write_text(teams.replace("@acme/chat", "@acme/chat-renamed"), encoding="utf-8")
+    run = bounded(*_hook_command(["budgets/teams.yaml"]), "--no-summary", "--no-codeowners", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL103", names="budgets/chat.yaml")
+
+
+def test_point2_hook_in_a_repository_without_budgets_folder(tmp_path: Path) -> None:
+    shutil.copy(BUDGETS / "chat.yaml", tmp_path / "chat.budgets.yaml")
+    shutil.copy(BUDGETS / "teams.yaml", tmp_path / "teams.yaml")
+    run = bounded(*_hook_command(["chat.budgets.yaml"]), "--no-summary", "--no-codeowners", cwd=tmp_path)
+    assert_gate(run, codes=(0,))
