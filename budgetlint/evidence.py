@@ -135,6 +135,8 @@ class Evidence:
     files: dict[str, BenchFile] = field(default_factory=dict)  # display path -> file
     links: list[Link] = field(default_factory=list)
     unmatched_globs: list[tuple[Budget, int, str]] = field(default_factory=list)
+    unmatched_cli: list[str] = field(default_factory=list)  # --bench globs that match no file
+    capped_globs: list[tuple[Budget | None, int, str, int]] = field(default_factory=list)  # (budget, i, glob, kept)
     unlinked: list[tuple[BenchFile, Measurement, list[str]]] = field(default_factory=list)
 
     def for_budget(self, budget: Budget) -> list[Link]:
@@ -158,18 +160,74 @@ def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
 MAX_GLOB_FILES = 1000
 
 
-def _glob(base: Path, pattern: str) -> list[Path]:
+def _glob(base: Path, pattern: str, limit: int | None = None) -> tuple[list[Path], bool]:
+    """The files ``pattern`` (relative to ``base``) matches, and whether ``limit`` cut the list.
+
+    A plain path is itself (when it exists). A glob is walked depth first in
+    sorted name order at every level, so the first ``limit`` matches are the same files
+    whatever order the file system returns or the files were created in.
+    """
+    limit = MAX_GLOB_FILES if limit is None else limit
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if glob.has_magic(pattern):
-        found = []
-        for name in glob.iglob(full, recursive=True):
-            if fs.is_file(Path(name)):
-                found.append(Path(name))
-                if len(found) >= MAX_GLOB_FILES:
-                    break
-        return sorted(found)
+        return sorted_glob(full, limit)
     p = Path(full)
-    return [p] if fs.exists(p) else []
+    return ([p] if fs.exists(p) else []), False
+
+
+def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
+    """``glob.glob(pattern, recursive=True)`` for files, in sorted order, stopping after ``limit``.
+
+    As glob: ``*`` and ``?`` do not match a leading dot, ``**`` matches zero
+    or more folders; a folder reached twice through symbolic links is not
+    walked again. Returns (files, True when more matched than ``limit``).
+    """
+    import fnmatch
+    import os
+
+    parts = Path(pattern).parts
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:first]) if first else Path(".")
+    rest = parts[first:]
+    found: list[Path] = []
+    seen: set[str] = set()
+    visited: set[tuple[str, tuple[str, ...]]] = set()
+
+    def names(folder: Path) -> list[str]:
+        try:
+            return sorted(os.listdir(folder))
+        except OSError:
+            return []
+
+    # depth first, children in sorted order: an explicit stack (a deep tree is no RecursionError)
+    stack: list[tuple[Path, tuple[str, ...]]] = [(root, rest)]
+    while stack:
+        here, rest = stack.pop()
+        if not rest:
+            key = os.path.realpath(here)
+            if key not in seen and fs.is_file(here):
+                if len(found) >= limit:
+                    return found, True
+                seen.add(key)
+                found.append(here)
+            continue
+        if not fs.is_dir(here):
+            continue
+        state = (os.path.realpath(here), rest)
+        if state in visited:  # a symlink loop, or ** reaching one folder twice
+            continue
+        visited.add(state)
+        head, tail = rest[0], rest[1:]
+        if head == "**":
+            later = [(here / n, rest) for n in names(here) if not n.startswith(".") and fs.is_dir(here / n)]
+            later.insert(0, (here, tail))  # ** as zero folders first
+        elif glob.has_magic(head):
+            later = [(here / n, tail) for n in names(here)
+                     if fnmatch.fnmatchcase(n, head) and (head.startswith(".") or not n.startswith("."))]
+        else:
+            later = [(here / head, tail)]
+        stack.extend(reversed(later))
+    return found, False
 
 
 # --------------------------------------------------------------------------- matching
@@ -516,16 +574,18 @@ def evidence_for(ctx: Any) -> Evidence:
     for b in ctx.budgets:
         base = Path(b.doc.file).parent
         for i, pattern in enumerate(b.bench):
-            paths = _glob(base, pattern)
+            paths, cut = _glob(base, pattern)
             if not paths:
                 ev.unmatched_globs.append((b, i, pattern))
                 continue
+            if cut:
+                ev.capped_globs.append((b, i, pattern, len(paths)))
             for p in paths:
                 bf = read_file(ctx, p)
                 ev.files.setdefault(bf.path, bf)
                 for m in bf.measurements:
                     _link(ctx, b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), found, ev)
-    for raw in getattr(ctx.options, "bench", None) or []:
+    for raw in _cli_bench(ctx, ev):
         p = Path(raw)
         bf = read_file(ctx, p, display_path(p))
         ev.files.setdefault(bf.path, bf)
@@ -548,6 +608,22 @@ def evidence_for(ctx: Any) -> Evidence:
     ctx.cache["evidence"] = ev
     _record_analysis(ctx, ev)
     return ev
+
+
+def _cli_bench(ctx: Any, ev: Evidence) -> list[str]:
+    """``--bench`` values, globs expanded (relative to the working directory) as in ``bench:``."""
+    out: list[str] = []
+    for i, raw in enumerate(getattr(ctx.options, "bench", None) or []):
+        if not glob.has_magic(raw):
+            out.append(raw)  # read as given: a missing file is reported by the reader, by its name
+            continue
+        paths, cut = _glob(Path("."), raw)
+        if not paths:
+            ev.unmatched_cli.append(raw)
+        if cut:
+            ev.capped_globs.append((None, i, raw, len(paths)))
+        out.extend(str(p) for p in paths)
+    return out
 
 
 def _record_analysis(ctx: Any, ev: Evidence) -> None:

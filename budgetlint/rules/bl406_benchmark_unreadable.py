@@ -21,7 +21,10 @@ known):
 | `bench-impossible-value` | a negative latency, or a zero TTFT/E2E (dropped: not measured) |
 
 A `bench:` path or glob that matches no file is reported at its line in
-the budget file.
+the budget file, and so is a `--bench` glob that matches none. Globs (in
+`bench:` and in `--bench`) are expanded in sorted order (by name, folder
+by folder, whatever order the file system lists them in); an entry that
+matches more than 1,000 files is cut to the first 1,000 in that order, and a warning says so: the rest were not checked.
 
 ## Why
 Evidence that cannot be read is no evidence, and a silent skip would let a
@@ -85,3 +88,14 @@ def check(ctx) -> Iterator[Finding]:
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
                       b.loc("bench", i), budget=b.name,
                       fix="fix the path or glob, or commit the benchmark file")
+    for pattern in ev.unmatched_cli:
+        yield Finding(CODE, SEVERITY, f"--bench {pattern!r} matches no file (relative to the working directory)",
+                      None, fix="fix the glob, or commit the benchmark file")
+    for b, i, pattern, kept in ev.capped_globs:
+        where = b.loc("bench", i) if b is not None else None
+        entry = f"bench entry {pattern!r}" if b is not None else f"--bench {pattern!r}"
+        yield Finding(CODE, Severity.WARNING,
+                      f"{entry} matches more than {kept} files; only the first {kept} in sorted order (by name, folder by folder) "
+                      f"were read (the limit per entry), the rest were not checked",
+                      where, budget=b.name if b is not None else None,
+                      fix="narrow the glob to the runs that matter, or split it into several entries")

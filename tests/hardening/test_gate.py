@@ -124,3 +124,83 @@ def test_point2_hook_in_a_repository_without_budgets_folder(tmp_path: Path) -> N
     shutil.copy(BUDGETS / "teams.yaml", tmp_path / "teams.yaml")
     run = bounded(*_hook_command(["chat.budgets.yaml"]), "--no-summary", "--no-codeowners", cwd=tmp_path)
     assert_gate(run, codes=(0,))
+
+
+# --- points 4 and 6: bench globs: a fixed order, a finding when cut, and --bench expands them ----------
+
+
+def _native(path: Path, ttft_p95_ms: float) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"kind": "budgetlint-benchmark", "version": 1, "measurements": [{
+        "source": path.name, "format": "native", "label": None,
+        "conditions": {k: {"value": v, "provenance": "read"} for k, v in
+                       {"concurrency": 16.0, "prompt_tokens": 2000.0, "output_tokens": 200.0,
+                        "measured_at": "server"}.items()},
+        "metrics": {"ttft": {"unit": "s", "definition": "ttft", "method": "reported", "mean": None,
+                             "percentiles": {"p95": ttft_p95_ms / 1e3}, "count": None,
+                             "source": "hand-written", "notes": []}}}]}), encoding="utf-8")
+
+
+def _budget(folder: Path, bench: list[str] | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "teams.yaml").write_text('version: 1\nkind: teams\nteams:\n  - handle: "@t/serving"\n')
+    text = ("version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@t/serving\"\n"
+            "    percentile: p95\n    workload: {prompt_tokens: 2000, output_tokens: 200, concurrency: 16,"
+            " measured_at: server}\n    promise: {ttft: 400 ms}\n")
+    if bench is not None:
+        text += "    bench: [" + ", ".join(json.dumps(b) for b in bench) + "]\n"
+    (folder / "budgets.yaml").write_text(text, encoding="utf-8")
+
+
+def test_point4_a_capped_glob_is_said_and_keeps_the_first_files_in_sorted_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from budgetlint import evidence
+    from budgetlint.checker import Options, run_check
+
+    _budget(tmp_path / "budgets", bench=["../runs/*.json"])
+    # created last-first; only run-0 .. run-2 (sorted first) may be read, and run-4 misses the promise
+    for i, ttft in reversed(list(enumerate([100, 110, 120, 130, 900]))):
+        _native(tmp_path / "runs" / f"run-{i}.json", ttft)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(evidence, "MAX_GLOB_FILES", 3)
+    report = run_check(["budgets"], Options(use_codeowners=False))
+    cut = [f for f in report.findings if f.rule == "BL406"]
+    assert len(cut) == 1 and cut[0].severity.label == "warning", [(f.rule, f.message) for f in report.findings]
+    assert "'../runs/*.json' matches more than 3 files; only the first 3" in cut[0].message
+    assert cut[0].location is not None and cut[0].location.file == "budgets/budgets.yaml"
+    assert not [f for f in report.findings if f.rule == "BL401"]  # run-4 (900 ms) was not among the three
+
+
+def test_point4_the_glob_order_does_not_depend_on_the_listing_order(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from budgetlint.evidence import sorted_glob
+
+    for name in ("b/2.json", "a/9.json", "a/10.json", "c.json", ".hidden/x.json"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    first, cut = sorted_glob("**/*.json", 3)
+    real = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda p=".": list(reversed(sorted(real(p)))))
+    again, cut_again = sorted_glob("**/*.json", 3)
+    assert first == again and cut and cut_again
+    assert [p.as_posix() for p in first] == ["c.json", "a/10.json", "a/9.json"]  # names sorted, folder by folder
+    every, cut = sorted_glob("**/*.json", 100)
+    assert not cut and sorted(p.as_posix() for p in every) == ["a/10.json", "a/9.json", "b/2.json", "c.json"]
+
+
+def test_point6_bench_on_the_command_line_expands_globs(tmp_path: Path) -> None:
+    _budget(tmp_path / "budgets")
+    _native(tmp_path / "runs" / "a.json", 300)
+    _native(tmp_path / "runs" / "b.json", 500)
+    run = bounded("check", "--no-summary", "budgets", "--bench", "runs/*.json", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL401", names="runs/b.json")
+    assert "cannot read" not in run.stdout
+
+
+def test_point6_a_bench_glob_on_the_command_line_that_matches_nothing(tmp_path: Path) -> None:
+    _budget(tmp_path / "budgets")
+    run = bounded("check", "--no-summary", "budgets", "--bench", "runz/*.json", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL406", names="--bench 'runz/*.json' matches no file")
