@@ -68,7 +68,7 @@ def _color(stream_is_stdout: bool) -> bool:
     return stream_is_stdout and sys.stdout.isatty()
 
 
-def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> None:
+def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif_info: bool = False) -> None:
     from budgetlint.reporters import get_chunks
 
     formats = formats or ("text",)
@@ -79,7 +79,8 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> No
             "standard output")
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
-        pieces = get_chunks(fmt)(report, color=_color(target is None or target == "-"))
+        extra = {"include_info": True} if fmt == "sarif" and sarif_info else {}
+        pieces = get_chunks(fmt)(report, color=_color(target is None or target == "-"), **extra)
         if target is None or target == "-":
             last = ""
             for piece in pieces:  # written as made: a large report is never held whole
@@ -142,6 +143,9 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("--sarif-info", is_flag=True, default=False,
+              help="Put information findings (met promises and their headroom) into SARIF as level note. "
+                   "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
 @click.option("--with-configured-paths", is_flag=True, default=False,
               help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
                    "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
@@ -152,7 +156,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
-          with_configured_paths: bool) -> None:
+          with_configured_paths: bool, sarif_info: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
@@ -204,7 +208,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         sys.exit(EXIT_USAGE)
     if quiet:
         report.findings = [f for f in report.findings if f.severity > Severity.INFO]
-    _emit(report, formats, outputs)
+    _emit(report, formats, outputs, sarif_info)
     if not no_summary:
         _step_summary(report)
     sys.exit(exit_code(report.findings, Severity.parse(fail_on)))

@@ -204,3 +204,19 @@ def test_point6_a_bench_glob_on_the_command_line_that_matches_nothing(tmp_path: 
     _budget(tmp_path / "budgets")
     run = bounded("check", "--no-summary", "budgets", "--bench", "runz/*.json", cwd=tmp_path)
     assert_gate(run, codes=(1,), rule="BL406", names="--bench 'runz/*.json' matches no file")
+
+
+# --- point 5: SARIF on the shipped budgets: met promises are no alerts --------------------------------
+
+
+def test_point5_sarif_of_the_shipped_budgets_has_no_alert_for_a_met_promise(tmp_path: Path) -> None:
+    _copy_budgets(tmp_path)
+    run = bounded("check", "--no-summary", "--format", "sarif", "budgets/", cwd=tmp_path)
+    assert_gate(run, codes=(0,))
+    sarif_run = json.loads(run.stdout)["runs"][0]
+    # the four shipped budgets pass: 11 met promises (BL304), none an alert
+    assert sarif_run["results"] == []
+    assert sarif_run["properties"]["informationLeftOut"] >= 11
+    opted = bounded("check", "--no-summary", "--format", "sarif", "--sarif-info", "budgets/", cwd=tmp_path)
+    levels = [r["level"] for r in json.loads(opted.stdout)["runs"][0]["results"]]
+    assert levels and set(levels) == {"note"} and levels.count("note") >= 11
