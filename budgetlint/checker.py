@@ -196,7 +196,8 @@ def _run_streaming(paths: list[str], options: Options) -> Report:
         report.findings.extend(batch.findings)
         report.budgets.extend(batch.budgets)
         report.suppressed.extend(batch.suppressed)
-        carried = {k: v for k, v in ctx.cache.items() if isinstance(k, tuple) and k[0] == "bench-file"}
+        carried = {k: v for k, v in ctx.cache.items()
+                   if (isinstance(k, tuple) and k[0] == "bench-file") or k == "suggest-owner"}
 
     run_ctx = Context([], catalog, teams, teams_source, options, total_budgets=total, paths=list(paths))
     for rule in rules:

@@ -22,7 +22,6 @@ Use a handle from the registry, or add the team to `teams.yaml`.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -36,17 +35,21 @@ SEVERITY = Severity.ERROR
 def check(ctx) -> Iterator[Finding]:
     if not ctx.teams:
         return
-    known = sorted(ctx.teams)
+    from budgetlint.suggest import Suggester
+
+    if "suggest-owner" not in ctx.cache:  # one per run: carried from file to file (bounded work)
+        ctx.cache["suggest-owner"] = Suggester(sorted(ctx.teams), cutoff=0.5)
+    suggest = ctx.cache["suggest-owner"]
     for b in ctx.budgets:
         owners = [(b.owner, b.loc("owner"), "owner")]
         owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
         for owner, where, what in owners:
             if not owner or owner.lower() in ctx.teams:
                 continue
-            close = difflib.get_close_matches(owner.lower(), known, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            close = suggest(owner.lower())
+            hint = f"; did you mean {close!r}?" if close else ""
             yield Finding(CODE, SEVERITY,
                           f"{what} {owner!r} of budget {b.name!r} is not a known team "
                           f"(teams from {ctx.teams_source}){hint}",
                           where, budget=b.name,
-                          fix=f"use {close[0]!r}" if close else "add the team to the teams registry")
+                          fix=f"use {close!r}" if close else "add the team to the teams registry")

@@ -220,3 +220,42 @@ def test_point5_sarif_of_the_shipped_budgets_has_no_alert_for_a_met_promise(tmp_
     opted = bounded("check", "--no-summary", "--format", "sarif", "--sarif-info", "budgets/", cwd=tmp_path)
     levels = [r["level"] for r in json.loads(opted.stdout)["runs"][0]["results"]]
     assert levels and set(levels) == {"note"} and levels.count("note") >= 11
+
+
+# --- point 11: did-you-mean in bounded time ----------------------------------------------------------
+
+
+def test_point11_thousands_of_unknown_owners_against_500_teams(tmp_path: Path) -> None:
+    teams = ["version: 1", "kind: teams", "teams:"] + [f'  - handle: "@acme/team-{i:04d}-serving"' for i in range(500)]
+    (tmp_path / "teams.yaml").write_text("\n".join(teams) + "\n", encoding="utf-8")
+    lines = ["version: 1", "kind: budgets", "budgets:"]
+    for b in range(400):  # 2,400 unknown owners: ~70 s before the fix
+        lines += [f"  - name: b{b}", f'    owner: "@acme/owner-{b:04d}-x"', "    percentile: p95",
+                  "    workload: {prompt_tokens: 100, output_tokens: 10, concurrency: 1}",
+                  "    promise: {e2e: 10 s}", "    segments:"]
+        lines += [f'      - {{name: s{s}, kind: queue, allowance: 1 ms, owner: "@acme/seg-{b:04d}-{s}"}}'
+                  for s in range(5)]
+    (tmp_path / "budgets.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = bounded("check", "--no-summary", "--no-codeowners", ".", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL103", names="budgets.yaml:5:12")
+    assert run.stdout.count("BL103") == 2400  # every unknown owner is still reported
+
+
+def test_point11_thousands_of_unknown_model_names(tmp_path: Path) -> None:
+    lines = ["version: 1", "kind: models", "models:"]
+    lines += [f"  - {{name: acme-model-{i:04d}-instruct, extends: acme-base-{i:04d}-missing}}" for i in range(1500)]
+    (tmp_path / "models.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = bounded("check", "--no-summary", "--no-codeowners", "models.yaml", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL008", names="models.yaml:4:")
+    assert run.stdout.count("BL008") == 1500
+
+
+def test_point11_suggestions_are_still_made_for_ordinary_typos() -> None:
+    import difflib
+
+    from budgetlint.suggest import closest
+
+    teams = sorted(["@acme/chat", "@acme/serving", "@acme/runtime", "@acme/devtools", "@acme/voice"])
+    for typo in ("@acme/chta", "@acme/serivng", "@acme/runtmie", "@acme/devtool", "@acme/vocie", "@zzz/qqq"):
+        expected = difflib.get_close_matches(typo, teams, n=1, cutoff=0.5)  # the reference implementation
+        assert closest(typo, teams, cutoff=0.5) == (expected[0] if expected else None), typo
