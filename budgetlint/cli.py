@@ -161,7 +161,13 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
     from budgetlint.findings import Severity, exit_code
+    from budgetlint.policy import today
 
+    try:
+        today()  # BUDGETLINT_TODAY, when set, must be a date: a usage error, said before any work
+    except ValueError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     try:
         config = load_config(config_path)
     except ConfigError as exc:

@@ -259,3 +259,56 @@ def test_point11_suggestions_are_still_made_for_ordinary_typos() -> None:
     for typo in ("@acme/chta", "@acme/serivng", "@acme/runtmie", "@acme/devtool", "@acme/vocie", "@zzz/qqq"):
         expected = difflib.get_close_matches(typo, teams, n=1, cutoff=0.5)  # the reference implementation
         assert closest(typo, teams, cutoff=0.5) == (expected[0] if expected else None), typo
+
+
+# --- point 12: these ended in exit 3 (internal error) ------------------------------------------------
+
+LIFECYCLE = {"load_summary": {"count": 10, "requested_rate": 1.0, "achieved_rate": 1.0},
+             "successes": {"count": 10, "latency": {"request_latency": {
+                 "mean": 0.5, "median": 0.5, "p90": 0.55, "p95": 0.6, "p99": 0.7}}},
+             "failures": {"count": 0}}
+BAD_SIDECAR = "load:\n  type: constant\n  stages: [{rate: 1, duration: 10}]\nserver: {type: vllm}\ncreated: 2024-02-30\n"
+
+
+def test_point12_a_sidecar_with_an_impossible_date(tmp_path: Path) -> None:
+    _budget(tmp_path / "budgets")
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "stage_0_lifecycle_metrics.json").write_text(json.dumps(LIFECYCLE))
+    (tmp_path / "runs" / "config.yaml").write_text(BAD_SIDECAR)
+    run = bounded("check", "--no-summary", "budgets", "--bench", "runs/stage_0_lifecycle_metrics.json", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL406", names="runs/stage_0_lifecycle_metrics.json:1:1")
+    assert "sidecar config.yaml cannot be read" in run.stdout and "day is out of range" in run.stdout
+
+
+def test_point12_a_sidecar_inside_the_budgets_folder(tmp_path: Path) -> None:
+    _budget(tmp_path / "budgets", bench=["stage_0_lifecycle_metrics.json"])
+    (tmp_path / "budgets" / "stage_0_lifecycle_metrics.json").write_text(json.dumps(LIFECYCLE))
+    (tmp_path / "budgets" / "config.yaml").write_text(BAD_SIDECAR)
+    run = bounded("check", "--no-summary", "budgets", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL406", names="budgets/stage_0_lifecycle_metrics.json:1:1")
+    assert "budgets/config.yaml:1:1: BL013" in run.stdout  # and, as a YAML file in the folder, not a budget
+
+
+@pytest.mark.parametrize(("name", "value", "where", "what"), [
+    ("nested-array", "[" * 5000 + "]" * 5000, "pyproject.toml:2:", "nesting too deep"),
+    ("nested-table", "{a = " * 5000 + "1" + "}" * 5000, "pyproject.toml:2:", "nesting too deep"),
+    ("huge-integer", "1" + "0" * 5000, "pyproject.toml:2:18", "a number too long"),
+])
+def test_point12_a_pyproject_toml_python_cannot_read(tmp_path: Path, name: str, value: str, where: str,
+                                                      what: str) -> None:
+    import sys
+
+    if name == "huge-integer" and not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("this Python has no limit on integer digits: the number is read")
+    _copy_budgets(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.budgetlint]\nmargin-warning = {value}\n", encoding="utf-8")
+    run = bounded("check", "--no-summary", "budgets/", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL501", names=where)
+    assert what in run.stdout
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2024-02-30", "2024-1-1x"])
+def test_point12_budgetlint_today_that_is_not_a_date(tmp_path: Path, value: str) -> None:
+    _copy_budgets(tmp_path)
+    run = bounded("check", "--no-summary", "budgets/", cwd=tmp_path, env={"BUDGETLINT_TODAY": value})
+    assert_gate(run, codes=(2,), names=f"BUDGETLINT_TODAY={value!r} is not a date (YYYY-MM-DD)")
