@@ -91,11 +91,54 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif
                 click.echo("")  # as before: an empty output is one newline
         else:
             try:
-                with open(target, "w", encoding="utf-8") as fh:
-                    for piece in pieces:
-                        fh.write(piece)
+                write_atomically(target, pieces)
             except OSError as exc:
                 raise click.UsageError(f"cannot write --output {target}: {exc.strerror or exc}") from None
+
+
+def write_atomically(target: str, pieces: Any) -> None:
+    """Write the text ``pieces`` to ``target`` so that a reader sees the old file or the whole new one.
+
+    The text goes to a temporary file in the same folder, which then replaces
+    ``target`` (``os.replace``: atomic on POSIX and Windows). Two runs writing
+    one file leave one whole report; a run killed mid-write leaves the previous
+    report and a stray temporary file at most. A target that exists and is not
+    a regular file (``/dev/stdout``, a pipe) is written in place: renaming over
+    it would replace the device.
+    """
+    import stat
+    import tempfile
+
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "w", encoding="utf-8") as fh:
+            for piece in pieces:
+                fh.write(piece)
+        return
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for piece in pieces:
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        else:  # as open() would have made it: 0666 less the umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _step_summary(report: Any) -> None:
@@ -429,8 +472,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     text = json.dumps(document, indent=2) + "\n"
     if output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_atomically(output, (text,))
         except OSError as exc:
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
     else:

@@ -312,3 +312,65 @@ def test_point12_budgetlint_today_that_is_not_a_date(tmp_path: Path, value: str)
     _copy_budgets(tmp_path)
     run = bounded("check", "--no-summary", "budgets/", cwd=tmp_path, env={"BUDGETLINT_TODAY": value})
     assert_gate(run, codes=(2,), names=f"BUDGETLINT_TODAY={value!r} is not a date (YYYY-MM-DD)")
+
+
+# --- point 13: --output is written atomically ----------------------------------------------------------
+
+_KILLED_MID_WRITE = (
+    "import os, sys\n"
+    "import budgetlint.reporters.json_report as jr\n"
+    "real = jr.chunks\n"
+    "def chunks(report, **kw):\n"
+    "    for i, piece in enumerate(real(report, **kw)):\n"
+    "        yield piece\n"
+    "        if i == 3:\n"
+    "            os.kill(os.getpid(), 9)  # kill -9 in the middle of the report\n"
+    "jr.chunks = chunks\n"
+    "sys.argv = ['budgetlint'] + sys.argv[1:]\n"
+    "from budgetlint.cli import main\n"
+    "main()\n"
+)
+
+
+def test_point13_kill_9_mid_write_keeps_the_previous_report(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    _copy_budgets(tmp_path)
+    args = ["check", "--no-summary", "budgets/", "--format", "json", "--output", "report.json"]
+    first = bounded(*args, cwd=tmp_path)
+    assert_gate(first, codes=(0,))
+    before = (tmp_path / "report.json").read_bytes()
+    json.loads(before)
+    killed = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, *args], cwd=tmp_path, capture_output=True,
+                            timeout=60, env={**os.environ, "GITHUB_STEP_SUMMARY": ""})
+    assert killed.returncode == -9
+    assert (tmp_path / "report.json").read_bytes() == before  # the previous report, whole
+    (tmp_path / "report.json").chmod(0o640)
+    again = bounded(*args, cwd=tmp_path)
+    assert_gate(again, codes=(0,))
+    assert (tmp_path / "report.json").stat().st_mode & 0o777 == 0o640  # the file's mode is kept
+
+
+def test_point13_two_runs_writing_one_file_leave_one_whole_report(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    _copy_budgets(tmp_path)
+    for _ in range(3):
+        procs = [subprocess.Popen([sys.executable, "-m", "budgetlint", "check", "--no-summary", "budgets/",
+                                   "--format", "json", "--output", "same.json"], cwd=tmp_path,
+                                  env={**os.environ, "GITHUB_STEP_SUMMARY": ""}, stdout=subprocess.DEVNULL)
+                 for _ in range(2)]
+        assert [p.wait(timeout=60) for p in procs] == [0, 0]
+        report = json.loads((tmp_path / "same.json").read_text(encoding="utf-8"))
+        assert report["summary"]["budgets"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["budgets", "same.json"]  # no temporary file left
+
+
+def test_point13_output_to_a_device_is_written_in_place(tmp_path: Path) -> None:
+    _copy_budgets(tmp_path)
+    run = bounded("check", "--no-summary", "budgets/", "--format", "json", "--output", "/dev/stdout", cwd=tmp_path)
+    assert_gate(run, codes=(0,))
+    assert json.loads(run.stdout)["summary"]["budgets"] == 4
+    assert Path("/dev/stdout").exists()
