@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from budgetlint import fs
+from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
 
 CODE = "BL014"
@@ -39,7 +39,7 @@ SCOPE = "run"  # once per run: about the run as a whole
 def check(ctx) -> Iterator[Finding]:
     if ctx.total_budgets:
         return
-    from budgetlint.discovery import display_path
+    from budgetlint.files.discovery import display_path
 
     shown = list(ctx.paths) or ["(no paths)"]  # as the user wrote them
     first = Path(ctx.paths[0]) if ctx.paths else None

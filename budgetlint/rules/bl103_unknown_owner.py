@@ -35,7 +35,7 @@ SEVERITY = Severity.ERROR
 def check(ctx) -> Iterator[Finding]:
     if not ctx.teams:
         return
-    from budgetlint.suggest import Suggester
+    from budgetlint.model.suggest import Suggester
 
     if "suggest-owner" not in ctx.cache:  # one per run: carried from file to file (bounded work)
         ctx.cache["suggest-owner"] = Suggester(sorted(ctx.teams), cutoff=0.5)

@@ -154,8 +154,8 @@ def _budget(folder: Path, bench: list[str] | None = None) -> None:
 
 def test_point4_a_capped_glob_is_said_and_keeps_the_first_files_in_sorted_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from budgetlint import evidence
-    from budgetlint.checker import Options, run_check
+    from budgetlint.evaluate import evidence
+    from budgetlint.run.check import Options, run_check
 
     _budget(tmp_path / "budgets", bench=["../runs/*.json"])
     # created last-first; only run-0 .. run-2 (sorted first) may be read, and run-4 misses the promise
@@ -175,7 +175,7 @@ def test_point4_the_glob_order_does_not_depend_on_the_listing_order(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from budgetlint.evidence import sorted_glob
+    from budgetlint.evaluate.evidence import sorted_glob
 
     for name in ("b/2.json", "a/9.json", "a/10.json", "c.json", ".hidden/x.json"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -253,7 +253,7 @@ def test_point11_thousands_of_unknown_model_names(tmp_path: Path) -> None:
 def test_point11_suggestions_are_still_made_for_ordinary_typos() -> None:
     import difflib
 
-    from budgetlint.suggest import closest
+    from budgetlint.model.suggest import closest
 
     teams = sorted(["@acme/chat", "@acme/serving", "@acme/runtime", "@acme/devtools", "@acme/voice"])
     for typo in ("@acme/chta", "@acme/serivng", "@acme/runtmie", "@acme/devtool", "@acme/vocie", "@zzz/qqq"):
