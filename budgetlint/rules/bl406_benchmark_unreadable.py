@@ -18,7 +18,7 @@ known):
 | `bench-no-successful-requests` | every request failed |
 | `bench-schema` | a native document that fails the schema |
 | `bench-io` | unreadable, missing or not UTF-8 |
-| `bench-impossible-value` | a negative latency, or a zero TTFT/E2E (dropped: not measured) |
+| `bench-impossible-value` | a negative latency, throughput, request count or token length, or a zero TTFT/E2E (dropped: not measured) |
 
 A `bench:` path or glob that matches no file is reported at its line in
 the budget file, and so is a `--bench` glob that matches none. Globs (in
@@ -64,7 +64,8 @@ FIXES = {
     "bench-not-a-measurement": "link the result file, not the configuration",
     "bench-no-successful-requests": "every request failed: fix the run and benchmark again",
     "bench-schema": "fix the native document against schemas/benchmark.schema.json",
-    "bench-impossible-value": "check the run and its units: a latency cannot be negative, nor a TTFT zero",
+    "bench-impossible-value": "check the run and its units: a latency, throughput or count cannot be negative, "
+                              "nor a TTFT zero",
     "bench-io": "check the path and the file's permissions and encoding",
 }
 

@@ -374,3 +374,74 @@ def test_point13_output_to_a_device_is_written_in_place(tmp_path: Path) -> None:
     assert_gate(run, codes=(0,))
     assert json.loads(run.stdout)["summary"]["budgets"] == 4
     assert Path("/dev/stdout").exists()
+
+
+# --- point 14: negative throughputs and counts are refused by every reader ---------------------------
+
+VLLM_RUN = {
+    "date": "20250101-000000", "backend": "vllm", "model_id": "m", "num_prompts": 3, "request_rate": 4.0,
+    "max_concurrency": None, "duration": 2.0, "completed": 3, "total_input_tokens": 30,
+    "total_output_tokens": 12, "output_throughput": 6.0, "request_throughput": 1.5, "mean_ttft_ms": 100.0,
+    "median_ttft_ms": 90.0, "p99_ttft_ms": 150.0, "mean_tpot_ms": 20.0, "median_tpot_ms": 20.0, "p99_tpot_ms": 25.0,
+}
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("output_throughput", -6.0, "output_throughput is -6: a throughput cannot be negative"),
+    ("request_throughput", -1.5, "request_throughput is -1.5: a throughput cannot be negative"),
+    ("completed", -3, "completed is -3: a count cannot be negative"),
+    ("num_prompts", -3, "num_prompts is -3: a count cannot be negative"),
+])
+def test_point14_vllm_negative_throughput_or_count_is_refused(tmp_path: Path, field: str, value: float,
+                                                              said: str) -> None:
+    from budgetlint.bench import read_benchmark
+
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps({**VLLM_RUN, field: value}))
+    measurements, problems = read_benchmark(path)
+    assert [p.code for p in problems] == ["bench-impossible-value"], problems
+    assert said in problems[0].message
+    (m,) = measurements  # the rest of the run is still read
+    assert m.output_throughput == (None if field == "output_throughput" else 6.0)
+    assert m.request_throughput == (None if field == "request_throughput" else 1.5)
+    assert m.conditions.successful_requests == (None if field == "completed" else 3)
+    assert m.metrics["ttft"].percentiles["p50"] == pytest.approx(0.090)  # 90 ms, as written
+
+
+def test_point14_sglang_and_native_readers_refuse_them_too(tmp_path: Path) -> None:
+    from budgetlint.bench import read_benchmark
+
+    sglang = {"backend": "sglang", "dataset_name": "random", "request_rate": 4.0, "max_concurrency": 8,
+              "completed": -2, "duration": 2.0, "output_throughput": -10.0, "request_throughput": 1.0,
+              "median_ttft_ms": 90.0, "mean_ttft_ms": 100.0, "p99_ttft_ms": 150.0, "median_e2e_latency_ms": 900.0,
+              "mean_e2e_latency_ms": 950.0, "p99_e2e_latency_ms": 1500.0, "num_prompts": 3,
+              "total_input_tokens": 30, "total_output_tokens": 12}
+    path = tmp_path / "sglang.jsonl"
+    path.write_text(json.dumps(sglang) + "\n")
+    measurements, problems = read_benchmark(path, "sglang")
+    messages = " | ".join(p.message for p in problems)
+    assert "completed is -2: a count cannot be negative" in messages
+    assert "output_throughput is -10: a throughput cannot be negative" in messages
+    assert measurements and measurements[0].output_throughput is None
+
+    native = {"kind": "budgetlint-benchmark", "version": 1, "measurements": [{
+        "source": "x", "format": "native", "label": "run 1",
+        "conditions": {"successful_requests": {"value": -5, "provenance": "read"}},
+        "output_throughput_token_per_s": -3.0,
+        "metrics": {"ttft": {"unit": "s", "definition": "ttft", "method": "reported", "mean": None,
+                             "percentiles": {"p95": 0.3}, "count": None, "source": "x", "notes": []}}}]}
+    path = tmp_path / "native.json"
+    path.write_text(json.dumps(native))
+    measurements, problems = read_benchmark(path)
+    messages = " | ".join(f"{p.code}: {p.message}" for p in problems)
+    assert problems and all(p.code in ("bench-impossible-value", "bench-schema") for p in problems), messages
+    for m in measurements:
+        assert m.output_throughput is None and m.conditions.successful_requests is None
+
+
+def test_point14_the_cli_names_the_file(tmp_path: Path) -> None:
+    _budget(tmp_path / "budgets")
+    (tmp_path / "vllm.json").write_text(json.dumps({**VLLM_RUN, "output_throughput": -6.0}))
+    run = bounded("check", "--no-summary", "budgets", "--bench", "vllm.json", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL406", names="vllm.json:1:1")
+    assert "output_throughput is -6: a throughput cannot be negative" in run.stdout
