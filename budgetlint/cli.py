@@ -60,15 +60,25 @@ def main() -> None:
     """
 
 
-def _color(stream_is_stdout: bool) -> bool:
+def _color(to_stdout: bool, choice: str = "auto") -> bool:
+    """Whether to colour output: never into a file; ``--color always|never`` decide;
+    with ``auto``: ``NO_COLOR`` (non-empty) turns it off, ``FORCE_COLOR`` (non-empty,
+    not ``0``/``false``) on, ``TERM=dumb`` off, else colour only on a terminal."""
+    if not to_stdout:
+        return False  # an --output file never holds escape codes
+    if choice != "auto":
+        return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
+    if os.environ.get("FORCE_COLOR", "").strip().lower() not in ("", "0", "false", "no"):
         return True
-    return stream_is_stdout and sys.stdout.isatty()
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
 
 
-def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif_info: bool = False) -> None:
+def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif_info: bool = False,
+          color: str = "auto") -> None:
     from budgetlint.reporters import get_chunks
 
     formats = formats or ("text",)
@@ -80,12 +90,14 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
         extra = {"include_info": True} if fmt == "sarif" and sarif_info else {}
-        pieces = get_chunks(fmt)(report, color=_color(target is None or target == "-"), **extra)
-        if target is None or target == "-":
+        to_stdout = target is None or target == "-"
+        painted = _color(to_stdout, color)
+        pieces = get_chunks(fmt)(report, color=painted, **extra)
+        if to_stdout:
             last = ""
             for piece in pieces:  # written as made: a large report is never held whole
                 if piece:
-                    click.echo(piece, nl=False)
+                    click.echo(piece, nl=False, color=painted)  # click keeps what we decided
                     last = piece
             if not last.endswith("\n"):
                 click.echo("")  # as before: an empty output is one newline
@@ -186,6 +198,10 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True,
+              help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
+                   "TERM=dumb turns it off). Files written with --output never hold colour.")
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
@@ -199,7 +215,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
-          with_configured_paths: bool, sarif_info: bool) -> None:
+          with_configured_paths: bool, sarif_info: bool, color: str) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.run.check import InputError, Options, run_check
     from budgetlint.options.config_file import ConfigError, load_config
@@ -257,7 +273,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         sys.exit(EXIT_USAGE)
     if quiet:
         report.findings = [f for f in report.findings if f.severity > Severity.INFO]
-    _emit(report, formats, outputs, sarif_info)
+    _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)
     sys.exit(exit_code(report.findings, Severity.parse(fail_on)))

@@ -445,3 +445,80 @@ def test_point14_the_cli_names_the_file(tmp_path: Path) -> None:
     run = bounded("check", "--no-summary", "budgets", "--bench", "vllm.json", cwd=tmp_path)
     assert_gate(run, codes=(1,), rule="BL406", names="vllm.json:1:1")
     assert "output_throughput is -6: a throughput cannot be negative" in run.stdout
+
+
+# --- point 16: colour follows --color, NO_COLOR, FORCE_COLOR, TERM=dumb; never into a file --------------
+
+ESC = "\x1b["
+
+
+def _on_a_terminal(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """Run the CLI with its standard output on a pseudo-terminal; what it wrote."""
+    import os
+    import pty
+    import sys
+
+    master, slave = pty.openpty()
+    full = {**os.environ, "GITHUB_STEP_SUMMARY": ""}
+    for key in ("NO_COLOR", "FORCE_COLOR", "TERM"):
+        full.pop(key, None)
+    full.update(env)
+    proc = subprocess.Popen([sys.executable, "-m", "budgetlint", *args], cwd=cwd, stdout=slave,
+                            stderr=subprocess.DEVNULL, env=full)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    proc.wait(timeout=60)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+@pytest.fixture()
+def overpromised(tmp_path: Path) -> Path:
+    shutil.copy(REPO / "tests" / "examples" / "overpromised.yaml", tmp_path / "over.yaml")
+    return tmp_path
+
+
+def test_point16_force_color_colours_a_pipe_but_never_an_output_file(overpromised: Path) -> None:
+    run = bounded("check", "--no-summary", "--no-codeowners", "over.yaml", "--format", "text", "--output", "-",
+                  "--format", "text", "--output", "report.txt", cwd=overpromised,
+                  env={"FORCE_COLOR": "1", "NO_COLOR": ""})
+    assert_gate(run, codes=(1,), names="over.yaml:")
+    assert ESC in run.stdout  # FORCE_COLOR: the pipe gets colour
+    written = (overpromised / "report.txt").read_text(encoding="utf-8")
+    assert "over.yaml:" in written and ESC not in written  # the file never does
+
+
+@pytest.mark.parametrize(("args", "env", "coloured"), [
+    ([], {}, True),                                        # a terminal: colour
+    ([], {"TERM": "dumb"}, False),                         # TERM=dumb: none
+    ([], {"NO_COLOR": "1"}, False),                        # NO_COLOR: none
+    ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),    # NO_COLOR wins
+    ([], {"TERM": "dumb", "FORCE_COLOR": "1"}, True),      # FORCE_COLOR beats TERM=dumb
+    (["--color", "never"], {}, False),
+    (["--color", "always"], {"NO_COLOR": "1"}, True),      # the flag beats the environment
+])
+def test_point16_colour_on_a_terminal(overpromised: Path, args: list[str], env: dict[str, str],
+                                      coloured: bool) -> None:
+    out = _on_a_terminal(["check", "--no-summary", "--no-codeowners", "over.yaml", *args], overpromised, env)
+    assert "over.yaml:" in out
+    assert (ESC in out) is coloured, out[:300]
+
+
+def test_point16_color_always_and_never_on_a_pipe(overpromised: Path) -> None:
+    always = bounded("check", "--no-summary", "--no-codeowners", "--color", "always", "over.yaml", cwd=overpromised)
+    never = bounded("check", "--no-summary", "--no-codeowners", "--color", "never", "over.yaml", cwd=overpromised,
+                    env={"FORCE_COLOR": "1"})
+    assert_gate(always, codes=(1,), names="over.yaml:")
+    assert_gate(never, codes=(1,), names="over.yaml:")
+    assert ESC in always.stdout and ESC not in never.stdout
+    import re
+
+    assert re.sub(r"\x1b\[[0-9;]*m", "", always.stdout) == never.stdout
