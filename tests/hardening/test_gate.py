@@ -522,3 +522,29 @@ def test_point16_color_always_and_never_on_a_pipe(overpromised: Path) -> None:
     import re
 
     assert re.sub(r"\x1b\[[0-9;]*m", "", always.stdout) == never.stdout
+
+
+# --- point 17: per-file-ignores globs mean what they mean in .gitignore -----------------------------------
+
+
+@pytest.mark.parametrize(("glob", "file", "ignored"), [
+    ("budgets/exp/*.yaml", "budgets/exp/a.yaml", True),
+    ("budgets/exp/*.yaml", "budgets/exp/deeper/a.yaml", False),   # fnmatch's * crossed '/'
+    ("./.hidden/*.yaml", ".hidden/a.yaml", True),
+    ("./.hidden/*.yaml", "hidden/a.yaml", False),                 # lstrip('./') ate the dot
+    ("budgets/**/a.yaml", "budgets/a.yaml", True),                # ** is zero or more folders
+    ("budgets/**/a.yaml", "budgets/x/y/a.yaml", True),
+    ("legacy.yaml", "deep/down/legacy.yaml", True),               # no '/': at any depth
+    ("/legacy.yaml", "deep/legacy.yaml", False),                  # a leading '/' anchors
+    ("budgets/exp/", "budgets/exp/x/a.yaml", True),               # a folder: all under it
+])
+def test_point17_per_file_ignore_globs(tmp_path: Path, glob: str, file: str, ignored: bool) -> None:
+    target = tmp_path / file
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "tests" / "examples" / "overpromised.yaml", target)
+    (tmp_path / "budgetlint.toml").write_text(f'[per-file-ignores]\n"{glob}" = ["BL1", "BL2", "BL3"]\n',
+                                              encoding="utf-8")
+    run = bounded("check", "--no-summary", "--no-codeowners", "--format", "json", file, cwd=tmp_path)
+    assert_gate(run, codes=(0, 1))
+    rules = {f["rule"] for f in json.loads(run.stdout)["findings"] if f["file"] == file}
+    assert not {"BL102", "BL202", "BL303"} & rules if ignored else {"BL102", "BL202"} <= rules, (glob, file, rules)
