@@ -548,3 +548,21 @@ def test_point17_per_file_ignore_globs(tmp_path: Path, glob: str, file: str, ign
     assert_gate(run, codes=(0, 1))
     rules = {f["rule"] for f in json.loads(run.stdout)["findings"] if f["file"] == file}
     assert not {"BL102", "BL202", "BL303"} & rules if ignored else {"BL102", "BL202"} <= rules, (glob, file, rules)
+
+
+# --- point 18: an unquoted `owner: @team` says to quote it -------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "col", "fix"), [
+    ('    owner: @acme/chat', 12, 'quote it: owner: "@acme/chat"'),
+    ('    segments: [{name: queue, owner: @acme/serving}]', 37, 'quote it: owner: "@acme/serving"'),
+    ('    owner: @acme/chat   # the chat team', 12, 'quote it: owner: "@acme/chat"'),
+])
+def test_point18_unquoted_at_sign_says_to_quote_it(tmp_path: Path, line: str, col: int, fix: str) -> None:
+    (tmp_path / "b.yaml").write_text(f"version: 1\nkind: budgets\nbudgets:\n  - name: chat\n{line}\n",
+                                     encoding="utf-8")
+    run = bounded("check", "--no-summary", "--no-codeowners", "b.yaml", cwd=tmp_path)
+    assert_gate(run, codes=(1,), rule="BL001", names=f"b.yaml:5:{col}: BL001 error")
+    assert "which YAML reserves: a value that starts with it must be quoted" in run.stdout
+    assert f"help: {fix}" in run.stdout
+    assert "cannot start any token" not in run.stdout  # PyYAML's words are gone
