@@ -566,3 +566,51 @@ def test_point18_unquoted_at_sign_says_to_quote_it(tmp_path: Path, line: str, co
     assert "which YAML reserves: a value that starts with it must be quoted" in run.stdout
     assert f"help: {fix}" in run.stdout
     assert "cannot start any token" not in run.stdout  # PyYAML's words are gone
+
+
+# --- point 19: the PR diff: one number, one regression; threshold 0 does not fail what is still met ------
+
+
+@pytest.fixture()
+def devices_halved(tmp_path: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    _copy_budgets(tmp_path)
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "base")
+    chat = tmp_path / "budgets" / "chat.yaml"
+    chat.write_text(chat.read_text(encoding="utf-8").replace("devices: 4", "devices: 2"), encoding="utf-8")
+    return tmp_path
+
+
+def test_point19_one_edit_one_regression_per_number(devices_halved: Path) -> None:
+    run = bounded("check", "--no-summary", "--no-codeowners", "budgets/", "--base", "HEAD", "--format", "json",
+                  cwd=devices_halved)
+    assert_gate(run, codes=(0,))
+    report = json.loads(run.stdout)
+    found = [f for f in report["findings"] if f["rule"] == "BL505"]
+    # tpot and segment 'decode' had the same headroom (the decode segment's pace is the budget's
+    # pace): one finding names both; ttft, e2e, memory, prefill and tpot: 5, not 6
+    assert len(found) == 5 == report["diff"]["regressions"], [f["message"] for f in found]
+    (tpot,) = [f for f in found if f["promise"] == "tpot"]
+    assert "(the same number as segment 'decode')" in tpot["message"]
+    assert not any("segment:decode" in f["message"] for f in found)
+    (entry,) = report["diff"]["changed"]
+    assert [h["same_as"] for h in entry["headroom"] if h["promise"] == "tpot"] == [["segment:decode"]]
+
+
+def test_point19_threshold_0_does_not_fail_a_change_that_is_still_met(devices_halved: Path) -> None:
+    run = bounded("check", "--no-summary", "--no-codeowners", "budgets/", "--base", "HEAD",
+                  "--fail-on-regression", cwd=devices_halved)
+    assert_gate(run, codes=(0,), rule="BL505", names="budgets/chat.yaml:19:13")
+    assert "still met" in run.stdout and "BL505 error" not in run.stdout
+    # a threshold the user set (10 % of the headroom) is crossed by these 31-68 % shrinks: that fails
+    strict = bounded("check", "--no-summary", "--no-codeowners", "budgets/", "--base", "HEAD",
+                     "--fail-on-regression", "--regression-threshold", "0.1", cwd=devices_halved)
+    assert_gate(strict, codes=(1,), rule="BL505 error", names="budgets/chat.yaml:19:13")
