@@ -614,3 +614,50 @@ def test_point19_threshold_0_does_not_fail_a_change_that_is_still_met(devices_ha
     strict = bounded("check", "--no-summary", "--no-codeowners", "budgets/", "--base", "HEAD",
                      "--fail-on-regression", "--regression-threshold", "0.1", cwd=devices_halved)
     assert_gate(strict, codes=(1,), rule="BL505 error", names="budgets/chat.yaml:19:13")
+
+
+# --- point 20: the docs say what the code does ------------------------------------------------------------
+
+
+def _doc_files() -> list[Path]:
+    return [REPO / "README.md", REPO / "action.yml", REPO / ".pre-commit-hooks.yaml",
+            *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "tests" / "cases").glob("*.md"))]
+
+
+def test_point20_every_rule_code_the_docs_cite_exists() -> None:
+    import re
+
+    from budgetlint.rules import all_rules
+
+    known = {r.code for r in all_rules()}
+    cited = {(path.relative_to(REPO).as_posix(), code) for path in _doc_files()
+             for code in re.findall(r"\bBL\d{3}\b", path.read_text(encoding="utf-8"))}
+    unknown = sorted((path, code) for path, code in cited if code not in known)
+    assert not unknown, f"docs cite rules that do not exist: {unknown}"
+
+
+def test_point20_the_action_documents_the_clis_exit_codes() -> None:
+    import re
+
+    import yaml
+
+    from budgetlint.cli import EXIT_INTERNAL, EXIT_USAGE
+
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    for text in (action["outputs"]["exit-code"]["description"],
+                 next(line for line in (REPO / "docs" / "github-action.md").read_text().splitlines()
+                      if line.startswith("| `exit-code`"))):
+        assert re.search(rf"\b{EXIT_INTERNAL} internal error", text), text
+        assert re.search(rf"\b{EXIT_USAGE} usage error", text), text
+        assert not re.search(rf"\b{EXIT_USAGE} usage or internal", text), text
+
+
+def test_point20_the_sarif_upload_snippet_has_the_permissions_a_private_repository_needs() -> None:
+    import re
+
+    text = (REPO / "docs" / "github-action.md").read_text(encoding="utf-8")
+    snippet = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    import yaml
+
+    job = yaml.safe_load(snippet)["jobs"]["budgetlint"]
+    assert job["permissions"] == {"contents": "read", "security-events": "write", "actions": "read"}
