@@ -661,3 +661,108 @@ def test_point20_the_sarif_upload_snippet_has_the_permissions_a_private_reposito
 
     job = yaml.safe_load(snippet)["jobs"]["budgetlint"]
     assert job["permissions"] == {"contents": "read", "security-events": "write", "actions": "read"}
+
+
+# --- point 15: CI does not hide skips or swallow setup failures ----------------------------------------------
+
+README_TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest"
+
+
+def _exe(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def _ci_skeleton(tmp_path: Path, failing: str | None) -> Path:
+    """A checkout with the real .ci/run, fake setup scripts (``failing`` exits 1) and a
+    fake python3 whose venv has a pip and a pytest that record that they ran."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / ".ci", root / ".ci")
+    for script in ("tests/clients/setup_clients.sh", "tests/action/setup_linters.sh",
+                   "tests/physics/setup_llm_analysis.sh", "tests/bench/setup_probe.sh"):
+        code = 1 if script == failing else 0
+        _exe(root / script, f"echo ran {script}; exit {code}\n")
+    bin_dir = tmp_path / "bin"
+    _exe(bin_dir / "python3", '#!/usr/bin/env bash\nif [[ "$1 $2" == "-m venv" ]]; then mkdir -p "$3/bin"\n'
+         '  printf "#!/usr/bin/env bash\\necho pip-ran\\n" > "$3/bin/pip"\n'
+         '  printf "#!/usr/bin/env bash\\necho pytest-ran\\n" > "$3/bin/pytest"\n'
+         '  chmod +x "$3/bin/pip" "$3/bin/pytest"; fi\n')
+    return root
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@pytest.mark.parametrize("failing", ["tests/clients/setup_clients.sh", "tests/physics/setup_llm_analysis.sh",
+                                     "tests/bench/setup_probe.sh", "tests/action/setup_linters.sh"])
+def test_point15_ci_run_fails_on_a_failed_setup_under_ci(tmp_path: Path, failing: str) -> None:
+    import os
+
+    root = _ci_skeleton(tmp_path, failing)
+    env = {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "HOME": str(tmp_path)}
+    ci = subprocess.run(["bash", ".ci/run"], cwd=root, env={**env, "CI": "true"}, capture_output=True, text=True,
+                        timeout=60)
+    assert ci.returncode == 1, ci.stdout + ci.stderr
+    assert "setup failed under CI=true" in ci.stdout and "pytest-ran" not in ci.stdout
+    local = subprocess.run(["bash", ".ci/run"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert local.returncode == 0, local.stdout + local.stderr  # off CI: reported, and the tests run
+    assert "setup failed; its tests will skip" in local.stdout and "pytest-ran" in local.stdout
+
+
+def test_point15_ci_run_ends_with_the_readme_test_command() -> None:
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()
+    assert ci[-1] == README_TEST_COMMAND
+    assert f"{README_TEST_COMMAND}\n" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "|| echo" not in "\n".join(ci)  # nothing swallowed
+
+
+def test_point15_pytest_prints_skip_reasons(tmp_path: Path) -> None:
+    import sys
+
+    (tmp_path / "test_one.py").write_text("import pytest\n\ndef test_s():\n    pytest.skip('the reason here')\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-c", str(REPO / "pyproject.toml"), "--rootdir",
+                           str(tmp_path), "-p", "no:cacheprovider", str(tmp_path / "test_one.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert "SKIPPED [1]" in proc.stdout and "the reason here" in proc.stdout, proc.stdout
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@pytest.mark.parametrize(("listed", "want"), [("2.15.0, 2.13.0+cpu, 2.13.0", "torch==2.13.0+cpu"),
+                                              ("2.15.0, 2.14.0, 2.13.0", "torch==2.13.0")])
+def test_point15_probe_setup_pins_a_torch_the_index_serves(tmp_path: Path, listed: str, want: str) -> None:
+    import os
+
+    root = tmp_path / "repo"
+    shutil.copy2(REPO / "tests" / "bench" / "setup_probe.sh", _exe(root / "tests" / "bench" / "setup_probe.sh", ""))
+    log = tmp_path / "pip-args"
+    _exe(tmp_path / "bin" / "python3",
+         '#!/usr/bin/env bash\n'
+         f'if [[ "$*" == "-m pip index versions torch" ]]; then echo "torch (2.15.0)"; echo "Available versions: {listed}"; exit 0; fi\n'
+         'if [[ "$1 $2" == "-m venv" ]]; then mkdir -p "$3/bin"\n'
+         f'  printf "#!/usr/bin/env bash\\necho \\"\\$@\\" > {log}; exit 1\\n" > "$3/bin/pip"; chmod +x "$3/bin/pip"; exit 0; fi\n'
+         'exit 1\n')
+    env = {"PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    local = subprocess.run(["bash", "tests/bench/setup_probe.sh"], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert log.read_text().split()[2] == want  # `install -q SPEC ...`
+    assert local.returncode == 0 and "could not install" in local.stdout  # our fake pip fails
+    ci = subprocess.run(["bash", "tests/bench/setup_probe.sh"], cwd=root, env={**env, "CI": "true"},
+                        capture_output=True, text=True, timeout=60)
+    assert ci.returncode == 1  # under CI=true a failed install fails
+    assert not (root / ".venvs" / "probe").exists()  # no half-made venv left to be reused
+
+
+def test_point15_missing_tools_fail_under_ci_and_sarif_needs_no_shared(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    (tmp_path / "test_tool.py").write_text(
+        f"import sys; sys.path.insert(0, {str(REPO / 'tests')!r})\n"
+        "from tool_skips import tool_missing\n\ndef test_t():\n    tool_missing('linters absent')\n")
+    base = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", str(tmp_path / "test_tool.py")]
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "BUDGETLINT_ALLOW_MISSING_TOOLS")}
+    assert subprocess.run(base, env=env, capture_output=True, timeout=120, cwd=tmp_path).returncode == 0
+    ci = subprocess.run(base, env={**env, "CI": "true"}, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert ci.returncode == 1 and "linters absent" in ci.stdout
+    schema = json.loads((REPO / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["title"] == "Static Analysis Results Format (SARIF) Version 2.1.0 JSON Schema"
