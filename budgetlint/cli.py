@@ -217,9 +217,36 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
           with_configured_paths: bool, sarif_info: bool, color: str) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
-    from budgetlint.run.check import InputError, Options, run_check
-    from budgetlint.options.config_file import ConfigError, load_config
     from budgetlint.findings import Severity, exit_code
+    from budgetlint.run.check import InputError, run_check
+
+    config = _config(config_path, select, ignore)
+    if fail_on_regression:  # the flag beats a severity override of BL505 in the file
+        config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
+    if (fail_on_regression or regression_threshold is not None) and not base_ref:
+        raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
+    options = _options(config, teams_files=teams_files, codeowners=codeowners, no_codeowners=no_codeowners,
+                       bench=bench, bench_format=bench_format, base_ref=base_ref,
+                       efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
+                       fail_on_regression=fail_on_regression or None,
+                       regression_threshold=regression_threshold)
+    fail_on = fail_on or config.fail_on or "error"
+    try:
+        report = run_check(_targets(paths, config, options, with_configured_paths), options)
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if quiet:
+        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
+    _emit(report, formats, outputs, sarif_info, color)
+    if not no_summary:
+        _step_summary(report)
+    sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+
+
+def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:
+    """The config file (found, or named with --config), with --select/--ignore applied."""
+    from budgetlint.options.config_file import ConfigError, load_config
     from budgetlint.run.policy import today
 
     try:
@@ -236,47 +263,31 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         config.select = _selectors("--select", select)
     if ignore:
         config.ignore = _selectors("--ignore", ignore)
-    all_teams = list(config.teams) + list(teams_files)
-    use_codeowners = not no_codeowners and (config.use_codeowners is not False or codeowners is not None)
-    options = Options(teams_files=all_teams, codeowners=codeowners or config.codeowners,
-                      use_codeowners=use_codeowners, bench=list(bench), bench_format=bench_format,
-                      config=config, base_ref=base_ref)
-    for name in ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
-                 "memory_usable_fraction", "margin_warning"):
-        if getattr(config, name) is not None:
-            setattr(options, name, getattr(config, name))
-    if efficiency_bandwidth is not None:
-        options.efficiency_bandwidth = efficiency_bandwidth
-    if efficiency_compute is not None:
-        options.efficiency_compute = efficiency_compute
-    options.fail_on_regression = bool(fail_on_regression or config.fail_on_regression)
-    if fail_on_regression:  # the flag beats a severity override of BL505 in the file
-        config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
-    threshold = regression_threshold if regression_threshold is not None else config.regression_threshold
-    options.regression_threshold = threshold or 0.0
-    if (fail_on_regression or regression_threshold is not None) and not base_ref:
-        raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
-    fail_on = fail_on or config.fail_on or "error"
+    return config
+
+
+def _options(config: Any, **flags: Any) -> Any:
+    from budgetlint.options import resolve
+
+    return resolve(config, **flags)
+
+
+def _targets(paths: tuple[str, ...], config: Any, options: Any, with_configured: bool = False) -> list[str]:
+    """What a run reads: the paths (else the config's, else budgets/), the config's catalog and teams.
+
+    ``with_configured`` (``--with-configured-paths``, the pre-commit hook): the
+    paths and the configured ones together; the default budgets/ only where it
+    exists, so a hook in a repository without one checks the files it got.
+    """
     configured = list(config.paths) or ["budgets/"]
-    if with_configured_paths:
+    if with_configured:
         from pathlib import Path
 
-        # the default budgets/ only where it exists: a hook in a repository without one checks the files it got
         configured = [p for p in configured if config.paths or Path(p).is_dir()]
         targets = list(paths) + [p for p in configured if p not in paths]
     else:
         targets = list(paths) or configured
-    try:
-        report = run_check(targets + list(config.catalog) + all_teams, options)
-    except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    if quiet:
-        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
-    _emit(report, formats, outputs, sarif_info, color)
-    if not no_summary:
-        _step_summary(report)
-    sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+    return targets + list(config.catalog) + list(options.teams_files)
 
 
 def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
@@ -336,33 +347,32 @@ def rule_cmd(code: str) -> None:
               help="Realistic fraction of peak bandwidth (default 0.7).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute (default 0.5).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
-            efficiency_compute: float | None) -> None:
+            efficiency_compute: float | None, config_path: str | None) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
-    from budgetlint.run.check import InputError, Options, build_context
+    from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
-    from budgetlint.evaluate.roofline import evaluation_for
 
-    options = Options()
-    if efficiency_bandwidth is not None:
-        options.efficiency_bandwidth = efficiency_bandwidth
-    if efficiency_compute is not None:
-        options.efficiency_compute = efficiency_compute
+    config = _config(config_path)
+    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute)
     try:
-        report, ctx = build_context(list(paths) or ["budgets/"], options)
+        result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    budgets = [b for b in ctx.budgets if not names or b.name in names]
-    missing = [n for n in names if n not in {b.name for b in ctx.budgets}]
+    evaluations = result.evaluations
+    known = {ev.budget.name for ev in evaluations}
+    missing = [n for n in names if n not in known]
     if missing:
-        known = ", ".join(sorted(b.name for b in ctx.budgets)) or "none"
-        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {known})", err=True)
+        listed = ", ".join(sorted(known)) or "none"
+        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {listed})", err=True)
         sys.exit(EXIT_USAGE)
-    errors = [f for f in report.findings if f.severity.label == "error" and f.rule < "BL100"]
+    errors = [f for f in result.report.sorted_findings() if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
         click.echo(f"{f.location}: {f.rule} {f.message}", err=True)
-    blocks = [explain_budget(evaluation_for(ctx, b), ctx) for b in budgets]
+    blocks = [explain_budget(ev) for ev in evaluations if not names or ev.budget.name in names]
     click.echo("\n\n".join(blocks) if blocks else "no budgets found")
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
 
@@ -373,10 +383,10 @@ def catalog() -> None:
 
 
 def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
-    from budgetlint.run.check import InputError, Options, build_context
+    from budgetlint.run.check import InputError, Options, evaluate_run
 
     try:
-        _, ctx = build_context(list(paths), Options(use_codeowners=False))
+        ctx = evaluate_run(list(paths), Options(use_codeowners=False))
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -479,6 +489,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     """Normalise benchmark result files to budgetlint's native format (JSON)."""
     import json
 
+    from budgetlint.run.ingest import exit_code
     from budgetlint.run.ingest import ingest as run_ingest
 
     document, findings = run_ingest(list(files), bench_format)
@@ -493,6 +504,4 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
-    if not document.get("measurements"):
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+    sys.exit(exit_code(document, findings))

@@ -14,7 +14,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
+    Budget, DeploymentDef, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
@@ -266,7 +266,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     w = d.get("workload")
     if isinstance(w, dict):
-        wl = Workload(
+        wl = WorkloadDef(
             prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int) else 0,
             output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int) else 1,
             concurrency=w.get("concurrency", 1) if isinstance(w.get("concurrency"), int) else 1,
@@ -344,7 +344,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     dep = d.get("deployment")
     if isinstance(dep, dict):
-        dp = Deployment()
+        dp = DeploymentDef()
         dpath = path + ("deployment",)
         dp.model = _resolve(dep.get("model"), doc, dpath + ("model",), "models", catalog, sink, name)
         dp.hardware = _resolve(dep.get("hardware"), doc, dpath + ("hardware",), "hardware", catalog, sink, name)

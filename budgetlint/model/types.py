@@ -91,7 +91,7 @@ class Segment(Located):
 
 
 @dataclass
-class Workload:
+class WorkloadDef:
     prompt_tokens: int = 0
     output_tokens: int = 1
     concurrency: int = 1
@@ -113,7 +113,7 @@ class Promise:
 
 
 @dataclass
-class Deployment:
+class DeploymentDef:
     model: ModelDef | None = None
     hardware: HardwareDef | None = None
     devices: int = 1
@@ -143,10 +143,10 @@ class Budget(Located):
     description: str | None = None
     owner: str | None = None
     percentile: str | None = None
-    workload: Workload | None = None
+    workload: WorkloadDef | None = None
     promise: Promise = field(default_factory=Promise)
     segments: list[Segment] = field(default_factory=list)
-    deployment: Deployment | None = None
+    deployment: DeploymentDef | None = None
     queue_s: float | None = None
     connection_setup_s: float | None = None
     proxy_flush_tokens: int | None = None

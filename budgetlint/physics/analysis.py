@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from .decode import decode_step, reply_steps_sum
-from .latency import proxy_delay_s
+from .latency import proxy_delay_s, ttft_s
 from .memory import (
     kv_bytes_for_context,
     kv_bytes_per_token,
@@ -245,7 +245,8 @@ def analyse(
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
     proxy = proxy_delay_s(edge.proxy_flush_tokens, pace) if edge else 0.0
-    ttft = queue_s + prefill_s + setup + proxy
+    ttft = ttft_s(queue_s=queue_s, prefill_s=prefill_s, connection_setup_s=setup,
+                  proxy_flush_tokens=edge.proxy_flush_tokens if edge else 0.0, pace_token_per_s=pace)
     e2e = queue_s + prefill_s + setup + decode_s
 
     # ---- memory

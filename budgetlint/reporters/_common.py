@@ -192,3 +192,20 @@ def _g(x: float) -> str:
 
 def severity_word(severity: Severity) -> str:
     return severity.label
+
+
+# -- the PR diff's values (BL505 messages and the diff table) --
+
+
+def fmt_value(key: str, value: float | None) -> str:
+    if value is None:
+        return "none"
+    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
+        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
+    return f"{value:.4g}"
+
+
+def fmt_fraction(value: float | None) -> str:
+    if value is None:
+        return "unbounded"
+    return f"{value * 100:.0f}%"

@@ -33,10 +33,9 @@ CODE = "BL014"
 NAME = "nothing-checked"
 SUMMARY = "No budget was checked: the paths hold no kind: budgets document with a budget."
 SEVERITY = Severity.ERROR
-SCOPE = "run"  # once per run: about the run as a whole
 
 
-def check(ctx) -> Iterator[Finding]:
+def check_run(ctx) -> Iterator[Finding]:
     if ctx.total_budgets:
         return
     from budgetlint.files.discovery import display_path

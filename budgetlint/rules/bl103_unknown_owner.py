@@ -32,24 +32,23 @@ SUMMARY = "An owner is not a known team handle."
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     if not ctx.teams:
         return
-    from budgetlint.model.suggest import Suggester
+    suggest = getattr(ctx, "suggest_owner", None)  # the run's, bounded (budgetlint.model.suggest)
+    if suggest is None:
+        from budgetlint.model.suggest import Suggester
 
-    if "suggest-owner" not in ctx.cache:  # one per run: carried from file to file (bounded work)
-        ctx.cache["suggest-owner"] = Suggester(sorted(ctx.teams), cutoff=0.5)
-    suggest = ctx.cache["suggest-owner"]
-    for b in ctx.budgets:
-        owners = [(b.owner, b.loc("owner"), "owner")]
-        owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
-        for owner, where, what in owners:
-            if not owner or owner.lower() in ctx.teams:
-                continue
-            close = suggest(owner.lower())
-            hint = f"; did you mean {close!r}?" if close else ""
-            yield Finding(CODE, SEVERITY,
-                          f"{what} {owner!r} of budget {b.name!r} is not a known team "
-                          f"(teams from {ctx.teams_source}){hint}",
-                          where, budget=b.name,
-                          fix=f"use {close!r}" if close else "add the team to the teams registry")
+        suggest = Suggester(sorted(ctx.teams), cutoff=0.5)
+    owners = [(b.owner, b.loc("owner"), "owner")]
+    owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
+    for owner, where, what in owners:
+        if not owner or owner.lower() in ctx.teams:
+            continue
+        close = suggest(owner.lower())
+        hint = f"; did you mean {close!r}?" if close else ""
+        yield Finding(CODE, SEVERITY,
+                      f"{what} {owner!r} of budget {b.name!r} is not a known team "
+                      f"(teams from {ctx.teams_source}){hint}",
+                      where, budget=b.name,
+                      fix=f"use {close!r}" if close else "add the team to the teams registry")

@@ -77,25 +77,34 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
                    fix=FIXES.get(problem.code, "fix or regenerate the file"))
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
-    ev = ev_mod.evidence_for(ctx)
-    for path, bf in sorted(ev.files.items()):
+def check(b, ev, ctx) -> Iterator[Finding]:
+    for bf in sorted(ev.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
-            yield problem_finding(p, path)
-    for b, i, pattern in ev.unmatched_globs:
+            yield problem_finding(p, bf.path)
+    for i, pattern in ev.evidence.unmatched_globs:
         base = Path(b.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
                       b.loc("bench", i), budget=b.name,
                       fix="fix the path or glob, or commit the benchmark file")
-    for pattern in ev.unmatched_cli:
-        yield Finding(CODE, SEVERITY, f"--bench {pattern!r} matches no file (relative to the working directory)",
-                      None, fix="fix the glob, or commit the benchmark file")
-    for b, i, pattern, kept in ev.capped_globs:
-        where = b.loc("bench", i) if b is not None else None
-        entry = f"bench entry {pattern!r}" if b is not None else f"--bench {pattern!r}"
-        yield Finding(CODE, Severity.WARNING,
-                      f"{entry} matches more than {kept} files; only the first {kept} in sorted order (by name, folder by folder) "
-                      f"were read (the limit per entry), the rest were not checked",
-                      where, budget=b.name if b is not None else None,
-                      fix="narrow the glob to the runs that matter, or split it into several entries")
+    for i, pattern, kept in getattr(ev.evidence, "capped_globs", ()):
+        yield _capped(f"bench entry {pattern!r}", kept, b.loc("bench", i), b.name)
+
+
+def _capped(entry: str, kept: int, where: Location | None, budget: str | None) -> Finding:
+    return Finding(CODE, Severity.WARNING,
+                   f"{entry} matches more than {kept} files; only the first {kept} in sorted order "
+                   "(by name, folder by folder) were read (the limit per entry), the rest were not checked",
+                   where, budget=budget, fix="narrow the glob to the runs that matter, or split it into several entries")
+
+
+def check_run(ctx) -> Iterator[Finding]:
+    """Problems of the run's --bench files (read once, whatever the budgets)."""
+    for bf in sorted(ctx.run_files, key=lambda f: f.path):
+        for p in bf.problems:
+            yield problem_finding(p, bf.path)
+    for pattern, kept, cut in getattr(ctx, "bench_globs", ()):
+        if not kept:
+            yield Finding(CODE, SEVERITY, f"--bench {pattern!r} matches no file (relative to the working directory)",
+                          None, fix="fix the glob, or commit the benchmark file")
+        elif cut:
+            yield _capped(f"--bench {pattern!r}", kept, None, None)

@@ -27,9 +27,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from budgetlint.files import fs
-from budgetlint.run.check import InputError
+from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters._common import fmt_fraction, fmt_value
 
 RULE = "BL505"
 
@@ -133,10 +134,8 @@ def _rebase(path: str, cwd: Path, root: Path, mirror: Path) -> tuple[str, str | 
     return str(mirror / rel), rel.as_posix()
 
 
-def base_report(ref: str, paths: list[str], options: Any) -> tuple[Report, str]:
-    """Check ``paths`` as they are at ``ref``; returns the report and the commit it was read from."""
-    from budgetlint.run.check import run_check
-
+def base_report(ref: str, paths: list[str], options: Any, run_check: Any) -> tuple[Report, str]:
+    """Check ``paths`` as they are at ``ref`` with ``run_check``; returns the report and its commit."""
     cwd = Path.cwd().resolve()
     root = repo_root(cwd)
     commit = resolve_ref(ref, root)
@@ -300,23 +299,9 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
 # -- findings ----------------------------------------------------------------------------------
 
 
-def fmt_value(key: str, value: float | None) -> str:
-    if value is None:
-        return "none"
-    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
-        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
-    return f"{value:.4g}"
-
-
-def fmt_fraction(value: float | None) -> str:
-    if value is None:
-        return "unbounded"
-    return f"{value * 100:.0f}%"
-
-
-def regression_findings(diff: dict, ctx: Any, severity: Severity) -> list[Finding]:
+def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[Finding]:
     """One BL505 finding per regression in ``diff``, at the budget or promise it is about."""
-    budgets = {b.name: b for b in getattr(ctx, "budgets", [])}
+    budgets = {b.name: b for b in budgets_}
     ref = diff.get("base") or "the base"
     out: list[Finding] = []
 
@@ -371,12 +356,11 @@ def regression_findings(diff: dict, ctx: Any, severity: Severity) -> list[Findin
     return out
 
 
-def attach_diff(report: Report, ctx: Any, paths: list[str]) -> None:
-    """Compare with ``ctx.options.base_ref``; set ``report.diff`` and add BL505 findings."""
-    options = ctx.options
+def attach_diff(report: Report, budgets: Any, options: Any, paths: list[str], run: Any) -> None:
+    """Compare with ``options.base_ref``; set ``report.diff`` and add BL505 findings."""
     threshold = float(options.regression_threshold or 0.0)
-    base, commit = base_report(options.base_ref, paths, options)
+    base, commit = base_report(options.base_ref, paths, options, run)
     diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
     report.diff = diff
     severity = Severity.ERROR if options.fail_on_regression else Severity.WARNING
-    report.findings.extend(regression_findings(diff, ctx, severity))
+    report.findings.extend(regression_findings(diff, budgets, severity))
