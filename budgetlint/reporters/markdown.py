@@ -5,7 +5,9 @@ headroom, owner, verdict), then the errors and warnings.
 Numbers come from ``BudgetResult.promises`` (SI floats keyed like
 ``ttft_s``) and ``analysis`` (``bound_<key>``, ``measured_<key>``,
 ``headroom_<promise>`` as a fraction; either the key or the promise name is
-accepted); what is absent renders as ``—``. Cells are escaped for GitHub
+accepted); what is absent renders as ``—``. The measured cell adds what the
+evidence shows (``measured_<promise>_verdict``: met, not shown, missed), the
+requests behind it and the count of run-quality problems. Cells are escaped for GitHub
 tables. The whole output stays under ``limit`` bytes (GitHub's step summary
 takes at most 1 MiB): rows that do not fit are replaced by a note.
 """
@@ -80,7 +82,7 @@ def budget_rows(budget: BudgetResult) -> list[str]:
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
-                    cell(format_quantity(analysis_value(budget, "measured", p), p.unit)),
+                    cell(measured_cell(budget, p)),
                     cell(format_fraction(analysis_value(budget, "headroom", p))),
                     cell(budget.owner or "—"),
                     cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
@@ -88,6 +90,23 @@ def budget_rows(budget: BudgetResult) -> list[str]:
             )
         )
     return rows
+
+
+def measured_cell(budget: BudgetResult, p) -> str:
+    """The measured value, with what the evidence shows: ``380 ms (not shown, 300 requests)``."""
+    text = format_quantity(analysis_value(budget, "measured", p), p.unit)
+    verdict = budget.analysis.get(f"measured_{p.name}_verdict")
+    samples = budget.analysis.get(f"measured_{p.name}_samples")
+    quality = sum(len(e.get("quality") or ()) for e in budget.analysis.get("evidence") or ()
+                  if isinstance(e, dict) and e.get("counts"))
+    notes = []
+    if verdict:
+        notes.append(str(verdict))
+    if isinstance(samples, int):
+        notes.append(f"{samples:,} requests")
+    if quality:
+        notes.append(f"{quality} run-quality problem{'s' if quality != 1 else ''}")
+    return f"{text} ({', '.join(notes)})" if notes and text != "—" else text
 
 
 def finding_row(finding: Finding) -> str:

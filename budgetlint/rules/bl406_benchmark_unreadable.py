@@ -53,6 +53,8 @@ CODE = "BL406"
 NAME = "benchmark-unreadable"
 SUMMARY = "A benchmark file could not be read, or a `bench:` entry matches no file."
 SEVERITY = Severity.ERROR
+#: severities other than SEVERITY this rule may give, and when
+OTHER_SEVERITIES = {Severity.WARNING: "a bench glob matches more files than the per-entry limit (the rest not read)"}
 
 FIXES = {
     "bench-empty": "regenerate the file: it is empty",
