@@ -24,6 +24,7 @@ from budgetlint.reporters._common import (
     format_quantity,
     promise_rows,
     scope_phrase,
+    smallest_headroom,
 )
 
 #: GitHub's limit for one step's summary
@@ -109,6 +110,52 @@ def measured_cell(budget: BudgetResult, p) -> str:
     return f"{text} ({', '.join(notes)})" if notes and text != "—" else text
 
 
+#: budgets in the headroom chart (the smallest headrooms; the table has them all)
+CHART_BUDGETS = 30
+
+
+def _mermaid_label(text: str) -> str:
+    clean = "".join(c for c in text if c.isprintable() and c not in '"`\\[]{}<>;#%')
+    return (clean[:23] + "…") if len(clean) > 24 else (clean or "?")
+
+
+def headroom_chart(report: Report) -> str:
+    """A Mermaid ``xychart-beta`` of each budget's smallest headroom (percent,
+    ``analysis.headroom_<promise>`` x 100), smallest first; "" when no budget
+    has one. GitHub renders Mermaid in markdown, job summaries included; the
+    table below carries the same numbers."""
+    found = []
+    for b in report.budgets:
+        promise, h = smallest_headroom(b.analysis)
+        if h is not None:
+            found.append((h, b.name, promise))
+    if not found:
+        return ""
+    found.sort(key=lambda t: (t[0], t[1]))
+    shown = found[:CHART_BUDGETS]
+    values = [round(h * 100, 1) for h, _, _ in shown]
+    lo = min(0.0, min(values))
+    hi = max(0.0, max(values))
+    lo, hi = (lo - 10 if lo < 0 else 0), hi + 10
+    labels = ", ".join(f'"{_mermaid_label(f"{name} {promise}")}"' for _, name, promise in shown)
+    title = "Headroom of each budget's tightest promise (%), smallest first"
+    if len(found) > len(shown):
+        title += f": {len(shown)} of {len(found)}"
+    lines = [
+        "```mermaid",
+        "xychart-beta horizontal",
+        f'    title "{title}"',
+        f"    x-axis [{labels}]",
+        f'    y-axis "headroom (%)" {lo:g} --> {hi:g}',
+        f"    bar [{', '.join(f'{v:g}' for v in values)}]",
+        f"    line [{', '.join('0' for _ in values)}]",
+        "```",
+        "",
+        "Bars that end left of the line at 0 are over their promise at the realistic efficiency.",
+    ]
+    return "\n".join(lines)
+
+
 def finding_row(finding: Finding) -> str:
     where = str(finding.location) if finding.location else "—"
     message = finding.message if not finding.fix else f"{finding.message}\nhelp: {finding.fix}"
@@ -152,6 +199,10 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     problems = [f for f in report.sorted_findings() if f.severity >= Severity.WARNING]
     problems.sort(key=lambda f: -int(f.severity))  # stable: errors first, file order within
 
+    chart = headroom_chart(report) if rows else ""
+    if chart and out.fits(chart, _NOTE_RESERVE * 4):
+        out.add(chart)
+        out.add("")
     if rows:
         out.add(_row(BUDGET_HEADER))
         out.add(_row(["---"] * len(BUDGET_HEADER)))

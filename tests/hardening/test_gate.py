@@ -681,7 +681,8 @@ def _ci_skeleton(tmp_path: Path, failing: str | None) -> Path:
     root = tmp_path / "repo"
     shutil.copytree(REPO / ".ci", root / ".ci")
     for script in ("tests/clients/setup_clients.sh", "tests/action/setup_linters.sh",
-                   "tests/physics/setup_llm_analysis.sh", "tests/bench/setup_probe.sh"):
+                   "tests/physics/setup_llm_analysis.sh", "tests/bench/setup_probe.sh",
+                   "tests/browser/setup_browser.sh"):
         code = 1 if script == failing else 0
         _exe(root / script, f"echo ran {script}; exit {code}\n")
     bin_dir = tmp_path / "bin"
@@ -694,7 +695,8 @@ def _ci_skeleton(tmp_path: Path, failing: str | None) -> Path:
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 @pytest.mark.parametrize("failing", ["tests/clients/setup_clients.sh", "tests/physics/setup_llm_analysis.sh",
-                                     "tests/bench/setup_probe.sh", "tests/action/setup_linters.sh"])
+                                     "tests/bench/setup_probe.sh", "tests/action/setup_linters.sh",
+                                     "tests/browser/setup_browser.sh"])
 def test_point15_ci_run_fails_on_a_failed_setup_under_ci(tmp_path: Path, failing: str) -> None:
     import os
 
