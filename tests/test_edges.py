@@ -473,8 +473,8 @@ def test_4e_a_lever_flushes_the_proxy(tmp_path: Path) -> None:
 STEP_8B = (8.03e9 - EMB_8B) * 2 / H100_BW  # bound step, prompt 0 and one output token: no KV read
 
 
-def _fmt(path: Path, fmt: str) -> str:
-    result = CliRunner().invoke(main, ["check", str(path), "--no-codeowners", "--format", fmt])
+def _fmt(path: Path, fmt: str, *extra: str) -> str:
+    result = CliRunner().invoke(main, ["check", str(path), "--no-codeowners", "--format", fmt, *extra])
     assert "Traceback" not in result.output, result.output
     return result.output
 
@@ -513,7 +513,7 @@ def test_10_one_headroom_in_every_format(tmp_path: Path) -> None:
     assert "| +4% |" in row
     junit = _fmt(path, "junit")
     assert 'name="headroom" value="+4%"' in junit
-    sarif = json.loads(_fmt(path, "sarif"))
+    sarif = json.loads(_fmt(path, "sarif", "--sarif-info"))  # BL304 is information: asked for
     props = [r["properties"] for r in sarif["runs"][0]["results"] if r["ruleId"] == "BL304"]
     assert {"headroom": pytest.approx(0.04, abs=1e-6), "headroomText": "+4%",
             "budget": "b", "promise": "tpot"} in props
