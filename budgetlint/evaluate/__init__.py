@@ -32,6 +32,7 @@ class Assumptions:
     efficiency_compute: float = 0.5
     collective_overhead: float = 0.10
     memory_usable_fraction: float = 0.9
+    memory_reserve_bytes: float | None = None  # None: adapter.DEFAULT_RUNTIME_RESERVE_BYTES
 
 
 @dataclass
@@ -98,7 +99,13 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof)
         roof.levers = list(levers)
+    from budgetlint.evaluate.arithmetic import e2e_arithmetic
+
     analysis = roof.as_dict()
+    analysis.update(e2e_arithmetic(budget))
+    for seg in budget.segments:  # each segment row is owned by its segment's team
+        if seg.owner and f"segment:{seg.name}" in roof.verdicts:
+            analysis[f"owner_segment:{seg.name}"] = seg.owner
     analysis.update(evidence.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()

@@ -47,6 +47,7 @@ KEYS: tuple[str, ...] = (
     "efficiency",
     "collective-overhead",
     "memory-usable-fraction",
+    "memory-reserve",
     "catalog",
     "teams",
     "codeowners",
@@ -82,6 +83,7 @@ class Config:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
+    memory_reserve_bytes: float | None = None
     catalog: list[str] = field(default_factory=list)
     teams: list[str] = field(default_factory=list)
     codeowners: str | None = None
@@ -104,9 +106,51 @@ class Config:
 # -- finding the file --------------------------------------------------------------------------
 
 
+def _toml(text: str) -> dict:
+    """``tomllib.loads``, with what it raises besides TOMLDecodeError made one:
+    RecursionError on a deeply nested array or inline table, ValueError on an
+    integer beyond Python's digit limit (tomllib.TOMLDecodeError subclasses ValueError)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except RecursionError:
+        line, col = _deepest(text)
+        raise tomllib.TOMLDecodeError(f"nesting too deep for budgetlint to read (at line {line}, column {col})") \
+            from None
+    except ValueError as exc:  # int("1" + 5000 * "0"): Python's limit on integer digits
+        m = re.search(r"\d{1000,}", text)
+        line, col = _line_col(text, m.start()) if m else (1, 1)
+        raise tomllib.TOMLDecodeError(f"a number too long to read ({exc.args[0].split(':')[0]}) "
+                                      f"(at line {line}, column {col})") from None
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _deepest(text: str, limit: int = 100) -> tuple[int, int]:
+    """Where ``[``/``{`` nesting (outside strings, roughly) first passes ``limit`` levels."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return _line_col(text, i)
+        elif ch in "]}":
+            depth -= 1
+    return 1, 1
+
+
 def _has_table(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # a broken pyproject.toml is not ours to report unless it names us
         try:
@@ -187,7 +231,7 @@ def parse_config(path: Path) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {where}: {exc}") from None
     try:
-        data = tomllib.loads(text)
+        data = _toml(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+), column (\d+)", str(exc))
         if m:
@@ -231,10 +275,6 @@ def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def known_rule_codes() -> list[str]:
-    from budgetlint.rules import all_rules
-
-    return [r.code for r in all_rules()]
 
 
 def resolve_selector(text: str) -> tuple[str | None, str]:
@@ -299,6 +339,21 @@ class _Reader:
             self.error(f"{key!r} must be a number with {rng}, got {value!r}", *(keys or (key,)))
             return None
         return float(value)
+
+    def _bytes(self, key: str, value: Any) -> float | None:
+        """A memory size with its unit ("3 GiB"); 0 is allowed."""
+        from budgetlint.model.units import UnitError, parse_quantity
+
+        if isinstance(value, str):
+            try:
+                number, _kind = parse_quantity(value, "information")
+            except UnitError as exc:
+                self.error(f"{key!r}: {exc.message}", key)
+                return None
+            if math.isfinite(number) and number >= 0:
+                return number
+        self.error(f"{key!r} must be a memory size with its unit such as \"3 GiB\", got {value!r}", key)
+        return None
 
     def _path(self, value: str) -> str:
         p = Path(value)
@@ -392,6 +447,8 @@ class _Reader:
                                                      allow_zero=True, upper=0.99)
         if "memory-usable-fraction" in t:
             cfg.memory_usable_fraction = self._fraction("memory-usable-fraction", t["memory-usable-fraction"])
+        if "memory-reserve" in t:
+            cfg.memory_reserve_bytes = self._bytes("memory-reserve", t["memory-reserve"])
         if "catalog" in t:
             cfg.catalog = [self._path(v) for v in self._strings("catalog", t["catalog"]) or []]
         if "teams" in t:
@@ -418,11 +475,3 @@ class _Reader:
             else:
                 self.error("'simulate' must be true or false", "simulate")
 
-
-def config_schema() -> dict:
-    """The JSON schema of the table (shipped as ``schemas/config.schema.json``)."""
-    import json
-
-    from budgetlint.files.schema import load_schema
-
-    return load_schema("config.schema.json")

@@ -12,11 +12,16 @@
   ``invocations[0].toolExecutionNotifications``.
 - At most 25,000 results (GitHub's limit per run): the worst are kept and the
   rest counted in a notification and ``run.properties``.
+- Information findings (a met promise and its headroom) are left out by
+  default: code scanning turns every result into an alert, and a met promise
+  is not one. Their count is in ``run.properties.informationLeftOut``;
+  ``include_info=True`` (``check --sarif-info``) adds them at level ``note``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterator
@@ -24,6 +29,7 @@ from urllib.parse import quote
 
 from budgetlint import __version__
 from budgetlint.findings import Finding, Severity
+from budgetlint.model.units import format_headroom
 from budgetlint.report import Report
 from budgetlint.reporters._common import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
 from budgetlint.reporters.json_stream import Lazy
@@ -132,15 +138,29 @@ def _all_rule_codes(report: Report) -> list[str]:
     return codes + extra
 
 
-def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
+def _headrooms(report: Report) -> dict[tuple[str, str], float]:
+    """(budget, promise) -> ``analysis["headroom_<promise>"]``."""
+    out: dict[tuple[str, str], float] = {}
+    for b in report.budgets:
+        for key, value in b.analysis.items():
+            if isinstance(key, str) and key.startswith("headroom_") and isinstance(value, (int, float)) \
+                    and math.isfinite(value):
+                out[(b.name, key[len("headroom_"):])] = float(value)
+    return out
+
+
+def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> dict[str, Any]:
     """The SARIF log as a dict; with ``lazy``, ``results`` is a
-    :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written."""
+    :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written.
+    Information findings are in it only with ``include_info`` (as ``note``)."""
     codes = _all_rule_codes(report)
     rules = [_rule_descriptor(code) for code in codes]
     index = {code: i for i, code in enumerate(codes)}
 
-    located = [f for f in report.sorted_findings() if f.location is not None]
-    unlocated = [f for f in report.sorted_findings() if f.location is None]
+    shown = [f for f in report.sorted_findings() if include_info or f.severity > Severity.INFO]
+    info_left_out = len(report.findings) - len(shown)
+    located = [f for f in shown if f.location is not None]
+    unlocated = [f for f in shown if f.location is None]
     omitted = 0
     if len(located) > MAX_RESULTS:
         keep = set(map(id, worst_first(located)[:MAX_RESULTS]))
@@ -149,7 +169,9 @@ def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
 
     suppressed = [item for item in list(getattr(report, "suppressed", None) or [])[: max(MAX_RESULTS - len(located), 0)]
                   if getattr(item, "finding", None) is not None and item.finding.location is not None
-                  and item.finding.rule in index]
+                  and item.finding.rule in index and (include_info or item.finding.severity > Severity.INFO)]
+
+    rooms = _headrooms(report)
 
     def results() -> Iterator[dict[str, Any]]:
         seen: dict[str, int] = {}
@@ -157,7 +179,11 @@ def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
             fp = fingerprint(finding)
             n = seen.get(fp, 0)
             seen[fp] = n + 1
-            yield _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
+            result = _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
+            room = rooms.get((finding.budget, "tpot" if finding.promise == "pace" else finding.promise))
+            if room is not None:  # the one headroom, as the JSON fraction and as every format prints it
+                result.setdefault("properties", {}).update(headroom=room, headroomText=format_headroom(room))
+            yield result
         # findings a budget suppressed (with a reason): results marked as
         # suppressed in source, so code scanning shows them as dismissed
         for item in suppressed:
@@ -212,7 +238,8 @@ def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
         ],
         "columnKind": "unicodeCodePoints",
         "results": Lazy(results()) if lazy else list(results()),
-        "properties": {"summary": report.summary(), "omittedResults": omitted},
+        "properties": {"summary": report.summary(), "omittedResults": omitted,
+                       "informationLeftOut": info_left_out},
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
@@ -242,11 +269,11 @@ def _result(finding: Finding, rule_index: int, fp: str) -> dict[str, Any]:
     return result
 
 
-def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+def chunks(report: Report, *, color: bool = False, include_info: bool = False) -> Iterator[str]:
     """The log in pieces, one result at a time (see json_stream)."""
-    yield from json_chunks(build(report, lazy=True))
+    yield from json_chunks(build(report, lazy=True, include_info=include_info))
     yield "\n"
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    return "".join(chunks(report, color=color))
+def render(report: Report, *, color: bool = False, include_info: bool = False) -> str:
+    return "".join(chunks(report, color=color, include_info=include_info))
