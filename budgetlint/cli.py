@@ -17,7 +17,7 @@ from budgetlint import __version__
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+from budgetlint.reporters import FORMATS  # the registry: one list of formats
 
 
 def _internal_error(exc: BaseException) -> None:

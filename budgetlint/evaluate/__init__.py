@@ -45,6 +45,8 @@ class Environment:
     only_budget: bool = False  # the run has one budget: --bench files speak for it
     simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
     load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
+    today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
+    evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         levers = levers_for(env.catalog, roof)
         roof.levers = list(levers)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
-                                 env.only_budget)
+                                 env.only_budget, env.today, env.evidence_defaults)
     analysis = roof.as_dict()
     analysis.update(evidence.evidence_analysis(budget, found.links))
     load = evaluate_load(budget, roof, env)

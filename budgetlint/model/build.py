@@ -8,6 +8,7 @@ skip it instead of guessing.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, DeploymentDef, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
+    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
@@ -51,6 +52,20 @@ class Sink:
                      budget=budget)
             return None
         return magnitude
+
+
+_AGE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
+
+
+def parse_age(value: Any) -> float | None:
+    """``"90 days"`` / ``"12 weeks"`` / ``"30 d"`` -> days; None when not an age."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    m = _AGE.match(value)
+    if not m:
+        return None
+    n = float(m.group(1))
+    return n * 7.0 if m.group(2).lower().startswith("w") else n
 
 
 def normalise_percentile(value: Any) -> str | None:
@@ -462,7 +477,23 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                                          "deployment.memory_overhead") or 0.0
         b.deployment = dp
 
-    b.bench = [x for x in _as_list(d.get("bench")) if isinstance(x, str)]
+    for item in _as_list(d.get("bench")):
+        if isinstance(item, str):
+            b.bench.append(item)
+            b.bench_expires.append(None)
+        elif isinstance(item, dict) and isinstance(item.get("path"), str):
+            b.bench.append(item["path"])
+            b.bench_expires.append(str(item["expires"]) if item.get("expires") is not None else None)
+    ev = d.get("evidence")
+    if isinstance(ev, dict):
+        pol = EvidencePolicy()
+        if "max_age" in ev:
+            pol.max_age_days = parse_age(ev["max_age"])  # not an age: the schema check reports it
+        if isinstance(ev.get("engine"), str):
+            pol.engine = ev["engine"]
+        if isinstance(ev.get("engine_version"), (str, int, float)) and not isinstance(ev.get("engine_version"), bool):
+            pol.engine_version = str(ev["engine_version"])
+        b.evidence = pol
     for i, s in enumerate(_as_list(d.get("suppress"))):
         if isinstance(s, dict) and isinstance(s.get("rule"), str):
             b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],

@@ -159,6 +159,16 @@ class Suppression(Located):
 
 
 @dataclass
+class EvidencePolicy:
+    """What benchmark evidence a budget accepts: how old, from which engine and version."""
+
+    max_age_days: float | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    where: str = "budget"  # "budget" | "config": who asked, for messages
+
+
+@dataclass
 class Budget(Located):
     name: str = ""
     description: str | None = None
@@ -172,6 +182,8 @@ class Budget(Located):
     connection_setup_s: float | None = None
     proxy_flush_tokens: int | None = None
     bench: list[str] = field(default_factory=list)
+    bench_expires: list[str | None] = field(default_factory=list)  # per `bench:` entry, YYYY-MM-DD
+    evidence: EvidencePolicy | None = None
     suppressions: list[Suppression] = field(default_factory=list)
     complete: bool = True  # False when a field could not be read: physics is skipped
 

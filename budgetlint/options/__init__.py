@@ -33,6 +33,16 @@ class Options:
     regression_threshold: float = 0.0
     simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
 
+    def evidence_defaults(self) -> Any:
+        """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
+        from budgetlint.evaluate.freshness import Policy
+
+        cfg = self.config
+        if cfg is None:
+            return None
+        return Policy(getattr(cfg, "evidence_max_age_days", None), getattr(cfg, "evidence_engine", None),
+                      getattr(cfg, "evidence_engine_version", None), "config", "config", "config")
+
     def assumptions(self) -> Any:
         """The realistic efficiencies the evaluation assumes where a deployment does not say."""
         from budgetlint.evaluate import Assumptions

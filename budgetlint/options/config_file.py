@@ -53,6 +53,9 @@ KEYS: tuple[str, ...] = (
     "fail-on-regression",
     "regression-threshold",
     "simulate",
+    "evidence-max-age",
+    "evidence-engine",
+    "evidence-engine-version",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -85,6 +88,9 @@ class Config:
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
     simulate: bool | None = None
+    evidence_max_age_days: float | None = None
+    evidence_engine: str | None = None
+    evidence_engine_version: str | None = None
     paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -342,6 +348,21 @@ class _Reader:
                            f"{_did_you_mean(str(level).lower(), SEVERITIES)}", "fail-on")
             else:
                 cfg.fail_on = level.lower()
+        if "evidence-max-age" in t:
+            from budgetlint.model.build import parse_age
+
+            days = parse_age(t["evidence-max-age"])
+            if days is None:
+                self.error(f"'evidence-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
+                           f"got {t['evidence-max-age']!r}", "evidence-max-age")
+            cfg.evidence_max_age_days = days
+        for key, attr in (("evidence-engine", "evidence_engine"), ("evidence-engine-version", "evidence_engine_version")):
+            if key in t:
+                value = t[key]
+                if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                    self.error(f"'{key}' must be a string, got {value!r}", key)
+                else:
+                    setattr(cfg, attr, str(value))
         if "margin-warning" in t:
             cfg.margin_warning = self._fraction("margin-warning", t["margin-warning"], allow_zero=True)
         if "efficiency" in t:

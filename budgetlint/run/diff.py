@@ -334,5 +334,7 @@ def attach_diff(report: Report, budgets: Any, options: Any, paths: list[str], ru
     base, commit = base_report(options.base_ref, paths, options, run)
     diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
     report.diff = diff
-    severity = Severity.ERROR if options.fail_on_regression else Severity.WARNING
+    from budgetlint.rules import get_rule
+
+    severity = Severity.ERROR if options.fail_on_regression else get_rule(RULE).severity
     report.findings.extend(regression_findings(diff, budgets, severity))

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "budgetlint"
 #: lowest first; a module may import only its own layer and those before it
 LAYERS: list[tuple[str, ...]] = [
     ("budgetlint", "budgetlint.findings", "budgetlint.report"),  # the vocabulary every step shares
-    ("budgetlint.physics",),  # the pure core: SI floats in, SI floats out (imports only itself)
+    ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
     ("budgetlint.bench",),  # benchmark readers -> Measurement
@@ -89,9 +89,10 @@ def test_no_import_goes_up_the_pipeline() -> None:
     assert bad == []
 
 
-def test_the_physics_core_imports_only_itself() -> None:
-    bad = [f"{m}:{line} imports {t}" for m, imports in _graph().items() if m.startswith("budgetlint.physics")
-           for t, line in imports if not t.startswith("budgetlint.physics")]
+@pytest.mark.parametrize("core", ["budgetlint.physics", "budgetlint.stats"])
+def test_the_pure_core_imports_only_itself(core: str) -> None:
+    bad = [f"{m}:{line} imports {t}" for m, imports in _graph().items() if m.startswith(core)
+           for t, line in imports if not t.startswith(core)]
     assert bad == []
 
 
@@ -135,3 +136,13 @@ def _all_modules() -> set[str]:
 def test_the_layer_table_itself(module: str, target: str, expected: bool) -> None:
     """The checker is not vacuous: an upward import is recognised as one."""
     assert (_layer(target) <= _layer(module)) is expected
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """A reader should never have to ask which `Deployment` a line means."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(_module_name(path))
+    assert {name: mods for name, mods in where.items() if len(mods) > 1} == {}
