@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from budgetlint.physics import REALISTIC_EFFICIENCY, Accelerator, Deployment, ModelShape  # noqa: E402
 from budgetlint.physics.capacity import capacity, simulate  # noqa: E402
-from budgetlint.physics.load_stats import Promise  # noqa: E402
+from budgetlint.physics.load_stats import PercentilePromise  # noqa: E402
 from budgetlint.physics.serving_sim import Scheduler, Traffic  # noqa: E402
 from budgetlint.physics.step_cost import LinearStepCost, RooflineStepCost, kv_capacity_tokens  # noqa: E402
 from budgetlint.physics.traffic import Fixed, LogNormal  # noqa: E402
@@ -39,7 +39,7 @@ DEP = Deployment(model=MODEL, accelerator=H100, memory_usable_fraction=0.9)
 COST = RooflineStepCost(DEP, REALISTIC_EFFICIENCY)
 CAP = kv_capacity_tokens(DEP)
 CHAT = dict(prompt=LogNormal(1500, 4000), output=LogNormal(300, 800))
-PROMISES = [Promise("ttft_s", 95, 0.8), Promise("tpot_s", 95, 0.05)]
+PROMISES = [PercentilePromise("ttft_s", 95, 0.8), PercentilePromise("tpot_s", 95, 0.05)]
 
 
 def timed(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]

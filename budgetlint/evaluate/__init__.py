@@ -44,11 +44,11 @@ class Environment:
     bench: BenchStore = field(default_factory=BenchStore)
     run_files: tuple[BenchFile, ...] = ()  # the run's --bench files, as read
     only_budget: bool = False  # the run has one budget: --bench files speak for it
+    simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
+    load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
-    simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
-    load_cache: dict = field(default_factory=dict)
-    calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)  # identical configurations simulated once per run
+    calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ class LoadEvaluation:
     kv_capacity_tokens: int = 0
     scheduler_from: str = ""  # "budget" or "vLLM defaults (...)"
     edge_extra_s: float = 0.0  # added to simulated TTFT/E2E for a client-measured budget
-    result: Any = None  # physics.load_stats.LoadResult
+    result: Any = None  # physics.load_stats.SimulationResult
     capacity: Any = None  # physics.capacity.Capacity (per replica)
     replicas_needed: Optional[int] = None
     verdicts: dict[str, str] = field(default_factory=dict)  # "ttft" -> met | at-risk | cannot-be-met
@@ -193,7 +193,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any) -> Optional[LoadEvaluation]:
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
     from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, simulate
-    from budgetlint.physics.load_stats import Promise
+    from budgetlint.physics.load_stats import PercentilePromise
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 
@@ -245,7 +245,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
         extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
         out.limits[name] = limit
         if limit - extra > 0:
-            promises.append((name, Promise(f"{name}_s", out.percentile, limit - extra)))
+            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
     cost = RooflineStepCost(deployment, eff)
     cache: dict = getattr(env, "load_cache", {})
     key = (repr(deployment), repr(eff), repr(traffic), repr(sched), repr([p for _, p in promises]))

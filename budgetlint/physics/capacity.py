@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from .load_stats import LoadResult, Promise, summarise
+from .load_stats import SimulationResult, PercentilePromise, summarise
 from .serving_sim import Scheduler, Traffic, run
 from .step_cost import StepCost
 
@@ -51,13 +51,13 @@ class Capacity:
 
 
 def simulate(cost: StepCost, traffic: Traffic, scheduler: Scheduler,
-             promises: Sequence[Promise] = (), *, requests: int = DEFAULT_REQUESTS,
-             seed: int = 0) -> LoadResult:
+             promises: Sequence[PercentilePromise] = (), *, requests: int = DEFAULT_REQUESTS,
+             seed: int = 0) -> SimulationResult:
     """Run one simulation and summarise it (:func:`~.serving_sim.run` + :func:`~.load_stats.summarise`)."""
     return summarise(run(cost, traffic, scheduler, requests=requests, seed=seed), promises)
 
 
-def _broken(result: LoadResult, promises: Sequence[Promise]) -> Optional[str]:
+def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:
     for pr in promises:
         if not result.promises_met.get(pr.key, False):
             return pr.key
@@ -83,7 +83,7 @@ def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
     return res.throughput_request_per_s
 
 
-def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: Sequence[Promise], *,
+def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: Sequence[PercentilePromise], *,
              requests: int = DEFAULT_REQUESTS, seed: int = 0, max_simulations: int = MAX_SIMULATIONS,
              rel_tol: float = 0.02) -> Capacity:
     """The highest per-replica arrival rate at which every promise holds (module doc)."""

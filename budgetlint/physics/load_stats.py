@@ -50,7 +50,7 @@ def percentile_label(p: float) -> str:
 
 
 @dataclass(frozen=True)
-class Promise:
+class PercentilePromise:
     """A latency promise: ``metric`` (one of :data:`METRICS`) at ``percentile`` within ``limit_s``."""
 
     metric: str
@@ -122,7 +122,7 @@ def weighted_percentile(pairs: Iterable[tuple[float, int]], p: float) -> float:
 
 
 @dataclass(frozen=True)
-class LoadResult:
+class SimulationResult:
     """What a simulation predicts (SI units; per service unless named per replica)."""
 
     predicted: dict[str, dict[str, float]]  # metric -> "p50".. -> seconds
@@ -163,8 +163,8 @@ class LoadResult:
         }
 
 
-def summarise(raw, promises: Sequence[Promise] = ()) -> LoadResult:  # type: ignore[no-untyped-def]
-    """:class:`LoadResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`."""
+def summarise(raw, promises: Sequence[PercentilePromise] = ()) -> SimulationResult:  # type: ignore[no-untyped-def]
+    """:class:`SimulationResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`."""
     recs = raw.records
     ok = [r for r in recs if not r.rejected]
     series = {m: [getattr(r, m) for r in ok] for m in METRICS}
@@ -191,7 +191,7 @@ def summarise(raw, promises: Sequence[Promise] = ()) -> LoadResult:  # type: ign
     mean_b = sum(w * b for w, b in bt) / busy if busy > 0 else 0.0
     sojourn = [r.e2e_s for r in ok]
     per_s = (lambda x: x / window) if window > 0 else (lambda x: math.nan)
-    return LoadResult(
+    return SimulationResult(
         predicted=predicted,
         interval=interval,
         busy_fraction=busy / (window * raw.replicas) if window > 0 else math.nan,

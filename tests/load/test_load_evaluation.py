@@ -169,3 +169,61 @@ def test_a_full_kv_cache_is_named_as_the_mechanism(tmp_path: Path) -> None:
     assert load["preemptions_per_request"] > 0.1
     f = next(f for f in doc["findings"] if f["rule"] == "BL307")
     assert "KV cache" in f["message"] and "preemptions per request" in f["message"]
+
+
+def test_engine_defaults_follow_vllm() -> None:
+    """vllm/engine/arg_utils.py get_batch_defaults: >= 70 GiB and not an A100 -> 1024/8192."""
+    from budgetlint.evaluate.load import engine_defaults
+
+    assert engine_defaults(80e9, "h100-sxm") == (1024, 8192)  # 80 GB = 74.5 GiB
+    assert engine_defaults(80e9, "a100-sxm-80gb") == (256, 2048)
+    assert engine_defaults(24e9, "l4") == (256, 2048)
+    assert engine_defaults(70 * 2**30, "mi300x") == (1024, 8192)
+    assert engine_defaults(70 * 2**30 - 1, "x") == (256, 2048)
+
+
+def test_rates_per_replica_and_per_service(tmp_path: Path) -> None:
+    write(tmp_path / "r", dict(name="per-replica", rate="6 request/s", ttft="800 ms"))
+    _, doc = check(tmp_path / "r")
+    load = doc["budgets"][0]["load"]
+    assert load["arrival_rate_request_per_s"] == 12.0 and load["replicas"] == 2
+    write(tmp_path / "s", dict(name="per-service", rate="6 request/s", ttft="800 ms"))
+    text = (tmp_path / "s" / "budgets.yaml").read_text().replace("arrival_rate_per: replica", "arrival_rate_per: service")
+    (tmp_path / "s" / "budgets.yaml").write_text(text)
+    _, doc = check(tmp_path / "s")
+    assert doc["budgets"][0]["load"]["arrival_rate_request_per_s"] == 6.0
+
+
+def test_length_forms_build(tmp_path: Path) -> None:
+    from budgetlint.options import Options
+    from budgetlint.run.check import evaluate_run
+
+    tmp_path.joinpath("teams.yaml").write_text(TEAMS)
+    tmp_path.joinpath("b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: forms
+            owner: "@acme/serving"
+            workload:
+              prompt_tokens: {uniform: [100, 300]}
+              output_tokens: {values: [10, 20, 60]}
+              arrival_rate: 120 request/min
+              arrival: gamma
+              arrival_cv: 2.5
+              prefix_cache_hit: 0.5
+              prefix_cache_hit_requests: 0.25
+            promise: {ttft: 1 s}
+            deployment: {model: llama-3.1-8b, hardware: h100-sxm, max_num_seqs: 8, max_num_batched_tokens: 512,
+                         load_balancer: least_loaded}
+        """))
+    result = evaluate_run([str(tmp_path)], Options(use_codeowners=False), keep=True)
+    (ev,) = result.evaluations
+    wl, dep = ev.budget.workload, ev.budget.deployment
+    assert (wl.prompt_tokens, wl.output_tokens) == (200, 30)  # the means, for the flat estimate
+    assert wl.prompt_dist == ("uniform", 100, 300) and wl.output_dist == ("values", (10, 20, 60))
+    assert wl.arrival_rate_per_s == pytest.approx(2.0) and (wl.arrival, wl.arrival_cv) == ("gamma", 2.5)
+    assert wl.prefix_cache_hit_requests == 0.25
+    assert (dep.max_num_seqs, dep.max_num_batched_tokens, dep.load_balancer) == (8, 512, "least_loaded")
+    assert ev.load.max_num_seqs == 8 and ev.load.scheduler_from == "budget"
+    assert ev.load.result.batch_size_p95 <= 8

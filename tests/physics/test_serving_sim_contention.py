@@ -17,7 +17,7 @@ import pytest
 
 from budgetlint.physics import REALISTIC_EFFICIENCY, Accelerator, Deployment, ModelShape
 from budgetlint.physics.capacity import simulate
-from budgetlint.physics.load_stats import Promise, summarise
+from budgetlint.physics.load_stats import PercentilePromise, summarise
 from budgetlint.physics.serving_sim import Scheduler, Traffic, run
 from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 from budgetlint.physics.traffic import Fixed, Uniform
@@ -78,7 +78,7 @@ def test_doubling_peak_load_doubles_the_batch_and_p95_pace_falls() -> None:
 
 def test_a_cache_too_small_for_32_long_sequences_preempts_and_p95_collapses() -> None:
     traffic = Traffic(prompt=Fixed(2000), output=Fixed(2000), concurrency=32)
-    promises = [Promise("ttft_s", 95, 2.0), Promise("tpot_s", 95, 0.02)]
+    promises = [PercentilePromise("ttft_s", 95, 2.0), PercentilePromise("tpot_s", 95, 0.02)]
     roomy = simulate(COST, traffic, Scheduler(kv_capacity_tokens=CAP), promises, requests=1500)
     # 32 sequences reach 4,000 tokens each: 128,000 tokens; give the cache 80,000
     tight = simulate(COST, traffic, Scheduler(kv_capacity_tokens=80_000), promises, requests=1500)
@@ -136,7 +136,7 @@ def test_bursty_arrivals_lengthen_the_queue() -> None:
 
 def test_a_request_larger_than_the_cache_is_rejected_and_counts_against_attainment() -> None:
     traffic = Traffic(prompt=Uniform(100, 3000), output=Fixed(100), arrival_rate_per_s=1.0)
-    res = simulate(COST, traffic, Scheduler(kv_capacity_tokens=2000), [Promise("e2e_s", 95, 60.0)],
+    res = simulate(COST, traffic, Scheduler(kv_capacity_tokens=2000), [PercentilePromise("e2e_s", 95, 60.0)],
                    requests=400)
     assert res.rejected > 0
     assert res.slo_attainment <= 1 - res.rejected / res.requests + 1e-12

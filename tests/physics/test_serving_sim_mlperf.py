@@ -30,7 +30,7 @@ import pytest
 from budgetlint.physics import REALISTIC_EFFICIENCY, ROOFLINE, Accelerator, Deployment, ModelShape, Workload, analyse
 from budgetlint.physics.capacity import load_verdict, simulate
 from budgetlint.physics.latency import tpot_from_vllm
-from budgetlint.physics.load_stats import Promise
+from budgetlint.physics.load_stats import PercentilePromise
 from budgetlint.physics.serving_sim import Scheduler, Traffic
 from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 from budgetlint.physics.traffic import LogNormal
@@ -86,7 +86,7 @@ def test_mlperf_server_run(path: Path, capsys: pytest.CaptureFixture[str]) -> No
                       output=LogNormal(out_mean, 2.5 * out_mean, maximum=1024), arrival_rate_per_s=qps)
     sched = Scheduler(max_num_seqs=1024, max_num_batched_tokens=8192, kv_capacity_tokens=kv_capacity_tokens(dep),
                       replicas=replicas)
-    promises = [Promise("ttft_s", 99, ttft_limit), Promise("tpot_s", 99, tpot_limit)]
+    promises = [PercentilePromise("ttft_s", 99, ttft_limit), PercentilePromise("tpot_s", 99, tpot_limit)]
     res = simulate(RooflineStepCost(dep, REALISTIC_EFFICIENCY), traffic, sched, promises, requests=3000)
     p_ttft, p_tpot = res.predicted["ttft_s"]["p99"], res.predicted["tpot_s"]["p99"]
     f_ttft, f_tpot = measured_ttft / p_ttft, measured_tpot / p_tpot

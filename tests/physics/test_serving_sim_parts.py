@@ -20,7 +20,7 @@ from budgetlint.physics import (
     prefill_time,
 )
 from budgetlint.physics.capacity import capacity, replicas_needed, saturation
-from budgetlint.physics.load_stats import Promise, percentile, sectioned_interval, weighted_percentile
+from budgetlint.physics.load_stats import PercentilePromise, percentile, sectioned_interval, weighted_percentile
 from budgetlint.physics.serving_sim import Scheduler, Traffic
 from budgetlint.physics.step_cost import LinearStepCost, RooflineStepCost, sum_components
 from budgetlint.physics.traffic import Empirical, Fixed, LogNormal, Uniform, lognormal_params, unit_gap_sampler
@@ -226,7 +226,7 @@ def test_capacity_for_a_median_queue_promise_is_half_the_service_rate() -> None:
     to lam = 0.5 / S."""
     traffic = Traffic(prompt=Fixed(100), output=Fixed(1), arrival_rate_per_s=1.0)
     for pct, rho_max in ((50, 0.5), (90, 0.1)):
-        cap = capacity(LAW, traffic, Scheduler(max_num_seqs=1), [Promise("queue_s", pct, 1e-6)],
+        cap = capacity(LAW, traffic, Scheduler(max_num_seqs=1), [PercentilePromise("queue_s", pct, 1e-6)],
                        requests=4000)
         assert cap.simulations <= 10
         assert cap.request_per_s * SERVICE == pytest.approx(rho_max, abs=0.04)
@@ -235,7 +235,7 @@ def test_capacity_for_a_median_queue_promise_is_half_the_service_rate() -> None:
 
 def test_capacity_is_zero_when_even_one_request_alone_breaks_the_promise() -> None:
     traffic = Traffic(prompt=Fixed(100), output=Fixed(1), arrival_rate_per_s=1.0)
-    cap = capacity(LAW, traffic, Scheduler(max_num_seqs=1), [Promise("ttft_s", 95, 0.9 * SERVICE)],
+    cap = capacity(LAW, traffic, Scheduler(max_num_seqs=1), [PercentilePromise("ttft_s", 95, 0.9 * SERVICE)],
                    requests=500)
     assert cap.request_per_s == 0.0
 
@@ -245,8 +245,8 @@ def test_capacity_falls_as_the_promise_tightens() -> None:
     law = LinearStepCost(decode_fixed_s=0.01, decode_per_seq_s=0.0005, prefill_fixed_s=0.01,
                          prefill_per_token_s=1e-4)
     sched = Scheduler(max_num_seqs=32)
-    loose = capacity(law, traffic, sched, [Promise("ttft_s", 95, 2.0)], requests=1500)
-    tight = capacity(law, traffic, sched, [Promise("ttft_s", 95, 0.3)], requests=1500)
+    loose = capacity(law, traffic, sched, [PercentilePromise("ttft_s", 95, 2.0)], requests=1500)
+    tight = capacity(law, traffic, sched, [PercentilePromise("ttft_s", 95, 0.3)], requests=1500)
     assert 0 < tight.request_per_s < loose.request_per_s <= loose.saturation_request_per_s
 
 

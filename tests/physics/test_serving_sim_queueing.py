@@ -26,7 +26,7 @@ import random
 
 import pytest
 
-from budgetlint.physics.load_stats import Promise, percentile, summarise
+from budgetlint.physics.load_stats import PercentilePromise, percentile, summarise
 from budgetlint.physics.serving_sim import Scheduler, Traffic, run
 from budgetlint.physics.step_cost import LinearStepCost
 from budgetlint.physics.traffic import Fixed, Uniform
@@ -129,7 +129,7 @@ def test_mean_wait_is_pollaczek_khinchine(case, rho: float, requests: int) -> No
               Scheduler(max_num_seqs=1), requests=requests, seed=2)
     mean_wait = math.fsum(r.queue_s for r in raw.records) / len(raw.records)
     assert mean_wait == pytest.approx(pk_mean_wait(lam, es, es2), rel=0.03)
-    res = summarise(raw, [Promise("queue_s", 95, 1.0)])
+    res = summarise(raw, [PercentilePromise("queue_s", 95, 1.0)])
     assert res.busy_fraction == pytest.approx(rho, rel=0.02)  # busy fraction of one slot = rho
     check_little(raw)
 
