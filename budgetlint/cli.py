@@ -217,7 +217,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
-          with_configured_paths: bool, sarif_info: bool, color: str, no_simulate: bool) -> None:
+          no_simulate: bool, with_configured_paths: bool, sarif_info: bool, color: str) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -408,7 +408,8 @@ def _hardware_row(hw: Any) -> dict:
 def _model_row(m: Any) -> dict:
     keys = ("parameters", "active_parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
             "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-            "sliding_window_layers", "experts", "experts_per_token", "max_context", "source")
+            "sliding_window_layers", "experts", "experts_per_token", "max_context", "vocab_size",
+            "tie_word_embeddings", "source")
     row = {"name": m.name, "aliases": list(m.aliases)}
     row.update({k: getattr(m, k) for k in keys})
     row["builtin"] = m.builtin

@@ -47,16 +47,17 @@ KEYS: tuple[str, ...] = (
     "efficiency",
     "collective-overhead",
     "memory-usable-fraction",
+    "memory-reserve",
     "catalog",
     "teams",
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
-    "simulate",
     "evidence-max-age",
     "calibration-max-age",
     "evidence-engine",
     "evidence-engine-version",
+    "simulate",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -82,17 +83,18 @@ class Config:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
+    memory_reserve_bytes: float | None = None
     catalog: list[str] = field(default_factory=list)
     teams: list[str] = field(default_factory=list)
     codeowners: str | None = None
     use_codeowners: bool | None = None
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
-    simulate: bool | None = None
     evidence_max_age_days: float | None = None
     calibration_max_age_days: float | None = None
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
+    simulate: bool | None = None
     paths: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
@@ -338,6 +340,21 @@ class _Reader:
             return None
         return float(value)
 
+    def _bytes(self, key: str, value: Any) -> float | None:
+        """A memory size with its unit ("3 GiB"); 0 is allowed."""
+        from budgetlint.model.units import UnitError, parse_quantity
+
+        if isinstance(value, str):
+            try:
+                number, _kind = parse_quantity(value, "information")
+            except UnitError as exc:
+                self.error(f"{key!r}: {exc.message}", key)
+                return None
+            if math.isfinite(number) and number >= 0:
+                return number
+        self.error(f"{key!r} must be a memory size with its unit such as \"3 GiB\", got {value!r}", key)
+        return None
+
     def _path(self, value: str) -> str:
         p = Path(value)
         return str(p if p.is_absolute() else (self.cfg.base_dir / p))
@@ -430,6 +447,8 @@ class _Reader:
                                                      allow_zero=True, upper=0.99)
         if "memory-usable-fraction" in t:
             cfg.memory_usable_fraction = self._fraction("memory-usable-fraction", t["memory-usable-fraction"])
+        if "memory-reserve" in t:
+            cfg.memory_reserve_bytes = self._bytes("memory-reserve", t["memory-reserve"])
         if "catalog" in t:
             cfg.catalog = [self._path(v) for v in self._strings("catalog", t["catalog"]) or []]
         if "teams" in t:

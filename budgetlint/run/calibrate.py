@@ -49,7 +49,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
     from budgetlint.evaluate.load import engine_defaults
-    from budgetlint.model.build import Catalog, Sink
+    from budgetlint.model.build import Sink
     from budgetlint.physics import calibration as core
     from budgetlint.physics import precision
     from budgetlint.physics.shapes import Deployment
@@ -61,7 +61,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     for name, entry, table in (("--model", md, catalog.models), ("--hardware", hd, catalog.hardware)):
         if entry is None:
             value = model if name == "--model" else hardware
-            hint = Catalog.suggest(value, table)
+            hint = catalog.suggest(value, table)
             raise CalibrateError(f"{name} {value!r} is not in the catalog"
                                  + (f"; did you mean {hint!r}?" if hint else "")
                                  + " (`budgetlint catalog models` / `catalog hardware` list them)")
