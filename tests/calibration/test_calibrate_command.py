@@ -115,3 +115,18 @@ def test_leave_one_out_on_the_vllm_sweep(tmp_path: Path) -> None:
     assert len(doc["runs"]) == 6 and len(doc["skipped"]) == 3
     assert statistics.median(_loo(doc, "ttft")) < 0.20
     assert statistics.median(_loo(doc, "tpot")) < 0.25
+
+
+@pytest.mark.slow
+@needs_shared
+def test_leave_one_out_on_the_sglang_sweep() -> None:
+    """SGLang bench_serving, Llama-3.3-70B on 4 H200 (TP 4; model and hardware from the source repo's
+    launch script), rates 1-16 and two ShareGPT runs: TTFT medians only. Reached: median 10.9 %, max 30 %
+    (the issue's target for TTFT below saturation: 20 %)."""
+    from budgetlint.run.calibrate import calibrate
+
+    res = calibrate([str(SHARED / "sglang" / "datacrunch_h200_llama33-70b_online.jsonl")],
+                    model="llama-3.3-70b", hardware="h200-sxm", devices=4)
+    doc = res.document
+    assert len(doc["runs"]) == 7
+    assert statistics.median(_loo(doc, "ttft")) < 0.20
