@@ -172,7 +172,7 @@ _CACHE: dict[str, tuple[Any, list]] = {}
 
 
 def _load(path: str) -> tuple[Any, list]:
-    from budgetlint.run.calibrate import load_calibration
+    from budgetlint.files.calibration_file import load_calibration
 
     hit = _CACHE.get(path)
     if hit is None:
