@@ -56,6 +56,12 @@ class Options:
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
+    #: extra folders a run may read in (--allow-read, config allow-read); see discovery.read_roots
+    allow_read: list[str] = field(default_factory=list)
+    #: the folders this run reads in, set by run_check from its paths (None: no limit)
+    roots: list[str] | None = None
+    #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
+    max_bench_bytes: int | None = None
 
 
 @dataclass
@@ -103,6 +109,10 @@ def _load_builtin_catalog(sink: Sink) -> Catalog:
 def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
     options = options or Options()
+    if options.roots is None:
+        from budgetlint.discovery import read_roots
+
+        options.roots = read_roots(paths, options.allow_read)
     if not options.bench and not options.base_ref:
         try:
             return _run_streaming(paths, options)
@@ -136,7 +146,7 @@ def _run_streaming(paths: list[str], options: Options) -> Report:
     from budgetlint.policy import apply_policy, apply_suppressions, today
     from budgetlint.rules import all_rules
 
-    found = discover(paths)
+    found = discover(paths, options.roots)
     if found.missing:
         raise InputError("no such file or directory: " + ", ".join(found.missing))
     report = Report()
@@ -240,7 +250,7 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
 def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
     """Load, validate and build everything at once; the rules have not run yet."""
     options = options or Options()
-    found = discover(paths)
+    found = discover(paths, options.roots)
     if found.missing:
         raise InputError("no such file or directory: " + ", ".join(found.missing))
     report = Report()

@@ -142,12 +142,16 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Also read files in DIR (repeatable); by default only the git top level of the paths "
+                   "checked, or the paths themselves, are read.")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
+          allow_read: tuple[str, ...]) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.checker import InputError, Options, run_check
     from budgetlint.config import ConfigError, load_config
@@ -166,7 +170,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     use_codeowners = not no_codeowners and (config.use_codeowners is not False or codeowners is not None)
     options = Options(teams_files=all_teams, codeowners=codeowners or config.codeowners,
                       use_codeowners=use_codeowners, bench=list(bench), bench_format=bench_format,
-                      config=config, base_ref=base_ref)
+                      config=config, base_ref=base_ref, allow_read=list(config.allow_read) + list(allow_read),
+                      max_bench_bytes=config.max_bench_bytes)
     for name in ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
                  "memory_usable_fraction", "margin_warning"):
         if getattr(config, name) is not None:

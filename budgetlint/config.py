@@ -52,6 +52,8 @@ KEYS: tuple[str, ...] = (
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
+    "allow-read",
+    "max-bench-size",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -84,6 +86,8 @@ class Config:
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
     paths: list[str] = field(default_factory=list)
+    allow_read: list[str] = field(default_factory=list)
+    max_bench_bytes: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -379,6 +383,12 @@ class _Reader:
         if "regression-threshold" in t:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
+        if "allow-read" in t:
+            cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
+        if "max-bench-size" in t:
+            mib = self._fraction("max-bench-size", t["max-bench-size"], upper=1024 * 1024)
+            if mib is not None:
+                cfg.max_bench_bytes = int(mib * 1024 * 1024)
 
 
 def config_schema() -> dict:

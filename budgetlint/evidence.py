@@ -37,7 +37,7 @@ from typing import Any
 
 from budgetlint import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
-from budgetlint.discovery import display_path
+from budgetlint.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model import Budget
 
@@ -135,6 +135,10 @@ class Evidence:
     files: dict[str, BenchFile] = field(default_factory=dict)  # display path -> file
     links: list[Link] = field(default_factory=list)
     unmatched_globs: list[tuple[Budget, int, str]] = field(default_factory=list)
+    #: (budget, entry index, entry, why): paths refused, outside the roots (errors)
+    refused: list[tuple[Budget, int, str, str]] = field(default_factory=list)
+    #: (budget, entry index, entry, why): globs whose walk a limit cut (warnings)
+    cut: list[tuple[Budget, int, str, str]] = field(default_factory=list)
     unlinked: list[tuple[BenchFile, Measurement, list[str]]] = field(default_factory=list)
 
     def for_budget(self, budget: Budget) -> list[Link]:
@@ -149,27 +153,29 @@ def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
     key = ("bench-file", str(path.resolve()) if fs.exists(path) else str(path))
     if key not in ctx.cache:
         fmt = getattr(ctx.options, "bench_format", None)
-        measurements, problems = read_benchmark(path, fmt)
+        measurements, problems = read_benchmark(path, fmt, max_bytes=getattr(ctx.options, "max_bench_bytes", None))
         ctx.cache[key] = BenchFile(display or display_path(path), measurements, problems)
     return ctx.cache[key]
 
 
-#: at most this many files per `bench:` entry (a glob like "/**" must not walk a disk)
-MAX_GLOB_FILES = 1000
+def _glob(base: Path, pattern: str,
+          roots: list[str] | None = None) -> tuple[list[Path], str | None, str | None]:
+    """The files of one `bench:` entry, why it was refused, and why its walk was cut (or None).
 
+    A glob whose fixed folder lies outside ``roots`` is refused before any walk
+    (``/**`` never walks the disk); the walk itself is bounded (budgetlint.globwalk).
+    """
+    from budgetlint import globwalk
 
-def _glob(base: Path, pattern: str) -> list[Path]:
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
-    if glob.has_magic(pattern):
-        found = []
-        for name in glob.iglob(full, recursive=True):
-            if fs.is_file(Path(name)):
-                found.append(Path(name))
-                if len(found) >= MAX_GLOB_FILES:
-                    break
-        return sorted(found)
+    if globwalk.has_magic(pattern):
+        start = globwalk.split(full)[0]
+        if roots is not None and not inside(start, roots):
+            return [], f"its folder {start!r} is " + outside_words(roots), None
+        found = globwalk.walk(full)
+        return found.files, None, found.limit
     p = Path(full)
-    return [p] if fs.exists(p) else []
+    return ([p] if fs.exists(p) else []), None, None
 
 
 # --------------------------------------------------------------------------- matching
@@ -515,8 +521,22 @@ def evidence_for(ctx: Any) -> Evidence:
     found: dict[tuple[int, str, int], Link] = {}
     for b in ctx.budgets:
         base = Path(b.doc.file).parent
+        roots = getattr(ctx.options, "roots", None)
         for i, pattern in enumerate(b.bench):
-            paths = _glob(base, pattern)
+            paths, refused, cut = _glob(base, pattern, roots)
+            if refused is not None:
+                ev.refused.append((b, i, pattern, refused))
+                continue
+            if cut is not None:
+                ev.cut.append((b, i, pattern, cut + "; the files past it are not read"))
+            if roots is not None:
+                outside = [p for p in paths if not inside(p, roots)]
+                if outside:
+                    what = "it" if len(paths) == 1 else f"{len(outside)} of its {len(paths)} files"
+                    ev.refused.append((b, i, pattern, f"{what} resolves {outside_words(roots)}"))
+                    paths = [p for p in paths if p not in outside]
+                    if not paths:
+                        continue
             if not paths:
                 ev.unmatched_globs.append((b, i, pattern))
                 continue

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from budgetlint import fs
 from budgetlint.findings import Finding, Location, Severity
 
 #: Limits the loader enforces (see docs/limits.md).
@@ -83,19 +84,24 @@ def _finding(code: str, message: str, file: str, line: int = 1, column: int = 1,
 
 
 def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
-    """Read a file as UTF-8 text, refusing what is too big, binary or not UTF-8."""
+    """Read a file as UTF-8 text, refusing what is too big, binary, not UTF-8 or not a file.
+
+    A pipe or device named ``*.yaml`` (a FIFO would block forever, ``/dev/zero``
+    never ends) is refused before anything is read; see :func:`fs.read_regular`.
+    """
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, [_finding(
-                "BL011", f"file is {size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
-                f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
-                fix="split the file, or keep generated data out of the budgets directory")]
-        raw = path.read_bytes()
+        raw = fs.read_regular(path, MAX_FILE_BYTES)
+    except fs.NotRegular as exc:
+        return None, [_finding("BL010", f"cannot read file: it is {exc.kind}, not a regular file; "
+                               "budgetlint reads only regular files", display,
+                               fix="remove it from the checked paths")]
+    except fs.TooLarge as exc:
+        return None, [_finding(
+            "BL011", f"file is {exc.size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
+            f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
+            fix="split the file, or keep generated data out of the budgets directory")]
     except OSError as exc:
         return None, [_finding("BL010", f"cannot read file: {exc.strerror or exc}", display)]
-    if len(raw) > MAX_FILE_BYTES:  # grew while we looked
-        return None, [_finding("BL011", "file exceeds the size limit", display)]
     if b"\x00" in raw[:8192]:
         return None, [_finding("BL010", "expected YAML text; found binary data (NUL bytes)", display)]
     try:

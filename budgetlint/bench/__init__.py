@@ -49,22 +49,38 @@ FORMAT_NAMES = (
 )
 
 
+#: benchmark files larger than this are refused before reading (bytes; 64 MiB).
+#: The config key ``max-bench-size`` (MiB) changes it; see docs/limits.md.
+MAX_BENCH_BYTES = 64 * 1024 * 1024
+
+
 def read_benchmark(
-    path: Union[str, Path], fmt: str | None = None
+    path: Union[str, Path], fmt: str | None = None, *, max_bytes: int | None = None
 ) -> tuple[list[Measurement], list[Problem]]:
-    """Read one benchmark result file.
+    """Read one benchmark file of at most ``max_bytes`` (default :data:`MAX_BENCH_BYTES`).
 
     Returns the measurements found (one per run / load point) and the problems
-    (malformed, truncated, empty, NaN, unit-less, unknown format). Never raises
-    on bad input.
+    (malformed, truncated, empty, NaN, unit-less, unknown format, too large,
+    not a regular file). Never raises on bad input, never blocks on a pipe and
+    never reads more than the limit.
     """
-    from ._common import IO, Ctx
+    from budgetlint import fs
+
+    from ._common import IO, LIMIT, Ctx
     from .detect import read_text
 
     p = Path(path)
     ctx = Ctx(str(path))
+    limit = MAX_BENCH_BYTES if max_bytes is None else max_bytes
     try:
-        data = p.read_bytes()
+        data = fs.read_regular(p, limit)
+    except fs.NotRegular as exc:
+        ctx.problem(f"cannot read the file: it is {exc.kind}, not a regular file", IO)
+        return [], ctx.problems
+    except fs.TooLarge as exc:
+        ctx.problem(f"file is {_mib(exc.size)}; benchmark files are read up to {_mib(limit)} "
+                    "(config key max-bench-size); not read", LIMIT)
+        return [], ctx.problems
     except OSError as exc:
         ctx.problem(f"cannot read the file: {exc.strerror or exc}", IO)
         return [], ctx.problems
@@ -79,6 +95,10 @@ def read_benchmark(
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []
     return measurements, ctx.problems
+
+
+def _mib(size: int) -> str:
+    return f"{size / 1024 / 1024:,.1f} MiB" if size >= 1024 * 1024 else f"{size:,} bytes"
 
 
 def to_native(measurements: Union[Measurement, Iterable[Measurement]]) -> dict[str, Any]:

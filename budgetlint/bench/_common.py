@@ -22,6 +22,7 @@ NO_SUCCESS = "bench-no-successful-requests"
 IO = "bench-io"
 SCHEMA = "bench-schema"
 IMPOSSIBLE = "bench-impossible-value"
+LIMIT = "bench-limit"
 
 #: seconds per unit, for unit fields and key suffixes
 TIME_UNITS = {

@@ -19,9 +19,14 @@ known):
 | `bench-schema` | a native document that fails the schema |
 | `bench-io` | unreadable, missing or not UTF-8 |
 | `bench-impossible-value` | a negative latency, or a zero TTFT/E2E (dropped: not measured) |
+| `bench-limit` | a limit was reached: file size (`max-bench-size`), lines or values read, a glob's walk |
 
 A `bench:` path or glob that matches no file is reported at its line in
-the budget file.
+the budget file, and so is one that leads out of the folders the run reads
+(`../../..`, an absolute path or a symbolic link outside the git top level
+of the checked paths, or the paths themselves outside git): those files are
+not read unless `--allow-read DIR` or the config key `allow-read` allows
+their folder.
 
 ## Why
 Evidence that cannot be read is no evidence, and a silent skip would let a
@@ -62,6 +67,7 @@ FIXES = {
     "bench-no-successful-requests": "every request failed: fix the run and benchmark again",
     "bench-schema": "fix the native document against schemas/benchmark.schema.json",
     "bench-impossible-value": "check the run and its units: a latency cannot be negative, nor a TTFT zero",
+    "bench-limit": "split the file or narrow the glob, or raise the limit (docs/limits.md)",
     "bench-io": "check the path and the file's permissions and encoding",
 }
 
@@ -80,6 +86,13 @@ def check(ctx) -> Iterator[Finding]:
     for path, bf in sorted(ev.files.items()):
         for p in bf.problems:
             yield problem_finding(p, path)
+    for b, i, pattern, why in ev.refused:
+        yield Finding(CODE, SEVERITY, f"bench entry {pattern!r}: {why}", b.loc("bench", i), budget=b.name,
+                      fix="keep benchmark files inside the repository, or allow the folder with "
+                          "--allow-read DIR (config: allow-read)")
+    for b, i, pattern, why in ev.cut:
+        yield Finding(CODE, Severity.WARNING, f"bench entry {pattern!r}: {why}", b.loc("bench", i),
+                      budget=b.name, fix="narrow the glob to the benchmark files")
     for b, i, pattern in ev.unmatched_globs:
         base = Path(b.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",

@@ -1,0 +1,78 @@
+"""Issue 15 point 10 (the walk): a `bench:` glob over `/`, or through symbolic
+link loops, ran past 120 s. The walk now follows each real folder once, is
+bounded in entries and time, and says when a limit cut it (BL406 warning);
+a glob over a folder outside the run's roots is refused before any walk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from budgetlint import globwalk
+
+from hardening_bounds import assert_bounded, run_bounded
+
+BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    promise: {{ttft: 1 s}}
+    bench: [{bench}]
+"""
+
+
+def test_glob_over_the_whole_disk_allowed_is_bounded(tmp_path: Path) -> None:
+    """With `/` allowed, `/**/*.json` is walked, but only so far, and the finding says so."""
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench='"/**/*.nomatch-json"'))
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--allow-read", "/", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1), rule="BL406", line=7)
+    assert "the walk stopped after" in run.stdout, run.stdout
+
+
+def test_glob_over_the_whole_disk_is_refused_by_default(tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench='"/**/*.json"'))
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(1,), rule="BL406", line=7)
+    assert "its folder '/' is outside" in run.stdout, run.stdout
+
+
+def test_symlink_loops_end(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    (runs / "a" / "b").mkdir(parents=True)
+    (runs / "a" / "b" / "up").symlink_to("../..", target_is_directory=True)
+    (runs / "a" / "self").symlink_to(".", target_is_directory=True)
+    (runs / "x").symlink_to("y", target_is_directory=True)  # x -> y -> x
+    (runs / "y").symlink_to("x", target_is_directory=True)
+    (runs / "a" / "b" / "run.json").write_text(json.dumps({"kind": "nothing"}))
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench='"runs/**/*.json"'))
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", cwd=tmp_path)
+    assert_bounded(run, names="runs/a/b/run.json", codes=(1,), rule="BL406")
+    assert run.stdout.count("run.json:1:1: BL406") == 1, run.stdout  # read once, not once per loop
+
+
+def test_walker_matches_glob_semantics(tmp_path: Path) -> None:
+    """The same files as glob.glob for the patterns people write (sorted, no hidden names)."""
+    import glob
+
+    for rel in ("a.json", "b.txt", ".hidden.json", "d/c.json", "d/e/f.json", ".h/g.json", "d/[x].json"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    for pattern in ("*.json", "**/*.json", "d/*.json", "d/**/*.json", "*/*.json", "?.json", "d/[[]x].json",
+                    ".*.json", "d/**"):
+        full = str(tmp_path / pattern)
+        want = sorted(Path(p) for p in glob.glob(full, recursive=True) if not os.path.isdir(p))
+        assert globwalk.walk(full).files == want, pattern
+
+
+@pytest.mark.parametrize("limit", ["max_entries", "max_files"])
+def test_walker_limits_say_so(tmp_path: Path, limit: str) -> None:
+    for i in range(30):
+        (tmp_path / f"{i:02}.json").write_text("{}")
+    found = globwalk.walk(str(tmp_path / "*.json"), **{limit: 10})
+    assert found.limit is not None and "10" in found.limit
+    assert found.files == sorted(found.files) and len(found.files) <= 10
