@@ -94,7 +94,39 @@ def read_benchmark(
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []
-    return measurements, ctx.problems
+    return [_without_vanishing(m, ctx) for m in measurements], ctx.problems
+
+
+#: a latency below this (seconds) is no measurement: it rounds to zero at any clock's resolution
+MIN_LATENCY_S = 1e-9
+
+
+def _without_vanishing(m: Measurement, ctx: Any) -> Measurement:
+    """``m`` without the statistics that cannot be zero yet are below a nanosecond.
+
+    Readers refuse a written 0 where a zero is impossible (``check_latency``);
+    a p99 of ``5e-324 ms`` is not 0 as written but underflows to 0 s once in
+    seconds, and a value of a few femtoseconds is no more a measurement.
+    Every reader's output passes here, whatever its units.
+    """
+    from dataclasses import replace
+
+    from ._common import IMPOSSIBLE, zero_impossible
+
+    metrics = dict(m.metrics)
+    for name, metric in m.metrics.items():
+        stats = {"mean": metric.mean, **metric.percentiles}
+        gone = [k for k, v in stats.items()
+                if v is not None and v < MIN_LATENCY_S and v >= 0 and zero_impossible(name, k)]
+        for k in gone:
+            where = f" (from {metric.source})" if metric.source else ""
+            ctx.problem(f"{name} {k} is {stats[k]:g} s{where}{' in ' + m.label if m.label else ''}: below one "
+                        "nanosecond, a latency that rounds to zero is not a measurement; the value is ignored "
+                        "(not measured)", IMPOSSIBLE)
+        if gone:
+            metrics[name] = replace(metric, mean=None if "mean" in gone else metric.mean,
+                                    percentiles={k: v for k, v in metric.percentiles.items() if k not in gone})
+    return replace(m, metrics=metrics) if metrics != dict(m.metrics) else m
 
 
 def _mib(size: int) -> str:
