@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_speed import generate  # noqa: E402
 
-from budgetlint.checker import Options, build_context, run_check  # noqa: E402
+from budgetlint.run.check import Options, build_context, run_check  # noqa: E402
 from budgetlint.reporters import render  # noqa: E402
-from budgetlint.roofline import evaluate, evaluation_for, levers_for  # noqa: E402
+from budgetlint.evaluate.roofline import evaluate, evaluation_for, levers_for  # noqa: E402
 
 
 def main() -> None:

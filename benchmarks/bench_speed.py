@@ -277,7 +277,7 @@ def per_budget_budgetlint(root: Path) -> tuple[float, int]:
     """In-process seconds per budget for the whole pipeline (load, validate, build, rules, JSON)."""
     code = f"""
 import time, sys
-from budgetlint.checker import Options, run_check
+from budgetlint.run.check import Options, run_check
 from budgetlint.reporters import render
 run_check(['budgets/'], Options(use_codeowners=False))  # imports and first-use caches
 start = time.perf_counter()

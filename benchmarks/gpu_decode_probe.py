@@ -2,7 +2,7 @@
 """Time prefill and decode of a randomly initialised catalog-shaped model.
 
 Builds a Llama-style model with the shape of a budgetlint catalog entry
-(``budgetlint/catalog/models.yaml``; nothing is downloaded: weights are
+(``budgetlint/model/catalog/models.yaml``; nothing is downloaded: weights are
 random, which does not change the time of a dense forward pass), times
 prefill and decode steps at a few batch sizes and context lengths on the
 device it finds (CUDA if available, else the CPU) and writes budgetlint's
@@ -63,7 +63,7 @@ def catalog_model(name: str) -> dict[str, Any]:
     """The catalog entry for ``name`` (a name or an alias, case-insensitive)."""
     import yaml
 
-    path = REPO / "budgetlint" / "catalog" / "models.yaml"
+    path = REPO / "budgetlint" / "model" / "catalog" / "models.yaml"
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     for entry in doc.get("models", []):
         names = [entry.get("name", ""), *(entry.get("aliases") or [])]

@@ -153,8 +153,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
           allow_read: tuple[str, ...]) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
-    from budgetlint.checker import InputError, Options, run_check
-    from budgetlint.config import ConfigError, load_config
+    from budgetlint.run.check import InputError, Options, run_check
+    from budgetlint.options.config_file import ConfigError, load_config
     from budgetlint.findings import Severity, exit_code
 
     try:
@@ -204,7 +204,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
 
 def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
     """``--select BL3,BL101`` (repeatable) -> selectors; an unknown code is a usage error."""
-    from budgetlint.config import resolve_selector
+    from budgetlint.options.config_file import resolve_selector
 
     out = []
     for value in values:
@@ -262,9 +262,9 @@ def rule_cmd(code: str) -> None:
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
             efficiency_compute: float | None) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
-    from budgetlint.checker import InputError, Options, build_context
-    from budgetlint.explain import explain_budget
-    from budgetlint.roofline import evaluation_for
+    from budgetlint.run.check import InputError, Options, build_context
+    from budgetlint.run.explain import explain_budget
+    from budgetlint.evaluate.roofline import evaluation_for
 
     options = Options()
     if efficiency_bandwidth is not None:
@@ -296,7 +296,7 @@ def catalog() -> None:
 
 
 def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
-    from budgetlint.checker import InputError, Options, build_context
+    from budgetlint.run.check import InputError, Options, build_context
 
     try:
         _, ctx = build_context(list(paths), Options(use_codeowners=False))
@@ -328,7 +328,7 @@ def _model_row(m: Any) -> dict:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def catalog_hardware(paths: tuple[str, ...], fmt: str) -> None:
     """List accelerators (built-in, plus those defined under PATHS)."""
-    from budgetlint.units import format_quantity as fq
+    from budgetlint.model.units import format_quantity as fq
 
     entries = _catalog_entries("hardware", paths)
     if fmt == "json":
@@ -402,7 +402,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     """Normalise benchmark result files to budgetlint's native format (JSON)."""
     import json
 
-    from budgetlint.ingest import ingest as run_ingest
+    from budgetlint.run.ingest import ingest as run_ingest
 
     document, findings = run_ingest(list(files), bench_format)
     for f in findings:

@@ -61,7 +61,7 @@ class Report:
     budgets: list[BudgetResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     suppressed: list[SuppressedFinding] = field(default_factory=list)
-    diff: dict | None = None  # the PR diff against --base REF (budgetlint.diff), when asked for
+    diff: dict | None = None  # the PR diff against --base REF (budgetlint.run.diff), when asked for
 
     def sorted_findings(self) -> list[Finding]:
         return sort_findings(self.findings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from budgetlint.units import UnitError, format_quantity, parse_count, parse_quantity
+from budgetlint.model.units import UnitError, format_quantity, parse_count, parse_quantity
 
 
 @pytest.mark.parametrize("text,kind,expected", [

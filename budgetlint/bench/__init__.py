@@ -64,7 +64,7 @@ def read_benchmark(
     not a regular file). Never raises on bad input, never blocks on a pipe and
     never reads more than the limit.
     """
-    from budgetlint import fs
+    from budgetlint.files import fs
 
     from ._common import IO, LIMIT, Ctx
     from .detect import read_text

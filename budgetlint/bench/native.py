@@ -14,8 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Union
 
-from budgetlint import fs
-
+from budgetlint.files import fs
 from ._common import NOT_MEASUREMENT, SCHEMA, Ctx, Doc
 from .measurement import CONDITION_FIELDS, Conditions, Measurement, Metric, label_percent
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.diff import fmt_fraction, fmt_value
+from budgetlint.run.diff import fmt_fraction, fmt_value
 
 HEADER = ["Budget", "Change", "Before", "After", ""]
 REGRESSION_MARK = "⚠️ regression"

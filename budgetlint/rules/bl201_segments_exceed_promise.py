@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
-from budgetlint.units import format_quantity
+from budgetlint.model.units import format_quantity
 
 CODE = "BL201"
 NAME = "segments-exceed-promise"

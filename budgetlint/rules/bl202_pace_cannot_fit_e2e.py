@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
-from budgetlint.units import format_quantity
+from budgetlint.model.units import format_quantity
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"

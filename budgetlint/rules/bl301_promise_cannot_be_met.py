@@ -48,6 +48,6 @@ SEVERITY = Severity.ERROR
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint.verdict_findings import verdict_findings
+    from budgetlint.rules._verdicts import verdict_findings
 
     yield from verdict_findings(ctx, CODE, SEVERITY, "cannot-be-met", bound=True, no_lever="no standard lever meets it: loosen the promise")

@@ -43,8 +43,8 @@ SEVERITY = Severity.ERROR
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-    from budgetlint.verdict_text import describe_memory
+    from budgetlint.evaluate import roofline
+    from budgetlint.rules._messages import describe_memory
 
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)

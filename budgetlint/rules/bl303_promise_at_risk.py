@@ -40,6 +40,6 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint.verdict_findings import verdict_findings
+    from budgetlint.rules._verdicts import verdict_findings
 
     yield from verdict_findings(ctx, CODE, SEVERITY, "at-risk", bound=False, no_lever=None)

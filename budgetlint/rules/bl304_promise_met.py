@@ -32,9 +32,9 @@ SEVERITY = Severity.INFO
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-    from budgetlint.verdict_findings import promise_location
-    from budgetlint.verdict_text import describe_met
+    from budgetlint.evaluate import roofline
+    from budgetlint.rules._verdicts import promise_location
+    from budgetlint.rules._messages import describe_met
 
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)

@@ -42,8 +42,8 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-    from budgetlint.verdict_findings import promise_location
+    from budgetlint.evaluate import roofline
+    from budgetlint.rules._verdicts import promise_location
 
     labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}
     for b in ctx.budgets:

@@ -33,8 +33,7 @@ SEVERITY = Severity.INFO
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import roofline
-
+    from budgetlint.evaluate import roofline
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)
         where = b.loc("deployment") if b.has("deployment") else b.loc("name")

@@ -38,8 +38,7 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import evidence as ev_mod
-
+    from budgetlint.evaluate import evidence as ev_mod
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)
     ev = ev_mod.evidence_for(ctx)
     for link in ev.links:

@@ -50,10 +50,9 @@ SEVERITY = Severity.ERROR
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import evidence as ev_mod
-    from budgetlint.verdict_text import deployment_words
-    from budgetlint import roofline
-
+    from budgetlint.evaluate import evidence as ev_mod
+    from budgetlint.rules._messages import deployment_words
+    from budgetlint.evaluate import roofline
     ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
         b = link.budget

@@ -49,8 +49,7 @@ SEVERITY = Severity.WARNING
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import evidence as ev_mod
-
+    from budgetlint.evaluate import evidence as ev_mod
     ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
         if link.counts:

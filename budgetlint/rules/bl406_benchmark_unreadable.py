@@ -80,8 +80,7 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
 
 
 def check(ctx) -> Iterator[Finding]:
-    from budgetlint import evidence as ev_mod
-
+    from budgetlint.evaluate import evidence as ev_mod
     ev = ev_mod.evidence_for(ctx)
     for path, bf in sorted(ev.files.items()):
         for p in bf.problems:

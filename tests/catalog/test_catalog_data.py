@@ -1,4 +1,4 @@
-"""Checks on the built-in catalog data files (budgetlint/catalog/*.yaml).
+"""Checks on the built-in catalog data files (budgetlint/model/catalog/*.yaml).
 
 These read the YAML directly with ``yaml.safe_load``; the catalog loader and
 lookup are tested elsewhere. Expected datasheet figures are written here by
@@ -16,7 +16,7 @@ import yaml
 
 import budgetlint
 
-CATALOG_DIR = Path(budgetlint.__file__).parent / "catalog"
+CATALOG_DIR = Path(budgetlint.__file__).parent / "model" / "catalog"
 
 # --------------------------------------------------------------------------
 # helpers
@@ -51,7 +51,7 @@ _QUANTITY = re.compile(r"^(?P<num>\d+(?:\.\d+)?)\s+(?P<prefix>[kMGTP]i?)?(?P<uni
 def si(text: str, unit: str) -> float:
     """A catalog quantity string -> SI float; asserts the unit kind.
 
-    A deliberately small parser (the real one is pint in budgetlint.units):
+    A deliberately small parser (the real one is pint in budgetlint.model.units):
     enough to check the data files without depending on the package code.
     """
     match = _QUANTITY.match(str(text))

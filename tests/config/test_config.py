@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from budgetlint.cli import main
-from budgetlint.config import find_config, load_config, parse_config
+from budgetlint.options.config_file import find_config, load_config, parse_config
 from budgetlint.findings import Severity
 
 AT_RISK = """\
@@ -292,7 +292,7 @@ def test_unknown_select_flag_is_a_usage_error(project: Path) -> None:
 def test_config_schema_matches_the_keys(repo_root: Path) -> None:
     import jsonschema
 
-    from budgetlint.config import KEYS
+    from budgetlint.options.config_file import KEYS
 
     schema = json.loads((repo_root / "schemas" / "config.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from budgetlint.cli import main
-from budgetlint.diff import compare, headroom_shrink
+from budgetlint.run.diff import compare, headroom_shrink
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters.diff_markdown import render_diff
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from budgetlint.checker import Options, run_check
+from budgetlint.run.check import Options, run_check
 from budgetlint.findings import Finding
 from budgetlint.report import Report
 

@@ -1,4 +1,4 @@
-"""budgetlint.ingest: native document + BL406 findings, exit codes."""
+"""budgetlint.run.ingest: native document + BL406 findings, exit codes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from budgetlint.bench import from_native
-from budgetlint.ingest import exit_code, ingest
+from budgetlint.run.ingest import exit_code, ingest
 
 from .helpers import chdir, metric, native
 

@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from budgetlint.checker import InputError, Options, build_context, run_check
+from budgetlint.run.check import InputError, Options, build_context, run_check
 from budgetlint.findings import Severity, exit_code
 from budgetlint.reporters import FORMATS, render
 
@@ -60,8 +60,8 @@ def check_in_process(paths: list[str], *, explain: bool = False) -> int:
         if fmt == "json":
             json.loads(text, parse_constant=_reject_constant)
     if explain:
-        from budgetlint.explain import explain_budget
-        from budgetlint.roofline import evaluation_for
+        from budgetlint.run.explain import explain_budget
+        from budgetlint.evaluate.roofline import evaluation_for
 
         _, ctx = build_context(paths, options)
         for budget in ctx.budgets:

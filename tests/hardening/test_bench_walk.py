@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint import globwalk
+from budgetlint.files import globwalk
 
 from hardening_bounds import assert_bounded, run_bounded
 

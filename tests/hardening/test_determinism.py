@@ -112,7 +112,7 @@ def test_formats_offered() -> None:
 
 def test_in_process_order_of_paths_does_not_matter(tmp_path: Path, repo_root: Path) -> None:
     """Naming the files on the command line in another order gives the same report."""
-    from budgetlint.checker import Options, run_check
+    from budgetlint.run.check import Options, run_check
     from budgetlint.reporters import render
 
     files = _files(repo_root)

@@ -3,7 +3,7 @@
 Every case runs the real CLI in a child process (so a hang is a timeout and
 a memory blow-up is visible in the child's peak RSS), and most also run
 in-process to pin the exact rule and message. The limits are the loader's
-(``budgetlint/loader.py``) and are documented in ``docs/limits.md``.
+(``budgetlint/files/loader.py``) and are documented in ``docs/limits.md``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from budgetlint import loader
-from budgetlint.checker import Options, run_check
+from budgetlint.files import loader
+from budgetlint.run.check import Options, run_check
 from budgetlint.findings import Finding, Severity
 
 #: every hostile case must finish within this (seconds; a normal run is ~0.4 s)
@@ -263,7 +263,7 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     path.chmod(0)
     try:
         if os.geteuid() == 0:  # root reads anything: simulate the kernel's refusal
-            from budgetlint import fs
+            from budgetlint.files import fs
 
             real_read = fs.read_regular
 

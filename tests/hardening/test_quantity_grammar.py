@@ -2,7 +2,7 @@
 
 pint evaluates the text it is given as arithmetic: "2 50 ms" was read as
 100 ms, "1..5 s" as 0.5 s, "10**10**10 ms" never finished, a 100,000-letter
-unit name took minutes. The grammar in ``budgetlint.units`` refuses all of
+unit name took minutes. The grammar in ``budgetlint.model.units`` refuses all of
 these as BL007, quoting the text, before pint sees them; every legitimate
 form of docs/design.md's quantities table still reads to the same number.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint.units import MAX_QUANTITY_CHARS, UnitError, parse_quantity
+from budgetlint.model.units import MAX_QUANTITY_CHARS, UnitError, parse_quantity
 
 from hardening_bounds import assert_bounded, run_bounded
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint import checker
-from budgetlint.checker import Options
+from budgetlint.run import check as checker
+from budgetlint.run.check import Options
 from budgetlint.reporters import get_reporter
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from budgetlint.checker import Options, run_check
+from budgetlint.run.check import Options, run_check
 from budgetlint.report import BudgetResult
 
 getcontext().prec = 60
@@ -154,7 +154,7 @@ def test_more_output_tokens_never_shortens_the_e2e_bound(work: Path, s: Spec, ex
 
 def test_the_unit_pairs_are_exact() -> None:
     """The alternative spellings parse to the same SI floats as the base ones."""
-    from budgetlint.units import parse_quantity
+    from budgetlint.model.units import parse_quantity
 
     s = Spec("llama-3.1-8b", 1, 80, 3350, 989, 100, 100, 1, 250, 25, 30_000)
     pairs = [(f"{s.memory_gb} GB", f"{_dec(Decimal(s.memory_gb) * 10**9 / Decimal(2**30))} GiB", "information"),

@@ -1,4 +1,4 @@
-"""The pint-free fast path in budgetlint.units gives exactly pint's floats.
+"""The pint-free fast path in budgetlint.model.units gives exactly pint's floats.
 
 ``units._fast_parse`` reads the common "number [prefix]unit[/[prefix]unit]"
 forms without importing pint (whose import and registry cost more than the
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from budgetlint import units
-from budgetlint.units import KINDS, UnitError, parse_quantity
+from budgetlint.model import units
+from budgetlint.model.units import KINDS, UnitError, parse_quantity
 
 TOKENS = sorted([p + u for p in units._FAST_PREFIXES for u in units._FAST_UNITS] + list(units._FAST_BARE))
 
@@ -89,7 +89,7 @@ def test_errors_are_pints(text: str, kinds: tuple[str, ...]) -> None:
 
 
 def test_checking_the_shipped_budgets_does_not_import_pint(repo_root: Path) -> None:
-    code = ("import sys\nfrom budgetlint.checker import Options, run_check\n"
+    code = ("import sys\nfrom budgetlint.run.check import Options, run_check\n"
             "report = run_check(['budgets/'], Options())\n"
             "assert report.budgets, 'no budgets'\n"
             "print('pint' in sys.modules)\n")

@@ -57,7 +57,7 @@ def test_each_maps_elements_before_encoding() -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_streamed_reporters_equal_their_whole_rendering(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from budgetlint.checker import Options, run_check
+    from budgetlint.run.check import Options, run_check
     from budgetlint.reporters import get_chunks
     from budgetlint.reporters.json_report import _finite
     from budgetlint.reporters.sarif import build
@@ -72,7 +72,7 @@ def test_streamed_reporters_equal_their_whole_rendering(fmt: str, monkeypatch: p
 
 def test_junit_written_a_suite_at_a_time_equals_the_whole_tree(tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from budgetlint.checker import Options, run_check
+    from budgetlint.run.check import Options, run_check
     from budgetlint.reporters import get_chunks, get_reporter
 
     monkeypatch.chdir(ROOT)

@@ -139,7 +139,7 @@ def test_suppression_findings_obey_ignore(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_clock_env_is_validated(monkeypatch: pytest.MonkeyPatch) -> None:
-    from budgetlint.policy import today
+    from budgetlint.run.policy import today
 
     monkeypatch.setenv("BUDGETLINT_TODAY", "2030-02-03")
     assert today().isoformat() == "2030-02-03"

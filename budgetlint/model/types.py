@@ -1,6 +1,6 @@
 """Typed objects built from validated documents: SI floats plus where each came from.
 
-Every object keeps its :class:`~budgetlint.loader.Document` and path, so a
+Every object keeps its :class:`~budgetlint.files.loader.Document` and path, so a
 rule can point at the exact YAML line of any field (``obj.loc("promise",
 "ttft")``) and quote what the user wrote (``obj.raw("promise", "ttft")``).
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from budgetlint.findings import Location
-from budgetlint.loader import Document
+from budgetlint.files.loader import Document
 
 
 @dataclass

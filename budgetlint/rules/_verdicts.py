@@ -18,8 +18,8 @@ def promise_location(b: Any, name: str) -> Any:
 def verdict_findings(ctx: Any, code: str, severity: Severity, verdict: str, *,
                      bound: bool, no_lever: str | None = None) -> Iterator[Finding]:
     """One finding per promise or segment of each budget whose verdict is ``verdict``."""
-    from budgetlint import roofline
-    from budgetlint.verdict_text import describe_miss, describe_segment
+    from budgetlint.evaluate import roofline
+    from budgetlint.rules._messages import describe_miss, describe_segment
 
     for b in ctx.budgets:
         ev = roofline.evaluation_for(ctx, b)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from budgetlint.findings import Finding, Severity
-from budgetlint.loader import Document
+from budgetlint.files.loader import Document
 
 #: The document kinds and their schema files.
 KIND_SCHEMAS = {
@@ -32,7 +32,7 @@ def schema_dir() -> Path:
     packaged = resources.files("budgetlint") / "_schemas"
     if packaged.is_dir():
         return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "schemas"
+    return Path(__file__).resolve().parents[2] / "schemas"
 
 
 @functools.lru_cache(maxsize=None)

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from budgetlint import fs
+from budgetlint.files import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
-from budgetlint.discovery import display_path, inside, outside_words
+from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
-from budgetlint.model import Budget
+from budgetlint.model.types import Budget
 
 #: relative tolerance on mean prompt and output lengths (0.25 = within ±25 %)
 LENGTH_TOLERANCE = 0.25
@@ -165,7 +165,7 @@ def _glob(base: Path, pattern: str,
     A glob whose fixed folder lies outside ``roots`` is refused before any walk
     (``/**`` never walks the disk); the walk itself is bounded (budgetlint.globwalk).
     """
-    from budgetlint import globwalk
+    from budgetlint.files import globwalk
 
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if globwalk.has_magic(pattern):
@@ -363,7 +363,7 @@ def _title(name: str) -> str:
 
 
 def _bound_at(ctx: Any, b: Budget, concurrency: int, prompt: float, output: float) -> Any:
-    from budgetlint import roofline
+    from budgetlint.evaluate import roofline
     from budgetlint.physics import analysis as phys
     from budgetlint.physics.shapes import Efficiency
 
@@ -377,8 +377,7 @@ def _bound_at(ctx: Any, b: Budget, concurrency: int, prompt: float, output: floa
 
 def _physics(ctx: Any, link: Link) -> None:
     """Bounds at the measurement's conditions (pure roofline, no queue or edge)."""
-    from budgetlint import roofline
-
+    from budgetlint.evaluate import roofline
     b = link.budget
     ev = roofline.evaluation_for(ctx, b)
     if ev.skipped or b.workload is None:
@@ -477,7 +476,7 @@ def _explain(ctx: Any, link: Link, name: str, value: float, bound_s: float, prom
 
 def _alt_bound(ctx: Any, link: Link, **changes: Any) -> float | None:
     """TPOT bound (concurrency 1) with the budget's deployment changed."""
-    from budgetlint import roofline
+    from budgetlint.evaluate import roofline
     from budgetlint.physics import analysis as phys
     from budgetlint.physics import precision as phys_precision
     from budgetlint.physics.shapes import Efficiency
@@ -617,7 +616,7 @@ def _record_analysis(ctx: Any, ev: Evidence) -> None:
 
 
 def fmt_value(promise: str, seconds: float, pace: bool = False) -> str:
-    from budgetlint.units import format_quantity
+    from budgetlint.model.units import format_quantity
 
     if promise == "tpot":
         if pace:

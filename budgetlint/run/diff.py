@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
-from budgetlint import fs
-from budgetlint.checker import InputError
+from budgetlint.files import fs
+from budgetlint.run.check import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
 
@@ -133,7 +133,7 @@ def _rebase(path: str, cwd: Path, root: Path, mirror: Path) -> tuple[str, str | 
 
 def base_report(ref: str, paths: list[str], options: Any) -> tuple[Report, str]:
     """Check ``paths`` as they are at ``ref``; returns the report and the commit it was read from."""
-    from budgetlint.checker import run_check
+    from budgetlint.run.check import run_check
 
     cwd = Path.cwd().resolve()
     root = repo_root(cwd)

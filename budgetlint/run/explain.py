@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.roofline import Evaluation, levers_for
-from budgetlint.units import format_quantity
+from budgetlint.evaluate.roofline import Evaluation, levers_for
+from budgetlint.model.units import format_quantity
 
 
 def _t(x: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from budgetlint.loader import Document, load_file
+from budgetlint.files.loader import Document, load_file
 
 CATALOG_DIR = Path(__file__).resolve().parent
 

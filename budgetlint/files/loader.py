@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from budgetlint import fs
+from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
 
 #: Limits the loader enforces (see docs/limits.md).

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from budgetlint import fs
-from budgetlint.build import Catalog, Sink, _as_list, add_entries, build_budget
-from budgetlint.discovery import discover, display_path
+from budgetlint.files import fs
+from budgetlint.model.build import Catalog, Sink, _as_list, add_entries, build_budget
+from budgetlint.files.discovery import discover, display_path
 from budgetlint.findings import Finding, Location, Severity
-from budgetlint.loader import Document, load_file, read_text
-from budgetlint.model import Budget
-from budgetlint.owners import codeowners_handles, find_codeowners
+from budgetlint.files.loader import Document, load_file, read_text
+from budgetlint.model.types import Budget
+from budgetlint.model.owners import codeowners_handles, find_codeowners
 from budgetlint.report import BudgetResult, Report
 
 KINDS = ("budgets", "hardware", "models", "teams")
@@ -52,8 +52,8 @@ class Options:
     bench: list[str] = field(default_factory=list)
     bench_format: str | None = None
     margin_warning: float = 0.10
-    config: Any = None  # budgetlint.config.Config: select/ignore, per-file ignores, severity overrides
-    base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.diff)
+    config: Any = None  # budgetlint.options.config_file.Config: select/ignore, per-file ignores, severity overrides
+    base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
     #: extra folders a run may read in (--allow-read, config allow-read); see discovery.read_roots
@@ -96,7 +96,7 @@ class _Restart(Exception):
 
 
 def _load_builtin_catalog(sink: Sink) -> Catalog:
-    from budgetlint.catalog import builtin_document
+    from budgetlint.model.catalog import builtin_document
 
     catalog = Catalog()
     for kind in ("hardware", "models"):
@@ -110,7 +110,7 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
     options = options or Options()
     if options.roots is None:
-        from budgetlint.discovery import read_roots
+        from budgetlint.files.discovery import read_roots
 
         options.roots = read_roots(paths, options.allow_read)
     if not options.bench and not options.base_ref:
@@ -130,10 +130,10 @@ def _run_whole(paths: list[str], options: Options) -> Report:
             report.findings.extend(rule.check(ctx))
     report.budgets.extend(_results(ctx))
     if ctx.options.base_ref:
-        from budgetlint.diff import attach_diff
+        from budgetlint.run.diff import attach_diff
 
         attach_diff(report, ctx, paths)
-    from budgetlint.policy import apply_policy
+    from budgetlint.run.policy import apply_policy
 
     return apply_policy(report, ctx.options.config, ctx)
 
@@ -143,7 +143,7 @@ _DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
 
 
 def _run_streaming(paths: list[str], options: Options) -> Report:
-    from budgetlint.policy import apply_policy, apply_suppressions, today
+    from budgetlint.run.policy import apply_policy, apply_suppressions, today
     from budgetlint.rules import all_rules
 
     found = discover(paths, options.roots)
@@ -222,8 +222,7 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
     them. (By name alone, a schema error in one file's 'chat' would have
     switched off the checks of another file's 'chat'.)
     """
-    from budgetlint import schema as schema_mod
-
+    from budgetlint.files import schema as schema_mod
     findings: list[Finding] = []
     by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
     invalid: set[str] = set()
@@ -330,8 +329,7 @@ def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document
     """
     import os
 
-    from budgetlint import schema as schema_mod
-
+    from budgetlint.files import schema as schema_mod
     seen = {os.path.realpath(p) for p in checked}
     out: list[Document] = []
     folders = sorted({Path(p).parent for p in paths if fs.is_file(Path(p))})

@@ -12,12 +12,12 @@ from dataclasses import replace
 from typing import Any
 
 from budgetlint.findings import Finding, Location, Severity
-from budgetlint.loader import Document
+from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
-from budgetlint.model import (
+from budgetlint.model.types import (
     Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
 )
-from budgetlint.units import UnitError, parse_count, parse_quantity
+from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
 _UNIT_CODES = {"wrong-dimension": "BL005", "missing-unit": "BL006",
                "unknown-unit": "BL007", "invalid": "BL007"}

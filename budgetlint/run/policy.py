@@ -155,7 +155,7 @@ def apply_suppressions(report: Report, budgets: Any, on: dt.date) -> list[Findin
 def apply_policy(report: Report, config: Any = None, ctx: Any = None, *,
                  on: dt.date | None = None) -> Report:
     """Suppressions, select/ignore, per-file ignores and severity overrides; returns ``report``."""
-    from budgetlint.config import Config
+    from budgetlint.options.config_file import Config
 
     config = config if config is not None else Config()
     raised = apply_suppressions(report, getattr(ctx, "budgets", None) or [], on or today())

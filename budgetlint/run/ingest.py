@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from budgetlint.bench import Measurement, read_benchmark, to_native
-from budgetlint.discovery import display_path
+from budgetlint.files.discovery import display_path
 from budgetlint.findings import Finding
 
 #: exit codes of `budgetlint ingest`

@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from budgetlint.model import Budget, HardwareDef, ModelDef
+from budgetlint.model.types import Budget, HardwareDef, ModelDef
 from budgetlint.physics import analysis as phys_analysis
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
@@ -333,7 +333,7 @@ def _optimism(ev: Evaluation, b: Budget) -> None:
 
 
 def _fmt(promise: str, value: float) -> str:
-    from budgetlint.units import format_quantity
+    from budgetlint.model.units import format_quantity
 
     if promise == "tpot":
         return f"{1 / value:.3g} token/s"

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from budgetlint import fs
+from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
 
 YAML_SUFFIXES = (".yaml", ".yml")

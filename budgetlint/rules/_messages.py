@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.units import format_quantity
+from budgetlint.model.units import format_quantity
 
 
 def _t(x: float) -> str:

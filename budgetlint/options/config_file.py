@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from budgetlint import fs
-from budgetlint.discovery import display_path
+from budgetlint.files import fs
+from budgetlint.files.discovery import display_path
 from budgetlint.findings import Finding, Location, Severity
 
 if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
@@ -395,8 +395,6 @@ def config_schema() -> dict:
     """The JSON schema of the table (shipped as ``schemas/config.schema.json``)."""
     import json
 
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "schemas" / "config.schema.json", here / "_schemas" / "config.schema.json"):
-        if candidate.is_file():
-            return json.loads(candidate.read_text(encoding="utf-8"))
-    raise FileNotFoundError("config.schema.json")
+    from budgetlint.files.schema import load_schema
+
+    return load_schema("config.schema.json")
