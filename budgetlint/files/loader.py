@@ -194,7 +194,7 @@ def load_text(text: str, display: str) -> LoadResult:
                 break
             converter = _Converter(display, result.findings)
             doc = converter.convert_document(node, index)
-            values += converter.nodes
+            values += converter.nodes if doc is not None else 0  # a document cut at its own limit is gone
             if values > MAX_FILE_VALUES:
                 mark = node.start_mark
                 result.findings.append(_finding(
