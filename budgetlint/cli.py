@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from budgetlint import __version__
+from budgetlint.findings import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -279,12 +280,12 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
     budgets = [b for b in ctx.budgets if not names or b.name in names]
     missing = [n for n in names if n not in {b.name for b in ctx.budgets}]
     if missing:
-        known = ", ".join(sorted(b.name for b in ctx.budgets)) or "none"
+        known = ", ".join(sorted(printable(b.name) for b in ctx.budgets)) or "none"
         click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {known})", err=True)
         sys.exit(EXIT_USAGE)
     errors = [f for f in report.findings if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
-        click.echo(f"{f.location}: {f.rule} {f.message}", err=True)
+        click.echo(f"{f.location}: {f.rule} {printable(f.message)}", err=True)
     blocks = [explain_budget(evaluation_for(ctx, b), ctx) for b in budgets]
     click.echo("\n\n".join(blocks) if blocks else "no budgets found")
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
@@ -340,7 +341,7 @@ def catalog_hardware(paths: tuple[str, ...], fmt: str) -> None:
     for h in entries:
         bf16 = h.compute_flop_per_s.get("bf16")
         fp8 = h.compute_flop_per_s.get("fp8")
-        click.echo(f"{h.name:<16} {fq(h.memory_bytes, 'information') if h.memory_bytes else '-':>9} "
+        click.echo(f"{printable(h.name):<16} {fq(h.memory_bytes, 'information') if h.memory_bytes else '-':>9} "
                    f"{fq(h.bandwidth_bytes_per_s, 'bandwidth') if h.bandwidth_bytes_per_s else '-':>11} "
                    f"{fq(bf16, 'compute_rate') if bf16 else '-':>14} {fq(fp8, 'compute_rate') if fp8 else '-':>14}")
 
@@ -360,7 +361,8 @@ def catalog_models(paths: tuple[str, ...], fmt: str) -> None:
     for m in entries:
         p = f"{m.parameters / 1e9:.4g}B" if m.parameters else "-"
         a = f"{m.active / 1e9:.4g}B" if m.active else "-"
-        click.echo(f"{m.name:<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} {m.attention:>9}")
+        click.echo(f"{printable(m.name):<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} "
+                   f"{printable(m.attention):>9}")
 
 
 @catalog.command("show")
@@ -390,7 +392,7 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
         return
     for key, value in found.items():
         if value not in (None, [], {}):
-            click.echo(f"{key:<24} {value}")
+            click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
 
 
 @main.command()
@@ -407,7 +409,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     document, findings = run_ingest(list(files), bench_format)
     for f in findings:
         where = f"{f.location}: " if f.location else ""
-        click.echo(f"{where}{f.rule} {f.message}", err=True)
+        click.echo(f"{where}{f.rule} {printable(f.message)}", err=True)
     text = json.dumps(document, indent=2) + "\n"
     if output:
         try:

@@ -12,7 +12,9 @@ takes at most 1 MiB): rows that do not fit are replaced by a note.
 
 from __future__ import annotations
 
-from budgetlint.findings import Finding, Severity
+import re
+
+from budgetlint.findings import Finding, Severity, printable_lines
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters._common import (
     TOOL_NAME,
@@ -43,12 +45,38 @@ SEVERITY_MARKS: dict[Severity, str] = {
 
 
 def cell(text: object) -> str:
-    """Text made safe for one GitHub markdown table cell."""
+    """Our own text (which may hold markdown, such as a `code` span) made safe for one table cell."""
     s = "" if text is None else str(text)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
     return s.strip() or " "
+
+
+#: what makes markdown of text: links and images ([...](...), ![...](...)), code spans, emphasis
+#: and the backslash itself; backslash-escaped they render as themselves (CommonMark 2.4).
+#: <, > and & become entities (no HTML, no autolink), | is escaped for the table.
+_MARKUP = re.compile(r"([\\`*_~\[\]])")
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*):(?=//)")
+_WWW = re.compile(r"(?i)\b(www)\.")
+
+
+def text(value: object) -> str:
+    """Text taken from the files (names, paths, messages quoting them) as markdown *text*.
+
+    A budget named ``[click](https://evil.example)`` or ``![x](https://tracker)``
+    renders as those characters, not as a link or an image; control characters
+    are written as escapes (``\\x1b``); newlines become ``<br>``; the result is
+    safe in a table cell. For our own markup use :func:`cell`.
+    """
+    lines = printable_lines("" if value is None else str(value).replace("\r\n", "\n"))
+    out = []
+    for line in lines:
+        line = _MARKUP.sub(r"\\\1", line)  # first: the entities below must stay entities
+        line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+        # GitHub links bare URLs as it reads them ("https:", "www."): an entity is not read as one
+        out.append(_WWW.sub(r"\1&#46;", _SCHEME.sub(r"\1&#58;", line)))
+    return "<br>".join(out).strip() or " "
 
 
 def _row(cells: list[str]) -> str:
@@ -76,13 +104,13 @@ def budget_rows(budget: BudgetResult) -> list[str]:
         rows.append(
             _row(
                 [
-                    cell(budget.name),
+                    text(budget.name),
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
                     cell(format_quantity(analysis_value(budget, "measured", p), p.unit)),
                     cell(format_fraction(analysis_value(budget, "headroom", p))),
-                    cell(budget.owner or "—"),
+                    text(budget.owner) if budget.owner else "—",
                     cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
                 ]
             )
@@ -97,9 +125,9 @@ def finding_row(finding: Finding) -> str:
         [
             cell(SEVERITY_MARKS[finding.severity]),
             cell(f"`{finding.rule}`"),
-            cell(where),
-            cell(finding.budget or "—"),
-            cell(message),
+            text(where) if finding.location else "—",
+            text(finding.budget) if finding.budget else "—",
+            text(message),
         ]
     )
 

@@ -110,9 +110,11 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
     options = options or Options()
     if options.roots is None:
+        from dataclasses import replace
+
         from budgetlint.files.discovery import read_roots
 
-        options.roots = read_roots(paths, options.allow_read)
+        options = replace(options, roots=read_roots(paths, options.allow_read))
     if not options.bench and not options.base_ref:
         try:
             return _run_streaming(paths, options)

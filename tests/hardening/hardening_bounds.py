@@ -60,9 +60,8 @@ def run_bounded(*args: str, cwd: Path, stdin: object = subprocess.DEVNULL,
                 env: dict[str, str] | None = None) -> Bounded:
     """``budgetlint ARGS`` (the whole command line, e.g. ``check x.yaml``) under the bounds."""
     hwm = Path(tempfile.mkdtemp()) / "hwm"
-    environ = {**os.environ, "BUDGETLINT_TRACEBACK": "", "NO_COLOR": "1", **(env or {})}
-    environ.pop("GITHUB_ACTIONS", None)
-    environ.pop("GITHUB_STEP_SUMMARY", None)
+    environ = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY")}
+    environ.update({"BUDGETLINT_TRACEBACK": "", "NO_COLOR": "1", **(env or {})})
     start = time.perf_counter()
     try:
         proc = subprocess.run([sys.executable, "-c", _WRAPPER, str(hwm), *args], cwd=cwd,
