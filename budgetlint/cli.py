@@ -154,9 +154,36 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
           allow_read: tuple[str, ...]) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
-    from budgetlint.run.check import InputError, Options, run_check
-    from budgetlint.options.config_file import ConfigError, load_config
     from budgetlint.findings import Severity, exit_code
+    from budgetlint.run.check import InputError, run_check
+
+    config = _config(config_path, select, ignore)
+    if fail_on_regression:  # the flag beats a severity override of BL505 in the file
+        config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
+    if (fail_on_regression or regression_threshold is not None) and not base_ref:
+        raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
+    options = _options(config, teams_files=teams_files, codeowners=codeowners, no_codeowners=no_codeowners,
+                       bench=bench, bench_format=bench_format, base_ref=base_ref,
+                       efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
+                       fail_on_regression=fail_on_regression or None,
+                       regression_threshold=regression_threshold, allow_read=allow_read)
+    fail_on = fail_on or config.fail_on or "error"
+    try:
+        report = run_check(_targets(paths, config, options), options)
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if quiet:
+        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
+    _emit(report, formats, outputs)
+    if not no_summary:
+        _step_summary(report)
+    sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+
+
+def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:
+    """The config file (found, or named with --config), with --select/--ignore applied."""
+    from budgetlint.options.config_file import ConfigError, load_config
 
     try:
         config = load_config(config_path)
@@ -167,40 +194,18 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         config.select = _selectors("--select", select)
     if ignore:
         config.ignore = _selectors("--ignore", ignore)
-    all_teams = list(config.teams) + list(teams_files)
-    use_codeowners = not no_codeowners and (config.use_codeowners is not False or codeowners is not None)
-    options = Options(teams_files=all_teams, codeowners=codeowners or config.codeowners,
-                      use_codeowners=use_codeowners, bench=list(bench), bench_format=bench_format,
-                      config=config, base_ref=base_ref, allow_read=list(config.allow_read) + list(allow_read),
-                      max_bench_bytes=config.max_bench_bytes)
-    for name in ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
-                 "memory_usable_fraction", "margin_warning"):
-        if getattr(config, name) is not None:
-            setattr(options, name, getattr(config, name))
-    if efficiency_bandwidth is not None:
-        options.efficiency_bandwidth = efficiency_bandwidth
-    if efficiency_compute is not None:
-        options.efficiency_compute = efficiency_compute
-    options.fail_on_regression = bool(fail_on_regression or config.fail_on_regression)
-    if fail_on_regression:  # the flag beats a severity override of BL505 in the file
-        config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
-    threshold = regression_threshold if regression_threshold is not None else config.regression_threshold
-    options.regression_threshold = threshold or 0.0
-    if (fail_on_regression or regression_threshold is not None) and not base_ref:
-        raise click.UsageError("--fail-on-regression and --regression-threshold need --base REF")
-    fail_on = fail_on or config.fail_on or "error"
-    targets = list(paths) or list(config.paths) or ["budgets/"]
-    try:
-        report = run_check(targets + list(config.catalog) + all_teams, options)
-    except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    if quiet:
-        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
-    _emit(report, formats, outputs)
-    if not no_summary:
-        _step_summary(report)
-    sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+    return config
+
+
+def _options(config: Any, **flags: Any) -> Any:
+    from budgetlint.options import resolve
+
+    return resolve(config, **flags)
+
+
+def _targets(paths: tuple[str, ...], config: Any, options: Any) -> list[str]:
+    """What a run reads: the paths (else the config's, else budgets/), the config's catalog and teams."""
+    return (list(paths) or list(config.paths) or ["budgets/"]) + list(config.catalog) + list(options.teams_files)
 
 
 def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
@@ -260,33 +265,32 @@ def rule_cmd(code: str) -> None:
               help="Realistic fraction of peak bandwidth (default 0.7).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute (default 0.5).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
-            efficiency_compute: float | None) -> None:
+            efficiency_compute: float | None, config_path: str | None) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
-    from budgetlint.run.check import InputError, Options, build_context
+    from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
-    from budgetlint.evaluate.roofline import evaluation_for
 
-    options = Options()
-    if efficiency_bandwidth is not None:
-        options.efficiency_bandwidth = efficiency_bandwidth
-    if efficiency_compute is not None:
-        options.efficiency_compute = efficiency_compute
+    config = _config(config_path)
+    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute)
     try:
-        report, ctx = build_context(list(paths) or ["budgets/"], options)
+        result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    budgets = [b for b in ctx.budgets if not names or b.name in names]
-    missing = [n for n in names if n not in {b.name for b in ctx.budgets}]
+    evaluations = result.evaluations
+    known = {ev.budget.name for ev in evaluations}
+    missing = [n for n in names if n not in known]
     if missing:
-        known = ", ".join(sorted(printable(b.name) for b in ctx.budgets)) or "none"
-        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {known})", err=True)
+        listed = ", ".join(sorted(printable(k) for k in known)) or "none"
+        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {listed})", err=True)
         sys.exit(EXIT_USAGE)
-    errors = [f for f in report.findings if f.severity.label == "error" and f.rule < "BL100"]
+    errors = [f for f in result.report.sorted_findings() if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
         click.echo(f"{f.location}: {f.rule} {printable(f.message)}", err=True)
-    blocks = [explain_budget(evaluation_for(ctx, b), ctx) for b in budgets]
+    blocks = [explain_budget(ev) for ev in evaluations if not names or ev.budget.name in names]
     click.echo("\n\n".join(blocks) if blocks else "no budgets found")
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
 
@@ -297,10 +301,10 @@ def catalog() -> None:
 
 
 def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
-    from budgetlint.run.check import InputError, Options, build_context
+    from budgetlint.run.check import InputError, Options, evaluate_run
 
     try:
-        _, ctx = build_context(list(paths), Options(use_codeowners=False))
+        ctx = evaluate_run(list(paths), Options(use_codeowners=False))
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

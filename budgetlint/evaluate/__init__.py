@@ -1,0 +1,85 @@
+"""The evaluation stage: each budget's numbers, computed once.
+
+After the model is built, :func:`evaluate_budget` turns one budget into one
+:class:`BudgetEvaluation`: the roofline analysis (bound and realistic) with
+a verdict per promise, the memory fit, the levers, and the linked benchmark
+evidence with its comparisons. Rules, ``explain``, the report rows and every
+reporter read this one result; nothing downstream computes physics again,
+so rule order and ``select``/``ignore`` can change which findings are shown
+but never a number in the report.
+
+What evaluation needs besides the budget (the catalog, the run's assumed
+efficiencies, the benchmark files read once per run) is an
+:class:`Environment`, built once per run by the pipeline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from budgetlint.evaluate.evidence import BenchFile, BenchStore, BudgetEvidence, Link
+from budgetlint.evaluate.roofline import PromiseVerdict, RooflineEvaluation
+from budgetlint.model.types import Budget
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """The realistic efficiencies a run assumes where a deployment does not say."""
+
+    efficiency_bandwidth: float = 0.7
+    efficiency_compute: float = 0.5
+    collective_overhead: float = 0.10
+    memory_usable_fraction: float = 0.9
+
+
+@dataclass
+class Environment:
+    """What every budget's evaluation shares in one run."""
+
+    catalog: Any
+    assumptions: Assumptions = field(default_factory=Assumptions)
+    bench: BenchStore = field(default_factory=BenchStore)
+    run_files: tuple[BenchFile, ...] = ()  # the run's --bench files, as read
+    only_budget: bool = False  # the run has one budget: --bench files speak for it
+
+
+@dataclass(frozen=True)
+class BudgetEvaluation:
+    """Everything computed about one budget; read by rules, explain and reporters."""
+
+    budget: Budget
+    roofline: RooflineEvaluation
+    levers: tuple[Any, ...] = ()
+    evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
+    analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
+
+    @property
+    def verdicts(self) -> Mapping[str, PromiseVerdict]:
+        return self.roofline.verdicts
+
+    @property
+    def links(self) -> tuple[Link, ...]:
+        return self.evidence.links
+
+    def verdict_words(self) -> dict[str, str]:
+        """promise -> verdict word, as the report's ``verdicts``."""
+        return {k: v.verdict for k, v in self.roofline.verdicts.items()}
+
+
+def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
+    """The one evaluation of ``budget``."""
+    from budgetlint.evaluate import evidence, roofline
+    from budgetlint.evaluate.levers import levers_for
+
+    roof = roofline.evaluate(budget, env.assumptions)
+    levers: tuple[Any, ...] = ()
+    if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
+        levers = levers_for(env.catalog, roof)
+        roof.levers = list(levers)
+    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
+                                 env.only_budget)
+    analysis = roof.as_dict()
+    analysis.update(evidence.evidence_analysis(budget, found.links))
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis))

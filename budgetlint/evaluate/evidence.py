@@ -9,7 +9,7 @@ Files come from two places:
   budgets, to each budget whose deployment and workload the measurement
   matches.
 
-Each file is read once (``ctx.cache[("bench-file", path)]``). Run conditions
+Each file is read once per run (:class:`BenchStore`). Run conditions
 the file lacks are filled from the budget's link (its workload and
 deployment) and reported as *inferred from the budget*.
 
@@ -22,13 +22,12 @@ definitions (TPOT over all N output tokens). ``excludes_first_token`` TPOT
 (vLLM style, over N - 1) converts exactly given N: ``x (N - 1) / N``;
 ``includes_ttft`` TPOT (LLMPerf) is refused, never mixed.
 
-The rules BL401..BL406 read :func:`evidence_for`; nothing here yields findings
-by itself except the helpers the rules call.
+The evaluation stage calls :func:`link_budget` once per budget; the rules
+BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 """
 
 from __future__ import annotations
 
-import glob
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -130,32 +129,39 @@ class Link:
             f"{k} {_fmt_cond(self.conditions[k][0])}" for k in names)
 
 
-@dataclass
-class Evidence:
-    files: dict[str, BenchFile] = field(default_factory=dict)  # display path -> file
-    links: list[Link] = field(default_factory=list)
-    unmatched_globs: list[tuple[Budget, int, str]] = field(default_factory=list)
-    #: (budget, entry index, entry, why): paths refused, outside the roots (errors)
-    refused: list[tuple[Budget, int, str, str]] = field(default_factory=list)
-    #: (budget, entry index, entry, why): globs whose walk a limit cut (warnings)
-    cut: list[tuple[Budget, int, str, str]] = field(default_factory=list)
-    unlinked: list[tuple[BenchFile, Measurement, list[str]]] = field(default_factory=list)
+@dataclass(frozen=True)
+class BudgetEvidence:
+    """One budget's evidence, as the evaluation stage found it."""
 
-    def for_budget(self, budget: Budget) -> list[Link]:
-        return [lk for lk in self.links if lk.budget is budget]
+    links: tuple[Link, ...] = ()
+    files: tuple[BenchFile, ...] = ()  # the budget's own `bench:` files, as read
+    unmatched_globs: tuple[tuple[int, str], ...] = ()  # (index in `bench:`, pattern)
+    #: (index in `bench:`, pattern, why): entries refused, outside the run's roots (errors)
+    refused: tuple[tuple[int, str, str], ...] = ()
+    #: (index in `bench:`, pattern, why): globs whose walk a limit cut (warnings)
+    cut: tuple[tuple[int, str, str], ...] = ()
+    declined: tuple[tuple[str, int, str], ...] = ()  # --bench (file, measurement index, why not this budget)
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def read_file(ctx: Any, path: Path, display: str | None = None) -> BenchFile:
-    """Read a benchmark file once per run; ``ctx.options.bench_format`` forces the format."""
-    key = ("bench-file", str(path.resolve()) if fs.exists(path) else str(path))
-    if key not in ctx.cache:
-        fmt = getattr(ctx.options, "bench_format", None)
-        measurements, problems = read_benchmark(path, fmt, max_bytes=getattr(ctx.options, "max_bench_bytes", None))
-        ctx.cache[key] = BenchFile(display or display_path(path), measurements, problems)
-    return ctx.cache[key]
+class BenchStore:
+    """The run's benchmark files, each read once; ``bench_format`` forces the format."""
+
+    def __init__(self, bench_format: str | None = None, *, max_bytes: int | None = None,
+                 roots: list[str] | None = None) -> None:
+        self.bench_format = bench_format
+        self.max_bytes = max_bytes  # files larger are refused unread (None: bench.MAX_BENCH_BYTES)
+        self.roots = roots  # `bench:` entries are read inside these folders only (None: anywhere)
+        self._files: dict[str, BenchFile] = {}
+
+    def read(self, path: Path, display: str | None = None) -> BenchFile:
+        key = str(path.resolve()) if fs.exists(path) else str(path)
+        if key not in self._files:
+            measurements, problems = read_benchmark(path, self.bench_format, max_bytes=self.max_bytes)
+            self._files[key] = BenchFile(display or display_path(path), measurements, problems)
+        return self._files[key]
 
 
 def _glob(base: Path, pattern: str,
@@ -163,7 +169,7 @@ def _glob(base: Path, pattern: str,
     """The files of one `bench:` entry, why it was refused, and why its walk was cut (or None).
 
     A glob whose fixed folder lies outside ``roots`` is refused before any walk
-    (``/**`` never walks the disk); the walk itself is bounded (budgetlint.globwalk).
+    (``/**`` never walks the disk); the walk itself is bounded (files.globwalk).
     """
     from budgetlint.files import globwalk
 
@@ -251,16 +257,16 @@ def effective_conditions(m: Measurement, b: Budget) -> dict[str, tuple[Any, str]
     return out
 
 
-def mismatches(m: Measurement, b: Budget, ctx: Any) -> list[tuple[str, str]]:
+def mismatches(m: Measurement, b: Budget, catalog: Any) -> list[tuple[str, str]]:
     """Why a measurement does not speak for a budget's promises (empty: it does)."""
     c = m.conditions
     wl, dep = b.workload, b.deployment
     out: list[tuple[str, str]] = []
     if dep is not None and dep.model is not None and c.model:
-        if _same_entry(c.model, dep.model, ctx.catalog.models) is False:
+        if _same_entry(c.model, dep.model, catalog.models) is False:
             out.append(("deployment.model", f"model {c.model!r}, the budget's is {dep.model.name}"))
     if dep is not None and dep.hardware is not None and c.hardware:
-        if _same_entry(c.hardware, dep.hardware, ctx.catalog.hardware) is False:
+        if _same_entry(c.hardware, dep.hardware, catalog.hardware) is False:
             out.append(("deployment.hardware", f"hardware {c.hardware!r}, the budget's is {dep.hardware.name}"))
     if dep is not None and c.devices is not None and c.devices != dep.devices:
         out.append(("deployment.devices", f"{c.devices} devices, the budget's deployment has {dep.devices}"))
@@ -362,25 +368,23 @@ def _title(name: str) -> str:
 # --------------------------------------------------------------------------- physics
 
 
-def _bound_at(ctx: Any, b: Budget, concurrency: int, prompt: float, output: float) -> Any:
-    from budgetlint.evaluate import roofline
+def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
+    from budgetlint.evaluate import adapter
     from budgetlint.physics import analysis as phys
     from budgetlint.physics.shapes import Efficiency
 
-    d, wl, _edge, _queue = roofline.physics_inputs(b)
+    d, wl, _edge, _queue = adapter.physics_inputs(b)
     cached_frac = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
     prompt = max(0.0, round(prompt))
     w = replace(wl, concurrency=max(1, int(round(concurrency))), prompt_tokens=prompt,
                 output_tokens=max(1.0, round(output)), cached_prompt_tokens=cached_frac * prompt)
-    return phys.analyse(roofline.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
+    return phys.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
 
 
-def _physics(ctx: Any, link: Link) -> None:
+def _physics(link: Link, skipped: bool) -> None:
     """Bounds at the measurement's conditions (pure roofline, no queue or edge)."""
-    from budgetlint.evaluate import roofline
     b = link.budget
-    ev = roofline.evaluation_for(ctx, b)
-    if ev.skipped or b.workload is None:
+    if skipped or b.workload is None:
         return
     if any(k.startswith("deployment.") for k, _ in link.mismatches):
         return  # another model or machine: this deployment's bound says nothing about it
@@ -391,12 +395,12 @@ def _physics(ctx: Any, link: Link) -> None:
     prompt = cond.get("prompt_tokens", (float(b.workload.prompt_tokens), "budget"))[0]
     output = cond.get("output_tokens", (float(b.workload.output_tokens), "budget"))[0]
     try:
-        link.bound = _bound_at(ctx, b, conc, prompt, output)
-        link.bound_concurrency_one = _bound_at(ctx, b, 1, prompt, output)
+        link.bound = _bound_at(b, conc, prompt, output)
+        link.bound_concurrency_one = _bound_at(b, 1, prompt, output)
     except Exception:  # noqa: BLE001 - a physics refusal only means no bound to compare with
         link.bound = link.bound_concurrency_one = None
         return
-    link.faster = _faster(ctx, link)
+    link.faster = _faster(link)
 
 
 def _fastest_value(metric: Any, label: str) -> tuple[float | None, str]:
@@ -408,7 +412,7 @@ def _fastest_value(metric: Any, label: str) -> tuple[float | None, str]:
     return None, ""
 
 
-def _faster(ctx: Any, link: Link) -> list[Faster]:
+def _faster(link: Link) -> list[Faster]:
     b, m = link.budget, link.measurement
     bound = link.bound_concurrency_one  # fastest per sequence: no false alarm from ramp-down
     label = b.percentile or "p50"
@@ -436,11 +440,11 @@ def _faster(ctx: Any, link: Link) -> list[Faster]:
             bound_s = bound.prefill_s + bound.decode_s
         if value <= 0 or value >= bound_s * (1 - 1e-9):
             continue
-        out.append(Faster(name, value, bound_s, lab, _explain(ctx, link, name, value, bound_s, prompt_origin)))
+        out.append(Faster(name, value, bound_s, lab, _explain(link, name, value, bound_s, prompt_origin)))
     return out
 
 
-def _explain(ctx: Any, link: Link, name: str, value: float, bound_s: float, prompt_origin: str) -> str:
+def _explain(link: Link, name: str, value: float, bound_s: float, prompt_origin: str) -> str:
     b = link.budget
     ratio = bound_s / value
     if ratio >= UNIT_ERROR_RATIO:
@@ -461,7 +465,7 @@ def _explain(ctx: Any, link: Link, name: str, value: float, bound_s: float, prom
     for precision in ("fp8", "int4"):
         if dep.weight_precision in (precision, "fp4", "int4") or precision == dep.weight_precision:
             continue
-        alt = _alt_bound(ctx, link, weight_precision=precision)
+        alt = _alt_bound(link, weight_precision=precision)
         if alt is not None and alt <= value:
             options.append(f"{precision} weights (bound {1 / alt:.3g} token/s)")
             break
@@ -474,9 +478,9 @@ def _explain(ctx: Any, link: Link, name: str, value: float, bound_s: float, prom
             + f"; or the {what} definition or units are wrong: not a fast machine")
 
 
-def _alt_bound(ctx: Any, link: Link, **changes: Any) -> float | None:
+def _alt_bound(link: Link, **changes: Any) -> float | None:
     """TPOT bound (concurrency 1) with the budget's deployment changed."""
-    from budgetlint.evaluate import roofline
+    from budgetlint.evaluate import adapter
     from budgetlint.physics import analysis as phys
     from budgetlint.physics import precision as phys_precision
     from budgetlint.physics.shapes import Efficiency
@@ -484,132 +488,148 @@ def _alt_bound(ctx: Any, link: Link, **changes: Any) -> float | None:
     b = link.budget
     bound = link.bound_concurrency_one
     try:
-        d, wl, _e, _q = roofline.physics_inputs(b)
+        d, wl, _e, _q = adapter.physics_inputs(b)
         wp = changes.get("weight_precision")
         if wp:
             d = replace(d, weight_bytes_per_param=phys_precision.bytes_per_element(wp))
         w = replace(wl, concurrency=1, prompt_tokens=bound.prompt_tokens, output_tokens=bound.output_tokens,
                     cached_prompt_tokens=min(bound.cached_prompt_tokens, bound.prompt_tokens))
-        return phys.analyse(roofline.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
+        return phys.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
     except Exception:  # noqa: BLE001
         return None
 
 
-# --------------------------------------------------------------------------- the run's evidence
+# --------------------------------------------------------------------------- one budget's evidence
 
 
-def _link(ctx: Any, b: Budget, bf: BenchFile, m: Measurement, via: str, where: Location,
-          found: dict[tuple[int, str, int], Link], ev: Evidence, mism: list[tuple[str, str]] | None = None) -> None:
-    key = (id(b), bf.path, id(m))
-    if key in found:
-        return
+def _new_link(b: Budget, bf: BenchFile, m: Measurement, via: str, where: Location, skipped: bool,
+              mism: list[tuple[str, str]]) -> Link:
     link = Link(b, m, bf.path, via, where)
     link.conditions = effective_conditions(m, b)
-    link.mismatches = mism if mism is not None else mismatches(m, b, ctx)
+    link.mismatches = mism
     link.readings = readings_for(link)
-    _physics(ctx, link)
-    found[key] = link
-    ev.links.append(link)
+    _physics(link, skipped)
+    return link
 
 
-def evidence_for(ctx: Any) -> Evidence:
-    """All benchmark evidence of the run (computed once, cached in ``ctx.cache``)."""
-    if "evidence" in ctx.cache:
-        return ctx.cache["evidence"]
-    ev = Evidence()
-    found: dict[tuple[int, str, int], Link] = {}
-    for b in ctx.budgets:
-        base = Path(b.doc.file).parent
-        roots = getattr(ctx.options, "roots", None)
-        for i, pattern in enumerate(b.bench):
-            paths, refused, cut = _glob(base, pattern, roots)
-            if refused is not None:
-                ev.refused.append((b, i, pattern, refused))
-                continue
-            if cut is not None:
-                ev.cut.append((b, i, pattern, cut + "; the files past it are not read"))
-            if roots is not None:
-                outside = [p for p in paths if not inside(p, roots)]
-                if outside:
-                    what = "it" if len(paths) == 1 else f"{len(outside)} of its {len(paths)} files"
-                    ev.refused.append((b, i, pattern, f"{what} resolves {outside_words(roots)}"))
-                    paths = [p for p in paths if p not in outside]
-                    if not paths:
-                        continue
-            if not paths:
-                ev.unmatched_globs.append((b, i, pattern))
-                continue
-            for p in paths:
-                bf = read_file(ctx, p)
-                ev.files.setdefault(bf.path, bf)
-                for m in bf.measurements:
-                    _link(ctx, b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), found, ev)
-    for raw in getattr(ctx.options, "bench", None) or []:
-        p = Path(raw)
-        bf = read_file(ctx, p, display_path(p))
-        ev.files.setdefault(bf.path, bf)
-        where = Location(bf.path, 1, 1)
-        for m in bf.measurements:
-            if len(ctx.budgets) == 1:
-                _link(ctx, ctx.budgets[0], bf, m, f"--bench {bf.path}", where, found, ev)
-                continue
-            reasons: list[str] = []
-            linked = False
-            for b in ctx.budgets:
-                mism = mismatches(m, b, ctx)
-                if mism:
-                    reasons.append(f"{b.name}: " + "; ".join(r for _, r in mism))
-                    continue
-                _link(ctx, b, bf, m, f"--bench {bf.path}", where, found, ev, mism)
-                linked = True
-            if not linked and ctx.budgets:
-                ev.unlinked.append((bf, m, reasons))
-    ctx.cache["evidence"] = ev
-    _record_analysis(ctx, ev)
-    return ev
+def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
+                run_files: tuple[BenchFile, ...] = (), only_budget: bool = False) -> BudgetEvidence:
+    """The evidence for one budget: its own `bench:` files, then the run's ``--bench`` files.
 
-
-def _record_analysis(ctx: Any, ev: Evidence) -> None:
-    """Measured values and implied efficiency into each budget's report ``analysis``."""
-    for b in ctx.budgets:
-        links = [lk for lk in ev.for_budget(b) if lk.counts]
-        if not links:
+    A ``--bench`` measurement is linked to the run's only budget whatever its
+    conditions (BL404 then says why it does not count), else to each budget
+    it matches; a budget it does not match records why (``declined``), and
+    :func:`unlinked` collects the measurements no budget took.
+    ``skipped``: the budget's roofline could not be computed (no bounds).
+    """
+    links: list[Link] = []
+    files: list[BenchFile] = []
+    unmatched: list[tuple[int, str]] = []
+    declined: list[tuple[str, int, str]] = []
+    refused: list[tuple[int, str, str]] = []
+    cut: list[tuple[int, str, str]] = []
+    seen: set[tuple[str, int]] = set()
+    base = Path(b.doc.file).parent
+    roots = store.roots
+    for i, pattern in enumerate(b.bench):
+        paths, refusal, limit = _glob(base, pattern, roots)
+        if refusal is not None:
+            refused.append((i, pattern, refusal))
             continue
-        # the first link that compares the most promises speaks for the budget
-        lk = max(links, key=lambda x: sum(r.status == "compared" for r in x.readings.values()))
-        d = ctx.cache.setdefault(("analysis-dict", b.name), {})
-        label = b.percentile or "p50"
-        d["measured_source"] = lk.name
-        d["measured_percentile"] = label
-        d["measured_conditions_inferred"] = lk.inferred
-        m = lk.measurement
-        values: dict[str, float] = {}
-        for name in PROMISE_NAMES:
-            r = lk.readings.get(name)
-            if r is not None and r.status == "compared":
-                values[name] = r.measured_s  # type: ignore[assignment]
+        if limit is not None:
+            cut.append((i, pattern, limit + "; the files past it are not read"))
+        if roots is not None:
+            outside = [p for p in paths if not inside(p, roots)]
+            if outside:
+                what = "it" if len(paths) == 1 else f"{len(outside)} of its {len(paths)} files"
+                refused.append((i, pattern, f"{what} resolves {outside_words(roots)}"))
+                paths = [p for p in paths if p not in outside]
+                if not paths:
+                    continue
+        if not paths:
+            unmatched.append((i, pattern))
+            continue
+        for p in paths:
+            bf = store.read(p)
+            if all(f is not bf for f in files):
+                files.append(bf)
+            for m in bf.measurements:
+                if (bf.path, id(m)) not in seen:
+                    seen.add((bf.path, id(m)))
+                    links.append(_new_link(b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), skipped,
+                                           mismatches(m, b, catalog)))
+    for bf in run_files:
+        where = Location(bf.path, 1, 1)
+        for k, m in enumerate(bf.measurements):
+            if (bf.path, id(m)) in seen:
                 continue
-            metric = m.metrics.get(name)
-            v = _metric_value(metric, label)
+            mism = mismatches(m, b, catalog)
+            if mism and not only_budget:
+                declined.append((bf.path, k, f"{b.name}: " + "; ".join(r for _, r in mism)))
+                continue
+            seen.add((bf.path, id(m)))
+            links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism))
+    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), declined=tuple(declined),
+                          refused=tuple(refused), cut=tuple(cut))
+
+
+def unlinked(run_files: tuple[BenchFile, ...], per_budget: list[BudgetEvidence]
+             ) -> list[tuple[BenchFile, Measurement, list[str]]]:
+    """The ``--bench`` measurements no budget took, with each budget's reason (a run-level pass)."""
+    if not per_budget:
+        return []
+    taken = {(lk.file, id(lk.measurement)) for e in per_budget for lk in e.links}
+    out = []
+    for bf in run_files:
+        for k, m in enumerate(bf.measurements):
+            if (bf.path, id(m)) in taken:
+                continue
+            reasons = [why for e in per_budget for (path, idx, why) in e.declined if path == bf.path and idx == k]
+            out.append((bf, m, reasons))
+    return out
+
+
+def evidence_analysis(b: Budget, links: tuple[Link, ...]) -> dict[str, Any]:
+    """Measured values and implied efficiency for the budget's report ``analysis``."""
+    d: dict[str, Any] = {}
+    counted = [lk for lk in links if lk.counts]
+    if not counted:
+        return d
+    # the first link that compares the most promises speaks for the budget
+    lk = max(counted, key=lambda x: sum(r.status == "compared" for r in x.readings.values()))
+    label = b.percentile or "p50"
+    d["measured_source"] = lk.name
+    d["measured_percentile"] = label
+    d["measured_conditions_inferred"] = lk.inferred
+    m = lk.measurement
+    values: dict[str, float] = {}
+    for name in PROMISE_NAMES:
+        r = lk.readings.get(name)
+        if r is not None and r.status == "compared":
+            values[name] = r.measured_s  # type: ignore[assignment]
+            continue
+        metric = m.metrics.get(name)
+        v = _metric_value(metric, label)
+        if v is None:
+            continue
+        if name == "tpot":
+            n, origin = lk.conditions.get("output_tokens", (None, ""))
+            v, _ = tpot_in_our_definition(v, metric.definition, n, origin)
             if v is None:
                 continue
-            if name == "tpot":
-                n, origin = lk.conditions.get("output_tokens", (None, ""))
-                v, _ = tpot_in_our_definition(v, metric.definition, n, origin)
-                if v is None:
-                    continue
-            values[name] = v
-        for name, v in values.items():
-            d[f"measured_{name}_s"] = v
+        values[name] = v
+    for name, v in values.items():
+        d[f"measured_{name}_s"] = v
+    if values.get("tpot"):
+        d["measured_pace_token_per_s"] = 1.0 / values["tpot"]
+    if lk.bound is not None:
         if values.get("tpot"):
-            d["measured_pace_token_per_s"] = 1.0 / values["tpot"]
-        if lk.bound is not None:
-            if values.get("tpot"):
-                d["implied_efficiency_decode"] = lk.bound.tpot_s / values["tpot"]
-                d["implied_efficiency_decode_binding"] = lk.bound.decode_binding
-            if values.get("ttft"):
-                d["implied_efficiency_prefill"] = lk.bound.prefill_s / values["ttft"]
-                d["implied_efficiency_prefill_binding"] = lk.bound.prefill_binding
+            d["implied_efficiency_decode"] = lk.bound.tpot_s / values["tpot"]
+            d["implied_efficiency_decode_binding"] = lk.bound.decode_binding
+        if values.get("ttft"):
+            d["implied_efficiency_prefill"] = lk.bound.prefill_s / values["ttft"]
+            d["implied_efficiency_prefill_binding"] = lk.bound.prefill_binding
+    return d
 
 
 # --------------------------------------------------------------------------- words

@@ -22,10 +22,11 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from budgetlint.model.types import Budget, HardwareDef, ModelDef
+from budgetlint.evaluate.adapter import (Skip, bound_deployment, physics_inputs, realistic_deployment,
+                                         realistic_efficiency)
+from budgetlint.model.types import Budget
 from budgetlint.physics import analysis as phys_analysis
-from budgetlint.physics import precision as phys_precision
-from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
+from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 
 
 
@@ -42,7 +43,7 @@ class PromiseVerdict:
 
 
 @dataclass
-class Evaluation:
+class RooflineEvaluation:
     budget: Budget
     bound: Any = None  # physics Analysis at 100 %
     realistic: Any = None  # physics Analysis at the realistic efficiency
@@ -102,131 +103,11 @@ class Evaluation:
         return out
 
 
-#: Stand-in peak for hardware that lists no compute figure (e.g. Apple M-series):
-#: compute is treated as unlimited, which keeps every bound a true lower bound
-#: (never a false "cannot be met"); TTFT is then judged only against the
-#: weight-read floor and its met/at-risk verdicts are "unknown".
-UNLIMITED_COMPUTE = 1e30
-
-
 _k = sys.intern  # the analysis keys: every budget has the same few
 
 
-class Skip(Exception):
-    """The facts needed for physics are missing; the reason says which."""
-
-
-def model_shape(m: ModelDef) -> ModelShape:
-    missing = [k for k in ("parameters", "layers", "hidden_size", "attention_heads")
-               if getattr(m, k) is None]
-    if missing:
-        raise Skip(f"model {m.name!r} lacks {', '.join(missing)}")
-    try:
-        return ModelShape(
-            total_params=m.parameters, active_params=m.active_parameters, layers=m.layers,
-            hidden_size=m.hidden_size, attention_heads=m.attention_heads, kv_heads=m.kv_heads,
-            head_dim=m.head_dim, attention="gqa" if m.attention == "mqa" else m.attention,
-            kv_lora_rank=m.kv_lora_rank, qk_rope_head_dim=m.qk_rope_head_dim,
-            sliding_window=m.sliding_window, sliding_window_layers=m.sliding_window_layers,
-            experts=m.experts, experts_per_token=m.experts_per_token,
-        )
-    except ValueError as exc:
-        raise Skip(f"model {m.name!r}: {exc}") from None
-
-
-def accelerator(hw: HardwareDef) -> Accelerator:
-    missing = [k for k, v in (("memory", hw.memory_bytes), ("bandwidth", hw.bandwidth_bytes_per_s))
-               if v is None]
-    if missing:
-        raise Skip(f"hardware {hw.name!r} lacks {', '.join(missing)}")
-    compute = hw.compute_flop_per_s or {k: UNLIMITED_COMPUTE for k in ("fp32", "tf32", "bf16", "fp8", "int8", "fp4")}
-    try:
-        return Accelerator(memory_bytes=hw.memory_bytes, bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-                           compute_flop_per_s=compute,
-                           interconnect_bytes_per_s=hw.interconnect_bytes_per_s)
-    except ValueError as exc:
-        raise Skip(f"hardware {hw.name!r}: {exc}") from None
-
-
-def default_compute_precision(weight_precision: str, hw: HardwareDef) -> str:
-    """Weight-only quantisation computes at bf16 unless the hardware has the narrow units.
-
-    fp8 weights compute in fp8 where the accelerator lists an fp8 peak;
-    4-bit weights are dequantised and computed at fp8 (if listed) or bf16.
-    """
-    key = phys_precision.compute_key(weight_precision)
-    if key in hw.compute_flop_per_s:
-        return weight_precision
-    return "bf16"
-
-
-def queue_allowance(b: Budget) -> float:
-    if b.queue_s is not None:
-        return b.queue_s
-    return sum(s.allowance_s for s in b.segments if s.kind == "queue" and s.allowance_s is not None)
-
-
-def network_allowance(b: Budget) -> float:
-    return sum(s.allowance_s for s in b.segments if s.kind == "network" and s.allowance_s is not None)
-
-
-def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Workload, Edge | None, float]:
-    dep, wl = b.deployment, b.workload
-    if dep is None:
-        raise Skip("no deployment declared")
-    if wl is None:
-        raise Skip("no workload declared")
-    if dep.model is None or dep.hardware is None:
-        raise Skip("the deployment's model or hardware is not defined")
-    shape = model_shape(dep.model)
-    acc = accelerator(dep.hardware)
-    weight_p = dep.weight_precision or "bf16"
-    kv_p = dep.kv_precision or "bf16"
-    compute_p = dep.compute_precision or default_compute_precision(weight_p, dep.hardware)
-    draft_shape = model_shape(dep.draft_model) if (draft and dep.draft_model is not None) else None
-    try:
-        deployment = Deployment(
-            model=shape, accelerator=acc, devices=dep.devices,
-            weight_bytes_per_param=phys_precision.bytes_per_element(weight_p),
-            kv_bytes_per_elem=phys_precision.bytes_per_element(kv_p),
-            compute_precision=compute_p,
-            spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
-            draft=draft_shape, draft_lookahead=dep.lookahead,
-        )
-        workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
-                            concurrency=wl.concurrency, cached_prompt_tokens=wl.cached_prompt_tokens)
-        edge = None
-        if wl.measured_at == "client":
-            edge = Edge(connection_setup_s=b.connection_setup_s or 0.0,
-                        proxy_flush_tokens=b.proxy_flush_tokens or 0)
-    except ValueError as exc:
-        raise Skip(str(exc)) from None
-    queue = queue_allowance(b) + (network_allowance(b) if wl.measured_at == "client" else 0.0)
-    return deployment, workload, edge, queue
-
-
-def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
-    dep = b.deployment
-    bw = dep.efficiency_bandwidth if dep and dep.efficiency_bandwidth else options.efficiency_bandwidth
-    cp = dep.efficiency_compute if dep and dep.efficiency_compute else options.efficiency_compute
-    return Efficiency(bw, cp)
-
-
-def realistic_deployment(d: Deployment, b: Budget, options: Any) -> Deployment:
-    dep = b.deployment
-    overhead = dep.collective_overhead if dep.collective_overhead is not None else options.collective_overhead
-    usable = dep.memory_usable_fraction if dep.memory_usable_fraction is not None else options.memory_usable_fraction
-    return replace(d, collective_overhead=overhead if d.devices > 1 else 0.0,
-                   memory_usable_fraction=usable, memory_overhead_bytes=dep.memory_overhead_bytes)
-
-
-def bound_deployment(d: Deployment, b: Budget) -> Deployment:
-    return replace(d, collective_overhead=0.0, memory_usable_fraction=1.0,
-                   memory_overhead_bytes=b.deployment.memory_overhead_bytes)
-
-
-def evaluate(b: Budget, options: Any) -> Evaluation:
-    ev = Evaluation(b)
+def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
+    ev = RooflineEvaluation(b)
     if not b.complete:
         ev.skipped = "the budget has input errors; fix them first"
         return ev
@@ -266,7 +147,7 @@ def _verdict(budget: float, bound: float, realistic: float) -> str:
     return "met"
 
 
-def _judge(ev: Evaluation, b: Budget) -> None:
+def _judge(ev: RooflineEvaluation, b: Budget) -> None:
     p, bd, rl = b.promise, ev.bound, ev.realistic
     fixed = ev.queue_s + bd.connection_setup_s + bd.proxy_delay_s  # not physics: declared allowances
     if p.ttft_s is not None:
@@ -307,7 +188,7 @@ def _judge(ev: Evaluation, b: Budget) -> None:
     _optimism(ev, b)
 
 
-def _optimism(ev: Evaluation, b: Budget) -> None:
+def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
     """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions."""
     assumptions = []
     dep, wl = b.deployment, b.workload
@@ -338,86 +219,3 @@ def _fmt(promise: str, value: float) -> str:
     if promise == "tpot":
         return f"{1 / value:.3g} token/s"
     return format_quantity(value, "time")
-
-
-def evaluation_for(ctx: Any, b: Budget) -> Evaluation:
-    key = ("evaluation", b.name, id(b))
-    if key not in ctx.cache:
-        ev = evaluate(b, ctx.options)
-        ctx.cache[key] = ev
-        ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
-        ctx.cache[("verdicts", b.name)] = {k: v.verdict for k, v in ev.verdicts.items()}
-    return ctx.cache[key]
-
-
-def _meets_all(b: Budget):
-    p = b.promise
-
-    def meets(a: Any) -> bool:
-        if p.ttft_s is not None and a.ttft_s > p.ttft_s * (1 + 1e-9):
-            return False
-        if p.tpot_s is not None and a.tpot_s > p.tpot_s * (1 + 1e-9):
-            return False
-        if p.e2e_s is not None and a.e2e_s > p.e2e_s * (1 + 1e-9):
-            return False
-        return bool(a.memory_fits)
-
-    return meets
-
-
-#: Levers are listed least disruptive first, as a serving team would try them.
-LEVER_ORDER = ("weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
-               "more-devices", "fewer-sequences", "faster-accelerator")
-
-
-def levers_for(ctx: Any, ev: Evaluation) -> list[Any]:
-    """The standard levers that would make every promise hold at the realistic efficiency."""
-    key = ("levers", ev.budget.name, id(ev.budget))
-    if key in ctx.cache:
-        return ctx.cache[key]
-    from budgetlint.physics.levers import evaluate_levers
-
-    b = ev.budget
-    accelerators = []
-    for hw in ctx.catalog.all_hardware():
-        if hw is b.deployment.hardware:
-            continue
-        try:
-            accelerators.append((hw.name, accelerator(hw)))
-        except Skip:
-            continue
-    draft = None
-    if b.deployment.draft_model is not None:
-        try:
-            draft = model_shape(b.deployment.draft_model)
-        except Skip:
-            draft = None
-    try:
-        found = evaluate_levers(
-            ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
-            edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
-            accelerators=accelerators,
-        )
-    except ValueError:
-        found = []
-    order = {name: i for i, name in enumerate(LEVER_ORDER)}
-    good = sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order)))
-    ev.levers = good
-    ctx.cache.setdefault(("analysis-dict", b.name), {}).update(ev.as_dict())
-    ctx.cache[key] = good
-    return good
-
-
-def lever_text(levers: list[Any], limit: int = 3, ctx: Any = None, budget: str | None = None) -> str | None:
-    """The levers, in full on the first finding of a budget, then a pointer to them."""
-    if not levers:
-        return None
-    if ctx is not None and budget is not None:
-        key = ("levers-shown", budget)
-        if ctx.cache.get(key):
-            return (f"the levers that would meet it are listed once per budget (on another of its findings) "
-                    f"and by `budgetlint explain --budget {budget}`")
-        ctx.cache[key] = True
-    parts = [lv.description for lv in levers[:limit]]
-    more = f" (+{len(levers) - limit} more: see `budgetlint explain`)" if len(levers) > limit else ""
-    return "would meet it: " + "; ".join(parts) + more

@@ -21,7 +21,7 @@ from pathlib import Path
 #: at most this many files per `bench:` entry
 MAX_FILES = 1000
 #: at most this many directory entries looked at per `bench:` entry
-MAX_ENTRIES = 100_000
+MAX_ENTRIES = 20_000
 #: and at most this long walking (seconds; a slow network file system)
 MAX_SECONDS = 5.0
 

@@ -1,0 +1,80 @@
+"""Options: what a run assumes and asks for, resolved once for every command.
+
+:func:`resolve` is the one place where a command's flags, the config file
+(``[tool.budgetlint]`` in pyproject.toml or ``budgetlint.toml``) and the
+defaults meet: a flag beats the file, the file beats the default. ``check``,
+``explain`` and every command to come call it, so the same inputs and
+config give the same verdicts everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Options:
+    """What a run assumes; the CLI and config file fill it in."""
+
+    efficiency_bandwidth: float = 0.7
+    efficiency_compute: float = 0.5
+    collective_overhead: float = 0.10
+    memory_usable_fraction: float = 0.9
+    teams_files: list[str] = field(default_factory=list)
+    codeowners: str | None = None
+    use_codeowners: bool = True
+    bench: list[str] = field(default_factory=list)
+    bench_format: str | None = None
+    margin_warning: float = 0.10
+    config: Any = None  # budgetlint.options.config_file.Config: select/ignore, per-file ignores, severity overrides
+    base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
+    fail_on_regression: bool = False
+    regression_threshold: float = 0.0
+    #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
+    allow_read: list[str] = field(default_factory=list)
+    #: the folders this run reads in, set by run_check from its paths (None: not set yet)
+    roots: list[str] | None = None
+    #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
+    max_bench_bytes: int | None = None
+
+    def assumptions(self) -> Any:
+        """The realistic efficiencies the evaluation assumes where a deployment does not say."""
+        from budgetlint.evaluate import Assumptions
+
+        return Assumptions(self.efficiency_bandwidth, self.efficiency_compute, self.collective_overhead,
+                           self.memory_usable_fraction)
+
+
+#: options the config file and the flags share, by name
+ASSUMPTION_KEYS = ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
+                   "memory_usable_fraction", "margin_warning")
+
+
+def resolve(config: Any, **flags: Any) -> Options:
+    """Options from the flags (``None``: not given) over ``config`` over the defaults.
+
+    ``config`` is a loaded :class:`~budgetlint.options.config_file.Config`;
+    flags are any of :class:`Options`' fields, plus ``no_codeowners``.
+    """
+    given = {k: v for k, v in flags.items() if v is not None}
+    no_codeowners = bool(given.pop("no_codeowners", False))
+    teams = list(config.teams) + list(given.pop("teams_files", ()))
+    codeowners = given.pop("codeowners", None)
+    options = Options(teams_files=teams, codeowners=codeowners or config.codeowners,
+                      use_codeowners=not no_codeowners and (config.use_codeowners is not False
+                                                            or codeowners is not None),
+                      config=config)
+    for name in ASSUMPTION_KEYS:
+        if getattr(config, name) is not None:
+            setattr(options, name, getattr(config, name))
+    options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
+    options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
+    options.max_bench_bytes = getattr(config, "max_bench_bytes", None)
+    threshold = given.pop("regression_threshold", None)
+    options.regression_threshold = (threshold if threshold is not None else config.regression_threshold) or 0.0
+    for name, value in given.items():
+        if not hasattr(options, name):
+            raise TypeError(f"unknown option {name!r}")
+        setattr(options, name, list(value) if isinstance(value, tuple) else value)
+    return options

@@ -3,13 +3,19 @@
 Each rule lives in its own module ``budgetlint/rules/blNNN_<slug>.py`` with
 ``CODE``, ``NAME``, ``SUMMARY``, ``SEVERITY`` and a module docstring that is
 its user documentation, in fixed sections: ``What it checks``, ``Why``,
-``Example``, ``Fix``. Rules that inspect budgets also define
-``check(ctx) -> Iterator[Finding]``. A check looks only at the budgets in
-``ctx.budgets`` (in a streaming run, one file's), never at others; a rule
-that is about the run as a whole sets ``SCOPE = "run"`` and runs once, on a
-context that carries the run's ``total_budgets``. Input rules (BL0xx) are emitted by the
-loader, schema validation and model building, and their modules carry only
-the documentation.
+``Example``, ``Fix``. Rules are pure functions of what the evaluation stage
+computed:
+
+* ``check(budget, evaluation, ctx) -> Iterator[Finding]`` for one budget and
+  its :class:`~budgetlint.evaluate.BudgetEvaluation`;
+* ``check_run(ctx) -> Iterator[Finding]`` once per run, for what is about
+  the run as a whole (the teams registry, ``--bench`` files no budget took).
+
+``ctx`` is a :class:`RuleContext`: the teams, the options, and the run-level
+facts. A rule reads no file and keeps no state, so the findings do not
+depend on which rules run or in what order. Input rules (BL0xx) are emitted
+by the loader, schema validation and model building; their modules carry
+the documentation and the declared severity, which findings take by default.
 
 Codes are forever: never reused, never renumbered.
 """
@@ -21,7 +27,7 @@ import pkgutil
 from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
-from typing import Callable
+from typing import Any, Callable
 
 from budgetlint.findings import Severity
 
@@ -33,8 +39,13 @@ class RuleInfo:
     summary: str
     severity: Severity
     doc: str
-    check: Callable | None
-    scope: str = "budget"  # "budget": findings about the budgets it is given; "run": once per run
+    check: Callable | None  # check(budget, evaluation, ctx): one budget
+    check_run: Callable | None = None  # check_run(ctx): once per run
+
+    @property
+    def scope(self) -> str:
+        """"budget" when the rule looks at budgets one at a time, "run" when only at the run."""
+        return "budget" if self.check is not None else "run"
 
     def section(self, title: str) -> str:
         """One section of the docs (text under ``## title``)."""
@@ -58,8 +69,20 @@ def _info(module: ModuleType) -> RuleInfo:
         severity=module.SEVERITY,
         doc=(module.__doc__ or "").strip(),
         check=getattr(module, "check", None),
-        scope=getattr(module, "SCOPE", "budget"),
+        check_run=getattr(module, "check_run", None),
     )
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What a rule may look at besides a budget and its evaluation."""
+
+    teams: Any  # handle (lower case) -> Location
+    teams_source: str | None
+    options: Any
+    total_budgets: int = 0  # the run's budgets (check_run)
+    run_files: tuple = ()  # the run's --bench files, as read (check_run)
+    unlinked: tuple = ()  # --bench measurements no budget took: (file, measurement, reasons)
 
 
 @lru_cache(maxsize=1)

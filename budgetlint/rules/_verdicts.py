@@ -1,10 +1,19 @@
-"""Roofline verdicts -> findings: shared by the cannot-be-met and at-risk rules."""
+"""Roofline verdicts -> findings: shared by the cannot-be-met, memory and at-risk rules.
+
+The levers are written in full on one finding per budget and pointed to from
+the others. Which finding carries them is a pure function of the evaluation
+(:func:`lever_carrier`), so it does not depend on which rules run or in what
+order.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+#: the promises the roofline judges, in the order their findings are written
+PROMISE_ORDER = ("ttft", "tpot", "e2e")
 
 
 def promise_location(b: Any, name: str) -> Any:
@@ -15,23 +24,54 @@ def promise_location(b: Any, name: str) -> Any:
     return b.loc("promise", "pace" if name == "tpot" and b.promise.pace_given else name)
 
 
-def verdict_findings(ctx: Any, code: str, severity: Severity, verdict: str, *,
+def _names(b: Any) -> tuple[str, ...]:
+    return (*PROMISE_ORDER, *[f"segment:{s.name}" for s in b.segments])
+
+
+def lever_carrier(ev: Any) -> str | None:
+    """The promise whose finding lists the levers: the first that cannot be met, else
+    memory when it does not fit comfortably, else the first at risk."""
+    verdicts = ev.verdicts
+    for name in _names(ev.budget):
+        v = verdicts.get(name)
+        if v is not None and v.verdict == "cannot-be-met":
+            return name
+    mem = verdicts.get("memory")
+    if mem is not None and mem.verdict != "met":
+        return "memory"
+    for name in _names(ev.budget):
+        v = verdicts.get(name)
+        if v is not None and v.verdict == "at-risk":
+            return name
+    return None
+
+
+def lever_text(ev: Any, promise: str, limit: int = 3) -> str | None:
+    """The levers, in full on the carrier's finding, else a pointer to them."""
+    levers = ev.levers
+    if not levers:
+        return None
+    if promise != lever_carrier(ev):
+        return (f"the levers that would meet it are listed once per budget (on another of its findings) "
+                f"and by `budgetlint explain --budget {ev.budget.name}`")
+    parts = [lv.description for lv in levers[:limit]]
+    more = f" (+{len(levers) - limit} more: see `budgetlint explain`)" if len(levers) > limit else ""
+    return "would meet it: " + "; ".join(parts) + more
+
+
+def verdict_findings(b: Any, ev: Any, code: str, severity: Severity, verdict: str, *,
                      bound: bool, no_lever: str | None = None) -> Iterator[Finding]:
-    """One finding per promise or segment of each budget whose verdict is ``verdict``."""
-    from budgetlint.evaluate import roofline
+    """One finding per promise or segment of the budget whose verdict is ``verdict``."""
     from budgetlint.rules._messages import describe_miss, describe_segment
 
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        for name in ("ttft", "tpot", "e2e", *[f"segment:{s.name}" for s in b.segments]):
-            v = ev.verdicts.get(name)
-            if v is None or v.verdict != verdict:
-                continue
-            if name.startswith("segment:"):
-                seg = next(s for s in b.segments if f"segment:{s.name}" == name)
-                message = describe_segment(ev, seg, v, bound=bound)
-            else:
-                message = describe_miss(ev, v, bound=bound)
-            levers = roofline.levers_for(ctx, ev)
-            fix = roofline.lever_text(levers, ctx=ctx, budget=b.name) or no_lever
-            yield Finding(code, severity, message, promise_location(b, name), budget=b.name, promise=name, fix=fix)
+    for name in _names(b):
+        v = ev.verdicts.get(name)
+        if v is None or v.verdict != verdict:
+            continue
+        if name.startswith("segment:"):
+            seg = next(s for s in b.segments if f"segment:{s.name}" == name)
+            message = describe_segment(ev.roofline, seg, v, bound=bound)
+        else:
+            message = describe_miss(ev.roofline, v, bound=bound)
+        fix = lever_text(ev, name) or no_lever
+        yield Finding(code, severity, message, promise_location(b, name), budget=b.name, promise=name, fix=fix)

@@ -30,9 +30,8 @@ SUMMARY = "A budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        if not b.owner:
-            yield Finding(CODE, SEVERITY, f"budget {b.name!r} has no owner: a budget nobody owns is a wish",
-                          b.loc("name"), budget=b.name,
-                          fix='add `owner: "@team/handle"` to the budget')
+def check(b, ev, ctx) -> Iterator[Finding]:
+    if not b.owner:
+        yield Finding(CODE, SEVERITY, f"budget {b.name!r} has no owner: a budget nobody owns is a wish",
+                      b.loc("name"), budget=b.name,
+                      fix='add `owner: "@team/handle"` to the budget')

@@ -34,11 +34,10 @@ SUMMARY = "A segment of a budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        for seg in b.segments:
-            if not seg.owner:
-                yield Finding(CODE, SEVERITY,
-                              f"segment {seg.name!r} of budget {b.name!r} has no owner",
-                              seg.loc("name"), budget=b.name,
-                              fix='add `owner: "@team/handle"` to the segment')
+def check(b, ev, ctx) -> Iterator[Finding]:
+    for seg in b.segments:
+        if not seg.owner:
+            yield Finding(CODE, SEVERITY,
+                          f"segment {seg.name!r} of budget {b.name!r} has no owner",
+                          seg.loc("name"), budget=b.name,
+                          fix='add `owner: "@team/handle"` to the segment')

@@ -33,20 +33,18 @@ SUMMARY = "An owner is not a known team handle."
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     if not ctx.teams:
         return
-    known = sorted(ctx.teams)
-    for b in ctx.budgets:
-        owners = [(b.owner, b.loc("owner"), "owner")]
-        owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
-        for owner, where, what in owners:
-            if not owner or owner.lower() in ctx.teams:
-                continue
-            close = difflib.get_close_matches(owner.lower(), known, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            yield Finding(CODE, SEVERITY,
-                          f"{what} {owner!r} of budget {b.name!r} is not a known team "
-                          f"(teams from {ctx.teams_source}){hint}",
-                          where, budget=b.name,
-                          fix=f"use {close[0]!r}" if close else "add the team to the teams registry")
+    owners = [(b.owner, b.loc("owner"), "owner")]
+    owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
+    for owner, where, what in owners:
+        if not owner or owner.lower() in ctx.teams:
+            continue
+        close = difflib.get_close_matches(owner.lower(), sorted(ctx.teams), n=1, cutoff=0.5)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        yield Finding(CODE, SEVERITY,
+                      f"{what} {owner!r} of budget {b.name!r} is not a known team "
+                      f"(teams from {ctx.teams_source}){hint}",
+                      where, budget=b.name,
+                      fix=f"use {close[0]!r}" if close else "add the team to the teams registry")

@@ -26,10 +26,9 @@ CODE = "BL104"
 NAME = "no-teams-registry"
 SUMMARY = "Owners cannot be verified: there is no teams registry and no CODEOWNERS."
 SEVERITY = Severity.INFO
-SCOPE = "run"  # once per run, whatever the number of files
 
 
-def check(ctx) -> Iterator[Finding]:
+def check_run(ctx) -> Iterator[Finding]:
     if ctx.total_budgets and not ctx.teams:
         yield Finding(CODE, SEVERITY,
                       "owners cannot be verified: no teams registry (kind: teams) or CODEOWNERS found",

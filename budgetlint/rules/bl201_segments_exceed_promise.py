@@ -51,43 +51,42 @@ def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        if not b.segments:
-            continue
-        p = b.promise
-        first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
-        if p.ttft_s is not None and first:
-            total = sum(s.allowance_s for s in first)
-            if total > p.ttft_s * (1 + _EPS):
-                parts = " + ".join(f"{s.name} {_t(s.allowance_s)}" for s in first)
-                yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: first-token segments add up to {_t(total)} ({parts}), "
-                              f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
-                              b.loc("segments"), budget=b.name, promise="ttft",
-                              fix=f"cut {_t(total - p.ttft_s)} from the segments or loosen promise.ttft")
-        n = b.workload.output_tokens if b.workload else None
-        terms: list[tuple[str, float]] = []
+def check(b, ev, ctx) -> Iterator[Finding]:
+    if not b.segments:
+        return
+    p = b.promise
+    first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
+    if p.ttft_s is not None and first:
+        total = sum(s.allowance_s for s in first)
+        if total > p.ttft_s * (1 + _EPS):
+            parts = " + ".join(f"{s.name} {_t(s.allowance_s)}" for s in first)
+            yield Finding(CODE, SEVERITY,
+                          f"budget {b.name!r}: first-token segments add up to {_t(total)} ({parts}), "
+                          f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
+                          b.loc("segments"), budget=b.name, promise="ttft",
+                          fix=f"cut {_t(total - p.ttft_s)} from the segments or loosen promise.ttft")
+    n = b.workload.output_tokens if b.workload else None
+    terms: list[tuple[str, float]] = []
+    for s in b.segments:
+        if s.allowance_s is not None:
+            terms.append((s.name, s.allowance_s))
+        elif s.pace_token_per_s and n:
+            terms.append((f"{s.name} {n} tokens at {s.pace_token_per_s:.3g} token/s", n / s.pace_token_per_s))
+    if p.e2e_s is not None and terms:
+        total = sum(t for _, t in terms)
+        if total > p.e2e_s * (1 + _EPS):
+            parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            yield Finding(CODE, SEVERITY,
+                          f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
+                          f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
+                          b.loc("segments"), budget=b.name, promise="e2e",
+                          fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e")
+    if p.tpot_s is not None:
+        want = 1.0 / p.tpot_s
         for s in b.segments:
-            if s.allowance_s is not None:
-                terms.append((s.name, s.allowance_s))
-            elif s.pace_token_per_s and n:
-                terms.append((f"{s.name} {n} tokens at {s.pace_token_per_s:.3g} token/s", n / s.pace_token_per_s))
-        if p.e2e_s is not None and terms:
-            total = sum(t for _, t in terms)
-            if total > p.e2e_s * (1 + _EPS):
-                parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
                 yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
-                              f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
-                              b.loc("segments"), budget=b.name, promise="e2e",
-                              fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e")
-        if p.tpot_s is not None:
-            want = 1.0 / p.tpot_s
-            for s in b.segments:
-                if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
-                    yield Finding(CODE, SEVERITY,
-                                  f"budget {b.name!r}: decode segment {s.name!r} allows {s.pace_token_per_s:.3g} token/s, "
-                                  f"slower than the promised {want:.3g} token/s",
-                                  s.loc("pace"), budget=b.name, promise="tpot",
-                                  fix=f"raise the segment's pace to {want:.3g} token/s")
+                              f"budget {b.name!r}: decode segment {s.name!r} allows {s.pace_token_per_s:.3g} token/s, "
+                              f"slower than the promised {want:.3g} token/s",
+                              s.loc("pace"), budget=b.name, promise="tpot",
+                              fix=f"raise the segment's pace to {want:.3g} token/s")

@@ -56,27 +56,26 @@ def first_token_allowance(b) -> tuple[float, str]:
     return 0.0, "no first-token allowance"
 
 
-def check(ctx) -> Iterator[Finding]:
-    for b in ctx.budgets:
-        p = b.promise
-        if p.e2e_s is None or p.tpot_s is None or b.workload is None:
-            continue
-        n = b.workload.output_tokens
-        ttft, ttft_words = first_token_allowance(b)
-        decode = n * p.tpot_s
-        total = ttft + decode
-        if total <= p.e2e_s * (1 + 1e-9):
-            continue
-        pace = 1.0 / p.tpot_s
-        spare = p.e2e_s - ttft
-        if spare > 0:
-            need = n / spare
-            fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
-                   f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
-        else:
-            fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
-        yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
-                      f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
-                      f"({(total / p.e2e_s - 1) * 100:.0f}%) over the {_t(p.e2e_s)} end-to-end promise",
-                      b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)
+def check(b, ev, ctx) -> Iterator[Finding]:
+    p = b.promise
+    if p.e2e_s is None or p.tpot_s is None or b.workload is None:
+        return
+    n = b.workload.output_tokens
+    ttft, ttft_words = first_token_allowance(b)
+    decode = n * p.tpot_s
+    total = ttft + decode
+    if total <= p.e2e_s * (1 + 1e-9):
+        return
+    pace = 1.0 / p.tpot_s
+    spare = p.e2e_s - ttft
+    if spare > 0:
+        need = n / spare
+        fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
+               f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
+    else:
+        fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
+    yield Finding(CODE, SEVERITY,
+                  f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
+                  f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
+                  f"({(total / p.e2e_s - 1) * 100:.0f}%) over the {_t(p.e2e_s)} end-to-end promise",
+                  b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)

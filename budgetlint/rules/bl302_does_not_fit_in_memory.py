@@ -42,16 +42,13 @@ SUMMARY = "The weights and KV cache do not fit in device memory."
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import roofline
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory
+    from budgetlint.rules._verdicts import lever_text
 
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        v = ev.verdicts.get("memory")
-        if v is None or v.verdict == "met":
-            continue
-        severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
-        levers = roofline.levers_for(ctx, ev)
-        yield Finding(CODE, severity, describe_memory(ev), b.loc("deployment"), budget=b.name,
-                      promise="memory", fix=roofline.lever_text(levers, ctx=ctx, budget=b.name) or "reduce concurrency or context")
+    v = ev.verdicts.get("memory")
+    if v is None or v.verdict == "met":
+        return
+    severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
+    yield Finding(CODE, severity, describe_memory(ev.roofline), b.loc("deployment"), budget=b.name,
+                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")

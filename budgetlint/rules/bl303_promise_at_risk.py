@@ -39,7 +39,7 @@ SUMMARY = "A promise met only above a realistic efficiency: at risk."
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
-    yield from verdict_findings(ctx, CODE, SEVERITY, "at-risk", bound=False, no_lever=None)
+    yield from verdict_findings(b, ev, CODE, SEVERITY, "at-risk", bound=False, no_lever=None)

@@ -31,16 +31,13 @@ SUMMARY = "A promise the roofline meets at a realistic efficiency, with its head
 SEVERITY = Severity.INFO
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import roofline
-    from budgetlint.rules._verdicts import promise_location
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_met
+    from budgetlint.rules._verdicts import promise_location
 
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        for name in ("ttft", "tpot", "e2e"):
-            v = ev.verdicts.get(name)
-            if v is None or v.verdict != "met":
-                continue
-            yield Finding(CODE, SEVERITY, describe_met(ev, v), promise_location(b, name),
-                          budget=b.name, promise=name)
+    for name in ("ttft", "tpot", "e2e"):
+        v = ev.verdicts.get(name)
+        if v is None or v.verdict != "met":
+            continue
+        yield Finding(CODE, SEVERITY, describe_met(ev.roofline, v), promise_location(b, name),
+                      budget=b.name, promise=name)

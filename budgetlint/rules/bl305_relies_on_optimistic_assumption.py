@@ -41,19 +41,16 @@ SUMMARY = "A promise that passes only because of a declared speculative acceptan
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import roofline
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import promise_location
 
     labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        for name in ("ttft", "tpot", "e2e"):
-            v = ev.verdicts.get(name)
-            if v is None or not v.optimistic:
-                continue
-            yield Finding(CODE, SEVERITY,
-                          f"budget {b.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
-                          promise_location(b, name),
-                          budget=b.name, promise=name,
-                          fix="attach benchmark evidence measured on this traffic, or budget without the assumption")
+    for name in ("ttft", "tpot", "e2e"):
+        v = ev.verdicts.get(name)
+        if v is None or not v.optimistic:
+            continue
+        yield Finding(CODE, SEVERITY,
+                      f"budget {b.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
+                      promise_location(b, name),
+                      budget=b.name, promise=name,
+                      fix="attach benchmark evidence measured on this traffic, or budget without the assumption")

@@ -32,13 +32,10 @@ SUMMARY = "A budget whose promises could not be checked against the roofline."
 SEVERITY = Severity.INFO
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import roofline
-    for b in ctx.budgets:
-        ev = roofline.evaluation_for(ctx, b)
-        where = b.loc("deployment") if b.has("deployment") else b.loc("name")
-        if ev.skipped and b.complete:
-            yield Finding(CODE, SEVERITY, f"budget {b.name!r}: physics not checked: {ev.skipped}",
-                          where, budget=b.name)
-        for note in ev.notes:
-            yield Finding(CODE, SEVERITY, f"budget {b.name!r}: partly checked: {note}", where, budget=b.name)
+def check(b, ev, ctx) -> Iterator[Finding]:
+    where = b.loc("deployment") if b.has("deployment") else b.loc("name")
+    if ev.roofline.skipped and b.complete:
+        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: physics not checked: {ev.roofline.skipped}",
+                      where, budget=b.name)
+    for note in ev.roofline.notes:
+        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: partly checked: {note}", where, budget=b.name)

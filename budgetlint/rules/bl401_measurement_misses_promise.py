@@ -41,13 +41,11 @@ SUMMARY = "A benchmark measurement misses the promise at the budget's percentile
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
-    ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
         if not link.counts:
             continue
-        b = link.budget
         for name, r in link.readings.items():
             if r.status != "compared" or r.margin is None or r.margin >= -1e-9:
                 continue

@@ -37,14 +37,12 @@ SUMMARY = "A benchmark measurement meets the promise, but with thin margin."
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)
-    ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
         if not link.counts:
             continue
-        b = link.budget
         for name, r in link.readings.items():
             if r.status != "compared" or r.margin is None or r.margin < -1e-9:
                 continue

@@ -49,13 +49,10 @@ SUMMARY = "A measurement is faster than the pure roofline bound of the budget's 
 SEVERITY = Severity.ERROR
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
     from budgetlint.rules._messages import deployment_words
-    from budgetlint.evaluate import roofline
-    ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
-        b = link.budget
         for f in link.faster:
             pace = f.promise == "tpot"
             what = "pace" if pace else ev_mod.promise_words(b, f.promise)
@@ -65,7 +62,7 @@ def check(ctx) -> Iterator[Finding]:
                 f"{f.statistic} {what} measured {ev_mod.fmt_value(f.promise, f.measured_s, pace)}, "
                 f"faster than the pure roofline {kind} bound of "
                 f"{ev_mod.fmt_value(f.promise, f.bound_s, pace)} for "
-                f"{deployment_words(roofline.evaluation_for(ctx, b))}: {f.explanation}; "
+                f"{deployment_words(ev.roofline)}: {f.explanation}; "
                 f"measured in {link.name}{link.inferred_words()}",
                 link.where,
                 budget=b.name, promise=f.promise,

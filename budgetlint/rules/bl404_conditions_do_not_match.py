@@ -48,13 +48,11 @@ SUMMARY = "A measurement's run conditions do not match the budget: it is not evi
 SEVERITY = Severity.WARNING
 
 
-def check(ctx) -> Iterator[Finding]:
+def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
-    ev = ev_mod.evidence_for(ctx)
     for link in ev.links:
         if link.counts:
             continue
-        b = link.budget
         key = link.mismatches[0][0]
         where = link.where if b.bench and link.where.file == b.doc.file else ev_mod.conditions_loc(b, key)
         yield Finding(
@@ -64,7 +62,11 @@ def check(ctx) -> Iterator[Finding]:
             where, budget=b.name,
             fix="benchmark under the budget's workload and deployment, or link the file to the "
                 "budget it describes")
-    for bf, m, reasons in ev.unlinked:
+
+
+def check_run(ctx) -> Iterator[Finding]:
+    """The run's --bench measurements that no budget took."""
+    for bf, m, reasons in ctx.unlinked:
         name = f"{bf.path} ({m.label})" if m.label else bf.path
         yield Finding(
             CODE, SEVERITY,

@@ -26,7 +26,8 @@ the budget file, and so is one that leads out of the folders the run reads
 (`../../..`, an absolute path or a symbolic link outside the git top level
 of the checked paths, or the paths themselves outside git): those files are
 not read unless `--allow-read DIR` or the config key `allow-read` allows
-their folder.
+their folder. A glob whose walk a limit cut (files, directory entries,
+time; see docs/limits.md) is a warning.
 
 ## Why
 Evidence that cannot be read is no evidence, and a silent skip would let a
@@ -79,21 +80,26 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
                    fix=FIXES.get(problem.code, "fix or regenerate the file"))
 
 
-def check(ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate import evidence as ev_mod
-    ev = ev_mod.evidence_for(ctx)
-    for path, bf in sorted(ev.files.items()):
+def check(b, ev, ctx) -> Iterator[Finding]:
+    for bf in sorted(ev.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
-            yield problem_finding(p, path)
-    for b, i, pattern, why in ev.refused:
+            yield problem_finding(p, bf.path)
+    for i, pattern, why in ev.evidence.refused:
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r}: {why}", b.loc("bench", i), budget=b.name,
                       fix="keep benchmark files inside the repository, or allow the folder with "
                           "--allow-read DIR (config: allow-read)")
-    for b, i, pattern, why in ev.cut:
+    for i, pattern, why in ev.evidence.cut:
         yield Finding(CODE, Severity.WARNING, f"bench entry {pattern!r}: {why}", b.loc("bench", i),
                       budget=b.name, fix="narrow the glob to the benchmark files")
-    for b, i, pattern in ev.unmatched_globs:
+    for i, pattern in ev.evidence.unmatched_globs:
         base = Path(b.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
                       b.loc("bench", i), budget=b.name,
                       fix="fix the path or glob, or commit the benchmark file")
+
+
+def check_run(ctx) -> Iterator[Finding]:
+    """Problems of the run's --bench files (read once, whatever the budgets)."""
+    for bf in sorted(ctx.run_files, key=lambda f: f.path):
+        for p in bf.problems:
+            yield problem_finding(p, bf.path)

@@ -1,21 +1,25 @@
-"""The check pipeline: files -> documents -> model -> rules -> a Report.
+"""The check pipeline: files -> documents -> model -> evaluation -> rules -> a Report.
 
-No click, no printing: the CLI calls :func:`run_check` and renders the
-returned :class:`~budgetlint.report.Report`.
+No click, no printing: the CLI calls :func:`run_check` (or :func:`evaluate_run`
+for ``explain``) and renders the returned :class:`~budgetlint.report.Report`.
 
-Two ways through, with the same findings:
+One way through, in three passes:
 
-* **Streaming** (the default): hardware, model and teams definitions are
-  read first, then the budgets files one at a time; each file's budgets are
-  built, every budget-scoped rule runs on them and their suppressions are
-  applied, and only the findings and report rows are kept. Memory stays flat
-  however many files a repository has (docs/performance.md).
-* **Whole run**: every document is held at once. Used when a rule must see
-  all budgets together: ``--bench`` files (they apply to whichever budgets
-  they match, or to the only budget of the run), ``--base`` (the PR diff
-  points at budgets by name), ``budgetlint explain`` (:func:`build_context`),
-  and as the fallback when a definition turns up in a file that did not look
-  like one.
+1. **Definitions first.** Files whose text names ``kind: hardware|models|teams``
+   are read before any budget, so every budget resolves against the whole
+   catalog. (A definition the quick look missed is met in pass 2: the run
+   starts again with every file read in pass 1, the same pipeline.)
+2. **Budgets, file by file.** Each file's budgets are built, each budget is
+   evaluated once (:func:`budgetlint.evaluate.evaluate_budget`), every
+   budget rule runs on (budget, evaluation), the file's suppressions apply,
+   and only findings and report rows are kept, so memory stays flat however
+   many files a repository has (docs/performance.md).
+3. **The run.** Run rules (``check_run``) see what is about the run as a
+   whole: its budget count, the ``--bench`` measurements no budget took.
+
+What needs several budgets at once is explicit: with ``--bench`` the budgets
+are all built before any is evaluated (a ``--bench`` file speaks for the
+run's only budget), and with ``--base`` the budgets are kept for the PR diff.
 """
 
 from __future__ import annotations
@@ -23,76 +27,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from budgetlint.files import fs
-from budgetlint.model.build import Catalog, Sink, _as_list, add_entries, build_budget
 from budgetlint.files.discovery import discover, display_path
-from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document, load_file, read_text
-from budgetlint.model.types import Budget
+from budgetlint.findings import Finding, Location, Severity
+from budgetlint.model.build import Catalog, Sink, _as_list, add_entries, build_budget
 from budgetlint.model.owners import codeowners_handles, find_codeowners
+from budgetlint.model.types import Budget
 from budgetlint.report import BudgetResult, Report
 
 KINDS = ("budgets", "hardware", "models", "teams")
 DEFINITION_KINDS = ("hardware", "models", "teams")
 
 
-@dataclass
-class Options:
-    """What a run assumes; the CLI and config file fill it in."""
-
-    efficiency_bandwidth: float = 0.7
-    efficiency_compute: float = 0.5
-    collective_overhead: float = 0.10
-    memory_usable_fraction: float = 0.9
-    teams_files: list[str] = field(default_factory=list)
-    codeowners: str | None = None
-    use_codeowners: bool = True
-    bench: list[str] = field(default_factory=list)
-    bench_format: str | None = None
-    margin_warning: float = 0.10
-    config: Any = None  # budgetlint.options.config_file.Config: select/ignore, per-file ignores, severity overrides
-    base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
-    fail_on_regression: bool = False
-    regression_threshold: float = 0.0
-    #: extra folders a run may read in (--allow-read, config allow-read); see discovery.read_roots
-    allow_read: list[str] = field(default_factory=list)
-    #: the folders this run reads in, set by run_check from its paths (None: no limit)
-    roots: list[str] | None = None
-    #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
-    max_bench_bytes: int | None = None
+from budgetlint.options import Options  # noqa: E402  (re-exported: the pipeline's input)
 
 
-@dataclass
-class Context:
-    """Everything a rule may look at.
-
-    ``budgets`` are the budgets the rule is run on: all of them in a whole
-    run, one file's in a streaming run. ``total_budgets`` counts the run's
-    budgets either way; rules with ``SCOPE = "run"`` (run once, on a context
-    with no budgets in a streaming run) look only at it.
-    """
-
-    budgets: list[Budget]
-    catalog: Catalog
-    teams: dict[str, Location]
-    teams_source: str | None
-    options: Options
-    cache: dict[str, Any] = field(default_factory=dict)
-    total_budgets: int = -1
-
-    def __post_init__(self) -> None:
-        if self.total_budgets < 0:
-            self.total_budgets = len(self.budgets)
+from budgetlint.files import InputError  # noqa: E402  (re-exported)
 
 
-class InputError(Exception):
-    """Input that could not be read at all (exit code 2)."""
-
-
-class _Restart(Exception):
-    """A streaming run met a definition it had not read first: do a whole run."""
+class _LateDefinition(Exception):
+    """Pass 2 met a definition pass 1 had not read: start again, reading every file first."""
 
 
 def _load_builtin_catalog(sink: Sink) -> Catalog:
@@ -106,8 +63,23 @@ def _load_builtin_catalog(sink: Sink) -> Catalog:
     return catalog
 
 
+@dataclass
+class RunResult:
+    """A run's report, and (when asked for) every budget's evaluation."""
+
+    report: Report
+    catalog: Catalog
+    evaluations: list[Any] = field(default_factory=list)  # BudgetEvaluation, when keep=True
+
+
 def run_check(paths: list[str], options: Options | None = None) -> Report:
     """Check ``paths`` (files or directories); raise InputError if one does not exist."""
+    return evaluate_run(paths, options).report
+
+
+def evaluate_run(paths: list[str], options: Options | None = None, *, keep: bool = False,
+                 read_all_first: bool = False) -> RunResult:
+    """The pipeline; with ``keep``, the evaluations are kept (``explain``)."""
     options = options or Options()
     if options.roots is None:
         from dataclasses import replace
@@ -115,105 +87,132 @@ def run_check(paths: list[str], options: Options | None = None) -> Report:
         from budgetlint.files.discovery import read_roots
 
         options = replace(options, roots=read_roots(paths, options.allow_read))
-    if not options.bench and not options.base_ref:
-        try:
-            return _run_streaming(paths, options)
-        except _Restart:
-            pass
-    return _run_whole(paths, options)
-
-
-def _run_whole(paths: list[str], options: Options) -> Report:
-    report, ctx = build_context(paths, options)
-    from budgetlint.rules import all_rules
-
-    for rule in all_rules():
-        if rule.check is not None:
-            report.findings.extend(rule.check(ctx))
-    report.budgets.extend(_results(ctx))
-    if ctx.options.base_ref:
-        from budgetlint.run.diff import attach_diff
-
-        attach_diff(report, ctx, paths)
-    from budgetlint.run.policy import apply_policy
-
-    return apply_policy(report, ctx.options.config, ctx)
-
-
-# a document that may define hardware, models or teams; a miss is caught (_Restart)
-_DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
-
-
-def _run_streaming(paths: list[str], options: Options) -> Report:
-    from budgetlint.run.policy import apply_policy, apply_suppressions, today
-    from budgetlint.rules import all_rules
-
     found = discover(paths, options.roots)
     if found.missing:
         raise InputError("no such file or directory: " + ", ".join(found.missing))
+    if not read_all_first:
+        try:
+            return _run(paths, found, options, keep, read_all_first=False)
+        except _LateDefinition:
+            pass
+    return _run(paths, found, options, keep, read_all_first=True)
+
+
+# a document that may define hardware, models or teams; a miss is caught (_LateDefinition)
+_DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
+
+
+@dataclass
+class _FileBudgets:
+    path: Path
+    findings: list[Finding]
+    budgets: list[Budget]
+
+
+def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all_first: bool) -> RunResult:
+    from budgetlint.evaluate import Environment, evaluate_budget, evidence
+    from budgetlint.rules import RuleContext, all_rules
+    from budgetlint.run.policy import apply_policy, apply_suppressions, today
+
     report = Report()
     report.findings.extend(found.findings)
 
-    # 1. definitions first: files that look like they hold some are read now
+    # 1. definitions first
     early: dict[Path, tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]] = {}
     by_kind: dict[str, list[Document]] = {k: [] for k in DEFINITION_KINDS}
     for path in found.files:
-        text, _ = read_text(path, "")
-        if text is None or _DEFINES.search(text):
-            checked = _checked(path, display_path(path))
-            early[path] = checked
-            for kind in DEFINITION_KINDS:
-                by_kind[kind].extend(checked[1][kind])
+        if not read_all_first:
+            text, _ = read_text(path, "")
+            if text is not None and not _DEFINES.search(text):
+                continue
+        checked = _checked(path, display_path(path))
+        early[path] = checked
+        for kind in DEFINITION_KINDS:
+            by_kind[kind].extend(checked[1][kind])
     sink = Sink()
     catalog, teams, teams_source = _definitions(by_kind, _sibling_definitions(paths, found.files),
                                                 found.files, options, report, sink)
     report.findings.extend(sink.findings)
 
-    # 2. budgets, one file at a time
-    rules = [r for r in all_rules() if r.check is not None]
-    per_budget = [r for r in rules if r.scope == "budget"]
-    on = today()
+    # 2. budgets, file by file
     seen: dict[str, Location] = {}
-    reported: set[Finding] = set()  # file-level findings (a shared benchmark file) once per run
-    carried: dict[Any, Any] = {}  # benchmark files read once per run
+
+    def files() -> Iterator[_FileBudgets]:
+        for path in found.files:
+            report.files.append(display_path(path))
+            if path in early:
+                findings, docs, invalid = early.pop(path)
+            else:
+                findings, docs, invalid = _checked(path, display_path(path))
+                if any(docs[k] for k in DEFINITION_KINDS):
+                    raise _LateDefinition
+            bsink = Sink()
+            budgets = _build_budgets(docs["budgets"], catalog, bsink, seen, invalid)
+            yield _FileBudgets(path, findings + bsink.findings, budgets)
+
+    # --bench speaks for the run's only budget: count them all before evaluating any
+    run_wide = bool(options.bench or options.base_ref)
+    batches: Any = list(files()) if run_wide else files()
+    store = evidence.BenchStore(options.bench_format, max_bytes=options.max_bench_bytes, roots=options.roots)
+    run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in options.bench)
+    env = Environment(catalog, options.assumptions(), store, run_files,
+                      only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1)
+
+    rules = [r for r in all_rules() if r.check is not None]
+    run_rules = [r for r in all_rules() if r.check_run is not None]
+    rctx = RuleContext(teams, teams_source, options)
+    on = today()
+    reported: set[Finding] = set()  # findings about a file, not a budget (a shared benchmark file): once
+    per_budget_evidence = []
+    kept_budgets: list[Budget] = []
+    result = RunResult(report, catalog)
     total = 0
-    for path in found.files:
-        report.files.append(display_path(path))
-        if path in early:
-            findings, docs, invalid = early.pop(path)
-        else:
-            findings, docs, invalid = _checked(path, display_path(path))
-            if any(docs[k] for k in DEFINITION_KINDS):
-                raise _Restart
-        batch = Report(findings=findings)
-        bsink = Sink()
-        budgets = _build_budgets(docs["budgets"], catalog, bsink, seen, invalid)
-        batch.findings.extend(bsink.findings)
-        if not budgets:
-            report.findings.extend(batch.findings)
+    for fb in batches:
+        if not fb.budgets:
+            report.findings.extend(fb.findings)
             continue
-        total += len(budgets)
-        ctx = Context(budgets, catalog, teams, teams_source, options, cache=carried)
-        for rule in per_budget:
-            for f in rule.check(ctx):
-                if f.budget is None:
-                    if f in reported:
-                        continue
-                    reported.add(f)
-                batch.findings.append(f)
-        batch.budgets.extend(_results(ctx))
-        raised = apply_suppressions(batch, budgets, on)  # replaces batch.findings
-        batch.findings.extend(raised)
+        total += len(fb.budgets)
+        batch = Report(findings=fb.findings)
+        for b in fb.budgets:
+            ev = evaluate_budget(b, env)
+            per_budget_evidence.append(ev.evidence)
+            for rule in rules:
+                for f in rule.check(b, ev, rctx):
+                    if f.budget is None:
+                        if f in reported:
+                            continue
+                        reported.add(f)
+                    batch.findings.append(f)
+            batch.budgets.append(_result(b, ev))
+            if keep:
+                result.evaluations.append(ev)
+        if not options.base_ref:  # with --base, after the diff: a budget may suppress its BL505
+            raised = apply_suppressions(batch, fb.budgets, on)  # replaces batch.findings
+            batch.findings.extend(raised)
         report.findings.extend(batch.findings)
         report.budgets.extend(batch.budgets)
         report.suppressed.extend(batch.suppressed)
-        carried = {k: v for k, v in ctx.cache.items() if isinstance(k, tuple) and k[0] == "bench-file"}
+        if options.base_ref:
+            kept_budgets.extend(fb.budgets)
 
-    run_ctx = Context([], catalog, teams, teams_source, options, total_budgets=total)
-    for rule in rules:
-        if rule.scope == "run":
-            report.findings.extend(rule.check(run_ctx))
-    return apply_policy(report, options.config, None, on=on)
+    # 3. the run
+    run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
+                          unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)))
+    for rule in run_rules:
+        for f in rule.check_run(run_ctx):
+            if f.budget is None:
+                if f in reported:
+                    continue
+                reported.add(f)
+            report.findings.append(f)
+    if options.base_ref:
+        from budgetlint.run.diff import attach_diff
+
+        attach_diff(report, kept_budgets, options, paths, run_check)
+        raised = apply_suppressions(report, kept_budgets, on)  # replaces report.findings
+        report.findings.extend(raised)
+    apply_policy(report, options.config, on=on)
+    return result
 
 
 def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]:
@@ -246,33 +245,6 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
         invalid.update((doc.file, f.budget) for f in schema_findings if f.budget)
         by_kind[kind].append(doc)
     return findings, by_kind, invalid
-
-
-def build_context(paths: list[str], options: Options | None = None) -> tuple[Report, Context]:
-    """Load, validate and build everything at once; the rules have not run yet."""
-    options = options or Options()
-    found = discover(paths, options.roots)
-    if found.missing:
-        raise InputError("no such file or directory: " + ", ".join(found.missing))
-    report = Report()
-    report.findings.extend(found.findings)
-    by_kind: dict[str, list[Document]] = {k: [] for k in KINDS}
-    invalid_budgets: set[tuple[str, str]] = set()  # (file, budget) with schema errors: no physics on guesses
-    for path in found.files:
-        display = display_path(path)
-        report.files.append(display)
-        findings, docs, invalid = _checked(path, display)
-        report.findings.extend(findings)
-        invalid_budgets |= invalid
-        for kind in KINDS:
-            by_kind[kind].extend(docs[kind])
-
-    sink = Sink()
-    catalog, teams, teams_source = _definitions(by_kind, _sibling_definitions(paths, found.files),
-                                                found.files, options, report, sink)
-    budgets = _build_budgets(by_kind["budgets"], catalog, sink, {}, invalid_budgets)
-    report.findings.extend(sink.findings)
-    return report, Context(budgets, catalog, teams, teams_source, options)
 
 
 def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document], files: list[Path],
@@ -313,12 +285,11 @@ def _build_budgets(docs: list[Document], catalog: Catalog, sink: Sink, seen: dic
     return budgets
 
 
-def _results(ctx: Context) -> list[BudgetResult]:
-    return [BudgetResult(
+def _result(b: Budget, ev: Any) -> BudgetResult:
+    return BudgetResult(
         name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
-        promises=_promises(b), analysis=ctx.cache.get(("analysis-dict", b.name), {}),
-        verdicts=ctx.cache.get(("verdicts", b.name), {}),
-    ) for b in ctx.budgets]
+        promises=_promises(b), analysis=ev.analysis, verdicts=ev.verdict_words(),
+    )
 
 
 def _sibling_definitions(paths: list[str], checked: list[Path]) -> list[Document]:

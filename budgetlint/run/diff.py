@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator
 
 from budgetlint.files import fs
-from budgetlint.run.check import InputError
+from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
 
@@ -131,10 +131,8 @@ def _rebase(path: str, cwd: Path, root: Path, mirror: Path) -> tuple[str, str | 
     return str(mirror / rel), rel.as_posix()
 
 
-def base_report(ref: str, paths: list[str], options: Any) -> tuple[Report, str]:
-    """Check ``paths`` as they are at ``ref``; returns the report and the commit it was read from."""
-    from budgetlint.run.check import run_check
-
+def base_report(ref: str, paths: list[str], options: Any, run_check: Any) -> tuple[Report, str]:
+    """Check ``paths`` as they are at ``ref`` with ``run_check``; returns the report and its commit."""
     cwd = Path.cwd().resolve()
     root = repo_root(cwd)
     commit = resolve_ref(ref, root)
@@ -289,9 +287,9 @@ def fmt_fraction(value: float | None) -> str:
     return f"{value * 100:.0f}%"
 
 
-def regression_findings(diff: dict, ctx: Any, severity: Severity) -> list[Finding]:
+def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[Finding]:
     """One BL505 finding per regression in ``diff``, at the budget or promise it is about."""
-    budgets = {b.name: b for b in getattr(ctx, "budgets", [])}
+    budgets = {b.name: b for b in budgets_}
     ref = diff.get("base") or "the base"
     out: list[Finding] = []
 
@@ -343,12 +341,11 @@ def regression_findings(diff: dict, ctx: Any, severity: Severity) -> list[Findin
     return out
 
 
-def attach_diff(report: Report, ctx: Any, paths: list[str]) -> None:
-    """Compare with ``ctx.options.base_ref``; set ``report.diff`` and add BL505 findings."""
-    options = ctx.options
+def attach_diff(report: Report, budgets: Any, options: Any, paths: list[str], run: Any) -> None:
+    """Compare with ``options.base_ref``; set ``report.diff`` and add BL505 findings."""
     threshold = float(options.regression_threshold or 0.0)
-    base, commit = base_report(options.base_ref, paths, options)
+    base, commit = base_report(options.base_ref, paths, options, run)
     diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
     report.diff = diff
     severity = Severity.ERROR if options.fail_on_regression else Severity.WARNING
-    report.findings.extend(regression_findings(diff, ctx, severity))
+    report.findings.extend(regression_findings(diff, budgets, severity))

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from budgetlint.findings import printable
-from budgetlint.evaluate.roofline import Evaluation, levers_for
 from budgetlint.model.units import format_quantity
 
 
@@ -41,7 +40,9 @@ def _n(x: float) -> str:
 VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
 
 
-def explain_budget(ev: Evaluation, ctx: Any) -> str:
+def explain_budget(evaluation: Any) -> str:
+    """The worked arithmetic of one :class:`~budgetlint.evaluate.BudgetEvaluation`."""
+    ev = evaluation.roofline
     b = ev.budget
     lines: list[str] = []
     add = lines.append
@@ -172,7 +173,7 @@ def explain_budget(ev: Evaluation, ctx: Any) -> str:
         for o in v.optimistic:
             add(f"           relies on {o}")
     if any(v.verdict != "met" for v in ev.verdicts.values()):
-        levers = levers_for(ctx, ev)
+        levers = evaluation.levers
         add("")
         if levers:
             add("  Levers that would meet every promise at the realistic efficiency")

@@ -1,6 +1,7 @@
 """Policy: what a run's findings become after config and suppressions.
 
-``apply_policy(report, config, ctx)`` runs once, after every rule:
+``apply_suppressions`` runs per budgets file, after the rules; then
+``apply_policy(report, config)`` runs once, at the end of the run:
 
 1. budget suppressions (``suppress: [{rule, reason, expires}]``) remove that
    rule's findings for that budget; a suppression without a reason (BL502) or
@@ -152,14 +153,15 @@ def apply_suppressions(report: Report, budgets: Any, on: dt.date) -> list[Findin
     return raised
 
 
-def apply_policy(report: Report, config: Any = None, ctx: Any = None, *,
-                 on: dt.date | None = None) -> Report:
-    """Suppressions, select/ignore, per-file ignores and severity overrides; returns ``report``."""
+def apply_policy(report: Report, config: Any = None, *, on: dt.date | None = None) -> Report:
+    """select/ignore, per-file ignores and severity overrides; returns ``report``.
+
+    Suppressions were applied before, per budgets file (:func:`apply_suppressions`).
+    """
     from budgetlint.options.config_file import Config
 
     config = config if config is not None else Config()
-    raised = apply_suppressions(report, getattr(ctx, "budgets", None) or [], on or today())
-    findings = list(report.findings) + raised + [f for f in config.findings if f not in report.findings]
+    findings = list(report.findings) + [f for f in config.findings if f not in report.findings]
 
     out: list[Finding] = []
     for f in findings:

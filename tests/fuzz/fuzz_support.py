@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from budgetlint.run.check import InputError, Options, build_context, run_check
+from budgetlint.run.check import InputError, Options, evaluate_run, run_check
 from budgetlint.findings import Severity, exit_code
 from budgetlint.reporters import FORMATS, render
 
@@ -61,11 +61,9 @@ def check_in_process(paths: list[str], *, explain: bool = False) -> int:
             json.loads(text, parse_constant=_reject_constant)
     if explain:
         from budgetlint.run.explain import explain_budget
-        from budgetlint.evaluate.roofline import evaluation_for
 
-        _, ctx = build_context(paths, options)
-        for budget in ctx.budgets:
-            assert isinstance(explain_budget(evaluation_for(ctx, budget), ctx), str)
+        for evaluation in evaluate_run(paths, options, keep=True).evaluations:
+            assert isinstance(explain_budget(evaluation), str)
     code = exit_code(report.findings, Severity.ERROR)
     assert code in (0, 1), code
     return code

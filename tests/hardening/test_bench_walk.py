@@ -27,11 +27,26 @@ budgets:
 
 
 def test_glob_over_the_whole_disk_allowed_is_bounded(tmp_path: Path) -> None:
-    """With `/` allowed, `/**/*.json` is walked, but only so far, and the finding says so."""
+    """With `/` allowed, `/**/*.json` is walked, but only so far (entries, time)."""
     (tmp_path / "b.yaml").write_text(BUDGET.format(bench='"/**/*.nomatch-json"'))
     run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--allow-read", "/", cwd=tmp_path)
     assert_bounded(run, names="b.yaml", codes=(0, 1), rule="BL406", line=7)
-    assert "the walk stopped after" in run.stdout, run.stdout
+    # a small disk is walked whole within the bounds; a big one stops at a limit and says so
+    assert "the walk stopped after" in run.stdout or "matches no file" in run.stdout, run.stdout
+
+
+def test_a_glob_past_the_file_limit_says_so(tmp_path: Path) -> None:
+    """More matches than MAX_FILES: the first ones in sorted order are read, and a warning says so.
+    (The entry and time limits are the same code path: test_walker_limits_say_so.)"""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for i in range(globwalk.MAX_FILES + 5):
+        (runs / f"{i:05}.json").write_text("{}")
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench='"runs/*.json"'))
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml:7", codes=(1,), rule="BL406")
+    assert f"matched more than {globwalk.MAX_FILES:,} files" in run.stdout, run.stdout[-3000:]
+    assert "runs/00999.json" in run.stdout and "runs/01000.json" not in run.stdout
 
 
 def test_glob_over_the_whole_disk_is_refused_by_default(tmp_path: Path) -> None:

@@ -1,12 +1,13 @@
-"""Streaming runs: the same findings as a whole run, with one file's documents in memory.
+"""Streaming: the same report whichever files pass 1 reads, with one file's documents in memory.
 
-``run_check`` streams (definitions first, then one budgets file at a time)
-unless a rule needs every budget at once (``--bench``, ``--base``). These
-tests hold the two paths to the same JSON report on inputs that stress what
-streaming must get right: definitions in files that sort after the budgets
-using them, a definition the quick look misses (the run starts again as a
-whole run), duplicate budget names across files, a benchmark file shared by
-budgets in two files, suppressions, and the run-level BL104.
+The pipeline reads definitions first (files whose text names a definition
+kind), then one budgets file at a time. These tests hold a run against the
+same pipeline with *every* file read in pass 1 (what happens after a
+definition the quick look missed) on inputs that stress what streaming must
+get right: definitions in files that sort after the budgets using them, a
+definition the quick look misses, duplicate budget names across files, a
+benchmark file shared by budgets in two files, suppressions, and the
+run-level BL104.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def _json(report) -> str:
 
 def _both(paths: list[str], options: Options | None = None) -> tuple[str, str]:
     options = options or Options(use_codeowners=False)
-    return _json(checker._run_streaming(paths, options)), _json(checker._run_whole(paths, options))
+    streamed = checker.evaluate_run(paths, options).report
+    read_first = checker.evaluate_run(paths, options, read_all_first=True).report
+    return _json(streamed), _json(read_first)
 
 
 def test_shipped_budgets_and_every_case_file(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,17 +70,19 @@ def test_definitions_after_the_budgets_that_use_them(tmp_path: Path, monkeypatch
     assert '"rule": "BL103"' not in streamed  # every owner found in the teams file
 
 
-def test_a_definition_the_quick_look_misses_restarts_as_a_whole_run(
+def test_a_definition_the_quick_look_misses_restarts_reading_every_file_first(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _generated(tmp_path, 3)
     hw = repo / "zz-platform" / "hardware.yaml"
     hw.write_text(hw.read_text().replace("kind: hardware", "kind: !!str hardware"))
     monkeypatch.chdir(repo)
     assert not checker._DEFINES.search(hw.read_text())
-    with pytest.raises(checker._Restart):
-        checker._run_streaming(["."], Options(use_codeowners=False))
+    found = checker.discover(["."])
+    with pytest.raises(checker._LateDefinition):
+        checker._run(["."], found, Options(use_codeowners=False), False, read_all_first=False)
     report = checker.run_check(["."], Options(use_codeowners=False))
-    assert _json(report) == _json(checker._run_whole(["."], Options(use_codeowners=False)))
+    assert _json(report) == _json(checker.evaluate_run(["."], Options(use_codeowners=False),
+                                                       read_all_first=True).report)
     assert not [f for f in report.findings if f.rule == "BL008"]
 
 
@@ -105,7 +110,7 @@ def test_shared_benchmark_file_suppressions_and_run_level_rules(
     monkeypatch.setenv("BUDGETLINT_TODAY", "2026-06-01")
     streamed, whole = _both(["."])
     assert streamed == whole
-    report = checker._run_streaming(["."], Options(use_codeowners=False))
+    report = checker.run_check(["."], Options(use_codeowners=False))
     rules = sorted(f.rule for f in report.findings if f.rule != "BL304")
     assert rules.count("BL406") == 1  # the unreadable shared file: once, not once per budgets file
     assert rules.count("BL104") == 1  # no teams registry: once per run

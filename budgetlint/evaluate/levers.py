@@ -1,0 +1,65 @@
+"""Levers: the standard changes that would make every promise of a budget hold.
+
+Computed once per budget by the evaluation stage, for budgets with a promise
+that is not met (pure physics in :mod:`budgetlint.physics.levers`; this
+module picks the alternatives from the catalog and orders the answers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
+from budgetlint.evaluate.roofline import RooflineEvaluation
+from budgetlint.model.types import Budget
+
+
+def _meets_all(b: Budget):
+    p = b.promise
+
+    def meets(a: Any) -> bool:
+        if p.ttft_s is not None and a.ttft_s > p.ttft_s * (1 + 1e-9):
+            return False
+        if p.tpot_s is not None and a.tpot_s > p.tpot_s * (1 + 1e-9):
+            return False
+        if p.e2e_s is not None and a.e2e_s > p.e2e_s * (1 + 1e-9):
+            return False
+        return bool(a.memory_fits)
+
+    return meets
+
+
+#: Levers are listed least disruptive first, as a serving team would try them.
+LEVER_ORDER = ("weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
+               "more-devices", "fewer-sequences", "faster-accelerator")
+
+
+def levers_for(catalog: Any, ev: RooflineEvaluation) -> tuple[Any, ...]:
+    """The standard levers that would make every promise hold at the realistic efficiency."""
+    from budgetlint.physics.levers import evaluate_levers
+
+    b = ev.budget
+    accelerators = []
+    for hw in catalog.all_hardware():
+        if hw is b.deployment.hardware:
+            continue
+        try:
+            accelerators.append((hw.name, accelerator(hw)))
+        except Skip:
+            continue
+    draft = None
+    if b.deployment.draft_model is not None:
+        try:
+            draft = model_shape(b.deployment.draft_model)
+        except Skip:
+            draft = None
+    try:
+        found = evaluate_levers(
+            ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
+            edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
+            accelerators=accelerators,
+        )
+    except ValueError:
+        found = []
+    order = {name: i for i, name in enumerate(LEVER_ORDER)}
+    return tuple(sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order))))
