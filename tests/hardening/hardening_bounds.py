@@ -9,7 +9,6 @@ problem), with exit code 0, 1 or 2, no traceback, and output naming the file.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import subprocess
@@ -79,14 +78,6 @@ def run_bounded(*args: str, cwd: Path, stdin: object = subprocess.DEVNULL,
 
 
 def _logged(run: Bounded) -> Bounded:
-    """With HOSTILE_FIGURES=FILE, append this run's figures (for the before/after table)."""
-    target = os.environ.get("HOSTILE_FIGURES")
-    if target:
-        with open(target, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0],
-                                 "rc": run.returncode, "seconds": round(run.seconds, 2),
-                                 "peak_mib": None if run.peak_mib is None else round(run.peak_mib),
-                                 "memory_error": "MemoryError" in run.output}) + "\n")
     return run
 
 
