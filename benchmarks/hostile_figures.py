@@ -60,6 +60,12 @@ def fifo_yaml(d: Path) -> list[str]:
     return ["check", "pipe.yaml"]
 
 
+def fifo_in_folder(d: Path) -> list[str]:
+    (d / "budgets").mkdir()
+    os.mkfifo(d / "budgets" / "pipe.yaml")
+    return ["check", "budgets"]
+
+
 def merge_bomb(d: Path) -> list[str]:
     lines = ["version: 1", "kind: teams", "teams:", "  - &big"] + [f"    k{i}: {i}" for i in range(20_000)]
     lines.append("  - <<: [" + ", ".join(["*big"] * 20_000) + "]")
@@ -121,6 +127,7 @@ def suppression_date(d: Path) -> list[str]:
 
 CASES: list[tuple[str, str, Callable[[Path], list[str]]]] = [
     ("15.7", "FIFO named pipe.yaml", fifo_yaml),
+    ("15.7", "FIFO inside a checked folder", fifo_in_folder),
     ("15.7", "/dev/zero as a YAML path", lambda d: ["check", "/dev/zero"]),
     ("15.7", "/dev/urandom as a bench: entry (allowed)", _bench(lambda d: None, "/dev/urandom",
                                                                'allow-read = ["/dev"]\n')),
