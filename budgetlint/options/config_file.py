@@ -34,6 +34,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_RULE = "BL501"
+#: config files (pyproject.toml included) larger than this are not read
+MAX_CONFIG_BYTES = 1024 * 1024
 
 #: every key the table may hold, in the order the docs list them
 KEYS: tuple[str, ...] = (
@@ -100,11 +102,11 @@ class Config:
 
 def _has_table(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # a broken pyproject.toml is not ours to report unless it names us
         try:
-            return "[tool.budgetlint" in path.read_text(encoding="utf-8", errors="replace")
+            return "[tool.budgetlint" in fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return False
     tool = data.get("tool")
@@ -177,7 +179,7 @@ def parse_config(path: Path) -> Config:
     cfg = Config(path=path.resolve())
     where = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")  # never a pipe, never unbounded
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {where}: {exc}") from None
     try:

@@ -75,3 +75,24 @@ def test_bench_flag_that_is_not_a_file(tmp_path: Path, device: str) -> None:
                       cwd=tmp_path, stdin=stdin)
     assert_bounded(run, names=target, codes=(1,), rule="BL406")
     assert "not a regular file" in run.stdout, run.stdout
+
+
+def test_config_file_that_is_a_pipe(tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
+    _fifo(tmp_path / "budgetlint.toml")  # config discovery passes it over (not a file); --config names it
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", cwd=tmp_path)
+    assert run.returncode == 0, run.output
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--config", "budgetlint.toml",
+                      cwd=tmp_path)
+    assert_bounded(run, names="budgetlint.toml", codes=(2,))
+    assert "not a regular file" in run.stderr, run.output
+
+
+def test_codeowners_that_is_a_pipe(tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
+    (tmp_path / ".github").mkdir()
+    _fifo(tmp_path / ".github" / "CODEOWNERS")
+    run = run_bounded("check", "b.yaml", "--no-summary", cwd=tmp_path)  # found in .github/: not read
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    run = run_bounded("check", "b.yaml", "--no-summary", "--codeowners", ".github/CODEOWNERS", cwd=tmp_path)
+    assert_bounded(run, names=".github/CODEOWNERS", codes=(2,))
