@@ -18,7 +18,7 @@ from budgetlint.findings import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+from budgetlint.reporters import FORMATS  # the registry: one list of formats
 
 
 def _internal_error(exc: BaseException) -> None:
@@ -408,6 +408,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     """Normalise benchmark result files to budgetlint's native format (JSON)."""
     import json
 
+    from budgetlint.run.ingest import exit_code
     from budgetlint.run.ingest import ingest as run_ingest
 
     document, findings = run_ingest(list(files), bench_format)
@@ -423,6 +424,4 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
     else:
         click.echo(text, nl=False)
-    if not document.get("measurements"):
-        sys.exit(EXIT_USAGE)
-    sys.exit(EXIT_FINDINGS if findings else EXIT_OK)
+    sys.exit(exit_code(document, findings))

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
 
 from budgetlint import __version__
 from budgetlint.findings import Finding, Location, Severity, sort_findings
@@ -55,6 +56,18 @@ class SuppressedFinding:
         return out
 
 
+class Lazy:
+    """A JSON array whose elements are produced while it is written."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+
 @dataclass
 class Report:
     files: list[str] = field(default_factory=list)
@@ -81,13 +94,11 @@ class Report:
 
     def as_dict(self, *, lazy: bool = False) -> dict:
         """The JSON report contract; with ``lazy``, the three long arrays are
-        :class:`~budgetlint.reporters.json_stream.Lazy` (built while written)."""
+        :class:`Lazy` (built while written)."""
         findings = (f.as_dict() for f in self.sorted_findings())
         budgets = (b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name)))
         suppressed = (s.as_dict() for s in sorted(self.suppressed, key=lambda s: s.finding.sort_key()))
         if lazy:
-            from budgetlint.reporters.json_stream import Lazy
-
             arrays: tuple = (Lazy(findings), Lazy(budgets), Lazy(suppressed))
         else:
             arrays = (list(findings), list(budgets), list(suppressed))

@@ -34,19 +34,14 @@ __all__ = [
     "to_native",
 ]
 
-#: names accepted by ``fmt`` / ``--bench-format``
-FORMAT_NAMES = (
-    "native",
-    "vllm",
-    "sglang",
-    "genai-perf",
-    "aiperf",
-    "genai-perf-csv",
-    "llmperf",
-    "guidellm",
-    "inference-perf",
-    "mlperf",
-)
+def __getattr__(name: str) -> Any:
+    """``FORMAT_NAMES``: every name ``--bench-format`` accepts, from the reader registry
+    (:data:`budgetlint.bench.detect.READERS`), imported only when asked for."""
+    if name == "FORMAT_NAMES":
+        from .detect import FORMATS
+
+        return tuple(FORMATS)
+    raise AttributeError(name)
 
 
 #: benchmark files larger than this are refused before reading (bytes; 64 MiB).
@@ -68,6 +63,7 @@ def read_benchmark(
 
     from ._common import IO, LIMIT, Ctx
     from .detect import read_text
+    from .measurement import complete_record
 
     p = Path(path)
     ctx = Ctx(str(path))
@@ -91,6 +87,7 @@ def read_benchmark(
         return [], ctx.problems
     try:
         measurements = read_text(text, p, ctx, fmt)
+        measurements = [complete_record(m) for m in measurements]
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []

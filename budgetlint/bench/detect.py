@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -12,64 +13,44 @@ from .measurement import Measurement
 JsonReader = Callable[[Ctx, "list[Doc]", Path], "list[Measurement]"]
 TextReader = Callable[[Ctx, str, Path], "list[Measurement]"]
 
-#: names accepted by ``--bench-format`` (aliases included)
-FORMATS: dict[str, str] = {
-    "native": "native",
-    "budgetlint": "native",
-    "vllm": "vllm",
-    "sglang": "sglang",
-    "genai-perf": "genai-perf",
-    "genai_perf": "genai-perf",
-    "aiperf": "genai-perf",
-    "genai-perf-csv": "genai-perf-csv",
-    "aiperf-csv": "genai-perf-csv",
-    "llmperf": "llmperf",
-    "guidellm": "guidellm",
-    "inference-perf": "inference-perf",
-    "inference_perf": "inference-perf",
-    "mlperf": "mlperf",
-}
 
-_JSON_READERS: dict[str, JsonReader] = {
-    "native": native.read,
-    "vllm": vllm.read,
-    "sglang": sglang.read,
-    "genai-perf": genai_perf.read,
-    "llmperf": llmperf.read,
-    "guidellm": guidellm.read,
-    "inference-perf": inference_perf.read,
-}
-_TEXT_READERS: dict[str, TextReader] = {
-    "mlperf": mlperf.read_text,
-    "genai-perf-csv": genai_perf.read_csv,
-}
+@dataclass(frozen=True)
+class Reader:
+    """One benchmark format: its names, how to recognise it, how to read it."""
+
+    name: str  # the canonical --bench-format name
+    aliases: tuple[str, ...]  # other names --bench-format accepts
+    kind: str  # "json": detect() sees each parsed JSON value; "text": the file's text
+    detect: Callable[[Any], bool]
+    read: Callable[..., "list[Measurement]"]  # JsonReader or TextReader
+
+
+#: Every reader, in detection order: the first whose ``detect`` says yes reads
+#: the file. Adding a format: its module in bench/ and one line here.
+READERS: tuple[Reader, ...] = (
+    Reader("native", ("budgetlint",), "json", native.detect, native.read),
+    Reader("guidellm", (), "json", guidellm.detect, guidellm.read),
+    Reader("llmperf", (), "json", lambda v: llmperf.detect(v) or llmperf.detect_individual(v), llmperf.read),
+    Reader("inference-perf", ("inference_perf",), "json", inference_perf.detect, inference_perf.read),
+    Reader("genai-perf", ("genai_perf", "aiperf"), "json", genai_perf.detect, genai_perf.read),
+    Reader("sglang", (), "json", sglang.detect, sglang.read),
+    Reader("vllm", (), "json", vllm.detect, vllm.read),
+    Reader("mlperf", (), "text", mlperf.detect_text, mlperf.read_text),
+    Reader("genai-perf-csv", ("aiperf-csv",), "text", genai_perf.detect_csv, genai_perf.read_csv),
+)
+_BY_NAME = {r.name: r for r in READERS}
+
+#: names accepted by ``--bench-format`` (aliases included) -> the reader's name
+FORMATS: dict[str, str] = {alias: r.name for r in READERS for alias in (r.name, *r.aliases)}
 
 
 def detect_json(value: Any) -> str | None:
     """The format of one parsed JSON value, or None."""
-    if native.detect(value):
-        return "native"
-    if guidellm.detect(value):
-        return "guidellm"
-    if llmperf.detect(value) or llmperf.detect_individual(value):
-        return "llmperf"
-    if inference_perf.detect(value):
-        return "inference-perf"
-    if genai_perf.detect(value):
-        return "genai-perf"
-    if sglang.detect(value):
-        return "sglang"
-    if vllm.detect(value):
-        return "vllm"
-    return None
+    return next((r.name for r in READERS if r.kind == "json" and r.detect(value)), None)
 
 
 def detect_text(text: str) -> str | None:
-    if mlperf.detect_text(text):
-        return "mlperf"
-    if genai_perf.detect_csv(text):
-        return "genai-perf-csv"
-    return None
+    return next((r.name for r in READERS if r.kind == "text" and r.detect(text)), None)
 
 
 def _refusal_for_json(value: Any) -> str:
@@ -104,13 +85,13 @@ def read_text(text: str, path: Path, ctx: Ctx, fmt: str | None) -> list[Measurem
                 UNKNOWN_FORMAT,
             )
             return []
-    if forced in _TEXT_READERS:
-        return _TEXT_READERS[forced](ctx, text, path)
+    if forced is not None and _BY_NAME[forced].kind == "text":
+        return _BY_NAME[forced].read(ctx, text, path)
     stripped = text.lstrip("\ufeff \t\r\n")
     if forced is None and not stripped.startswith(("{", "[")):
         kind = detect_text(text)
         if kind is not None:
-            return _TEXT_READERS[kind](ctx, text, path)
+            return _BY_NAME[kind].read(ctx, text, path)
         return _refuse_text(ctx, text)
     docs = parse_json_stream(text, ctx)
     if not docs:
@@ -126,7 +107,7 @@ def read_text(text: str, path: Path, ctx: Ctx, fmt: str | None) -> list[Measurem
     if kind is None:
         ctx.problem(f"refused: {_refusal_for_json(docs[0].value)}", UNKNOWN_FORMAT, docs[0].line)
         return []
-    out = _JSON_READERS[kind](ctx, docs, path)
+    out = _BY_NAME[kind].read(ctx, docs, path)
     finish_nan(ctx)
     return out
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    ENGINE_BACKENDS,
     NOT_MEASUREMENT,
     TIME_UNITS,
     UNITLESS,
@@ -27,11 +28,12 @@ from ._common import (
     build_metric,
     dig,
     first_path,
+    iso_date,
     percent_style_label,
     percentile_table,
     to_float,
 )
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, Provenance, RecordBuilder, RunRecord
 
 NAME = "genai-perf"
 
@@ -265,6 +267,8 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
             duration = None if v is None else v * TIME_UNITS[dur["unit"]]
         out.append(
             Measurement(
+                run=_record(ctx, obj, cfg, doc.line),
+                provenance=_provenance(obj, cfg),
                 source=ctx.path,
                 format=fmt,
                 tool_version=version,
@@ -277,6 +281,36 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
             )
         )
     return out
+
+
+def _record(ctx: Ctx, obj: dict[str, Any], cfg: dict[str, Any], line: int) -> RunRecord:
+    r = RecordBuilder()
+    errors = obj.get("error_request_count")
+    if isinstance(errors, dict):
+        v = to_float(ctx, errors.get("avg"), "error_request_count.avg", line)
+        if v is not None and v.is_integer():
+            r.set("failed", int(v), "error_request_count")
+    for name, metric in (("mean_output_tokens", "output_sequence_length"),
+                         ("mean_prompt_tokens", "input_sequence_length")):
+        stats = obj.get(metric)
+        if isinstance(stats, dict):
+            r.set(name, to_float(ctx, stats.get("avg"), f"{metric}.avg", line), f"{metric}.avg")
+    value, where = first_path(cfg, [("extra_inputs", "ignore_eos"), ("input", "extra", "ignore_eos")])
+    if isinstance(value, bool):
+        r.set("ignore_eos", value, f"input_config.{where}")
+    if obj.get("was_cancelled") is True:
+        r.set("valid", False, "was_cancelled")
+    return r.run()
+
+
+def _provenance(obj: dict[str, Any], cfg: dict[str, Any]) -> Provenance:
+    p = RecordBuilder()
+    backend, where = first_path(cfg, [("backend",), ("endpoint", "backend")])
+    if isinstance(backend, str) and backend.lower() in ENGINE_BACKENDS:
+        p.set("engine", ENGINE_BACKENDS[backend.lower()], f"input_config.{where}")
+    for key in ("start_time",):
+        p.set("date", iso_date(obj.get(key)), key)
+    return p.provenance()
 
 
 #: CSV rows (lower-case title) -> condition, from the request table's avg

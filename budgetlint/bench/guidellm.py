@@ -27,11 +27,13 @@ from ._common import (
     Doc,
     build_metric,
     dig,
+    first_path,
     fraction_style_label,
+    iso_date,
     percentile_table,
     to_float,
 )
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
 
 NAME = "guidellm"
 
@@ -159,7 +161,33 @@ def _read_benchmark(
     label = f"benchmark {i}"
     if isinstance(strategy, dict) and strategy.get("type_"):
         label += f" ({strategy['type_']})"
+    r = RecordBuilder()
+    if isinstance(totals, dict):
+        errored = totals.get("errored")
+        if isinstance(errored, int) and not isinstance(errored, bool):
+            r.set("failed", errored, "request_totals.errored")
+    # the planned request count (a time-bounded run has none: its last request may be cut short)
+    planned, where = first_path(bench, [("args", "max_number"), ("scheduler_state", "end_processing_constraints",
+                                        "max_requests", "metadata", "max_requests")])
+    if isinstance(planned, int) and not isinstance(planned, bool):
+        r.set("requested", planned, where or "max_number")
+    elif dig(bench, "run_stats", "termination_reason") == "max_seconds_reached" and isinstance(totals, dict):
+        done = [totals.get(k) for k in ("successful", "errored")]
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in done):
+            r.set("requested", sum(done), "request_totals.successful + errored (a time-bounded run: "
+                  "requests still in flight at max_duration are incomplete, not failed)")
+    r.set("warmup_s", to_float(ctx, bench.get("warmup_duration"), "warmup_duration", line), "warmup_duration")
+    r.set("mean_in_flight", to_float(ctx, dig(m, "request_concurrency", "successful", "mean"),
+                                     "request_concurrency.successful.mean", line),
+          "metrics.request_concurrency.successful.mean")
+    for name, key in (("mean_output_tokens", "output_token_count"), ("mean_prompt_tokens", "prompt_token_count")):
+        r.set(name, to_float(ctx, dig(m, key, "successful", "mean"), f"{key}.successful.mean", line),
+              f"metrics.{key}.successful.mean")
+    p = RecordBuilder()
+    p.set("date", iso_date(bench.get("start_time")), "start_time")
     return Measurement(
+        run=r.run(),
+        provenance=p.provenance(),
         source=ctx.path,
         format=NAME,
         tool_version=str(version) if version is not None else None,

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    ENGINE_BACKENDS,
     NO_SUCCESS,
     NOT_MEASUREMENT,
     Ctx,
@@ -54,7 +55,7 @@ from ._common import (
     percentile_table,
     to_float,
 )
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
 
 NAME = "inference-perf"
 
@@ -331,7 +332,31 @@ def _read_report(
     label = f"stage {stage}" if stage is not None else None
     if not lifecycle:
         label = (label + " " if label else "") + "prometheus"
+    r = RecordBuilder()
+    prov = RecordBuilder()
+    failures = obj.get("failures")
+    if lifecycle and isinstance(failures, dict) and isinstance(failures.get("count"), int):
+        r.set("failed", failures["count"], "failures.count")
+    r.set("achieved_rate", achieved, "load_summary.achieved_rate")
+    for name, src in (("mean_output_tokens", "output_len"), ("mean_prompt_tokens", "prompt_len")):
+        r.set(name, to_float(ctx, dig(succ, src, "mean"), f"successes.{src}.mean", line), f"successes.{src}.mean")
+    if isinstance(cfg, dict) and cfg_path is not None:
+        where = f"sidecar {cfg_path.name}"
+        eos = dig(cfg, "server", "ignore_eos")
+        if isinstance(eos, bool):
+            r.set("ignore_eos", eos, f"{where}: server.ignore_eos")
+        out_len = dig(cfg, "data", "shared_prefix", "output_len")
+        if isinstance(out_len, (int, float)) and not isinstance(out_len, bool):
+            r.set("requested_output_tokens", float(out_len), f"{where}: data.shared_prefix.output_len")
+        out_mean = dig(cfg, "data", "output_distribution", "mean")
+        if isinstance(out_mean, (int, float)) and not isinstance(out_mean, bool):
+            r.set("requested_output_tokens", float(out_mean), f"{where}: data.output_distribution.mean")
+        server = dig(cfg, "server", "type")
+        if isinstance(server, str) and server.lower() in ENGINE_BACKENDS:
+            prov.set("engine", ENGINE_BACKENDS[server.lower()], f"{where}: server.type")
     return Measurement(
+        run=r.run(),
+        provenance=prov.provenance(),
         source=ctx.path,
         format=NAME,
         label=label,

@@ -26,6 +26,7 @@ from ._common import (
     check_latency,
     check_samples,
     integer,
+    iso_date,
     num,
     to_float,
 )
@@ -35,6 +36,7 @@ from .measurement import (
     ConditionsBuilder,
     Measurement,
     Metric,
+    RecordBuilder,
     metric_from_samples,
     percent_label,
 )
@@ -132,7 +134,16 @@ def _read_summary(ctx: Ctx, obj: dict[str, Any], line: int) -> Measurement:
         c.extra["measured_mean_output_tokens"] = measured_out
     version = obj.get("version")
     per_min = num(ctx, obj, "results_num_completed_requests_per_min", line)
+    r = RecordBuilder()
+    r.set("failed", integer(ctx, obj, "results_number_errors", line), "results_number_errors")
+    r.set("mean_output_tokens", measured_out, "results_number_output_tokens_mean")
+    r.set("mean_prompt_tokens", num(ctx, obj, "results_number_input_tokens_mean", line),
+          "results_number_input_tokens_mean")
+    p = RecordBuilder()
+    p.set("date", iso_date(obj.get("timestamp")), "timestamp")
     return Measurement(
+        run=r.run(),
+        provenance=p.provenance(),
         source=ctx.path,
         format=NAME,
         tool_version=str(version) if version is not None else None,
@@ -205,7 +216,14 @@ def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | Non
         c.set("prompt_tokens", sum(ins_f) / len(ins_f), INFERRED, "mean of number_input_tokens")
     if outs_f:
         c.set("output_tokens", sum(outs_f) / len(outs_f), INFERRED, "mean of number_output_tokens")
+    r = RecordBuilder()
+    r.set("failed", failed, "responses with an error_code or error_msg")
+    if outs_f:
+        r.set("mean_output_tokens", sum(outs_f) / len(outs_f), "mean of number_output_tokens")
+    if ins_f:
+        r.set("mean_prompt_tokens", sum(ins_f) / len(ins_f), "mean of number_input_tokens")
     return Measurement(
+        run=r.run(),
         source=ctx.path,
         format=NAME,
         label="individual responses",

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence, Union
+from typing import Any, Mapping, Sequence, Union
 
 METRIC_NAMES = ("ttft", "tpot", "itl", "e2e")
 
@@ -87,6 +87,9 @@ class Metric:
     count: int | None = None  # samples behind the statistics, when known
     source: str = ""  # the source's key(s) for this metric
     notes: tuple[str, ...] = ()
+    #: the per-request values behind a computed metric, sorted, in seconds (empty when the
+    #: file has only summaries); they give the percentile's confidence interval in seconds
+    samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def get(self, label: str) -> float | None:
         """The value at a canonical label (``"p99"``, ``"mean"``), or None."""
@@ -120,6 +123,103 @@ class Conditions:
         return self.provenance.get(name, READ)
 
 
+#: RunRecord fields (what the file says of how the run went); None = the file does not say
+RUN_FIELDS = (
+    "requested",
+    "completed",
+    "failed",
+    "max_concurrency",
+    "mean_in_flight",
+    "duration_s",
+    "warmup_s",
+    "request_rate",
+    "achieved_rate",
+    "requested_output_tokens",
+    "mean_output_tokens",
+    "requested_prompt_tokens",
+    "mean_prompt_tokens",
+    "ignore_eos",
+    "valid",
+    "mean_latency_s",
+)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a result file says of how the run went (run quality), each with its key.
+
+    ``sources`` maps a field to the file's key (or the computation) it came
+    from, so a quality finding can name the field. ``mean_in_flight`` is the
+    tool's own figure when it reports one, else Little's law: request
+    throughput x mean end-to-end latency (``sources`` says which).
+    ``requested_output_tokens`` is the mean output length the requests asked
+    for (a max_tokens), ``mean_output_tokens`` the mean they got.
+    """
+
+    requested: int | None = None  # requests the run was to send
+    completed: int | None = None  # requests that succeeded
+    failed: int | None = None  # failed, errored or incomplete requests
+    max_concurrency: float | None = None  # the declared cap on requests in flight
+    mean_in_flight: float | None = None
+    duration_s: float | None = None  # the measured span
+    warmup_s: float | None = None  # the warm-up before it
+    request_rate: float | None = None  # the declared arrival rate, requests/s (inf: all at once)
+    achieved_rate: float | None = None  # the rate requests were sent at, when the tool reports it
+    requested_output_tokens: float | None = None
+    mean_output_tokens: float | None = None
+    requested_prompt_tokens: float | None = None
+    mean_prompt_tokens: float | None = None
+    ignore_eos: bool | None = None
+    valid: bool | None = None  # the tool's own verdict on the run (MLPerf "Result is")
+    mean_latency_s: float | None = None  # mean end-to-end latency (for the run-length check)
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+PROVENANCE_FIELDS = ("engine", "engine_version", "gpu", "date", "tool", "tool_version")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a measurement came from, as its file says (None: the file does not say).
+
+    ``date`` is ISO 8601 (``2025-05-30T19:47:38``, the file's local time when
+    it gives no zone, or ``...+00:00`` for a Unix timestamp).
+    """
+
+    engine: str | None = None  # the serving engine (vllm, sglang, tensorrt-llm)
+    engine_version: str | None = None
+    gpu: str | None = None
+    date: str | None = None
+    tool: str | None = None  # the benchmark client
+    tool_version: str | None = None
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+
+class RecordBuilder:
+    """Mutable helper for readers: the first value set for a field wins, with its key."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+
+    def set(self, name: str, value: Any, source: str) -> None:
+        if value is None or name in self.values:
+            return
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # counts, lengths, rates and times are never negative or NaN; only a rate may be
+            # infinite (all requests at once): anything else in a file is not recorded
+            if math.isnan(value) or value < 0 or (math.isinf(value) and name != "request_rate"):
+                return
+        self.values[name] = value
+        self.sources[name] = source
+
+    def run(self) -> RunRecord:
+        return RunRecord(**self.values, sources=dict(self.sources))
+
+    def provenance(self) -> Provenance:
+        return Provenance(**{k: str(v) for k, v in self.values.items()}, sources=dict(self.sources))
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One benchmark run (one load point), normalised."""
@@ -135,6 +235,8 @@ class Measurement:
     duration: float | None = None  # seconds
     constraints: Mapping[str, Scalar] = field(default_factory=dict)  # limits the run was held to
     notes: tuple[str, ...] = ()
+    run: RunRecord = field(default_factory=RunRecord)
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 _INTEGERS = ("devices", "num_requests", "successful_requests")
@@ -231,4 +333,59 @@ def metric_from_samples(
         count=len(clean),
         source=source,
         notes=(PERCENTILE_METHOD, *notes),
+        samples=tuple(clean),
     )
+
+
+def _declared(c: Conditions, name: str) -> bool:
+    """A condition the run was set up with (not a measured mean, not a guess)."""
+    return getattr(c, name) is not None and c.status(name) == READ and "measured" not in c.sources.get(name, "")
+
+
+def complete_record(m: Measurement) -> Measurement:
+    """Fill the run record and provenance from what the reader already found.
+
+    Counts, the declared concurrency, rate and lengths come from the
+    conditions when the reader did not set them (``failed`` only ever from
+    the file's own failure count); ``mean_in_flight`` is Little's law, ``L = request throughput x mean
+    end-to-end latency``, when the file does not report it. Nothing here
+    reads a file.
+    """
+    r = RecordBuilder()
+    r.values.update({k: getattr(m.run, k) for k in RUN_FIELDS if getattr(m.run, k) is not None})
+    r.sources.update(m.run.sources)
+    c = m.conditions
+    r.set("requested", c.num_requests, c.sources.get("num_requests", "num_requests"))
+    r.set("completed", c.successful_requests, c.sources.get("successful_requests", "successful_requests"))
+    if _declared(c, "concurrency") or c.status("concurrency") == INFERRED and "strategy" in c.sources.get(
+            "concurrency", ""):
+        r.set("max_concurrency", c.concurrency, c.sources.get("concurrency", "concurrency"))
+    r.set("request_rate", c.request_rate, c.sources.get("request_rate", "request_rate"))
+    r.set("duration_s", m.duration, "duration")
+    for name, extra in (("output_tokens", "measured_mean_output_tokens"),
+                        ("prompt_tokens", "measured_mean_prompt_tokens")):
+        if _declared(c, name):
+            r.set(f"requested_{name}", getattr(c, name), c.sources.get(name, name))
+        elif getattr(c, name) is not None:
+            r.set(f"mean_{name}", getattr(c, name), c.sources.get(name, name))
+        value = c.extra.get(extra)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            r.set(f"mean_{name}", float(value), extra.replace("measured_", "") + " (measured)")
+    e2e = m.metrics.get("e2e")
+    if e2e is not None and e2e.mean is not None:
+        r.set("mean_latency_s", e2e.mean, f"mean E2E ({e2e.source})")
+    lat = r.values.get("mean_latency_s")
+    if m.request_throughput is not None and lat is not None and m.request_throughput > 0:
+        r.set("mean_in_flight", m.request_throughput * lat,
+              "Little's law: request throughput x mean E2E latency")
+    p = RecordBuilder()
+    p.values.update({k: getattr(m.provenance, k) for k in PROVENANCE_FIELDS
+                     if getattr(m.provenance, k) is not None})
+    p.sources.update(m.provenance.sources)
+    p.set("tool", m.format, "the file's format")
+    p.set("tool_version", m.tool_version, "the file's version key")
+    if c.hardware is not None and c.status("hardware") == READ:
+        p.set("gpu", c.hardware, c.sources.get("hardware", "hardware"))
+    from dataclasses import replace
+
+    return replace(m, run=r.run(), provenance=p.provenance())

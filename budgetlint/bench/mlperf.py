@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from ._common import NOT_MEASUREMENT, UNITLESS, Ctx, build_metric, check_latency, to_float
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, percent_label
+from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder, percent_label
 
 NAME = "mlperf"
 
@@ -142,8 +142,22 @@ def read_text(ctx: Ctx, text: str, path: Path) -> list[Measurement]:
         samples = f("Samples per second")
     if metrics.get("ttft") is None and scenario.lower() == "server":
         notes.append("no first-token section: not an LLM streaming run")
+    r = RecordBuilder()
+    if "Result is" in fields:
+        verdict = str(fields["Result is"][0]).strip().upper()
+        if verdict in ("VALID", "INVALID"):
+            r.set("valid", verdict == "VALID", "Result is")
+    # the summary has no request count, but a run that says "Min duration satisfied : Yes"
+    # lasted at least min_duration: at least that many seconds x completed samples per second
+    min_s = constraints.get("min_duration")
+    satisfied = str(fields.get("Min duration satisfied", ("",))[0]).strip().lower() == "yes"
+    if (scenario.lower() != "offline" and satisfied and isinstance(min_s, float) and samples
+            and samples > 0 and min_s > 0 and min_s * samples < 1e12):
+        r.set("completed", int(min_s * samples),
+              "at least: Completed samples per second x min_duration (Min duration satisfied : Yes)")
     return [
         Measurement(
+            run=r.run(),
             source=ctx.path,
             format=NAME,
             label=scenario,

@@ -16,7 +16,17 @@ from typing import Any, Iterable, Mapping, Union
 
 from budgetlint.files import fs
 from ._common import NOT_MEASUREMENT, SCHEMA, Ctx, Doc
-from .measurement import CONDITION_FIELDS, Conditions, Measurement, Metric, label_percent
+from .measurement import (
+    CONDITION_FIELDS,
+    PROVENANCE_FIELDS,
+    RUN_FIELDS,
+    Conditions,
+    Measurement,
+    Metric,
+    Provenance,
+    RunRecord,
+    label_percent,
+)
 
 NAME = "native"
 KIND = "budgetlint-benchmark"
@@ -98,6 +108,15 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
             "source": metric.source,
             "notes": list(metric.notes),
         }
+        if metric.samples:
+            metrics[name]["samples"] = list(metric.samples)
+    run = {k: _num_out(v) if isinstance(v, float) else v
+           for k in RUN_FIELDS if (v := getattr(m.run, k)) is not None}
+    if m.run.sources:
+        run["sources"] = dict(m.run.sources)
+    origin = {k: v for k in PROVENANCE_FIELDS if (v := getattr(m.provenance, k)) is not None}
+    if m.provenance.sources:
+        origin["sources"] = dict(m.provenance.sources)
     return {
         "source": m.source,
         "format": m.format,
@@ -111,6 +130,8 @@ def measurement_to_dict(m: Measurement) -> dict[str, Any]:
         "duration_s": m.duration,
         "constraints": {k: _num_out(v) if isinstance(v, float) else v for k, v in m.constraints.items()},
         "notes": list(m.notes),
+        "run": run,
+        "provenance": origin,
     }
 
 
@@ -157,6 +178,7 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
             count=md.get("count"),
             source=md.get("source", ""),
             notes=tuple(md.get("notes") or ()),
+            samples=tuple(sorted(float(x) for x in md.get("samples") or ())),
         )
     return Measurement(
         source=d.get("source", ""),
@@ -170,7 +192,21 @@ def measurement_from_dict(d: Mapping[str, Any]) -> Measurement:
         duration=d.get("duration_s"),
         constraints={k: _num_in(v) if v in ("inf", "-inf") else v for k, v in (d.get("constraints") or {}).items()},
         notes=tuple(d.get("notes") or ()),
+        run=_run_in(d.get("run") or {}),
+        provenance=Provenance(**{k: str(v) for k, v in (d.get("provenance") or {}).items()
+                                 if k in PROVENANCE_FIELDS},
+                              sources=dict((d.get("provenance") or {}).get("sources") or {})),
     )
+
+
+def _run_in(d: Mapping[str, Any]) -> RunRecord:
+    values: dict[str, Any] = {}
+    for k in RUN_FIELDS:
+        v = d.get(k)
+        if v is None:
+            continue
+        values[k] = _num_in(v) if k == "request_rate" else v
+    return RunRecord(**values, sources=dict(d.get("sources") or {}))
 
 
 def from_native(doc: Mapping[str, Any], *, validate: bool = True) -> list[Measurement]:

@@ -12,8 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, integer, mean_lengths_from_totals, num, to_float
-from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric
-from .vllm import aggregate_metrics, detailed_metrics
+from .measurement import (
+    INFERRED,
+    READ,
+    ConditionsBuilder,
+    Measurement,
+    Metric,
+    Provenance,
+    RecordBuilder,
+    RunRecord,
+)
+from .vllm import _record, aggregate_metrics, detailed_metrics
 
 NAME = "sglang"
 
@@ -54,6 +63,36 @@ def _conditions(ctx: Ctx, obj: dict[str, Any], line: int) -> ConditionsBuilder:
     return c
 
 
+def _sglang_record(ctx: Ctx, obj: dict[str, Any], line: int, completed: int | None,
+                   run_vllm_style: tuple[RunRecord, Provenance]) -> tuple[RunRecord, Provenance]:
+    """Run quality: measured means from the totals, the requested mean of a random dataset.
+
+    ``--dataset-name random`` draws each length uniformly from
+    ``[max(int(len x random_range_ratio), 1), len]``, so the requested mean is
+    the midpoint; a ShareGPT run asks ``sharegpt_output_len`` when given.
+    """
+    base, prov = run_vllm_style
+    r = RecordBuilder()
+    r.values.update({k: v for k, v in vars(base).items() if v is not None and k != "sources"})
+    r.sources.update(base.sources)
+    if completed:
+        for name, key in (("mean_output_tokens", "total_output_tokens"), ("mean_prompt_tokens", "total_input_tokens")):
+            total = num(ctx, obj, key, line)
+            if total is not None:
+                r.set(name, total / completed, f"{key} / completed")
+    ratio = num(ctx, obj, "random_range_ratio", line)
+    if obj.get("dataset_name") == "random" and ratio is not None and 0.0 <= ratio <= 1.0:
+        for name, key in (("requested_output_tokens", "random_output_len"), ("requested_prompt_tokens", "random_input_len")):
+            n = num(ctx, obj, key, line)
+            if n is not None and n >= 1:
+                low = max(int(n * ratio), 1)
+                r.set(name, (low + n) / 2.0, f"{key} {n:g}, random_range_ratio {ratio:g}: uniform over [{low}, {n:g}]")
+    elif obj.get("dataset_name") == "sharegpt":
+        r.set("requested_output_tokens", num(ctx, obj, "sharegpt_output_len", line), "sharegpt_output_len")
+    r.set("mean_in_flight", num(ctx, obj, "concurrency", line), "concurrency (SGLang's mean in flight)")
+    return r.run(), prov
+
+
 def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
     out = []
     many = len(docs) > 1
@@ -80,8 +119,11 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
                 metrics.update(detailed)
         if not any(label != "p50" for m in metrics.values() for label in m.percentiles):
             notes.append("old SGLang key set: medians and means only, no tail percentiles")
+        run, prov = _sglang_record(ctx, obj, doc.line, completed, run_vllm_style=_record(ctx, obj, doc.line))
         out.append(
             Measurement(
+                run=run,
+                provenance=prov,
                 source=ctx.path,
                 format=NAME,
                 label=f"line {doc.line}" if many else None,

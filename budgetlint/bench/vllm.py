@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ._common import (
+    ENGINE_BACKENDS,
+    ENGINE_VERSION_KEYS,
+    iso_date,
     mean_lengths_from_totals,
     NO_SUCCESS,
     NOT_MEASUREMENT,
@@ -35,6 +38,9 @@ from .measurement import (
     ConditionsBuilder,
     Measurement,
     Metric,
+    Provenance,
+    RecordBuilder,
+    RunRecord,
     metric_from_samples,
     percent_label,
 )
@@ -254,7 +260,10 @@ def read_object(ctx: Ctx, obj: dict[str, Any], line: int | None, label: str | No
     req_tp = num(ctx, obj, "request_throughput", line)
     if req_tp is None:
         req_tp = num(ctx, obj, "request_inthroughput", line)
+    run, prov = _record(ctx, obj, line)
     return Measurement(
+        run=run,
+        provenance=prov,
         source=ctx.path,
         format=NAME,
         tool_version=str(version) if isinstance(version, (str, int, float)) else None,
@@ -266,6 +275,34 @@ def read_object(ctx: Ctx, obj: dict[str, Any], line: int | None, label: str | No
         duration=num(ctx, obj, "duration", line),
         notes=tuple(notes),
     )
+
+
+def _record(ctx: Ctx, obj: dict[str, Any], line: int | None) -> tuple[RunRecord, Provenance]:
+    """What the file says of run quality and provenance (shared with SGLang)."""
+    r = RecordBuilder()
+    r.set("failed", integer(ctx, obj, "failed", line), "failed")
+    errors = obj.get("errors")
+    if isinstance(errors, list) and errors:
+        r.set("failed", sum(1 for e in errors if e), "errors (per-request array)")
+    lens = obj.get("output_lens")
+    if isinstance(lens, list) and lens:
+        vals = [float(x) for x in lens if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        if vals:
+            r.set("mean_output_tokens", math.fsum(vals) / len(vals), "output_lens (per-request array)")
+    for key in ("ignore_eos", "ignore-eos"):
+        v = obj.get(key)
+        if isinstance(v, bool) or v in ("true", "false", "True", "False"):
+            r.set("ignore_eos", v if isinstance(v, bool) else v.lower() == "true", key)
+    p = RecordBuilder()
+    backend = obj.get("backend")
+    if isinstance(backend, str) and backend.lower() in ENGINE_BACKENDS:
+        p.set("engine", ENGINE_BACKENDS[backend.lower()], "backend")
+    for key in ("engine", *ENGINE_VERSION_KEYS):
+        v = obj.get(key)
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            p.set("engine" if key == "engine" else "engine_version", str(v), f"--metadata {key}")
+    p.set("date", iso_date(obj.get("date")), "date")
+    return r.run(), p.provenance()
 
 
 def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:

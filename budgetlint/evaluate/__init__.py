@@ -43,6 +43,8 @@ class Environment:
     bench: BenchStore = field(default_factory=BenchStore)
     run_files: tuple[BenchFile, ...] = ()  # the run's --bench files, as read
     only_budget: bool = False  # the run has one budget: --bench files speak for it
+    today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
+    evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         levers = levers_for(env.catalog, roof)
         roof.levers = list(levers)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
-                                 env.only_budget)
+                                 env.only_budget, env.today, env.evidence_defaults)
     analysis = roof.as_dict()
     analysis.update(evidence.evidence_analysis(budget, found.links))
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis))

@@ -28,6 +28,7 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -105,6 +106,12 @@ class Link:
     faster: list[Faster] = field(default_factory=list)
     bound: Any = None  # physics Analysis at the pure roofline, measurement's conditions
     bound_concurrency_one: Any = None  # the same at concurrency 1 (the fastest per sequence)
+    sufficiency: dict[str, Any] = field(default_factory=dict)  # promise -> sufficiency.Sufficiency
+    quality: list[Any] = field(default_factory=list)  # run_quality.QualityProblem
+    age_days: int | None = None  # today - the file's date
+    stale: list[Any] = field(default_factory=list)  # freshness.Stale
+    expires: str | None = None  # the `bench:` entry's expires (YYYY-MM-DD)
+    expired_days: int | None = None  # days past it (> 0: the file no longer counts)
 
     @property
     def name(self) -> str:
@@ -113,8 +120,17 @@ class Link:
 
     @property
     def counts(self) -> bool:
-        """Does the measurement speak for the budget's promises?"""
-        return not self.mismatches
+        """Does the measurement speak for the budget's promises? (not when its entry expired)"""
+        return not self.mismatches and not self.expired
+
+    @property
+    def expired(self) -> bool:
+        return self.expired_days is not None and self.expired_days > 0
+
+    def shown(self, promise: str) -> bool:
+        """Does the evidence show the reading at 95 % (see evaluate.sufficiency)?"""
+        s = self.sufficiency.get(promise)
+        return s is None or s.shown
 
     @property
     def inferred(self) -> list[str]:
@@ -321,7 +337,9 @@ def tpot_in_our_definition(value: float, definition: str, n: float | None,
             return None, ("TPOT over N - 1 tokens cannot be converted without the output length N "
                           "(more than 1)")
         where = "from the budget" if n_origin == "budget" else "from the file"
-        return value * (n - 1) / n, (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
+        from budgetlint.physics.latency import tpot_from_vllm
+
+        return tpot_from_vllm(value, n), (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
                                      f"N = {n:g} ({where})")
     if definition == "includes_ttft":
         return None, ("its TPOT includes the time to first token (e2e / N, LLMPerf's inter-token "
@@ -363,6 +381,61 @@ def readings_for(link: Link) -> dict[str, Reading]:
 
 def _title(name: str) -> str:
     return {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}.get(name, name)
+
+
+# --------------------------------------------------------------------------- trust
+
+
+def policy_for(b: Budget, defaults: Any = None) -> Any:
+    """The budget's evidence policy, the config's evidence-* keys (``defaults``) filling the rest."""
+    from budgetlint.evaluate.freshness import Policy
+
+    own = b.evidence
+    values: dict[str, Any] = {}
+    for key, who in (("max_age_days", "max_age_from"), ("engine", "engine_from"),
+                     ("engine_version", "version_from")):
+        mine = getattr(own, key, None) if own is not None else None
+        theirs = getattr(defaults, key, None) if defaults is not None else None
+        values[key] = mine if mine is not None else theirs
+        values[who] = "budget" if mine is not None else "config"
+    return Policy(**values)
+
+
+def _trust(link: Link, expires: str | None, on: dt.date, defaults: Any) -> None:
+    """Sample sufficiency per reading, run quality, age and staleness, entry expiry."""
+    from budgetlint.evaluate import freshness, run_quality, sufficiency
+
+    b, m = link.budget, link.measurement
+    for name, r in link.readings.items():
+        if r.status != "compared":
+            continue
+        metric = m.metrics.get(name)
+        raw = _metric_value(metric, r.percentile)
+        scale = r.measured_s / raw if raw else 1.0  # type: ignore[operator]
+        # requests, not tokens: a token-weighted distribution's count (guidellm's inter-token
+        # latency) can exceed the requests it came from, so the smaller of the two is used
+        count, source = metric.count, f"the file's {_title(name)} count"
+        done = m.run.completed
+        if done is not None and (count is None or done < count):
+            count, source = done, m.run.sources.get("completed", "completed")
+        suff = sufficiency.assess(r.percentile, metric.samples, count, source, r.measured_s, r.promised_s, scale)
+        if suff is not None:
+            link.sufficiency[name] = suff
+    prompt = float(b.workload.prompt_tokens) if b.workload is not None and b.workload.prompt_tokens else None
+    declared_prompt = link.conditions.get("prompt_tokens", (None, ""))
+    if any(k == "workload.prompt_tokens" for k, _ in link.mismatches) or declared_prompt[1] == "budget":
+        prompt = None  # BL404 already says it, or the file has no length of its own
+    link.quality = run_quality.problems(m.run, budget_prompt_tokens=prompt, percentile=b.percentile or "p50")
+    link.age_days = freshness.age_days(m.provenance, on)
+    pol = policy_for(b, defaults)
+    if not pol.empty:
+        link.stale = freshness.check(m.provenance, pol, on)
+    if expires:
+        link.expires = expires
+        try:
+            link.expired_days = (on - dt.date.fromisoformat(expires.strip())).days
+        except ValueError:
+            link.expired_days = None  # not a date: the schema check reports it (BL003)
 
 
 # --------------------------------------------------------------------------- physics
@@ -503,17 +576,19 @@ def _alt_bound(link: Link, **changes: Any) -> float | None:
 
 
 def _new_link(b: Budget, bf: BenchFile, m: Measurement, via: str, where: Location, skipped: bool,
-              mism: list[tuple[str, str]]) -> Link:
+              mism: list[tuple[str, str]], trust: tuple[dt.date, Any], expires: str | None = None) -> Link:
     link = Link(b, m, bf.path, via, where)
     link.conditions = effective_conditions(m, b)
     link.mismatches = mism
     link.readings = readings_for(link)
+    _trust(link, expires, *trust)
     _physics(link, skipped)
     return link
 
 
 def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
-                run_files: tuple[BenchFile, ...] = (), only_budget: bool = False) -> BudgetEvidence:
+                run_files: tuple[BenchFile, ...] = (), only_budget: bool = False,
+                today: dt.date | None = None, evidence_defaults: Any = None) -> BudgetEvidence:
     """The evidence for one budget: its own `bench:` files, then the run's ``--bench`` files.
 
     A ``--bench`` measurement is linked to the run's only budget whatever its
@@ -521,7 +596,11 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     it matches; a budget it does not match records why (``declined``), and
     :func:`unlinked` collects the measurements no budget took.
     ``skipped``: the budget's roofline could not be computed (no bounds).
+    ``today`` dates the evidence's age and the entries' expiry;
+    ``evidence_defaults`` (a :class:`~budgetlint.evaluate.freshness.Policy`)
+    is the config's evidence policy, which the budget's ``evidence:`` overrides.
     """
+    trust = (today or dt.date.today(), evidence_defaults)
     links: list[Link] = []
     files: list[BenchFile] = []
     unmatched: list[tuple[int, str]] = []
@@ -553,11 +632,12 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
             bf = store.read(p)
             if all(f is not bf for f in files):
                 files.append(bf)
+            expires = b.bench_expires[i] if i < len(b.bench_expires) else None
             for m in bf.measurements:
                 if (bf.path, id(m)) not in seen:
                     seen.add((bf.path, id(m)))
                     links.append(_new_link(b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), skipped,
-                                           mismatches(m, b, catalog)))
+                                           mismatches(m, b, catalog), trust, expires))
     for bf in run_files:
         where = Location(bf.path, 1, 1)
         for k, m in enumerate(bf.measurements):
@@ -568,7 +648,7 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
                 declined.append((bf.path, k, f"{b.name}: " + "; ".join(r for _, r in mism)))
                 continue
             seen.add((bf.path, id(m)))
-            links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism))
+            links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
     return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), declined=tuple(declined),
                           refused=tuple(refused), cut=tuple(cut))
 
@@ -589,9 +669,46 @@ def unlinked(run_files: tuple[BenchFile, ...], per_budget: list[BudgetEvidence]
     return out
 
 
+def link_summary(link: Link) -> dict[str, Any]:
+    """One measurement as the report shows it: samples, interval, quality, age, provenance."""
+    m = link.measurement
+    prov = {k: getattr(m.provenance, k) for k in ("engine", "engine_version", "gpu", "date", "tool", "tool_version")
+            if getattr(m.provenance, k) is not None}
+    promises = {}
+    for name, r in link.readings.items():
+        entry: dict[str, Any] = {"status": r.status, "percentile": r.percentile, "measured_s": r.measured_s,
+                                 "promised_s": r.promised_s}
+        s = link.sufficiency.get(name)
+        if s is not None:
+            entry.update(s.as_dict())
+            met = None if r.margin is None else r.margin >= -1e-9
+            entry["verdict"] = ("met" if met else "missed") if s.shown else (
+                "not shown" if met else "missed")
+        elif r.margin is not None:
+            entry["verdict"] = "met" if r.margin >= -1e-9 else "missed"
+        promises[name] = entry
+    run = m.run
+    return {
+        "source": link.name,
+        "counts": link.counts,
+        "requests": run.completed,
+        "promises": promises,
+        "quality": [q.as_dict() for q in link.quality],
+        "age_days": link.age_days,
+        "provenance": prov,
+        "stale": [st.message for st in link.stale],
+        "expires": link.expires,
+        "expired": link.expired,
+        "mean_in_flight": run.mean_in_flight,
+    }
+
+
 def evidence_analysis(b: Budget, links: tuple[Link, ...]) -> dict[str, Any]:
-    """Measured values and implied efficiency for the budget's report ``analysis``."""
+    """Measured values and implied efficiency for the budget's report ``analysis``,
+    and every linked measurement's samples, interval, quality, age (``evidence``)."""
     d: dict[str, Any] = {}
+    if links:
+        d["evidence"] = [link_summary(lk) for lk in links]
     counted = [lk for lk in links if lk.counts]
     if not counted:
         return d
@@ -620,6 +737,14 @@ def evidence_analysis(b: Budget, links: tuple[Link, ...]) -> dict[str, Any]:
         values[name] = v
     for name, v in values.items():
         d[f"measured_{name}_s"] = v
+        r = lk.readings.get(name)
+        if r is not None and r.margin is not None:
+            d[f"measured_{name}_verdict"] = ("met" if lk.shown(name) else "not shown") \
+                if r.margin >= -1e-9 else "missed"
+        suff = lk.sufficiency.get(name)
+        if suff is not None:
+            d[f"measured_{name}_samples"] = suff.n
+            d[f"measured_{name}_interval_s"] = [suff.lower_s, suff.upper_s]
     if values.get("tpot"):
         d["measured_pace_token_per_s"] = 1.0 / values["tpot"]
     if lk.bound is not None:

@@ -71,6 +71,10 @@ class RooflineEvaluation:
             return out
         out["bound"] = self.bound
         out["realistic"] = self.realistic
+        dep = self.budget.deployment
+        if dep is not None and dep.hardware is not None and dep.model is not None:
+            out["hardware"] = dep.hardware.name  # whose roofline this is (the report's charts name it)
+            out["model"] = dep.model.name
         out["efficiency_bandwidth"] = self.efficiency.bandwidth
         out["efficiency_compute"] = self.efficiency.compute
         for name, v in self.verdicts.items():

@@ -8,6 +8,7 @@ skip it instead of guessing.
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -15,7 +16,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, Deployment, HardwareDef, ModelDef, Promise, Segment, Suppression, Workload,
+    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
@@ -51,6 +52,20 @@ class Sink:
                      budget=budget)
             return None
         return magnitude
+
+
+_AGE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
+
+
+def parse_age(value: Any) -> float | None:
+    """``"90 days"`` / ``"12 weeks"`` / ``"30 d"`` -> days; None when not an age."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    m = _AGE.match(value)
+    if not m:
+        return None
+    n = float(m.group(1))
+    return n * 7.0 if m.group(2).lower().startswith("w") else n
 
 
 def normalise_percentile(value: Any) -> str | None:
@@ -259,7 +274,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     w = d.get("workload")
     if isinstance(w, dict):
-        wl = Workload(
+        wl = WorkloadDef(
             prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int) else 0,
             output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int) else 1,
             concurrency=w.get("concurrency", 1) if isinstance(w.get("concurrency"), int) else 1,
@@ -337,7 +352,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     dep = d.get("deployment")
     if isinstance(dep, dict):
-        dp = Deployment()
+        dp = DeploymentDef()
         dpath = path + ("deployment",)
         dp.model = _resolve(dep.get("model"), doc, dpath + ("model",), "models", catalog, sink, name)
         dp.hardware = _resolve(dep.get("hardware"), doc, dpath + ("hardware",), "hardware", catalog, sink, name)
@@ -373,7 +388,23 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                                          "deployment.memory_overhead") or 0.0
         b.deployment = dp
 
-    b.bench = [x for x in _as_list(d.get("bench")) if isinstance(x, str)]
+    for item in _as_list(d.get("bench")):
+        if isinstance(item, str):
+            b.bench.append(item)
+            b.bench_expires.append(None)
+        elif isinstance(item, dict) and isinstance(item.get("path"), str):
+            b.bench.append(item["path"])
+            b.bench_expires.append(str(item["expires"]) if item.get("expires") is not None else None)
+    ev = d.get("evidence")
+    if isinstance(ev, dict):
+        pol = EvidencePolicy()
+        if "max_age" in ev:
+            pol.max_age_days = parse_age(ev["max_age"])  # not an age: the schema check reports it
+        if isinstance(ev.get("engine"), str):
+            pol.engine = ev["engine"]
+        if isinstance(ev.get("engine_version"), (str, int, float)) and not isinstance(ev.get("engine_version"), bool):
+            pol.engine_version = str(ev["engine_version"])
+        b.evidence = pol
     for i, s in enumerate(_as_list(d.get("suppress"))):
         if isinstance(s, dict) and isinstance(s.get("rule"), str):
             b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],

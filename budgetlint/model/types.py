@@ -91,7 +91,7 @@ class Segment(Located):
 
 
 @dataclass
-class Workload:
+class WorkloadDef:
     prompt_tokens: int = 0
     output_tokens: int = 1
     concurrency: int = 1
@@ -113,7 +113,7 @@ class Promise:
 
 
 @dataclass
-class Deployment:
+class DeploymentDef:
     model: ModelDef | None = None
     hardware: HardwareDef | None = None
     devices: int = 1
@@ -138,19 +138,31 @@ class Suppression(Located):
 
 
 @dataclass
+class EvidencePolicy:
+    """What benchmark evidence a budget accepts: how old, from which engine and version."""
+
+    max_age_days: float | None = None
+    engine: str | None = None
+    engine_version: str | None = None
+    where: str = "budget"  # "budget" | "config": who asked, for messages
+
+
+@dataclass
 class Budget(Located):
     name: str = ""
     description: str | None = None
     owner: str | None = None
     percentile: str | None = None
-    workload: Workload | None = None
+    workload: WorkloadDef | None = None
     promise: Promise = field(default_factory=Promise)
     segments: list[Segment] = field(default_factory=list)
-    deployment: Deployment | None = None
+    deployment: DeploymentDef | None = None
     queue_s: float | None = None
     connection_setup_s: float | None = None
     proxy_flush_tokens: int | None = None
     bench: list[str] = field(default_factory=list)
+    bench_expires: list[str | None] = field(default_factory=list)  # per `bench:` entry, YYYY-MM-DD
+    evidence: EvidencePolicy | None = None
     suppressions: list[Suppression] = field(default_factory=list)
     complete: bool = True  # False when a field could not be read: physics is skipped
 

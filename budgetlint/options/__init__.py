@@ -38,6 +38,16 @@ class Options:
     #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
     max_bench_bytes: int | None = None
 
+    def evidence_defaults(self) -> Any:
+        """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
+        from budgetlint.evaluate.freshness import Policy
+
+        cfg = self.config
+        if cfg is None:
+            return None
+        return Policy(getattr(cfg, "evidence_max_age_days", None), getattr(cfg, "evidence_engine", None),
+                      getattr(cfg, "evidence_engine_version", None), "config", "config", "config")
+
     def assumptions(self) -> Any:
         """The realistic efficiencies the evaluation assumes where a deployment does not say."""
         from budgetlint.evaluate import Assumptions

@@ -54,6 +54,9 @@ KEYS: tuple[str, ...] = (
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
+    "evidence-max-age",
+    "evidence-engine",
+    "evidence-engine-version",
     "allow-read",
     "max-bench-size",
 )
@@ -87,6 +90,9 @@ class Config:
     use_codeowners: bool | None = None
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
+    evidence_max_age_days: float | None = None
+    evidence_engine: str | None = None
+    evidence_engine_version: str | None = None
     paths: list[str] = field(default_factory=list)
     allow_read: list[str] = field(default_factory=list)
     max_bench_bytes: int | None = None
@@ -227,10 +233,6 @@ def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def known_rule_codes() -> list[str]:
-    from budgetlint.rules import all_rules
-
-    return [r.code for r in all_rules()]
 
 
 def resolve_selector(text: str) -> tuple[str | None, str]:
@@ -346,6 +348,21 @@ class _Reader:
                            f"{_did_you_mean(str(level).lower(), SEVERITIES)}", "fail-on")
             else:
                 cfg.fail_on = level.lower()
+        if "evidence-max-age" in t:
+            from budgetlint.model.build import parse_age
+
+            days = parse_age(t["evidence-max-age"])
+            if days is None:
+                self.error(f"'evidence-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
+                           f"got {t['evidence-max-age']!r}", "evidence-max-age")
+            cfg.evidence_max_age_days = days
+        for key, attr in (("evidence-engine", "evidence_engine"), ("evidence-engine-version", "evidence_engine_version")):
+            if key in t:
+                value = t[key]
+                if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                    self.error(f"'{key}' must be a string, got {value!r}", key)
+                else:
+                    setattr(cfg, attr, str(value))
         if "margin-warning" in t:
             cfg.margin_warning = self._fraction("margin-warning", t["margin-warning"], allow_zero=True)
         if "efficiency" in t:
@@ -392,11 +409,3 @@ class _Reader:
             if mib is not None:
                 cfg.max_bench_bytes = int(mib * 1024 * 1024)
 
-
-def config_schema() -> dict:
-    """The JSON schema of the table (shipped as ``schemas/config.schema.json``)."""
-    import json
-
-    from budgetlint.files.schema import load_schema
-
-    return load_schema("config.schema.json")

@@ -21,9 +21,7 @@ from .latency import (
     e2e_s,
     proxy_delay_s,
     required_pace,
-    tpot_from_pace,
     tpot_from_vllm,
-    tpot_to_vllm,
     ttft_s,
 )
 from .levers import DEFAULT_SPEC_ACCEPTANCE, Lever, evaluate_levers
@@ -59,5 +57,5 @@ __all__ = [
     "expected_experts_touched", "kv_bytes_for_context", "kv_bytes_per_token",
     "kv_bytes_summed_over_contexts", "linear_flop", "memory_fit", "moe_params_touched",
     "per_user_pace", "prefill_flop", "prefill_time", "proxy_delay_s", "reply_steps_sum",
-    "required_pace", "tpot_from_pace", "tpot_from_vllm", "tpot_to_vllm", "ttft_s", "weight_bytes",
+    "required_pace", "tpot_from_vllm", "ttft_s", "weight_bytes",
 ]

@@ -24,6 +24,11 @@ Conventions
   ``e2e = queue + prefill + connection setup + decode_s`` (a proxy buffer
   delays the first visible token, not the last one, which is flushed at the end).
 * Memory: per device, at the longest context ``prompt + N``.
+* The roofline picture (for charts): per device, a decode step (target
+  model, mean context) moves ``W/N + B KV/N`` bytes for ``B T 2 P_a / N``
+  FLOP; the prefill reads the touched weights once (``W_u / N``) for its
+  FLOP / N. Arithmetic intensity = FLOP / bytes; the attainable rate is
+  ``min(F, I x BW)``; the ridge is ``F / BW`` (all at this efficiency).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from .decode import decode_step, reply_steps_sum
-from .latency import proxy_delay_s
+from .latency import proxy_delay_s, ttft_s
 from .memory import (
     kv_bytes_for_context,
     kv_bytes_per_token,
@@ -108,6 +113,18 @@ class Analysis:
     memory_available_bytes_per_device: float
     memory_headroom_bytes_per_device: float
     memory_fits: bool
+    # the roofline picture (per device, peak figures; decode at the mean context,
+    # the target model only): arithmetic intensity = FLOP / bytes moved, and the
+    # attainable rate min(F, I x BW) at this analysis's efficiency
+    bandwidth_peak_bytes_per_s: float
+    ridge_intensity_flop_per_byte: float
+    decode_flop_per_step: float
+    decode_bytes_per_step: float
+    decode_intensity_flop_per_byte: float
+    decode_attainable_flop_per_s: float
+    prefill_bytes: float
+    prefill_intensity_flop_per_byte: float
+    prefill_attainable_flop_per_s: float
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
@@ -242,10 +259,19 @@ def analyse(
         ).time_s
     prefill_s = pf.time_s + draft_prefill_s
 
+    # ---- the roofline picture (per device; N cancels in the intensities)
+    dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
+    dec_bytes = (w_touched + batch * kv_bytes_for_context(model, b_kv, mean_ctx)) / n_dev
+    pf_flop = (lin + attn) / n_dev
+    pf_bytes = weight_bytes(moe_params_touched(model, u), b_w) / n_dev
+    dec_ai = dec_flop / dec_bytes
+    pf_ai = pf_flop / pf_bytes
+
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
     proxy = proxy_delay_s(edge.proxy_flush_tokens, pace) if edge else 0.0
-    ttft = queue_s + prefill_s + setup + proxy
+    ttft = ttft_s(queue_s=queue_s, prefill_s=prefill_s, connection_setup_s=setup,
+                  proxy_flush_tokens=edge.proxy_flush_tokens if edge else 0.0, pace_token_per_s=pace)
     e2e = queue_s + prefill_s + setup + decode_s
 
     # ---- memory
@@ -312,4 +338,13 @@ def analyse(
         memory_available_bytes_per_device=fit.available_bytes_per_device,
         memory_headroom_bytes_per_device=fit.headroom_bytes_per_device,
         memory_fits=fit.fits,
+        bandwidth_peak_bytes_per_s=acc.bandwidth_bytes_per_s,
+        ridge_intensity_flop_per_byte=flops / bw,
+        decode_flop_per_step=dec_flop,
+        decode_bytes_per_step=dec_bytes,
+        decode_intensity_flop_per_byte=dec_ai,
+        decode_attainable_flop_per_s=min(flops, dec_ai * bw),
+        prefill_bytes=pf_bytes,
+        prefill_intensity_flop_per_byte=pf_ai,
+        prefill_attainable_flop_per_s=min(flops, pf_ai * bw),
     )

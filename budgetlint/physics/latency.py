@@ -50,16 +50,6 @@ def required_pace(e2e_budget_s: float, ttft_allowance_s: float, output_tokens: f
     return output_tokens / left
 
 
-def tpot_from_pace(pace_token_per_s: float) -> float:
-    """``TPOT = 1 / pace``."""
-    return 1.0 / pace_token_per_s
-
-
-def tpot_to_vllm(tpot_s: float, output_tokens: float) -> float:
-    """budgetlint TPOT (over N tokens) -> vLLM TPOT (over N - 1): ``x N / (N - 1)``."""
-    if output_tokens <= 1:
-        raise ValueError("vLLM TPOT is undefined for replies of one token")
-    return tpot_s * output_tokens / (output_tokens - 1.0)
 
 
 def tpot_from_vllm(tpot_vllm_s: float, output_tokens: float) -> float:

@@ -31,6 +31,7 @@ REPORTERS: dict[str, str] = {
     "github": "budgetlint.reporters.github",
     "junit": "budgetlint.reporters.junit",
     "markdown": "budgetlint.reporters.markdown",
+    "html": "budgetlint.reporters.html",
 }
 
 #: the format names, in the order help texts should list them

@@ -146,6 +146,18 @@ def analysis_value(budget: BudgetResult, prefix: str, row: PromiseRow) -> float 
     return None
 
 
+def smallest_headroom(analysis: dict) -> tuple[str | None, float | None]:
+    """The promise with the smallest finite ``headroom_<promise>`` in
+    ``analysis`` and that headroom (a fraction); (None, None) when none."""
+    best: tuple[str | None, float | None] = (None, None)
+    for key, value in analysis.items():
+        v = _number(value)
+        if isinstance(key, str) and key.startswith("headroom_") and v is not None and math.isfinite(v):
+            if best[1] is None or v < best[1]:
+                best = (key[len("headroom_"):], v)
+    return best
+
+
 def format_quantity(value: float | None, unit: str) -> str:
     """A human number with its unit: ``400 ms``, ``20 token/s``, ``80 GB``; ``—`` when absent."""
     if value is None:
@@ -190,5 +202,20 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def severity_word(severity: Severity) -> str:
-    return severity.label
+
+
+# -- the PR diff's values (BL505 messages and the diff table) --
+
+
+def fmt_value(key: str, value: float | None) -> str:
+    if value is None:
+        return "none"
+    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
+        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
+    return f"{value:.4g}"
+
+
+def fmt_fraction(value: float | None) -> str:
+    if value is None:
+        return "unbounded"
+    return f"{value * 100:.0f}%"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.run.diff import fmt_fraction, fmt_value
+from budgetlint.reporters._common import fmt_fraction, fmt_value
+from budgetlint.reporters.markdown_text import text
 
 HEADER = ["Budget", "Change", "Before", "After", ""]
 REGRESSION_MARK = "⚠️ regression"
@@ -19,8 +20,6 @@ REGRESSION_MARK = "⚠️ regression"
 
 def _cell(value: object) -> str:
     """Budget names, files and values as markdown text (no link, image or control byte gets through)."""
-    from budgetlint.reporters.markdown import text
-
     return text(value)
 
 

@@ -14,19 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, Iterator
 
+from budgetlint.report import Lazy  # noqa: F401  (re-exported: what chunks() streams)
+
 _INDENT = "  "
-
-
-class Lazy:
-    """A JSON array whose elements are produced while it is written."""
-
-    __slots__ = ("items",)
-
-    def __init__(self, items: Iterable[Any]) -> None:
-        self.items = items
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self.items)
 
 
 def _has_lazy(value: Any) -> bool:

@@ -5,17 +5,18 @@ headroom, owner, verdict), then the errors and warnings.
 Numbers come from ``BudgetResult.promises`` (SI floats keyed like
 ``ttft_s``) and ``analysis`` (``bound_<key>``, ``measured_<key>``,
 ``headroom_<promise>`` as a fraction; either the key or the promise name is
-accepted); what is absent renders as ``—``. Cells are escaped for GitHub
+accepted); what is absent renders as ``—``. The measured cell adds what the
+evidence shows (``measured_<promise>_verdict``: met, not shown, missed), the
+requests behind it and the count of run-quality problems. Cells are escaped for GitHub
 tables. The whole output stays under ``limit`` bytes (GitHub's step summary
 takes at most 1 MiB): rows that do not fit are replaced by a note.
 """
 
 from __future__ import annotations
 
-import re
-
-from budgetlint.findings import Finding, Severity, printable_lines
+from budgetlint.findings import Finding, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters.markdown_text import text
 from budgetlint.reporters._common import (
     TOOL_NAME,
     analysis_value,
@@ -24,6 +25,7 @@ from budgetlint.reporters._common import (
     format_quantity,
     promise_rows,
     scope_phrase,
+    smallest_headroom,
 )
 
 #: GitHub's limit for one step's summary
@@ -53,30 +55,6 @@ def cell(text: object) -> str:
     return s.strip() or " "
 
 
-#: what makes markdown of text: links and images ([...](...), ![...](...)), code spans, emphasis
-#: and the backslash itself; backslash-escaped they render as themselves (CommonMark 2.4).
-#: <, > and & become entities (no HTML, no autolink), | is escaped for the table.
-_MARKUP = re.compile(r"([\\`*_~\[\]])")
-_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*):(?=//)")
-_WWW = re.compile(r"(?i)\b(www)\.")
-
-
-def text(value: object) -> str:
-    """Text taken from the files (names, paths, messages quoting them) as markdown *text*.
-
-    A budget named ``[click](https://evil.example)`` or ``![x](https://tracker)``
-    renders as those characters, not as a link or an image; control characters
-    are written as escapes (``\\x1b``); newlines become ``<br>``; the result is
-    safe in a table cell. For our own markup use :func:`cell`.
-    """
-    lines = printable_lines("" if value is None else str(value).replace("\r\n", "\n"))
-    out = []
-    for line in lines:
-        line = _MARKUP.sub(r"\\\1", line)  # first: the entities below must stay entities
-        line = line.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
-        # GitHub links bare URLs as it reads them ("https:", "www."): an entity is not read as one
-        out.append(_WWW.sub(r"\1&#46;", _SCHEME.sub(r"\1&#58;", line)))
-    return "<br>".join(out).strip() or " "
 
 
 def _row(cells: list[str]) -> str:
@@ -108,7 +86,7 @@ def budget_rows(budget: BudgetResult) -> list[str]:
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
-                    cell(format_quantity(analysis_value(budget, "measured", p), p.unit)),
+                    cell(measured_cell(budget, p)),
                     cell(format_fraction(analysis_value(budget, "headroom", p))),
                     text(budget.owner) if budget.owner else "—",
                     cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
@@ -116,6 +94,69 @@ def budget_rows(budget: BudgetResult) -> list[str]:
             )
         )
     return rows
+
+
+def measured_cell(budget: BudgetResult, p) -> str:
+    """The measured value, with what the evidence shows: ``380 ms (not shown, 300 requests)``."""
+    text = format_quantity(analysis_value(budget, "measured", p), p.unit)
+    verdict = budget.analysis.get(f"measured_{p.name}_verdict")
+    samples = budget.analysis.get(f"measured_{p.name}_samples")
+    quality = sum(len(e.get("quality") or ()) for e in budget.analysis.get("evidence") or ()
+                  if isinstance(e, dict) and e.get("counts"))
+    notes = []
+    if verdict:
+        notes.append(str(verdict))
+    if isinstance(samples, int):
+        notes.append(f"{samples:,} requests")
+    if quality:
+        notes.append(f"{quality} run-quality problem{'s' if quality != 1 else ''}")
+    return f"{text} ({', '.join(notes)})" if notes and text != "—" else text
+
+
+#: budgets in the headroom chart (the smallest headrooms; the table has them all)
+CHART_BUDGETS = 30
+
+
+def _mermaid_label(text: str) -> str:
+    clean = "".join(c for c in text if c.isprintable() and c not in '"`\\[]{}<>;#%')
+    return (clean[:23] + "…") if len(clean) > 24 else (clean or "?")
+
+
+def headroom_chart(report: Report) -> str:
+    """A Mermaid ``xychart-beta`` of each budget's smallest headroom (percent,
+    ``analysis.headroom_<promise>`` x 100), smallest first; "" when no budget
+    has one. GitHub renders Mermaid in markdown, job summaries included; the
+    table below carries the same numbers."""
+    found = []
+    for b in report.budgets:
+        promise, h = smallest_headroom(b.analysis)
+        if h is not None:
+            found.append((h, b.name, promise))
+    if not found:
+        return ""
+    found.sort(key=lambda t: (t[0], t[1]))
+    shown = found[:CHART_BUDGETS]
+    values = [round(h * 100, 1) for h, _, _ in shown]
+    lo = min(0.0, min(values))
+    hi = max(0.0, max(values))
+    lo, hi = (lo - 10 if lo < 0 else 0), hi + 10
+    labels = ", ".join(f'"{_mermaid_label(f"{name} {promise}")}"' for _, name, promise in shown)
+    title = "Headroom of each budget's tightest promise (%), smallest first"
+    if len(found) > len(shown):
+        title += f": {len(shown)} of {len(found)}"
+    lines = [
+        "```mermaid",
+        "xychart-beta horizontal",
+        f'    title "{title}"',
+        f"    x-axis [{labels}]",
+        f'    y-axis "headroom (%)" {lo:g} --> {hi:g}',
+        f"    bar [{', '.join(f'{v:g}' for v in values)}]",
+        f"    line [{', '.join('0' for _ in values)}]",
+        "```",
+        "",
+        "Bars that end left of the line at 0 are over their promise at the realistic efficiency.",
+    ]
+    return "\n".join(lines)
 
 
 def finding_row(finding: Finding) -> str:
@@ -161,6 +202,10 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     problems = [f for f in report.sorted_findings() if f.severity >= Severity.WARNING]
     problems.sort(key=lambda f: -int(f.severity))  # stable: errors first, file order within
 
+    chart = headroom_chart(report) if rows else ""
+    if chart and out.fits(chart, _NOTE_RESERVE * 4):
+        out.add(chart)
+        out.add("")
     if rows:
         out.add(_row(BUDGET_HEADER))
         out.add(_row(["---"] * len(BUDGET_HEADER)))

@@ -41,6 +41,7 @@ class RuleInfo:
     doc: str
     check: Callable | None  # check(budget, evaluation, ctx): one budget
     check_run: Callable | None = None  # check_run(ctx): once per run
+    other_severities: Any = None  # {Severity: when} a finding may take instead of ``severity``
 
     @property
     def scope(self) -> str:
@@ -70,6 +71,7 @@ def _info(module: ModuleType) -> RuleInfo:
         doc=(module.__doc__ or "").strip(),
         check=getattr(module, "check", None),
         check_run=getattr(module, "check_run", None),
+        other_severities=dict(getattr(module, "OTHER_SEVERITIES", {})),
     )
 
 
@@ -93,6 +95,11 @@ def all_rules() -> tuple[RuleInfo, ...]:
         if mod.name.startswith("bl"):
             rules.append(_info(importlib.import_module(f"{__name__}.{mod.name}")))
     return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def checks() -> tuple[RuleInfo, ...]:
+    """The rules the pipeline runs: those with ``check`` or ``check_run``."""
+    return tuple(r for r in all_rules() if r.check is not None or r.check_run is not None)
 
 
 def get_rule(code: str) -> RuleInfo | None:

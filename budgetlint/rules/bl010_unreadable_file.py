@@ -19,3 +19,5 @@ CODE = "BL010"
 NAME = "unreadable-file"
 SUMMARY = "A file cannot be read as UTF-8 text."
 SEVERITY = Severity.ERROR
+#: severities other than SEVERITY this rule may give, and when
+OTHER_SEVERITIES = {Severity.WARNING: "a directory is reached twice through symbolic links (not read again)"}

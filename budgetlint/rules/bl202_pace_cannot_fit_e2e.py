@@ -57,19 +57,21 @@ def first_token_allowance(b) -> tuple[float, str]:
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
+    from budgetlint.physics.latency import e2e_s, required_pace
+
     p = b.promise
     if p.e2e_s is None or p.tpot_s is None or b.workload is None:
         return
     n = b.workload.output_tokens
     ttft, ttft_words = first_token_allowance(b)
-    decode = n * p.tpot_s
-    total = ttft + decode
+    pace = 1.0 / p.tpot_s
+    total = e2e_s(ttft, n, pace)  # E2E = TTFT + N / pace
+    decode = total - ttft
     if total <= p.e2e_s * (1 + 1e-9):
         return
-    pace = 1.0 / p.tpot_s
     spare = p.e2e_s - ttft
     if spare > 0:
-        need = n / spare
+        need = required_pace(p.e2e_s, ttft, n)
         fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
                f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
     else:

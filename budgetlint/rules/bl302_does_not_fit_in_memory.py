@@ -40,6 +40,8 @@ CODE = "BL302"
 NAME = "does-not-fit-in-memory"
 SUMMARY = "The weights and KV cache do not fit in device memory."
 SEVERITY = Severity.ERROR
+#: severities other than SEVERITY this rule may give, and when
+OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the usable fraction (at risk)"}
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:

@@ -6,6 +6,9 @@ budget's percentile with a margin below the run's threshold
 (`margin_warning`, default 10 %): margin = (promise - measured) / promise
 on the time scale (for a pace promise: measured pace / promised pace - 1).
 
+A promise met on evidence too thin to show it (BL407, BL408) is *not
+shown*, and reported there instead.
+
 ## Why
 A benchmark is one run on one day. Traffic mix, software upgrades and a
 noisy neighbour move percentiles by more than a few percent; a promise met
@@ -46,6 +49,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         for name, r in link.readings.items():
             if r.status != "compared" or r.margin is None or r.margin < -1e-9:
                 continue
+            if not link.shown(name):
+                continue  # met on evidence that cannot show it: BL407/BL408 say "not shown"
             pace = name == "tpot" and b.promise.pace_given
             margin = (r.promised_s / r.measured_s - 1.0) if pace else r.margin
             if margin >= threshold:

@@ -51,7 +51,7 @@ SEVERITY = Severity.WARNING
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
     for link in ev.links:
-        if link.counts:
+        if link.counts or not link.mismatches:  # an expired entry is BL411's
             continue
         key = link.mismatches[0][0]
         where = link.where if b.bench and link.where.file == b.doc.file else ev_mod.conditions_loc(b, key)

@@ -38,3 +38,5 @@ CODE = "BL505"
 NAME = "regression"
 SUMMARY = "A change against the base ref weakens a budget (check --base REF)."
 SEVERITY = Severity.WARNING
+#: severities other than SEVERITY this rule may give, and when
+OTHER_SEVERITIES = {Severity.ERROR: "with --fail-on-regression"}

@@ -111,7 +111,7 @@ class _FileBudgets:
 
 def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all_first: bool) -> RunResult:
     from budgetlint.evaluate import Environment, evaluate_budget, evidence
-    from budgetlint.rules import RuleContext, all_rules
+    from budgetlint.rules import RuleContext, checks
     from budgetlint.run.policy import apply_policy, apply_suppressions, today
 
     report = Report()
@@ -155,13 +155,14 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     batches: Any = list(files()) if run_wide else files()
     store = evidence.BenchStore(options.bench_format, max_bytes=options.max_bench_bytes, roots=options.roots)
     run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in options.bench)
-    env = Environment(catalog, options.assumptions(), store, run_files,
-                      only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1)
-
-    rules = [r for r in all_rules() if r.check is not None]
-    run_rules = [r for r in all_rules() if r.check_run is not None]
-    rctx = RuleContext(teams, teams_source, options)
     on = today()
+    env = Environment(catalog, options.assumptions(), store, run_files,
+                      only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
+                      today=on, evidence_defaults=options.evidence_defaults())
+
+    rules = [r for r in checks() if r.check is not None]
+    run_rules = [r for r in checks() if r.check_run is not None]
+    rctx = RuleContext(teams, teams_source, options)
     reported: set[Finding] = set()  # findings about a file, not a budget (a shared benchmark file): once
     per_budget_evidence = []
     kept_budgets: list[Budget] = []
@@ -236,7 +237,7 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
                 continue
             got = f"kind {kind!r}" if kind is not None else "no 'kind'"
             findings.append(Finding(
-                "BL013", Severity.WARNING,
+                "BL013", _declared("BL013"),
                 f"not a budgetlint document ({got}); expected kind: budgets, hardware, models or teams; skipped",
                 doc.loc(("kind",)) if kind is not None else doc.loc(())))
             continue
@@ -283,6 +284,13 @@ def _build_budgets(docs: list[Document], catalog: Catalog, sink: Sink, seen: dic
                 seen[budget.name] = budget.loc("name")
             budgets.append(budget)
     return budgets
+
+
+def _declared(code: str) -> Severity:
+    """The severity rule ``code`` declares."""
+    from budgetlint.rules import get_rule
+
+    return get_rule(code).severity
 
 
 def _result(b: Budget, ev: Any) -> BudgetResult:

@@ -30,6 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters._common import fmt_fraction, fmt_value
 
 RULE = "BL505"
 
@@ -273,20 +274,6 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
 # -- findings ----------------------------------------------------------------------------------
 
 
-def fmt_value(key: str, value: float | None) -> str:
-    if value is None:
-        return "none"
-    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
-        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
-    return f"{value:.4g}"
-
-
-def fmt_fraction(value: float | None) -> str:
-    if value is None:
-        return "unbounded"
-    return f"{value * 100:.0f}%"
-
-
 def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[Finding]:
     """One BL505 finding per regression in ``diff``, at the budget or promise it is about."""
     budgets = {b.name: b for b in budgets_}
@@ -347,5 +334,7 @@ def attach_diff(report: Report, budgets: Any, options: Any, paths: list[str], ru
     base, commit = base_report(options.base_ref, paths, options, run)
     diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
     report.diff = diff
-    severity = Severity.ERROR if options.fail_on_regression else Severity.WARNING
+    from budgetlint.rules import get_rule
+
+    severity = Severity.ERROR if options.fail_on_regression else get_rule(RULE).severity
     report.findings.extend(regression_findings(diff, budgets, severity))

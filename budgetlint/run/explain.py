@@ -60,6 +60,7 @@ def explain_budget(evaluation: Any) -> str:
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
         add(f"  physics not checked: {printable(ev.skipped)}")
+        lines.extend(evidence_lines(evaluation.links, b))
         return "\n".join(lines)
 
     dep, wl, bd = b.deployment, ev.workload, ev.bound
@@ -181,4 +182,49 @@ def explain_budget(evaluation: Any) -> str:
                 add(f"    - {lv.description}")
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
+    lines.extend(evidence_lines(evaluation.links, b))
     return "\n".join(lines)
+
+
+def evidence_lines(links: Any, b: Any) -> list[str]:
+    """The budget's benchmark evidence: per measurement its requests, interval, run quality, age."""
+    from budgetlint.evaluate.evidence import fmt_value, promise_words
+
+    if not links:
+        return []
+    out = ["", "  Evidence (95% distribution-free intervals from order statistics)"]
+    for lk in links:
+        m = lk.measurement
+        prov = m.provenance
+        origin = ", ".join(x for x in (
+            prov.tool and f"{prov.tool}{' ' + prov.tool_version if prov.tool_version else ''}",
+            prov.engine and f"engine {prov.engine}{' ' + prov.engine_version if prov.engine_version else ''}",
+            prov.gpu and f"GPU {prov.gpu}", prov.date and f"date {prov.date}") if x)
+        age = f"; {lk.age_days} days old" if lk.age_days is not None else "; date unknown"
+        state = "counts" if lk.counts else ("EXPIRED" if lk.expired else "does not match")
+        out.append(f"    {lk.name}  [{state}]  {origin or 'no provenance recorded'}{age}")
+        for name, r in lk.readings.items():
+            what = promise_words(b, name)
+            if r.status != "compared":
+                out.append(f"      {r.percentile} {what}: {r.status} ({r.reason})")
+                continue
+            pace = name == "tpot" and b.promise.pace_given
+            verdict = "met" if (r.margin or 0) >= -1e-9 else "missed"
+            s = lk.sufficiency.get(name)
+            detail = ""
+            if s is not None:
+                if verdict == "met" and not s.shown:
+                    verdict = "NOT SHOWN"
+                if s.n is None:
+                    detail = f"; request count unknown ({r.percentile} needs {s.needed_n:,})"
+                else:
+                    detail = f"; {s.n:,} requests ({s.n_source}), {s.words(pace)}; {r.percentile} needs {s.needed_n:,}"
+            out.append(f"      {r.percentile} {what} {fmt_value(name, r.measured_s, pace)} vs promise "
+                       f"{fmt_value(name, r.promised_s, pace)}: {verdict}{detail}")
+        for q in lk.quality:
+            out.append(f"      quality ({q.check}): {q.message}")
+        for st in lk.stale:
+            out.append(f"      stale ({st.check}): {st.message}")
+        if lk.expires:
+            out.append(f"      entry expires {lk.expires}" + (" (expired)" if lk.expired else ""))
+    return out

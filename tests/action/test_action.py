@@ -160,6 +160,7 @@ def fake_budgetlint(tmp_path: Path) -> Path:
         'for a in "$@"; do\n'
         '  if [[ "$prev" == --format ]]; then fmt="$a"; fi\n'
         '  if [[ "$prev" == --output && "$fmt" == sarif ]]; then echo "{}" > "$a"; fi\n'
+        '  if [[ "$prev" == --output && "$fmt" == html ]]; then echo "<html></html>" > "$a"; fi\n'
         '  prev="$a"\n'
         "done\n"
         'exit "${FAKE_RC:-0}"\n',
@@ -191,8 +192,19 @@ def _run_check(action: dict[str, Any], tmp_path: Path, fake: Path, **inputs: str
 def test_check_with_the_defaults(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint)
     assert proc.returncode == 0, proc.stderr
-    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github", "--output", "-"]
-    assert outputs == {"exit-code": "0"}
+    html = "./budgetlint-report/report.html"  # under $RUNNER_TEMP on a runner
+    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github", "--output", "-",
+                    "--format", "html", "--output", html]
+    assert outputs == {"exit-code": "0", "html": html}
+    assert (tmp_path / html).is_file()
+
+
+@needs_bash
+def test_html_report_goes_under_runner_temp_and_can_be_turned_off(action: dict[str, Any], tmp_path: Path,
+                                                                  fake_budgetlint: Path) -> None:
+    proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, html_report="false")
+    assert proc.returncode == 0, proc.stderr
+    assert "html" not in args and "html" not in outputs
 
 
 @needs_bash
@@ -208,6 +220,7 @@ def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_bud
         base_ref="origin/main",
         sarif="out/budgetlint.sarif",
         summary="false",
+        html_report="false",
         FAKE_RC="1",
     )
     assert proc.returncode == 0, proc.stderr  # the failing comes after the SARIF upload
@@ -235,7 +248,7 @@ def test_inputs_are_data_not_code(action: dict[str, Any], tmp_path: Path, fake_b
 
 
 @needs_bash
-@pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes")])
+@pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes"), ("html_report", "yes")])
 def test_bad_choices_fail_before_running(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path, name: str, value: str) -> None:
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, **{name: value})
     assert proc.returncode == 2
@@ -312,3 +325,32 @@ def test_sarif_upload_only_when_written(action: dict[str, Any]) -> None:
     step = next(s for s in action["runs"]["steps"] if "upload-sarif" in str(s.get("uses", "")))
     assert step["if"] == "${{ steps.check.outputs.sarif != '' }}"
     assert step["with"]["sarif_file"] == "${{ steps.check.outputs.sarif }}"
+
+
+def test_html_report_upload_only_when_written(action: dict[str, Any]) -> None:
+    step = _step(action, "html")
+    assert step["uses"].startswith("actions/upload-artifact@")
+    assert step["if"] == "${{ steps.check.outputs.html != '' }}"
+    assert step["with"]["path"] == "${{ steps.check.outputs.html }}"
+    assert step["with"]["name"] == "${{ inputs.html-report-name }}"
+    assert action["inputs"]["html-report"]["default"] == "true"
+
+
+@needs_bash
+@pytest.mark.parametrize("summary", ["true", "false"])
+def test_the_summary_says_where_the_html_report_is(action: dict[str, Any], tmp_path: Path, summary: str) -> None:
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Say where the HTML report is")
+    assert step["if"] == "${{ steps.html.outputs.artifact-url != '' }}"
+    target = tmp_path / "summary.md"
+    target.write_text("## budgetlint\n", encoding="utf-8")
+    url = "https://github.com/o/r/actions/runs/1/artifacts/2"
+    env = {"PATH": os.environ.get("PATH", ""), "GITHUB_STEP_SUMMARY": str(target), "URL": url,
+           "NAME": "budgetlint-report", "INPUT_SUMMARY": summary}
+    proc = subprocess.run([BASH, "-c", step["run"]], env=env, capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    assert proc.returncode == 0, proc.stderr
+    assert url in proc.stdout and proc.stdout.startswith("::notice")
+    text = target.read_text(encoding="utf-8")
+    if summary == "true":
+        assert f"[budgetlint-report]({url})" in text and "report.html" in text
+    else:
+        assert text == "## budgetlint\n"

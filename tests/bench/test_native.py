@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from budgetlint.bench import Conditions, Measurement, Metric, from_native, read_benchmark, to_native
+from budgetlint.bench.measurement import complete_record
 from budgetlint.bench.native import schema_path, validation_errors
 
 
@@ -67,7 +69,29 @@ def test_round_trip_through_json(tmp_path: Path) -> None:
     path = tmp_path / "evidence.json"
     path.write_text(text, encoding="utf-8")
     ms, problems = read_benchmark(path)
-    assert problems == [] and ms == [m]
+    # reading fills the run record and provenance from the conditions (idempotently)
+    full = complete_record(m)
+    assert problems == [] and ms == [full]
+    assert full.run.requested == 8 and full.run.max_concurrency == 8.0
+    assert full.provenance.tool == "native" and full.provenance.gpu == "h200"
+    assert complete_record(full) == full
+    assert from_native(json.loads(json.dumps(to_native(full), allow_nan=False))) == [full]
+
+
+def test_run_record_provenance_and_samples_round_trip() -> None:
+    from budgetlint.bench.measurement import Provenance, RunRecord
+
+    m = replace(sample(), run=RunRecord(failed=2, ignore_eos=False, request_rate=math.inf,
+                                        sources={"failed": "failures"}),
+                provenance=Provenance(engine="vllm", engine_version="0.11.0", date="2025-11-05T10:00:00",
+                                      sources={"engine_version": "hand"}))
+    m = replace(m, metrics={**m.metrics, "e2e": Metric(percentiles={"p50": 2.0}, definition="request_latency",
+                                                       method="computed", samples=(1.0, 2.0, 3.0))})
+    doc = to_native(m)
+    assert validation_errors(doc) == []
+    back = from_native(json.loads(json.dumps(doc, allow_nan=False)))[0]
+    assert back.run == m.run and back.provenance == m.provenance
+    assert back.metrics["e2e"].samples == (1.0, 2.0, 3.0)
 
 
 def test_invalid_native_is_a_problem(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from budgetlint.reporters import DEFAULT_FORMAT, FORMATS, REPORTERS, get_reporte
 
 
 def test_formats_are_the_documented_ones() -> None:
-    assert set(REPORTERS) == {"text", "json", "sarif", "github", "junit", "markdown"}
+    assert set(REPORTERS) == {"text", "json", "sarif", "github", "junit", "markdown", "html"}
     assert FORMATS == tuple(REPORTERS)
     assert DEFAULT_FORMAT in REPORTERS
 
@@ -29,7 +29,7 @@ def test_names_are_available_without_importing_any_reporter_or_click() -> None:
         "print(len(names))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "6"
+    assert out.stdout.strip() == "7"
 
 
 @pytest.mark.parametrize("name", FORMATS)

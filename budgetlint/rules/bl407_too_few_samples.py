@@ -1,0 +1,88 @@
+"""Too few requests behind the percentile to show the promise.
+
+## What it checks
+For every promise held against a matching measurement (see BL401) and met
+there, the number of requests n the percentile came from (the metric's
+count, else the run's completed requests) against what the percentile
+needs. The true p-quantile lies, at 95 % confidence, between two order
+statistics of the sample whose ranks follow from the binomial distribution
+(distribution-free: no assumption about the latency distribution). A
+percentile *needs* n when those ranks lie within the sample quantiles at
+p - d and p + d, with d = (1 - p) / 2 (for p99: between the p98.5 and
+p99.5 requests): p50 23, p90 167, p95 364, p99 1,867, p99.9 18,667
+requests. Below `minimum` (p99: 368, p95: 72) the sample has no upper bound
+for the percentile at all. When the file keeps per-request values, the
+interval is computed in seconds instead (see BL408) and this rule speaks
+only when it has no upper end. A file that does not say how many requests
+it holds is reported too: the check could not run.
+
+## Why
+A p99 "measured" from 50 requests is the largest or second-largest of
+them; the true p99 may be far above it. A promise met on such evidence is
+*not shown*, not met.
+
+## Example
+```yaml
+percentile: p99
+promise: {ttft: 400 ms}
+bench: [runs/chat-300.json]      # 300 requests, p99_ttft_ms: 350
+# BL407: p99 TTFT 350 ms meets the 400 ms promise but is not shown: 300
+#        requests cannot bound a p99 (at least 368 for any upper bound at
+#        95 %; 1,867 to bound it within p98.5..p99.5)
+```
+
+## Fix
+Re-run with at least the number of requests the message gives (vLLM
+`--num-prompts`), or keep per-request data (`--save-detailed`) so the
+interval can be computed in seconds, or promise at a lower percentile.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL407"
+NAME = "too-few-samples"
+SUMMARY = "Too few requests behind the percentile to show the promise."
+SEVERITY = Severity.WARNING
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    from budgetlint.evaluate import evidence as ev_mod
+
+    for link in ev.links:
+        if not link.counts:
+            continue
+        for name, s in link.sufficiency.items():
+            r = link.readings[name]
+            if s.met is not True or s.status not in ("too-few", "unbounded", "unknown"):
+                continue
+            what = ev_mod.promise_words(b, name)
+            pace = name == "tpot" and b.promise.pace_given
+            head = (f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace)} meets the "
+                    f"{ev_mod.fmt_value(name, r.promised_s, pace)} promise but is not shown")
+            plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
+                    f"within the sample's {_band(r.percentile)}")
+            if s.status == "unknown":
+                msg = (f"{head}: {link.name} does not say how many requests the {r.percentile} came from, "
+                       f"so whether it can show it is not checked ({r.percentile} needs {plan})")
+            elif s.status == "unbounded":
+                msg = (f"{head}: {s.n:,} requests ({s.n_source}) cannot bound a {r.percentile} ({plan}); "
+                       f"measured in {link.name}")
+            else:
+                msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
+                       f"({s.words(pace)}); measured in {link.name}")
+            yield Finding(CODE, SEVERITY, msg, ev_mod.promise_loc(b, name), budget=b.name, promise=name,
+                          fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
+                              "the interval is computed in seconds")
+
+
+def _band(percentile: str) -> str:
+    from budgetlint.bench.measurement import label_percent, percent_label
+    from budgetlint.stats.order_stats import distance
+
+    pct = label_percent(percentile) or 50.0
+    d = distance(pct / 100.0) * 100.0
+    return f"{percent_label(pct - d)}..{percent_label(pct + d)}"

@@ -1,0 +1,63 @@
+"""The percentile's confidence interval contains the promise: the run cannot say.
+
+## What it checks
+For a measurement with per-request values (vLLM `--save-detailed`, LLMPerf
+individual responses, native `samples`), the 95 % distribution-free
+confidence interval for the true percentile: the order statistics whose
+ranks the binomial distribution gives (for p99 of 1,000 requests, the 983rd
+and 997th). When the measured value meets the promise but the interval
+reaches past it, the promise is *not shown*: the run cannot say whether it
+holds. (A measured value that misses is BL401's, whose message gives the
+interval too.)
+
+## Why
+The reported percentile is one draw. With its interval straddling the
+promise, a rerun of the same deployment is likely to miss it.
+
+## Example
+```yaml
+percentile: p95
+promise: {ttft: 400 ms}
+bench: [runs/chat-detailed.json]   # 400 requests, p95 392 ms
+# BL408: p95 TTFT 392 ms meets the 400 ms promise but is not shown: the
+#        95% interval 371 ms .. 418 ms (ranks 371..389 of 400) contains it
+```
+
+## Fix
+Run more requests (the interval narrows as 1/sqrt(n); BL407's table gives
+the counts per percentile), or buy margin so the whole interval is below
+the promise.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL408"
+NAME = "interval-straddles-promise"
+SUMMARY = "The percentile's confidence interval contains the promise: the run cannot say."
+SEVERITY = Severity.WARNING
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    from budgetlint.evaluate import evidence as ev_mod
+
+    for link in ev.links:
+        if not link.counts:
+            continue
+        for name, s in link.sufficiency.items():
+            if s.met is not True or s.status != "straddles":
+                continue
+            r = link.readings[name]
+            what = ev_mod.promise_words(b, name)
+            pace = name == "tpot" and b.promise.pace_given
+            more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {s.needed_n:,} requests"
+            yield Finding(
+                CODE, SEVERITY,
+                f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace)} meets the "
+                f"{ev_mod.fmt_value(name, r.promised_s, pace)} promise but is not shown: the "
+                f"{s.words(pace)} contains it{more}; measured in {link.name}",
+                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
+                fix="run more requests, or buy margin so the whole interval meets the promise")
