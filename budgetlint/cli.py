@@ -171,7 +171,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     try:
         report = run_check(_targets(paths, config, options), options)
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if quiet:
         report.findings = [f for f in report.findings if f.severity > Severity.INFO]
@@ -188,7 +188,7 @@ def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple
     try:
         config = load_config(config_path)
     except ConfigError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if select:
         config.select = _selectors("--select", select)
@@ -278,7 +278,7 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     evaluations = result.evaluations
     known = {ev.budget.name for ev in evaluations}
@@ -306,7 +306,7 @@ def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
     try:
         ctx = evaluate_run(list(paths), Options(use_codeowners=False))
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     return ctx.catalog.all_hardware() if kind == "hardware" else ctx.catalog.all_models()
 

@@ -83,3 +83,9 @@ def test_explain_and_catalog_escape_names_and_sources(tree: Path) -> None:
     listing = run_bounded("catalog", "hardware", "budgets", cwd=tree)
     assert listing.returncode == 0 and "evil\\x1b[31mgpu" in listing.stdout, listing.output
     _no_raw_control(listing.output)
+
+
+def test_a_missing_path_is_named_escaped(tmp_path: Path) -> None:
+    run = run_bounded("check", "gone\n::error file=app.py::x.yaml", "--no-codeowners", "--no-summary", cwd=tmp_path)
+    assert_bounded(run, names="gone\\n::error file=app.py::x.yaml", codes=(2,))
+    _no_raw_control(run.stderr)
