@@ -61,7 +61,7 @@ def read_benchmark(
     """
     from budgetlint.files import fs
 
-    from ._common import IO, LIMIT, Ctx
+    from ._common import IO, LIMIT, Ctx, refuse_impossible
     from .detect import read_text
     from .measurement import complete_record
 
@@ -91,7 +91,7 @@ def read_benchmark(
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []
-    return [_without_vanishing(m, ctx) for m in measurements], ctx.problems
+    return [_without_vanishing(m, ctx) for m in refuse_impossible(ctx, measurements)], ctx.problems
 
 
 #: a latency below this (seconds) is no measurement: it rounds to zero at any clock's resolution

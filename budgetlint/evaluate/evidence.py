@@ -152,11 +152,12 @@ class BudgetEvidence:
     links: tuple[Link, ...] = ()
     files: tuple[BenchFile, ...] = ()  # the budget's own `bench:` files, as read
     unmatched_globs: tuple[tuple[int, str], ...] = ()  # (index in `bench:`, pattern)
+    declined: tuple[tuple[str, int, str], ...] = ()  # --bench (file, measurement index, why not this budget)
+    capped_globs: tuple[tuple[int, str, int], ...] = ()  # (index in `bench:`, pattern, files kept) cut by the limit
     #: (index in `bench:`, pattern, why): entries refused, outside the run's roots (errors)
     refused: tuple[tuple[int, str, str], ...] = ()
-    #: (index in `bench:`, pattern, why): globs whose walk a limit cut (warnings)
+    #: (index in `bench:`, pattern, why): globs whose walk an entry or time limit cut (warnings)
     cut: tuple[tuple[int, str, str], ...] = ()
-    declined: tuple[tuple[str, int, str], ...] = ()  # --bench (file, measurement index, why not this budget)
 
 
 # --------------------------------------------------------------------------- reading
@@ -180,24 +181,52 @@ class BenchStore:
         return self._files[key]
 
 
-def _glob(base: Path, pattern: str,
-          roots: list[str] | None = None) -> tuple[list[Path], str | None, str | None]:
-    """The files of one `bench:` entry, why it was refused, and why its walk was cut (or None).
+#: at most this many files per `bench:` entry (a glob like "/**" must not walk a disk)
+MAX_GLOB_FILES = 1000
 
-    A glob whose fixed folder lies outside ``roots`` is refused before any walk
-    (``/**`` never walks the disk); the walk itself is bounded (files.globwalk).
+
+@dataclass
+class Globbed:
+    """What one `bench:` entry (or ``--bench`` glob) names."""
+
+    files: list[Path]
+    capped: bool = False  # more than the file limit matched: the first ones in sorted order are kept
+    refused: str | None = None  # why the entry was not walked at all (its folder is outside the roots)
+    cut: str | None = None  # why the walk stopped early (entries looked at, time)
+
+
+def _glob(base: Path, pattern: str, limit: int | None = None, roots: list[str] | None = None) -> Globbed:
+    """The files ``pattern`` (relative to ``base``) matches.
+
+    A plain path is itself (when it exists). A glob is walked by
+    :func:`budgetlint.files.globwalk.walk`: depth first in sorted name order at
+    every level (the first ``limit`` matches are the same files whatever order
+    the file system lists them in), each real folder once (symbolic link
+    loops end), and within an entry and a time limit. A glob whose fixed
+    folder lies outside ``roots`` is refused before any walk (``/**`` never
+    walks the disk).
     """
     from budgetlint.files import globwalk
 
+    limit = MAX_GLOB_FILES if limit is None else limit
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if globwalk.has_magic(pattern):
         start = globwalk.split(full)[0]
         if roots is not None and not inside(start, roots):
-            return [], f"its folder {start!r} is " + outside_words(roots), None
-        found = globwalk.walk(full)
-        return found.files, None, found.limit
+            return Globbed([], refused=f"its folder {start!r} is " + outside_words(roots))
+        found = globwalk.walk(full, max_files=limit)
+        return Globbed(found.files, capped=found.capped, cut=found.limit)
     p = Path(full)
-    return ([p] if fs.exists(p) else []), None, None
+    return Globbed([p] if fs.exists(p) else [])
+
+
+def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
+    """The files ``pattern`` matches in walk order (names sorted, folder by folder), at most
+    ``limit``, and whether more matched (a bounded walk: budgetlint.files.globwalk)."""
+    from budgetlint.files import globwalk
+
+    found = globwalk.walk(pattern, max_files=limit)
+    return found.files, found.capped
 
 
 # --------------------------------------------------------------------------- matching
@@ -605,18 +634,20 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     files: list[BenchFile] = []
     unmatched: list[tuple[int, str]] = []
     declined: list[tuple[str, int, str]] = []
-    refused: list[tuple[int, str, str]] = []
-    cut: list[tuple[int, str, str]] = []
     seen: set[tuple[str, int]] = set()
     base = Path(b.doc.file).parent
+    capped: list[tuple[int, str, int]] = []
+    refused: list[tuple[int, str, str]] = []
+    cut: list[tuple[int, str, str]] = []
     roots = store.roots
     for i, pattern in enumerate(b.bench):
-        paths, refusal, limit = _glob(base, pattern, roots)
-        if refusal is not None:
-            refused.append((i, pattern, refusal))
+        globbed = _glob(base, pattern, roots=roots)
+        if globbed.refused is not None:
+            refused.append((i, pattern, globbed.refused))
             continue
-        if limit is not None:
-            cut.append((i, pattern, limit + "; the files past it are not read"))
+        if globbed.cut is not None:
+            cut.append((i, pattern, globbed.cut + "; the files past it are not read"))
+        paths = globbed.files
         if roots is not None:
             outside = [p for p in paths if not inside(p, roots)]
             if outside:
@@ -628,6 +659,8 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
         if not paths:
             unmatched.append((i, pattern))
             continue
+        if globbed.capped:
+            capped.append((i, pattern, len(paths)))
         for p in paths:
             bf = store.read(p)
             if all(f is not bf for f in files):
@@ -649,8 +682,25 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
                 continue
             seen.add((bf.path, id(m)))
             links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
-    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), declined=tuple(declined),
+    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined), tuple(capped),
                           refused=tuple(refused), cut=tuple(cut))
+
+
+def expand_cli_bench(raw: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[str, int, bool]]]:
+    """``--bench`` values with their globs expanded (relative to the working directory), as
+    ``bench:`` entries are: the paths to read, and each glob's (pattern, files kept, cut)."""
+    from budgetlint.files import globwalk
+
+    out: list[str] = []
+    globs: list[tuple[str, int, bool]] = []
+    for value in raw:
+        if not globwalk.has_magic(value):
+            out.append(value)  # read as given: a missing file is reported by the reader, by its name
+            continue
+        globbed = _glob(Path("."), value)  # given by the user: no roots, but the walk's bounds
+        globs.append((value, len(globbed.files), globbed.capped))
+        out.extend(str(p) for p in globbed.files)
+    return out, globs
 
 
 def unlinked(run_files: tuple[BenchFile, ...], per_budget: list[BudgetEvidence]

@@ -6,8 +6,9 @@ Directories are walked recursively; symlinked directories are followed once
 file system happens to return.
 
 A run reads only inside its *roots* (:func:`read_roots`): the git top level
-of each path given, or, outside git, the path itself (a file's folder), plus
-the folders ``--allow-read`` / the config's ``allow-read`` name. A symlink
+of the working directory and of each path given, or, outside git, the
+working directory and the paths themselves (a file's folder), plus the
+folders ``--allow-read`` / the config's ``allow-read`` name. A symlink
 found in a walk that leads out of them is refused with a finding, not read
 (so a committed link to ``/etc`` or ``~/.ssh`` is never read or named).
 """
@@ -52,7 +53,7 @@ def git_top(path: Path) -> Path | None:
 def read_roots(paths: list[str], allow: list[str] | tuple[str, ...] = ()) -> list[str]:
     """The folders a run may read in (real paths): see the module docstring."""
     roots: list[str] = []
-    for raw in paths:
+    for raw in [os.curdir, *paths]:  # the folder the run starts in, and each path checked
         path = Path(os.path.realpath(raw))
         top = git_top(path)
         roots.append(str(top if top is not None else path if fs.is_dir(path) else path.parent))

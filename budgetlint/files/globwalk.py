@@ -6,8 +6,8 @@ nothing matches. This walker matches the same patterns (``*``, ``?``,
 ``[...]`` within one path component, ``**`` across components, hidden names
 only when the pattern names them) but counts every directory entry it looks
 at, follows each real folder once (a link loop ends), visits folders in
-sorted order (the same result on every machine) and stops at a file, entry
-or time limit, saying which.
+sorted order (the same result on every machine, whatever order the file
+system lists them in) and stops at a file, entry or time limit, saying which.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ _MAGIC = re.compile(r"[*?[]")
 class Walk:
     """The files a pattern matched (sorted) and, if a limit cut the walk, which."""
 
-    files: list[Path] = field(default_factory=list)
-    limit: str | None = None
+    files: list[Path] = field(default_factory=list)  # in walk order: names sorted, folder by folder
+    limit: str | None = None  # the entry or time limit that cut the walk, in words
+    capped: bool = False  # more than max_files matched: the first max_files are kept
     base: str = ""
 
 
@@ -132,15 +133,13 @@ def walk(pattern: str, *, max_files: int = MAX_FILES, max_entries: int = MAX_ENT
                     subfolders.append((entry.path, name + "/", depth + 1))
                 continue
             if regex.match(name):
-                out.files.append(Path(entry.path))
                 if len(out.files) >= max_files:
-                    out.limit = f"the glob matched more than {max_files:,} files; the first {max_files:,} " \
-                                "in sorted order are read"
+                    out.capped = True
                     return _done(out)
+                out.files.append(Path(entry.path))
         stack.extend(reversed(subfolders))
     return _done(out)
 
 
 def _done(out: Walk) -> Walk:
-    out.files.sort()
-    return out
+    return out  # walk order is already deterministic: names sorted, a folder's files before its subfolders
