@@ -135,6 +135,8 @@ CASES: list[tuple[str, str, Callable[[Path], list[str]]]] = [
     ("18.8", "merge chain <<: *mid", merge_chain),
     ("15.9", "10**10**10 ms", _ttft("10**10**10 ms")),
     ("15.9", "a 5,000-digit integer", _ttft("9" * 5000 + " ms")),
+    ("15.9", "a 401-digit integer", _ttft("1" + "0" * 400 + " ms")),
+    ("15.9", "2**99999 ms", _ttft("2**99999 ms")),
     ("15.9", "a 100,000-letter unit", _ttft("1 " + "a" * 100_000)),
     ("18.1", "'1..5 s'", _ttft("1..5 s")),
     ("18.1", "'2 50 ms'", _ttft("2 50 ms")),

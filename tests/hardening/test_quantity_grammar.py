@@ -43,6 +43,8 @@ TYPOS = {
     "huge-power": ("ttft", "2**99999999 ms", "arithmetic is not evaluated"),
     "unit-power-tower": ("ttft", "1 s**9**9**9", "not one number and one unit"),
     "huge-integer": ("ttft", "9" * 5000 + " ms", "5,003 characters"),
+    "integer-beyond-float": ("ttft", "1" + "0" * 400 + " ms", "404 characters"),  # was exit 3 (OverflowError)
+    "power-beyond-float": ("ttft", "2**99999 ms", "arithmetic is not evaluated"),  # was exit 3 (OverflowError)
     "long-identifier": ("ttft", "1 " + "a" * 100_000, "100,002 characters"),
     "long-unit-name": ("ttft", "1 " + "q" * 40, "longer than 24 characters"),
     "deep-parentheses": ("ttft", "1 " + "(" * 30 + "s" + ")" * 30, "not one number and one unit"),
