@@ -408,7 +408,8 @@ def _hardware_row(hw: Any) -> dict:
 def _model_row(m: Any) -> dict:
     keys = ("parameters", "active_parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
             "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-            "sliding_window_layers", "experts", "experts_per_token", "max_context", "source")
+            "sliding_window_layers", "experts", "experts_per_token", "max_context", "vocab_size",
+            "tie_word_embeddings", "source")
     row = {"name": m.name, "aliases": list(m.aliases)}
     row.update({k: getattr(m, k) for k in keys})
     row["builtin"] = m.builtin

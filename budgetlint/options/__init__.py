@@ -21,6 +21,7 @@ class Options:
     efficiency_compute: float = 0.5
     collective_overhead: float = 0.10
     memory_usable_fraction: float = 0.9
+    memory_reserve_bytes: float | None = None  # None: the default runtime reserve (evaluate.adapter)
     teams_files: list[str] = field(default_factory=list)
     codeowners: str | None = None
     use_codeowners: bool = True
@@ -53,12 +54,12 @@ class Options:
         from budgetlint.evaluate import Assumptions
 
         return Assumptions(self.efficiency_bandwidth, self.efficiency_compute, self.collective_overhead,
-                           self.memory_usable_fraction)
+                           self.memory_usable_fraction, self.memory_reserve_bytes)
 
 
 #: options the config file and the flags share, by name
 ASSUMPTION_KEYS = ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
-                   "memory_usable_fraction", "margin_warning")
+                   "memory_usable_fraction", "memory_reserve_bytes", "margin_warning")
 
 
 def resolve(config: Any, **flags: Any) -> Options:

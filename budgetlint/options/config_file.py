@@ -49,6 +49,7 @@ KEYS: tuple[str, ...] = (
     "efficiency",
     "collective-overhead",
     "memory-usable-fraction",
+    "memory-reserve",
     "catalog",
     "teams",
     "codeowners",
@@ -84,6 +85,7 @@ class Config:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
+    memory_reserve_bytes: float | None = None
     catalog: list[str] = field(default_factory=list)
     teams: list[str] = field(default_factory=list)
     codeowners: str | None = None
@@ -340,6 +342,21 @@ class _Reader:
             return None
         return float(value)
 
+    def _bytes(self, key: str, value: Any) -> float | None:
+        """A memory size with its unit ("3 GiB"); 0 is allowed."""
+        from budgetlint.model.units import UnitError, parse_quantity
+
+        if isinstance(value, str):
+            try:
+                number, _kind = parse_quantity(value, "information")
+            except UnitError as exc:
+                self.error(f"{key!r}: {exc.message}", key)
+                return None
+            if math.isfinite(number) and number >= 0:
+                return number
+        self.error(f"{key!r} must be a memory size with its unit such as \"3 GiB\", got {value!r}", key)
+        return None
+
     def _path(self, value: str) -> str:
         p = Path(value)
         return str(p if p.is_absolute() else (self.cfg.base_dir / p))
@@ -424,6 +441,8 @@ class _Reader:
                                                      allow_zero=True, upper=0.99)
         if "memory-usable-fraction" in t:
             cfg.memory_usable_fraction = self._fraction("memory-usable-fraction", t["memory-usable-fraction"])
+        if "memory-reserve" in t:
+            cfg.memory_reserve_bytes = self._bytes("memory-reserve", t["memory-reserve"])
         if "catalog" in t:
             cfg.catalog = [self._path(v) for v in self._strings("catalog", t["catalog"]) or []]
         if "teams" in t:

@@ -17,7 +17,7 @@ from typing import Iterator
 
 from budgetlint.findings import Finding, Severity, printable, printable_lines
 from budgetlint.report import Report
-from budgetlint.reporters._common import TOOL_NAME, promise_rows
+from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_headroom_cell, promise_rows, row_owner
 
 
 @dataclass
@@ -51,8 +51,12 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
             props = {"budget": budget.name, "promise": row.name}
             if row.verdict:
                 props["verdict"] = row.verdict
-            if budget.owner:
-                props["owner"] = budget.owner
+            owner = row_owner(budget, row)
+            if owner:
+                props["owner"] = owner
+            room = analysis_value(budget, "headroom", row)
+            if room is not None:
+                props["headroom"] = format_headroom_cell(room)
             if budget.percentile:
                 props["percentile"] = budget.percentile
             case = _Case(f"{budget.name}: {row.name}", budget.file, budget.line, props)
