@@ -33,6 +33,12 @@ class Options:
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
     simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
+    #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
+    allow_read: list[str] = field(default_factory=list)
+    #: the folders this run reads in, set by run_check from its paths (None: not set yet)
+    roots: list[str] | None = None
+    #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
+    max_bench_bytes: int | None = None
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
@@ -81,6 +87,8 @@ def resolve(config: Any, **flags: Any) -> Options:
             setattr(options, name, getattr(config, name))
     options.simulate = not given.pop("no_simulate", False) and config.simulate is not False
     options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
+    options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
+    options.max_bench_bytes = getattr(config, "max_bench_bytes", None)
     threshold = given.pop("regression_threshold", None)
     options.regression_threshold = (threshold if threshold is not None else config.regression_threshold) or 0.0
     for name, value in given.items():

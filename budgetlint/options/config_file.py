@@ -34,6 +34,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_RULE = "BL501"
+#: config files (pyproject.toml included) larger than this are not read
+MAX_CONFIG_BYTES = 1024 * 1024
 
 #: every key the table may hold, in the order the docs list them
 KEYS: tuple[str, ...] = (
@@ -58,6 +60,8 @@ KEYS: tuple[str, ...] = (
     "evidence-engine",
     "evidence-engine-version",
     "simulate",
+    "allow-read",
+    "max-bench-size",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -96,6 +100,8 @@ class Config:
     evidence_engine_version: str | None = None
     simulate: bool | None = None
     paths: list[str] = field(default_factory=list)
+    allow_read: list[str] = field(default_factory=list)
+    max_bench_bytes: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -150,11 +156,11 @@ def _deepest(text: str, limit: int = 100) -> tuple[int, int]:
 
 def _has_table(path: Path) -> bool:
     try:
-        data = _toml(path.read_text(encoding="utf-8"))
+        data = _toml(fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # a broken pyproject.toml is not ours to report unless it names us
         try:
-            return "[tool.budgetlint" in path.read_text(encoding="utf-8", errors="replace")
+            return "[tool.budgetlint" in fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return False
     tool = data.get("tool")
@@ -227,7 +233,7 @@ def parse_config(path: Path) -> Config:
     cfg = Config(path=path.resolve())
     where = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")  # never a pipe, never unbounded
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {where}: {exc}") from None
     try:
@@ -474,4 +480,10 @@ class _Reader:
                 cfg.simulate = t["simulate"]
             else:
                 self.error("'simulate' must be true or false", "simulate")
+        if "allow-read" in t:
+            cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
+        if "max-bench-size" in t:
+            mib = self._fraction("max-bench-size", t["max-bench-size"], upper=1024 * 1024)
+            if mib is not None:
+                cfg.max_bench_bytes = int(mib * 1024 * 1024)
 

@@ -12,17 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
+from budgetlint.reporters.markdown_text import text
 
 HEADER = ["Budget", "Change", "Before", "After", ""]
 REGRESSION_MARK = "⚠️ regression"
 
 
-def _cell(text: object) -> str:
-    s = "" if text is None else str(text)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace("\\", "\\\\").replace("|", "\\|")
-    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-    return s.strip() or " "
+def _cell(value: object) -> str:
+    """Budget names, files and values as markdown text (no link, image or control byte gets through)."""
+    return text(value)
 
 
 def _row(cells: list[Any]) -> str:

@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from budgetlint.findings import Finding, Severity
+from budgetlint.findings import Finding, Severity, printable, printable_lines
 from budgetlint.report import Report
 from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_headroom_cell, promise_rows, row_owner
 
@@ -98,10 +98,10 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
 
 
 def _describe(finding: Finding) -> str:
-    loc = f"{finding.location}: " if finding.location else ""
-    text = f"{loc}{finding.rule} {finding.severity.label}: {finding.message}"
+    loc = f"{finding.location}: " if finding.location else ""  # str(Location) escapes the file name
+    text = f"{loc}{finding.rule} {finding.severity.label}: " + "\n".join(printable_lines(finding.message))
     if finding.fix:
-        text += f"\nhelp: {finding.fix}"
+        text += "\nhelp: " + "\n".join(printable_lines(finding.fix))
     return text
 
 
@@ -176,11 +176,12 @@ def _xml_safe(text: str) -> str:
 
 
 def _sanitise(tree: ET.Element) -> None:
+    """Texts XML can carry, and attributes (names, file names, messages) on one printable line."""
     for element in tree.iter():
         if element.text:
             element.text = _xml_safe(element.text)
         for key, value in list(element.attrib.items()):
-            element.set(key, _xml_safe(value))
+            element.set(key, printable(value))
 
 
 _HEADER = '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters.markdown_text import text
 from budgetlint.reporters._common import (
     TOOL_NAME,
     analysis_value,
@@ -52,12 +53,14 @@ SEVERITY_MARKS: dict[Severity, str] = {
 
 
 def cell(text: object) -> str:
-    """Text made safe for one GitHub markdown table cell."""
+    """Our own text (which may hold markdown, such as a `code` span) made safe for one table cell."""
     s = "" if text is None else str(text)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
     return s.strip() or " "
+
+
 
 
 def _row(cells: list[str]) -> str:
@@ -85,14 +88,14 @@ def budget_rows(budget: BudgetResult) -> list[str]:
         rows.append(
             _row(
                 [
-                    cell(budget.name),
+                    text(budget.name),
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
                     cell(format_quantity(analysis_value(budget, "realistic", p), p.unit)),
                     cell(measured_cell(budget, p)),
                     cell(format_headroom_cell(analysis_value(budget, "headroom", p))),
-                    cell(row_owner(budget, p) or "—"),
+                    text(row_owner(budget, p)) if row_owner(budget, p) else "—",
                     cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
                 ]
             )
@@ -170,9 +173,9 @@ def finding_row(finding: Finding) -> str:
         [
             cell(SEVERITY_MARKS[finding.severity]),
             cell(f"`{finding.rule}`"),
-            cell(where),
-            cell(finding.budget or "—"),
-            cell(message),
+            text(where) if finding.location else "—",
+            text(finding.budget) if finding.budget else "—",
+            text(message),
         ]
     )
 

@@ -162,7 +162,7 @@ def base_report(ref: str, paths: list[str], options: Any, run_check: Any) -> tup
         base_cwd.mkdir(parents=True, exist_ok=True)
         existing = [p for p in rebased_paths if fs.exists(Path(p))]
         base_options = dataclasses.replace(
-            options, base_ref=None,
+            options, base_ref=None, roots=None,  # the base run reads inside its own mirror
             teams_files=[t for t, _ in teams if fs.exists(Path(t))],
             codeowners=codeowners[0] if codeowners else None,
             bench=[str((cwd / b).resolve()) if not Path(b).is_absolute() else b for b in options.bench],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from budgetlint.findings import printable
 from budgetlint.model.units import format_headroom, format_percent, format_quantity
 from budgetlint.rules._messages import headroom
 
@@ -59,8 +60,8 @@ def explain_budget(evaluation: Any) -> str:
     b = ev.budget
     lines: list[str] = []
     add = lines.append
-    add(f"{b.name}  ({b.loc('name')})")
-    add(f"  owner {b.owner or '(none)'}; promise at {b.percentile or 'an unstated percentile'}")
+    add(f"{printable(b.name)}  ({b.loc('name')})")
+    add(f"  owner {printable(b.owner or '(none)')}; promise at {printable(b.percentile or 'an unstated percentile')}")
     p = b.promise
     promised = []
     if p.ttft_s is not None:
@@ -72,7 +73,7 @@ def explain_budget(evaluation: Any) -> str:
         promised.append(f"e2e {_t(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
-        add(f"  physics not checked: {ev.skipped}")
+        add(f"  physics not checked: {printable(ev.skipped)}")
         lines.extend(evidence_lines(evaluation.links, b))
         lines.extend(calibration_lines(evaluation))
         return "\n".join(lines)
@@ -83,15 +84,16 @@ def explain_budget(evaluation: Any) -> str:
     n = d.devices
     add("")
     add("  Inputs")
-    add(f"    model     {m.name}: {_n(m.parameters)} parameters"
+    add(f"    model     {printable(m.name)}: {_n(m.parameters)} parameters"
         + (f" ({_n(m.active)} active)" if m.active != m.parameters else "")
         + f", {m.layers} layers"
         + (f", {m.kv_heads} KV heads x {m.head_dim} head dim" if m.attention != "mla" else
            f", MLA latent {m.kv_lora_rank} + rope {m.qk_rope_head_dim}")
-        + f"   [{m.origin()}]")
+        + f"   [{printable(m.origin())}]")
     peak_line = (f"{_f(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}" if bd.compute_known
                  else "no compute peak (unknown: compute is not checked)")
-    add(f"    hardware  {hw.name}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   [{hw.origin()}]")
+    add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
+        f"[{printable(hw.origin())}]")
     add(f"    deploy    N = {n} device(s), {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
