@@ -94,7 +94,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
             import datetime as _dt
 
             today = _dt.date.today()
-        cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days)
+        cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days,
+                                   getattr(env.bench, "roots", None))
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof)

@@ -181,7 +181,8 @@ def _load(path: str) -> tuple[Any, list]:
     return hit
 
 
-def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_age_days: Any = None) -> Optional[CalibrationEvaluation]:
+def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_age_days: Any = None,
+                         roots: Any = None) -> Optional[CalibrationEvaluation]:
     """The budget's calibration: its predictions with their band, staleness, runs outside the band.
 
     Updates ``roof``'s realistic TTFT/TPOT/E2E to the calibrated values (the
@@ -198,6 +199,13 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
     raw = Path(dep.calibration)
     path = raw if raw.is_absolute() else Path(b.doc.file).parent / raw
     ce = CalibrationEvaluation(str(path), b.loc("deployment", "calibration"))
+    from budgetlint.files.discovery import inside, outside_words
+
+    if roots is not None and not inside(path, roots):
+        ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} is not read: it is "
+                                   + outside_words(roots), ce.declared_at,
+                                   budget=b.name))
+        return ce
     if not path.is_file():
         ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} does not exist",
                                    ce.declared_at, budget=b.name))

@@ -130,3 +130,21 @@ def test_leave_one_out_on_the_sglang_sweep() -> None:
     doc = res.document
     assert len(doc["runs"]) == 7
     assert statistics.median(_loo(doc, "ttft")) < 0.20
+
+
+def test_a_calibration_outside_the_folders_a_run_reads_is_refused(tmp_path: Path) -> None:
+    """Like a `bench:` file: a `calibration:` outside the run's read roots is not opened (BL310)."""
+    here, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "cal.yaml").write_text((CASE / "cal.yaml").read_text())
+    (here / "teams.yaml").write_text((CASE / "teams.yaml").read_text())
+    (here / "b.yaml").write_text((CASE / "budgets.yaml").read_text()
+                                 .replace("calibration: cal.yaml", f"calibration: {elsewhere / 'cal.yaml'}")
+                                 .replace("bench: [runs/new.json]", "bench: []"))
+    r = CliRunner().invoke(main, ["check", str(here / "b.yaml"), str(here / "teams.yaml"), "--no-codeowners",
+                                  "--format", "json"])
+    report = json.loads(r.output)
+    found = [f for f in report["findings"] if f["rule"] == "BL310"]
+    assert len(found) == 1 and "not read" in found[0]["message"]
+    assert report["budgets"][0]["analysis"]["calibration"]["usable"] is False
