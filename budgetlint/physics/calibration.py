@@ -399,17 +399,23 @@ def leave_one_out(observations: Sequence[Observation], full: Fit, max_evals: int
 
 
 def error_summary(held_out: Sequence[HeldOut]) -> dict[str, dict[str, float]]:
-    """Per metric (ttft, tpot): median and max absolute leave-one-out relative error, and count."""
+    """Per metric (ttft, tpot): median and max absolute leave-one-out relative error over every held-out
+    statistic (p50, mean, ...) of every run, and ``count``: the runs held out."""
     by: dict[str, list[float]] = {}
+    runs: dict[str, int] = {}
     for h in held_out:
+        seen = set()
         for (metric, _), e in h.errors.items():
             by.setdefault(metric, []).append(abs(e))
+            seen.add(metric)
+        for metric in seen:
+            runs[metric] = runs.get(metric, 0) + 1
     out = {}
     for metric, errs in by.items():
         s = sorted(errs)
         mid = len(s) // 2
         med = s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
-        out[metric] = {"median": med, "max": s[-1], "count": float(len(s))}
+        out[metric] = {"median": med, "max": s[-1], "count": float(runs[metric])}
     return out
 
 

@@ -112,6 +112,7 @@ def test_leave_one_out_on_the_vllm_sweep(tmp_path: Path) -> None:
     res = calibrate([str(SHARED / "vllm" / "vllm-bench-automation_llmd_l40s_llama3b_jsonl.json")],
                     model="llama-3.2-3b", hardware="l40s", replicas=4)
     doc = res.document
+    print("vLLM sweep leave-one-out:", doc["error"])
     assert len(doc["runs"]) == 6 and len(doc["skipped"]) == 3
     assert statistics.median(_loo(doc, "ttft")) < 0.20
     assert statistics.median(_loo(doc, "tpot")) < 0.25
@@ -128,6 +129,7 @@ def test_leave_one_out_on_the_sglang_sweep() -> None:
     res = calibrate([str(SHARED / "sglang" / "datacrunch_h200_llama33-70b_online.jsonl")],
                     model="llama-3.3-70b", hardware="h200-sxm", devices=4)
     doc = res.document
+    print("SGLang sweep leave-one-out:", doc["error"])
     assert len(doc["runs"]) == 7
     assert statistics.median(_loo(doc, "ttft")) < 0.20
 

@@ -112,7 +112,7 @@ def test_leave_one_out_reports_held_out_errors() -> None:
     loo = core.leave_one_out(runs, full, max_evals=300)
     assert len(loo) == 8
     summary = core.error_summary(loo)
-    assert set(summary) == {"ttft", "tpot"}
+    assert set(summary) == {"ttft", "tpot"} and summary["tpot"]["count"] == 8
     assert 0 <= summary["tpot"]["median"] <= summary["tpot"]["max"] < 0.5
     assert core.leave_one_out(runs[:2], full) == []  # fewer than 3 runs: no band
 
