@@ -149,9 +149,9 @@ def test_bad_traffic_input_is_located(tmp_path: Path) -> None:
 
 
 def test_a_full_kv_cache_is_named_as_the_mechanism(tmp_path: Path) -> None:
-    """32 users of 6,000 + 2,000 tokens on a 24 GB L4: the cache holds ~17,700 tokens
-    (21.6 GB usable - main's default 3 GiB runtime reserve - 16.1 GB of weights, at 131,072 B
-    per token), not 256,000."""
+    """32 users of 6,000 + 2,000 tokens on a 24 GB L4: the cache holds ~17,000 tokens
+    (21.6 GB usable - 16.06 GB of weights - the 3 GiB default runtime reserve, at
+    131,072 B per token), not 256,000."""
     tmp_path.joinpath("teams.yaml").write_text(TEAMS)
     tmp_path.joinpath("b.yaml").write_text(textwrap.dedent("""\
         version: 1
@@ -166,7 +166,8 @@ def test_a_full_kv_cache_is_named_as_the_mechanism(tmp_path: Path) -> None:
         """))
     _, doc = check(tmp_path)
     load = doc["budgets"][0]["load"]
-    assert load["scheduler"]["kv_capacity_tokens"] == pytest.approx((24e9 * 0.9 - 3 * 2**30 - 16.06e9) / 131072, rel=0.01)
+    assert load["scheduler"]["kv_capacity_tokens"] == pytest.approx((24e9 * 0.9 - 16.06e9 - 3 * 2**30) / 131072,
+                                                                    rel=0.01)
     assert load["preemptions_per_request"] > 0.1
     f = next(f for f in doc["findings"] if f["rule"] == "BL307")
     assert "KV cache" in f["message"] and "preemptions per request" in f["message"]
