@@ -110,5 +110,5 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     analysis.update(evidence.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
-    load = evaluate_load(budget, roof, env)
+    load = evaluate_load(budget, roof, env, cal)
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal)

@@ -17,9 +17,10 @@ their contexts, ``(U_j, C_j)`` each prefill chunk's new and earlier tokens::
 kernel launches) and per-layer collective latency; both default to 0, which
 leaves every uncalibrated result unchanged (:mod:`.calibration`).
 
-``W(T)`` is the weight bytes a pass over T tokens touches
-(:func:`~budgetlint.physics.memory.moe_params_touched`: all of a dense
-model, more experts as T grows for MoE). A decode-only iteration is exactly
+``W(T)`` is the weight bytes a pass over T tokens reads
+(:func:`~budgetlint.physics.memory.params_read`, as the flat analysis: all of
+a dense model but the input-embedding rows not gathered, more experts as T
+grows for MoE). A decode-only iteration is exactly
 :func:`~budgetlint.physics.decode.decode_step` with ``tokens_per_sequence =
 k + 1``; a prefill-only iteration of one chunk is exactly
 :func:`~budgetlint.physics.prefill.prefill_time` (no collective factor, as
@@ -45,7 +46,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .decode import collective_factor
-from .memory import kv_bytes_per_token, kv_bytes_per_token_per_layer, moe_params_touched, weight_bytes
+from .memory import kv_bytes_per_token, kv_bytes_per_token_per_layer, params_read, weight_bytes
 from .precision import compute_peak
 from .prefill import attention_flop, linear_flop
 from .shapes import ROOFLINE, Deployment, Efficiency, ModelShape
@@ -176,7 +177,7 @@ class RooflineStepCost:
         if hit is None:
             model = self._model if which == 0 else self._draft
             b = self._b_w if which == 0 else self._b_wd
-            hit = weight_bytes(moe_params_touched(model, tokens), b) / self._n / self._bw  # type: ignore[arg-type]
+            hit = weight_bytes(params_read(model, tokens), b) / self._n / self._bw  # type: ignore[arg-type]
             self._w_cache[key] = hit
         return hit
 

@@ -336,6 +336,8 @@ def under_load(evaluation: Any) -> list[str]:
         out.append(f"    traffic: closed loop, {load.concurrency} users per replica, {load.replicas} replica(s)")
     out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
                f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
+    out.append(f"    step cost: {load.calibrated}" if load.calibrated
+               else "    step cost: the roofline at the assumed efficiencies (no calibration)")
     u = utilisation(load)
     ut = f"{u:.2f}" if u is not None else "unknown"
     sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
