@@ -60,6 +60,7 @@ class BudgetEvaluation:
     evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
     analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
+    lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -75,11 +76,17 @@ class BudgetEvaluation:
 
 
 def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
-    """The one evaluation of ``budget``."""
+    """The one evaluation of ``budget``.
+
+    Workload lengths given ``from_bench`` are read first (evaluate/lengths.py):
+    the evaluation's ``budget`` is then the budget with those lengths in it, and
+    rules and reporters read that one."""
     from budgetlint.evaluate import evidence, roofline
+    from budgetlint.evaluate.lengths import resolve_lengths
     from budgetlint.evaluate.levers import levers_for
     from budgetlint.evaluate.load import evaluate_load
 
+    budget, lengths = resolve_lengths(budget, env.bench)
     roof = roofline.evaluate(budget, env.assumptions)
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
@@ -96,4 +103,4 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
     analysis.update(evidence.evidence_analysis(budget, found.links))
     load = evaluate_load(budget, roof, env)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, lengths)
