@@ -168,21 +168,21 @@ class CalibrationEvaluation:
         return out
 
 
-_CACHE: dict[str, tuple[Any, list]] = {}
-
-
-def _load(path: str) -> tuple[Any, list]:
+def _load(path: str, cache: dict | None) -> tuple[Any, list]:
+    """A calibration file, read once per run (``cache`` is the run's, in its Environment)."""
     from budgetlint.files.calibration_file import load_calibration
 
-    hit = _CACHE.get(path)
+    if cache is None:
+        return load_calibration(path)
+    hit = cache.get(path)
     if hit is None:
         hit = load_calibration(path)
-        _CACHE[path] = hit
+        cache[path] = hit
     return hit
 
 
 def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_age_days: Any = None,
-                         roots: Any = None) -> Optional[CalibrationEvaluation]:
+                         roots: Any = None, cache: dict | None = None) -> Optional[CalibrationEvaluation]:
     """The budget's calibration: its predictions with their band, staleness, runs outside the band.
 
     Updates ``roof``'s realistic TTFT/TPOT/E2E to the calibrated values (the
@@ -210,7 +210,7 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
         ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} does not exist",
                                    ce.declared_at, budget=b.name))
         return ce
-    cal, problems = _load(str(path))
+    cal, problems = _load(str(path), cache)
     if cal is None:
         ce.problems.extend(problems)
         return ce

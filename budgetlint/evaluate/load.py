@@ -96,6 +96,8 @@ class LoadEvaluation:
     simulations: int = 0
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
+    prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
+    output_lengths: Any = None
 
     def predicted(self, promise: str) -> Optional[float]:
         """The simulated value of ``promise`` (ttft | tpot | e2e) at the budget's percentile,
@@ -235,6 +237,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens), output=_length(wl.output_dist, wl.output_tokens),
                   prefix_hit_tokens=min(1.0, cached_share),
                   prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
+    out.prompt_lengths, out.output_lengths = common["prompt"], common["output"]
     if wl.arrival_rate_per_s is not None:
         rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
         out.arrival_rate_per_s = rate

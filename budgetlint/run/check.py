@@ -182,6 +182,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         batch = Report(findings=fb.findings)
         for b in fb.budgets:
             ev = evaluate_budget(b, env)
+            b = ev.budget  # with its `from_bench` lengths read
             per_budget_evidence.append(ev.evidence)
             for rule in rules:
                 for f in rule.check(b, ev, rctx):

@@ -82,12 +82,13 @@ def test_an_invalid_calibration_is_reported_with_its_position(tmp_path: Path) ->
 
 def test_a_calibrated_budget_carries_the_band_in_json_and_its_verdict(tmp_path: Path) -> None:
     """The case's calibration: 60 % bandwidth, 3 ms per iteration. TPOT by hand at 16 sequences of
-    2,000 + 100 tokens: weights 16.06 GB + KV 16 x 2,100 x 131,072 B = 4.40 GB, over 0.6 x 3.35 TB/s,
-    plus 3 ms = 13.18 ms."""
+    2,000 + 100 tokens: weights read 8.03e9 x 2 B less the input-embedding rows not gathered
+    ((128,256 - 16) x 4,096 x 2 B = 1.05 GB; physics.md, issue 11) = 15.01 GB, + KV 16 x 2,100 x
+    131,072 B = 4.40 GB, over 0.6 x 3.35 TB/s, plus 3 ms = 12.66 ms."""
     r = CliRunner().invoke(main, ["check", str(CASE), "--no-codeowners", "--format", "json"])
     report = json.loads(r.output)
     cal = report["budgets"][0]["analysis"]["calibration"]
-    want = (8.03e9 * 2 + 16 * 2100 * 131072) / (0.6 * 3.35e12) + 3e-3
+    want = (8.03e9 * 2 - (128256 - 16) * 4096 * 2 + 16 * 2100 * 131072) / (0.6 * 3.35e12) + 3e-3
     assert cal["predicted"]["tpot_s"] == pytest.approx(want, rel=0.01)
     assert cal["band"] == {"ttft": 0.12, "tpot": 0.08, "e2e": 0.12}
     assert cal["runs"] == 3 and cal["leave_one_out_median_error"] == {"ttft": 0.06, "tpot": 0.04}
