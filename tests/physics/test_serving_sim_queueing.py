@@ -126,7 +126,7 @@ def test_mean_wait_is_pollaczek_khinchine(case, rho: float, requests: int) -> No
     _, prompt, output, es, es2 = case
     lam = rho / es
     raw = run(COST, Traffic(prompt=prompt, output=output, arrival_rate_per_s=lam),
-              Scheduler(max_num_seqs=1), requests=requests, seed=2)
+              Scheduler(max_num_seqs=1), requests=requests, seed=2, max_events=10 * requests)
     mean_wait = math.fsum(r.queue_s for r in raw.records) / len(raw.records)
     assert mean_wait == pytest.approx(pk_mean_wait(lam, es, es2), rel=0.03)
     res = summarise(raw, [PercentilePromise("queue_s", 95, 1.0)])
@@ -141,7 +141,7 @@ def test_mean_wait_is_pollaczek_khinchine_near_saturation(case) -> None:
     _, prompt, output, es, es2 = case
     lam = 0.95 / es
     raw = run(COST, Traffic(prompt=prompt, output=output, arrival_rate_per_s=lam),
-              Scheduler(max_num_seqs=1), requests=3_000_000, warmup=100_000, seed=2)
+              Scheduler(max_num_seqs=1), requests=3_000_000, warmup=100_000, seed=2, max_events=30_000_000)
     mean_wait = math.fsum(r.queue_s for r in raw.records) / len(raw.records)
     assert mean_wait == pytest.approx(pk_mean_wait(lam, es, es2), rel=0.03)
     check_little(raw)
