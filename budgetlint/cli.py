@@ -142,12 +142,15 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
+              help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
+                   "Small runs stay in one process; the output is the same either way.")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -161,7 +164,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        bench=bench, bench_format=bench_format, base_ref=base_ref,
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
-                       regression_threshold=regression_threshold)
+                       regression_threshold=regression_threshold, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options), options)

@@ -31,6 +31,7 @@ class Options:
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
+    jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
