@@ -86,9 +86,27 @@ DEPLOYMENTS = [
 # --------------------------------------------------------------------------- the synthetic monorepo
 
 
-def generate(root: Path, files: int, per_file: int = 10, seed: int = 6) -> int:
-    """``files`` budget files of ``per_file`` budgets each, plus hardware/models/teams; returns budgets."""
+def configurations(count: int, seed: int = 16) -> list[tuple]:
+    """``count`` distinct serving configurations (deployment and workload), as a fleet has a few."""
     rng = random.Random(seed)
+    out: list[tuple] = []
+    while len(out) < count:
+        cfg = (*rng.choice(DEPLOYMENTS), rng.choice([200, 1000, 2000, 4000]), rng.choice([50, 200, 600, 1000]),
+               rng.choice([1, 2, 4, 8]), rng.choice([0, 0.5]), rng.choice(["bf16", "fp8"]))
+        if cfg not in out:
+            out.append(cfg)
+    return out
+
+
+def generate(root: Path, files: int, per_file: int = 10, seed: int = 6, configs: int | None = None) -> int:
+    """``files`` budget files of ``per_file`` budgets each, plus hardware/models/teams; returns budgets.
+
+    With ``configs``, every budget runs one of that many distinct configurations
+    (deployment and workload, as real repositories share a few); only the
+    promises, percentiles, names and owners differ. Without, each budget draws
+    its own (about 3,000 distinct among 10,000 budgets)."""
+    rng = random.Random(seed)
+    fleet = configurations(configs) if configs else None
     root.mkdir(parents=True, exist_ok=True)
     teams = [f"@acme/team-{i:02d}" for i in range(40)]
     (root / "teams.yaml").write_text("version: 1\nkind: teams\nteams:\n" + "".join(
@@ -140,8 +158,12 @@ models:
         lines = ["version: 1", "kind: budgets", "budgets:"]
         for j in range(per_file):
             count += 1
-            model, hardware, devices, weights = rng.choice(DEPLOYMENTS)
-            prompt, output = rng.choice([200, 1000, 2000, 4000]), rng.choice([50, 200, 600, 1000])
+            cfg = fleet[rng.randrange(len(fleet))] if fleet else None
+            if cfg:
+                model, hardware, devices, weights, prompt, output = cfg[:6]
+            else:
+                model, hardware, devices, weights = rng.choice(DEPLOYMENTS)
+                prompt, output = rng.choice([200, 1000, 2000, 4000]), rng.choice([50, 200, 600, 1000])
             tight = rng.random() < 0.1  # about one budget in ten cannot be met or is at risk
             ttft_ms = rng.choice([50, 100]) if tight else rng.choice([800, 1500, 3000])
             pace = rng.choice([150, 300]) if tight else rng.choice([5, 8, 10, 15])
@@ -154,8 +176,8 @@ models:
                 "    workload:",
                 f"      prompt_tokens: {prompt}",
                 f"      output_tokens: {output}",
-                f"      concurrency: {rng.choice([1, 2, 4, 8])}",
-                f"      prefix_cache_hit: {rng.choice([0, 0.5])}",
+                f"      concurrency: {cfg[6] if cfg else rng.choice([1, 2, 4, 8])}",
+                f"      prefix_cache_hit: {cfg[7] if cfg else rng.choice([0, 0.5])}",
                 "    promise:",
                 f"      ttft: {ttft_ms} ms",
                 f"      pace: {pace} token/s" if rng.random() < 0.5 else f"      tpot: {1000 / pace:g} ms",
@@ -174,7 +196,7 @@ models:
                 f"      hardware: {hardware}",
                 f"      devices: {devices}",
                 f"      weight_precision: {weights}",
-                f"      kv_precision: {rng.choice(['bf16', 'fp8'])}",
+                f"      kv_precision: {cfg[8] if cfg else rng.choice(['bf16', 'fp8'])}",
             ]
         d = root / "services" / f"group-{i % 50:02d}"
         d.mkdir(parents=True, exist_ok=True)

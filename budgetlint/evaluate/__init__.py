@@ -45,6 +45,7 @@ class Environment:
     only_budget: bool = False  # the run has one budget: --bench files speak for it
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
+    shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     roof = roofline.evaluate(budget, env.assumptions)
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
-        levers = levers_for(env.catalog, roof)
+        levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
