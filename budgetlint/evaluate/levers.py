@@ -63,6 +63,7 @@ def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) 
 
 
 def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluation) -> tuple[Any, ...]:
+    from budgetlint.evaluate import share
     from budgetlint.physics.levers import evaluate_levers
 
     accelerators = []
@@ -77,7 +78,7 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
         found = evaluate_levers(
             ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
             edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
-            accelerators=accelerators,
+            accelerators=accelerators, analyse_with=share.analyse,
         )
     except ValueError:
         found = []

@@ -133,8 +133,83 @@ def _leaf_errors(error: Any) -> Iterator[Any]:
     yield error
 
 
+#: documents a process validates with jsonschema alone before it compiles the fast path
+#: (~0.1 s per kind: a cold start on a few files would pay more than it saves)
+FAST_AFTER = 20
+_validated = 0
+
+
+def _guard(node: Any) -> Any:
+    """The inlined schema with the fast path's looser spots closed.
+
+    fastjsonschema compares ``const``/``enum`` with ``==``, where ``True == 1``;
+    jsonschema tells booleans from numbers. Each const/enum holding a number or
+    a boolean also gets the type of its values, so the fast path never
+    accepts what jsonschema rejects (tests/fuzz/test_schema_fast_path.py).
+    """
+    if isinstance(node, dict):
+        out = {k: (v if k in ("enum", "const", "examples", "default") else _guard(v)) for k, v in node.items()}
+        values = node["enum"] if isinstance(node.get("enum"), list) else (
+            [node["const"]] if "const" in node else [])
+        if any(isinstance(v, (bool, int, float)) for v in values):
+            types = sorted({"boolean" if isinstance(v, bool) else "number" if isinstance(v, (int, float))
+                            else "null" if v is None else "string" if isinstance(v, str)
+                            else "array" if isinstance(v, list) else "object" for v in values})
+            return {"allOf": [out, {"type": types}]}
+        return out
+    if isinstance(node, list):
+        return [_guard(v) for v in node]
+    return node
+
+
+@functools.lru_cache(maxsize=None)
+def fast_validator(kind: str) -> Any:
+    """A compiled yes/no check of one kind's schema (fastjsonschema), or None.
+
+    It only ever vouches for a document: a document it rejects, or anything
+    it cannot judge, goes to jsonschema, whose errors (and so every message)
+    stay the report's. Formats are jsonschema's own checkers.
+    """
+    try:
+        import fastjsonschema
+    except ImportError:  # optional speed-up: without it every document goes to jsonschema
+        return None
+    inlined = _inline_refs(load_schema(KIND_SCHEMAS[kind]), KIND_SCHEMAS[kind])
+    if inlined is None:
+        return None
+    full = validator(kind)
+    checker = full.FORMAT_CHECKER
+    formats = {name: (lambda value, name=name: checker.conforms(value, name)) for name in checker.checkers}
+    schema = dict(_guard(inlined))
+    schema["$schema"] = "http://json-schema.org/draft-07/schema#"  # our subset reads the same in draft 7
+    try:
+        check = fastjsonschema.compile(schema, formats=formats, use_default=False)
+    except Exception:  # noqa: BLE001  (a schema it cannot compile: jsonschema alone)
+        return None
+
+    def vouches(data: Any) -> bool:
+        try:
+            check(data)
+        except Exception:  # noqa: BLE001  (invalid, or beyond it: jsonschema decides)
+            return False
+        return True
+
+    return vouches
+
+
 def validate(doc: Document, kind: str) -> list[Finding]:
-    """Validate ``doc`` against its kind's schema; return findings with positions."""
+    """Validate ``doc`` against its kind's schema; return findings with positions.
+
+    After :data:`FAST_AFTER` documents, a compiled check vouches for valid
+    documents first; only those it does not vouch for are validated by
+    jsonschema, which gives every error and message.
+    """
+    global _validated
+    _validated += 1
+    if _validated > FAST_AFTER:
+        fast = fast_validator(kind)
+        if fast is not None and fast(doc.data):
+            return []
     findings: list[Finding] = []
     for top in validator(kind).iter_errors(doc.data):
         for error in _leaf_errors(top):

@@ -1,0 +1,116 @@
+"""The schema fast path never vouches for a document jsonschema rejects.
+
+``files/schema.py`` lets a compiled check (fastjsonschema) vouch for valid
+documents and sends everything else to jsonschema, whose errors are the
+report's. The one way this could go wrong is the fast path accepting what
+jsonschema rejects: these tests hold that it does not, on schema-shaped
+documents pushed to the extremes (the fuzz profile's examples), on the
+differences we know between the two libraries, and on every shipped and
+case file.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, strategies as st
+
+from budgetlint.files import schema as schema_mod
+from budgetlint.files.loader import load_file
+
+from fuzz_support import REPO_ROOT, extreme_scalar, from_our_schema, fuzz_settings, inlined_schema
+
+pytest.importorskip("fastjsonschema", reason="the fast path is off without fastjsonschema")
+
+KINDS = ("budgets", "hardware", "models", "teams")
+
+
+def _agree(kind: str, data: Any) -> None:
+    fast = schema_mod.fast_validator(kind)
+    assert fast is not None
+    errors = list(schema_mod.validator(kind).iter_errors(data))
+    if fast(data):
+        assert not errors, f"the fast path vouched for a document jsonschema rejects: {errors[0].message}"
+
+
+@fuzz_settings(suppress_health_check=list(HealthCheck))
+@given(data=st.data(), kind=st.sampled_from(KINDS))
+def test_schema_shaped_documents(data: st.DataObject, kind: str) -> None:
+    doc = data.draw(from_our_schema(inlined_schema(f"{kind}.schema.json")))
+    _agree(kind, doc)
+
+
+def _valid_budget() -> dict:
+    return {"version": 1, "kind": "budgets", "budgets": [{
+        "name": "chat", "owner": "@acme/chat", "percentile": "p95",
+        "workload": {"prompt_tokens": 1000, "output_tokens": 200},
+        "promise": {"ttft": "400 ms", "tpot": "50 ms"},
+        "deployment": {"model": "llama-3.1-70b", "hardware": "h100-sxm", "devices": 2},
+        "suppress": [{"rule": "BL303", "reason": "tuned", "expires": "2026-12-31"}],
+    }]}
+
+
+def _paths(node: Any, here: tuple = ()) -> list[tuple]:
+    out = [here]
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += _paths(v, here + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            out += _paths(v, here + (i,))
+    return out
+
+
+@fuzz_settings(suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_one_hostile_value_anywhere_in_a_valid_budget(data: st.DataObject) -> None:
+    doc = _valid_budget()
+    path = data.draw(st.sampled_from(_paths(doc)[1:]))
+    value = data.draw(st.one_of(extreme_scalar(), st.sampled_from(
+        [True, False, 1, 1.0, 0, None, [], {}, "BL303\n", "p95\n", "2026-02-30", "2026-13-01", "20261231",
+         "@acme/chat\n", "\x1c", "", " "])))
+    mutated = copy.deepcopy(doc)
+    node = mutated
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    _agree("budgets", mutated)
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1", 2])
+def test_booleans_are_not_numbers_for_const(version: Any) -> None:
+    doc = _valid_budget()
+    doc["version"] = version
+    _agree("budgets", doc)
+    if version is True:  # True == 1 in Python; not in JSON Schema
+        assert not schema_mod.fast_validator("budgets")(doc)
+
+
+def test_every_shipped_and_case_file() -> None:
+    files = sorted((REPO_ROOT / "budgets").rglob("*.y*ml")) + sorted((REPO_ROOT / "tests" / "cases").rglob("*.y*ml"))
+    vouched = 0
+    for path in files:
+        for doc in load_file(path, str(path)).documents:
+            kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
+            if kind in KINDS:
+                _agree(kind, doc.data)
+                vouched += bool(schema_mod.fast_validator(kind)(doc.data))
+    assert vouched >= 5  # the valid ones are vouched for: the fast path is in use
+
+
+def test_findings_are_jsonschemas_whichever_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the fast path from the first document or never, the same findings."""
+    from budgetlint.reporters import get_reporter
+    from budgetlint.run.check import Options, run_check
+
+    monkeypatch.chdir(REPO_ROOT)
+    out = {}
+    for after in (0, 10**9):
+        monkeypatch.setattr(schema_mod, "FAST_AFTER", after)
+        monkeypatch.setattr(schema_mod, "_validated", 0)
+        out[after] = get_reporter("json")(run_check(["budgets/", "tests/cases/"], Options(use_codeowners=False)))
+    assert out[0] == out[10**9]
+    assert '"rule": "BL003"' in out[0] and '"rule": "BL004"' in out[0]
