@@ -221,8 +221,11 @@ class _Converter:
 
     def _scalar(self, node: Any) -> Any:
         yaml = self._yaml
-        if node.tag == "tag:yaml.org,2002:timestamp":
-            return node.value  # dates stay as written ("2026-12-31"), not datetime objects
+        tag = node.tag
+        if tag == "tag:yaml.org,2002:str" or tag == "tag:yaml.org,2002:timestamp":
+            # what SafeConstructor.construct_yaml_str returns, without its calls (most scalars are
+            # strings); dates stay as written ("2026-12-31"), not datetime objects
+            return node.value
         try:
             value = self.constructor.construct_object(node, deep=True)
             if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
