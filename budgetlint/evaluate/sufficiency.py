@@ -50,10 +50,6 @@ class Sufficiency:
     def shown(self) -> bool:
         return self.status == "shown"
 
-    @property
-    def interval_words(self) -> str:
-        return self.words()
-
     def words(self, pace: bool = False) -> str:
         """``95% interval 486 ms .. 493.5 ms (ranks 371..389 of 400)``; a pace in token/s (1 / TPOT)."""
         if self.n is None:

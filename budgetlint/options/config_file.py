@@ -227,10 +227,6 @@ def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def known_rule_codes() -> list[str]:
-    from budgetlint.rules import all_rules
-
-    return [r.code for r in all_rules()]
 
 
 def resolve_selector(text: str) -> tuple[str | None, str]:
@@ -401,11 +397,3 @@ class _Reader:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
 
-
-def config_schema() -> dict:
-    """The JSON schema of the table (shipped as ``schemas/config.schema.json``)."""
-    import json
-
-    from budgetlint.files.schema import load_schema
-
-    return load_schema("config.schema.json")

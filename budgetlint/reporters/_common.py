@@ -202,8 +202,6 @@ def _g(x: float) -> str:
     return f"{x:.3g}"
 
 
-def severity_word(severity: Severity) -> str:
-    return severity.label
 
 
 # -- the PR diff's values (BL505 messages and the diff table) --

@@ -105,17 +105,6 @@ def _pmf_window(n: int, p: float) -> tuple[int, list[float]]:
     return lo, pmf
 
 
-def binomial_cdf(k: int, n: int, p: float) -> float:
-    """``P(B <= k)`` for B ~ Binomial(n, p) (accurate to ~1e-12 absolute)."""
-    _check(n, p, 0.5)
-    if k < 0:
-        return 0.0
-    if k >= n:
-        return 1.0
-    lo, pmf = _pmf_window(n, p)
-    if k < lo:
-        return 0.0
-    return min(1.0, math.fsum(pmf[: k - lo + 1]))
 
 
 @lru_cache(maxsize=4096)

@@ -136,3 +136,13 @@ def _all_modules() -> set[str]:
 def test_the_layer_table_itself(module: str, target: str, expected: bool) -> None:
     """The checker is not vacuous: an upward import is recognised as one."""
     assert (_layer(target) <= _layer(module)) is expected
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """A reader should never have to ask which `Deployment` a line means."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(_module_name(path))
+    assert {name: mods for name, mods in where.items() if len(mods) > 1} == {}
