@@ -1,8 +1,8 @@
 """The schema fast path never vouches for a document jsonschema rejects.
 
-``files/schema.py`` lets a compiled check (fastjsonschema) vouch for valid
-documents and sends everything else to jsonschema, whose errors are the
-report's. The one way this could go wrong is the fast path accepting what
+``files/schema.py`` lets a compiled check (fastjsonschema's code, generated
+into ``files/_schema_compiled.py``) vouch for valid documents and sends
+everything else to jsonschema, whose errors are the report's. The one way this could go wrong is the fast path accepting what
 jsonschema rejects: these tests hold that it does not, on schema-shaped
 documents pushed to the extremes (the fuzz profile's examples), on the
 differences we know between the two libraries, and on every shipped and
@@ -22,8 +22,6 @@ from budgetlint.files import schema as schema_mod
 from budgetlint.files.loader import load_file
 
 from fuzz_support import REPO_ROOT, extreme_scalar, from_our_schema, fuzz_settings, inlined_schema
-
-pytest.importorskip("fastjsonschema", reason="the fast path is off without fastjsonschema")
 
 KINDS = ("budgets", "hardware", "models", "teams")
 
@@ -102,15 +100,54 @@ def test_every_shipped_and_case_file() -> None:
 
 
 def test_findings_are_jsonschemas_whichever_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With the fast path from the first document or never, the same findings."""
+    """With the fast path or without it, the same findings."""
     from budgetlint.reporters import get_reporter
     from budgetlint.run.check import Options, run_check
 
     monkeypatch.chdir(REPO_ROOT)
-    out = {}
-    for after in (0, 10**9):
-        monkeypatch.setattr(schema_mod, "FAST_AFTER", after)
-        monkeypatch.setattr(schema_mod, "_validated", 0)
-        out[after] = get_reporter("json")(run_check(["budgets/", "tests/cases/"], Options(use_codeowners=False)))
-    assert out[0] == out[10**9]
-    assert '"rule": "BL003"' in out[0] and '"rule": "BL004"' in out[0]
+    fast = get_reporter("json")(run_check(["budgets/", "tests/cases/"], Options(use_codeowners=False)))
+    monkeypatch.setattr(schema_mod, "fast_validator", lambda kind: None)
+    slow = get_reporter("json")(run_check(["budgets/", "tests/cases/"], Options(use_codeowners=False)))
+    assert fast == slow
+    assert '"rule": "BL003"' in fast and '"rule": "BL004"' in fast
+
+
+def test_the_compiled_module_is_current() -> None:
+    """Edit a schema and this fails until `python -m budgetlint.files.schema` regenerates the checks
+    (meanwhile the fast path is off: a stale check never vouches)."""
+    from budgetlint.files import _schema_compiled
+
+    assert _schema_compiled.SCHEMAS_DIGEST == schema_mod.schemas_digest()
+    assert set(_schema_compiled.VALIDATORS) == set(KINDS)
+
+
+def test_a_stale_compiled_module_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    from budgetlint.files import _schema_compiled
+
+    monkeypatch.setattr(_schema_compiled, "SCHEMAS_DIGEST", "0" * 64)
+    schema_mod.fast_validator.cache_clear()
+    try:
+        assert schema_mod.fast_validator("budgets") is None
+    finally:
+        monkeypatch.undo()
+        schema_mod.fast_validator.cache_clear()
+    assert schema_mod.fast_validator("budgets") is not None
+
+
+@fuzz_settings(suppress_health_check=list(HealthCheck))
+@given(text=st.one_of(st.text(max_size=14), st.dates().map(str), st.sampled_from(
+    ["2026-02-29", "2024-02-29", "2026-13-01", "2026-00-10", "20261231", "2026-W48-1", "２０２６-01-01",
+     "2026-1-01", "2026-12-31\n", " 2026-12-31"])))
+def test_date_format_is_jsonschemas(text: str) -> None:
+    checker = schema_mod.validator("budgets").FORMAT_CHECKER
+    assert schema_mod.is_date(text) == checker.conforms(text, "date")
+
+
+def test_checking_valid_files_does_not_import_jsonschema() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from budgetlint.run.check import run_check, Options; "
+            "run_check(['budgets/'], Options(use_codeowners=False)); print('jsonschema' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT, check=True)
+    assert out.stdout.strip() == "False"
