@@ -60,15 +60,25 @@ def main() -> None:
     """
 
 
-def _color(stream_is_stdout: bool) -> bool:
+def _color(to_stdout: bool, choice: str = "auto") -> bool:
+    """Whether to colour output: never into a file; ``--color always|never`` decide;
+    with ``auto``: ``NO_COLOR`` (non-empty) turns it off, ``FORCE_COLOR`` (non-empty,
+    not ``0``/``false``) on, ``TERM=dumb`` off, else colour only on a terminal."""
+    if not to_stdout:
+        return False  # an --output file never holds escape codes
+    if choice != "auto":
+        return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
+    if os.environ.get("FORCE_COLOR", "").strip().lower() not in ("", "0", "false", "no"):
         return True
-    return stream_is_stdout and sys.stdout.isatty()
+    if os.environ.get("TERM") == "dumb":
+        return False
+    return sys.stdout.isatty()
 
 
-def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> None:
+def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif_info: bool = False,
+          color: str = "auto") -> None:
     from budgetlint.reporters import get_chunks
 
     formats = formats or ("text",)
@@ -79,22 +89,68 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...]) -> No
             "standard output")
     for i, fmt in enumerate(formats):
         target = outputs[i] if i < len(outputs) else None
-        pieces = get_chunks(fmt)(report, color=_color(target is None or target == "-"))
-        if target is None or target == "-":
+        extra = {"include_info": True} if fmt == "sarif" and sarif_info else {}
+        to_stdout = target is None or target == "-"
+        painted = _color(to_stdout, color)
+        pieces = get_chunks(fmt)(report, color=painted, **extra)
+        if to_stdout:
             last = ""
             for piece in pieces:  # written as made: a large report is never held whole
                 if piece:
-                    click.echo(piece, nl=False)
+                    click.echo(piece, nl=False, color=painted)  # click keeps what we decided
                     last = piece
             if not last.endswith("\n"):
                 click.echo("")  # as before: an empty output is one newline
         else:
             try:
-                with open(target, "w", encoding="utf-8") as fh:
-                    for piece in pieces:
-                        fh.write(piece)
+                write_atomically(target, pieces)
             except OSError as exc:
                 raise click.UsageError(f"cannot write --output {target}: {exc.strerror or exc}") from None
+
+
+def write_atomically(target: str, pieces: Any) -> None:
+    """Write the text ``pieces`` to ``target`` so that a reader sees the old file or the whole new one.
+
+    The text goes to a temporary file in the same folder, which then replaces
+    ``target`` (``os.replace``: atomic on POSIX and Windows). Two runs writing
+    one file leave one whole report; a run killed mid-write leaves the previous
+    report and a stray temporary file at most. A target that exists and is not
+    a regular file (``/dev/stdout``, a pipe) is written in place: renaming over
+    it would replace the device.
+    """
+    import stat
+    import tempfile
+
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        with open(target, "w", encoding="utf-8") as fh:
+            for piece in pieces:
+                fh.write(piece)
+        return
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for piece in pieces:
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        else:  # as open() would have made it: 0666 less the umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _step_summary(report: Any) -> None:
@@ -145,12 +201,24 @@ def _step_summary(report: Any) -> None:
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True,
+              help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
+                   "TERM=dumb turns it off). Files written with --output never hold colour.")
+@click.option("--sarif-info", is_flag=True, default=False,
+              help="Put information findings (met promises and their headroom) into SARIF as level note. "
+                   "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
+@click.option("--with-configured-paths", is_flag=True, default=False,
+              help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
+                   "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
+                   "together with the budgets that use it.")
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int) -> None:
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
+          with_configured_paths: bool, sarif_info: bool, color: str) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -167,13 +235,13 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        regression_threshold=regression_threshold, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
     try:
-        report = run_check(_targets(paths, config, options), options)
+        report = run_check(_targets(paths, config, options, with_configured_paths), options)
     except InputError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if quiet:
         report.findings = [f for f in report.findings if f.severity > Severity.INFO]
-    _emit(report, formats, outputs)
+    _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)
     sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
@@ -182,7 +250,13 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
 def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:
     """The config file (found, or named with --config), with --select/--ignore applied."""
     from budgetlint.options.config_file import ConfigError, load_config
+    from budgetlint.run.policy import today
 
+    try:
+        today()  # BUDGETLINT_TODAY, when set, must be a date: a usage error, said before any work
+    except ValueError as exc:
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     try:
         config = load_config(config_path)
     except ConfigError as exc:
@@ -201,9 +275,22 @@ def _options(config: Any, **flags: Any) -> Any:
     return resolve(config, **flags)
 
 
-def _targets(paths: tuple[str, ...], config: Any, options: Any) -> list[str]:
-    """What a run reads: the paths (else the config's, else budgets/), the config's catalog and teams."""
-    return (list(paths) or list(config.paths) or ["budgets/"]) + list(config.catalog) + list(options.teams_files)
+def _targets(paths: tuple[str, ...], config: Any, options: Any, with_configured: bool = False) -> list[str]:
+    """What a run reads: the paths (else the config's, else budgets/), the config's catalog and teams.
+
+    ``with_configured`` (``--with-configured-paths``, the pre-commit hook): the
+    paths and the configured ones together; the default budgets/ only where it
+    exists, so a hook in a repository without one checks the files it got.
+    """
+    configured = list(config.paths) or ["budgets/"]
+    if with_configured:
+        from pathlib import Path
+
+        configured = [p for p in configured if config.paths or Path(p).is_dir()]
+        targets = list(paths) + [p for p in configured if p not in paths]
+    else:
+        targets = list(paths) or configured
+    return targets + list(config.catalog) + list(options.teams_files)
 
 
 def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
@@ -415,8 +502,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     text = json.dumps(document, indent=2) + "\n"
     if output:
         try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            write_atomically(output, (text,))
         except OSError as exc:
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
     else:

@@ -24,3 +24,4 @@ def shared_dir() -> Path:
 @pytest.fixture()
 def repo_root() -> Path:
     return REPO_ROOT
+

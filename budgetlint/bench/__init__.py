@@ -53,7 +53,7 @@ def read_benchmark(
     (malformed, truncated, empty, NaN, unit-less, unknown format). Never raises
     on bad input.
     """
-    from ._common import IO, Ctx
+    from ._common import IO, Ctx, refuse_impossible
     from .detect import read_text
     from .measurement import complete_record
 
@@ -75,7 +75,7 @@ def read_benchmark(
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []
-    return measurements, ctx.problems
+    return refuse_impossible(ctx, measurements), ctx.problems
 
 
 def to_native(measurements: Union[Measurement, Iterable[Measurement]]) -> dict[str, Any]:

@@ -52,7 +52,9 @@ class Ctx:
         self.nan_reported = 0
 
     def problem(self, message: str, code: str, line: int | None = None) -> None:
-        self.problems.append(Problem(self.path, line, message, code))
+        found = Problem(self.path, line, message, code)
+        if found not in self.problems[-8:]:  # a key read twice by one reader is said once
+            self.problems.append(found)
 
 
 @dataclass
@@ -266,10 +268,24 @@ def check_samples(
 
 
 def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None:
+    """A count (requests, prompts) at ``obj[key]``; a negative count is a problem and is ignored."""
     value = num(ctx, obj, key, line)
     if value is None or not value.is_integer():
         return None
+    if value < 0:
+        ctx.problem(f"{key} is {value:g}: a count cannot be negative; the value is ignored (not measured)",
+                    IMPOSSIBLE, line)
+        return None
     return int(value)
+
+
+def rate(ctx: Ctx, value: float | None, what: str, line: int | None = None) -> float | None:
+    """``value`` if it can be a throughput (tokens/s, requests/s): a negative one is a problem, ignored."""
+    if value is not None and value < 0:
+        ctx.problem(f"{what} is {value:g}: a throughput cannot be negative; the value is ignored (not measured)",
+                    IMPOSSIBLE, line)
+        return None
+    return value
 
 
 def dig(obj: Any, *path: str) -> Any:
@@ -397,6 +413,49 @@ def mean_lengths_from_totals(ctx: Any, obj: Any, conditions: Any, completed: Any
             conditions.set(field_name, mean, INFERRED, f"{key} / completed")
         means.append(mean)
     return means[0], means[1]
+
+
+#: run conditions that count or measure something: none can be negative
+_NON_NEGATIVE_CONDITIONS = ("devices", "concurrency", "request_rate", "prompt_tokens", "output_tokens",
+                            "num_requests", "successful_requests")
+
+
+def refuse_impossible(ctx: Ctx, measurements: list[Any]) -> list[Any]:
+    """Every reader's measurements without negative throughputs or counts.
+
+    A negative ``output_throughput``, ``request_throughput``, request count or
+    token length is never real: each is a ``bench-impossible-value`` problem
+    naming the run and the field, and the value is dropped (not measured),
+    never clamped. (Readers already refuse negative latencies: check_latency.)
+    """
+    import dataclasses
+
+    out = []
+    for m in measurements:
+        changes: dict[str, Any] = {}
+        run = f"{m.label}: " if m.label else ""
+        for name in ("output_throughput", "request_throughput"):
+            value = getattr(m, name)
+            if value is not None and value < 0:
+                ctx.problem(f"{run}{name} is {value:g}: a throughput cannot be negative; the value is "
+                            "ignored (not measured)", IMPOSSIBLE)
+                changes[name] = None
+        cond = m.conditions
+        dropped = {}
+        for name in _NON_NEGATIVE_CONDITIONS:
+            value = getattr(cond, name)
+            if value is not None and value < 0:
+                source = cond.sources.get(name, name)
+                ctx.problem(f"{run}{source} is {value:g}: {name.replace('_', ' ')} cannot be negative; the value "
+                            "is ignored (unknown)", IMPOSSIBLE)
+                dropped[name] = None
+        if dropped:
+            changes["conditions"] = dataclasses.replace(
+                cond, **dropped,
+                provenance={k: v for k, v in cond.provenance.items() if k not in dropped},
+                sources={k: v for k, v in cond.sources.items() if k not in dropped})
+        out.append(dataclasses.replace(m, **changes) if changes else m)
+    return out
 
 
 _VLLM_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})$")

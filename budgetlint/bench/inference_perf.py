@@ -44,6 +44,7 @@ from typing import Any
 
 from ._common import (
     ENGINE_BACKENDS,
+    IO,
     NO_SUCCESS,
     NOT_MEASUREMENT,
     Ctx,
@@ -100,22 +101,35 @@ def detect_config(obj: Any) -> bool:
     )
 
 
-def _sidecar(path: Path) -> tuple[dict[str, Any] | None, Path | None]:
+def _sidecar(path: Path) -> tuple[dict[str, Any] | None, Path | None, str | None]:
+    """The run's ``config.yaml`` beside ``path``: (config, its path, why it could not be read)."""
     try:
         import yaml
     except ImportError:  # pragma: no cover - pyyaml is a dependency
-        return None, None
+        return None, None, None
     folder = path.parent
     candidates = [folder / "config.yaml"]
     if not candidates[0].is_file():
         candidates = sorted(p for p in folder.glob("*config.yaml") if p.is_file())
         if len(candidates) != 1:
-            return None, None
+            return None, None, None
     try:
-        cfg = yaml.safe_load(candidates[0].read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None, None
-    return (cfg, candidates[0]) if detect_config(cfg) else (None, None)
+        text = candidates[0].read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None, None, None
+    try:
+        cfg = yaml.safe_load(text)
+    except (yaml.YAMLError, ValueError, OverflowError, RecursionError) as exc:  # a date like 2024-02-30, nesting
+        if not detect_config_text(text):  # some other *config.yaml: not ours to report
+            return None, None, None
+        why = getattr(exc, "problem", None) or f"{type(exc).__name__}: {exc}"
+        return None, candidates[0], f"not valid YAML ({why})"
+    return (cfg, candidates[0], None) if detect_config(cfg) else (None, None, None)
+
+
+def detect_config_text(text: str) -> bool:
+    """Whether a YAML text may be an inference-perf config (a top-level ``load:`` key)."""
+    return re.search(r"^load\s*:", text, re.MULTILINE) is not None
 
 
 _STAGE = re.compile(r"stage_(\d+)_")
@@ -123,7 +137,11 @@ _STAGE = re.compile(r"stage_(\d+)_")
 
 def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
     out = []
-    cfg, cfg_path = _sidecar(path)
+    cfg, cfg_path, broken = _sidecar(path)
+    if broken and cfg_path is not None:
+        ctx.problem(f"its sidecar {cfg_path.name} cannot be read: {broken}; the run conditions it holds "
+                    "(concurrency, rate) are unknown", IO)
+        cfg_path = None
     for doc in docs:
         obj = doc.value
         if not detect(obj):

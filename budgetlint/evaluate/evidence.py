@@ -154,6 +154,7 @@ class BudgetEvidence:
     files: tuple[BenchFile, ...] = ()  # the budget's own `bench:` files, as read
     unmatched_globs: tuple[tuple[int, str], ...] = ()  # (index in `bench:`, pattern)
     declined: tuple[tuple[str, int, str], ...] = ()  # --bench (file, measurement index, why not this budget)
+    capped_globs: tuple[tuple[int, str, int], ...] = ()  # (index in `bench:`, pattern, files kept) cut by the limit
 
 
 # --------------------------------------------------------------------------- reading
@@ -178,18 +179,74 @@ class BenchStore:
 MAX_GLOB_FILES = 1000
 
 
-def _glob(base: Path, pattern: str) -> list[Path]:
+def _glob(base: Path, pattern: str, limit: int | None = None) -> tuple[list[Path], bool]:
+    """The files ``pattern`` (relative to ``base``) matches, and whether ``limit`` cut the list.
+
+    A plain path is itself (when it exists). A glob is walked depth first in
+    sorted name order at every level, so the first ``limit`` matches are the same files
+    whatever order the file system returns or the files were created in.
+    """
+    limit = MAX_GLOB_FILES if limit is None else limit
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
     if glob.has_magic(pattern):
-        found = []
-        for name in glob.iglob(full, recursive=True):
-            if fs.is_file(Path(name)):
-                found.append(Path(name))
-                if len(found) >= MAX_GLOB_FILES:
-                    break
-        return sorted(found)
+        return sorted_glob(full, limit)
     p = Path(full)
-    return [p] if fs.exists(p) else []
+    return ([p] if fs.exists(p) else []), False
+
+
+def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
+    """``glob.glob(pattern, recursive=True)`` for files, in sorted order, stopping after ``limit``.
+
+    As glob: ``*`` and ``?`` do not match a leading dot, ``**`` matches zero
+    or more folders; a folder reached twice through symbolic links is not
+    walked again. Returns (files, True when more matched than ``limit``).
+    """
+    import fnmatch
+    import os
+
+    parts = Path(pattern).parts
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    root = Path(*parts[:first]) if first else Path(".")
+    rest = parts[first:]
+    found: list[Path] = []
+    seen: set[str] = set()
+    visited: set[tuple[str, tuple[str, ...]]] = set()
+
+    def names(folder: Path) -> list[str]:
+        try:
+            return sorted(os.listdir(folder))
+        except OSError:
+            return []
+
+    # depth first, children in sorted order: an explicit stack (a deep tree is no RecursionError)
+    stack: list[tuple[Path, tuple[str, ...]]] = [(root, rest)]
+    while stack:
+        here, rest = stack.pop()
+        if not rest:
+            key = os.path.realpath(here)
+            if key not in seen and fs.is_file(here):
+                if len(found) >= limit:
+                    return found, True
+                seen.add(key)
+                found.append(here)
+            continue
+        if not fs.is_dir(here):
+            continue
+        state = (os.path.realpath(here), rest)
+        if state in visited:  # a symlink loop, or ** reaching one folder twice
+            continue
+        visited.add(state)
+        head, tail = rest[0], rest[1:]
+        if head == "**":
+            later = [(here / n, rest) for n in names(here) if not n.startswith(".") and fs.is_dir(here / n)]
+            later.insert(0, (here, tail))  # ** as zero folders first
+        elif glob.has_magic(head):
+            later = [(here / n, tail) for n in names(here)
+                     if fnmatch.fnmatchcase(n, head) and (head.startswith(".") or not n.startswith("."))]
+        else:
+            later = [(here / head, tail)]
+        stack.extend(reversed(later))
+    return found, False
 
 
 # --------------------------------------------------------------------------- matching
@@ -599,11 +656,14 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     declined: list[tuple[str, int, str]] = []
     seen: set[tuple[str, int]] = set()
     base = Path(b.doc.file).parent
+    capped: list[tuple[int, str, int]] = []
     for i, pattern in enumerate(b.bench):
-        paths = _glob(base, pattern)
+        paths, cut = _glob(base, pattern)
         if not paths:
             unmatched.append((i, pattern))
             continue
+        if cut:
+            capped.append((i, pattern, len(paths)))
         for p in paths:
             bf = store.read(p)
             if all(f is not bf for f in files):
@@ -625,7 +685,22 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
                 continue
             seen.add((bf.path, id(m)))
             links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
-    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined))
+    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined), tuple(capped))
+
+
+def expand_cli_bench(raw: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[str, int, bool]]]:
+    """``--bench`` values with their globs expanded (relative to the working directory), as
+    ``bench:`` entries are: the paths to read, and each glob's (pattern, files kept, cut)."""
+    out: list[str] = []
+    globs: list[tuple[str, int, bool]] = []
+    for value in raw:
+        if not glob.has_magic(value):
+            out.append(value)  # read as given: a missing file is reported by the reader, by its name
+            continue
+        paths, cut = _glob(Path("."), value)
+        globs.append((value, len(paths), cut))
+        out.extend(str(p) for p in paths)
+    return out, globs
 
 
 def unlinked(run_files: tuple[BenchFile, ...], per_budget: list[BudgetEvidence]

@@ -154,6 +154,28 @@ def _yaml_loader_class() -> Any:
     return _LOADER
 
 
+def _reserved_indicator(text: str, mark: object) -> tuple[str, str] | None:
+    """A plain value starting with ``@`` or a backtick (reserved in YAML, e.g. an
+    unquoted ``owner: @acme/chat``): the message and the quoted value as a fix."""
+    lines = text.splitlines()
+    row, col = getattr(mark, "line", -1), getattr(mark, "column", -1)
+    if not (0 <= row < len(lines)) or not (0 <= col < len(lines[row])) or lines[row][col] not in "@`":
+        return None
+    import re
+
+    line = lines[row]
+    before = line[:col]
+    value = line[col:].split(" #", 1)[0].rstrip()
+    if "{" in before or "[" in before:  # flow style: the value ends at , ] or }
+        value = re.split(r"\s*[,\]}]", value, maxsplit=1)[0]
+    m = re.search(r"([^\s{\[,:-][^{\[,:]*?)\s*:\s*$", before)
+    key = m.group(1).strip() if m else ""
+    quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    message = (f"YAML syntax error: {value!r} starts with {line[col]!r}, which YAML reserves: a value that "
+               "starts with it must be quoted")
+    return message, f"quote it: {key}: {quoted}" if key else f"quote it: {quoted}"
+
+
 def load_text(text: str, display: str) -> LoadResult:
     """Compose every document of ``text`` and convert it to plain data with positions."""
     import yaml
@@ -176,7 +198,12 @@ def load_text(text: str, display: str) -> LoadResult:
         what = exc.problem or "invalid YAML"
         context = f" ({exc.context})" if exc.context else ""
         code = "BL011" if "depth" in what else "BL001"
-        result.findings.append(_finding(code, f"YAML syntax error: {what}{context}", display, line, col))
+        reserved = _reserved_indicator(text, mark) if "cannot start any token" in what else None
+        if reserved is not None:
+            message, fix = reserved
+            result.findings.append(_finding("BL001", message, display, line, col, fix=fix))
+        else:
+            result.findings.append(_finding(code, f"YAML syntax error: {what}{context}", display, line, col))
     except yaml.YAMLError as exc:
         message = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         if "depth" in message or "nest" in message:

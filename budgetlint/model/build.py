@@ -7,7 +7,6 @@ skip it instead of guessing.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import replace
 from typing import Any
@@ -90,6 +89,7 @@ class Catalog:
     def __init__(self) -> None:
         self.hardware: dict[str, HardwareDef] = {}
         self.models: dict[str, ModelDef] = {}
+        self._suggested: dict[tuple[int, str], str | None] = {}  # did-you-mean answers, bounded per run
 
     @staticmethod
     def _add(table: dict, entry: Any) -> None:
@@ -115,10 +115,17 @@ class Catalog:
     def all_models(self) -> list[ModelDef]:
         return self._unique(self.models)
 
-    @staticmethod
-    def suggest(name: str, table: dict) -> str | None:
-        close = difflib.get_close_matches(name.lower(), list(table), n=1, cutoff=0.6)
-        return table[close[0]].name if close else None
+    def suggest(self, name: str, table: dict) -> str | None:
+        """The entry name closest to ``name`` (did-you-mean), in bounded time (budgetlint.model.suggest)."""
+        from budgetlint.model.suggest import MAX_WORDS, closest
+
+        key = (id(table), name.lower())
+        if key not in self._suggested:
+            if len(self._suggested) >= MAX_WORDS:
+                return None
+            self._suggested[key] = closest(name.lower(), list(table), cutoff=0.6)
+        close = self._suggested[key]
+        return table[close].name if close in table else None
 
 
 def _as_list(value: Any) -> list:
@@ -213,7 +220,7 @@ def add_entries(catalog: Catalog, doc: Document, kind: str, sink: Sink, *, built
         if isinstance(ext, str):
             base = table.get(ext.lower())
             if base is None:
-                hint = Catalog.suggest(ext, table)
+                hint = catalog.suggest(ext, table)
                 sink.add("BL008", f"{kind} {name!r} extends unknown entry {ext!r}"
                          + (f"; did you mean {hint!r}?" if hint else ""),
                          doc.loc(path + ("extends",)))
@@ -239,7 +246,7 @@ def _resolve(ref: Any, doc: Document, path: tuple, kind: str, catalog: Catalog, 
     if isinstance(ref, str):
         found = table.get(ref.lower())
         if found is None:
-            hint = Catalog.suggest(ref, table)
+            hint = catalog.suggest(ref, table)
             what = "hardware" if kind == "hardware" else "model"
             sink.add("BL008", f"unknown {what} {ref!r}" + (f"; did you mean {hint!r}?" if hint else ""),
                      doc.loc(path), budget=budget,

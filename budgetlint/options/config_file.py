@@ -100,9 +100,51 @@ class Config:
 # -- finding the file --------------------------------------------------------------------------
 
 
+def _toml(text: str) -> dict:
+    """``tomllib.loads``, with what it raises besides TOMLDecodeError made one:
+    RecursionError on a deeply nested array or inline table, ValueError on an
+    integer beyond Python's digit limit (tomllib.TOMLDecodeError subclasses ValueError)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except RecursionError:
+        line, col = _deepest(text)
+        raise tomllib.TOMLDecodeError(f"nesting too deep for budgetlint to read (at line {line}, column {col})") \
+            from None
+    except ValueError as exc:  # int("1" + 5000 * "0"): Python's limit on integer digits
+        m = re.search(r"\d{1000,}", text)
+        line, col = _line_col(text, m.start()) if m else (1, 1)
+        raise tomllib.TOMLDecodeError(f"a number too long to read ({exc.args[0].split(':')[0]}) "
+                                      f"(at line {line}, column {col})") from None
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _deepest(text: str, limit: int = 100) -> tuple[int, int]:
+    """Where ``[``/``{`` nesting (outside strings, roughly) first passes ``limit`` levels."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return _line_col(text, i)
+        elif ch in "]}":
+            depth -= 1
+    return 1, 1
+
+
 def _has_table(path: Path) -> bool:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = _toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # a broken pyproject.toml is not ours to report unless it names us
         try:
@@ -183,7 +225,7 @@ def parse_config(path: Path) -> Config:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {where}: {exc}") from None
     try:
-        data = tomllib.loads(text)
+        data = _toml(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+), column (\d+)", str(exc))
         if m:

@@ -12,6 +12,10 @@
   ``invocations[0].toolExecutionNotifications``.
 - At most 25,000 results (GitHub's limit per run): the worst are kept and the
   rest counted in a notification and ``run.properties``.
+- Information findings (a met promise and its headroom) are left out by
+  default: code scanning turns every result into an alert, and a met promise
+  is not one. Their count is in ``run.properties.informationLeftOut``;
+  ``include_info=True`` (``check --sarif-info``) adds them at level ``note``.
 """
 
 from __future__ import annotations
@@ -132,15 +136,18 @@ def _all_rule_codes(report: Report) -> list[str]:
     return codes + extra
 
 
-def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
+def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> dict[str, Any]:
     """The SARIF log as a dict; with ``lazy``, ``results`` is a
-    :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written."""
+    :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written.
+    Information findings are in it only with ``include_info`` (as ``note``)."""
     codes = _all_rule_codes(report)
     rules = [_rule_descriptor(code) for code in codes]
     index = {code: i for i, code in enumerate(codes)}
 
-    located = [f for f in report.sorted_findings() if f.location is not None]
-    unlocated = [f for f in report.sorted_findings() if f.location is None]
+    shown = [f for f in report.sorted_findings() if include_info or f.severity > Severity.INFO]
+    info_left_out = len(report.findings) - len(shown)
+    located = [f for f in shown if f.location is not None]
+    unlocated = [f for f in shown if f.location is None]
     omitted = 0
     if len(located) > MAX_RESULTS:
         keep = set(map(id, worst_first(located)[:MAX_RESULTS]))
@@ -149,7 +156,7 @@ def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
 
     suppressed = [item for item in list(getattr(report, "suppressed", None) or [])[: max(MAX_RESULTS - len(located), 0)]
                   if getattr(item, "finding", None) is not None and item.finding.location is not None
-                  and item.finding.rule in index]
+                  and item.finding.rule in index and (include_info or item.finding.severity > Severity.INFO)]
 
     def results() -> Iterator[dict[str, Any]]:
         seen: dict[str, int] = {}
@@ -212,7 +219,8 @@ def build(report: Report, *, lazy: bool = False) -> dict[str, Any]:
         ],
         "columnKind": "unicodeCodePoints",
         "results": Lazy(results()) if lazy else list(results()),
-        "properties": {"summary": report.summary(), "omittedResults": omitted},
+        "properties": {"summary": report.summary(), "omittedResults": omitted,
+                       "informationLeftOut": info_left_out},
     }
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
@@ -242,11 +250,11 @@ def _result(finding: Finding, rule_index: int, fp: str) -> dict[str, Any]:
     return result
 
 
-def chunks(report: Report, *, color: bool = False) -> Iterator[str]:
+def chunks(report: Report, *, color: bool = False, include_info: bool = False) -> Iterator[str]:
     """The log in pieces, one result at a time (see json_stream)."""
-    yield from json_chunks(build(report, lazy=True))
+    yield from json_chunks(build(report, lazy=True, include_info=include_info))
     yield "\n"
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    return "".join(chunks(report, color=color))
+def render(report: Report, *, color: bool = False, include_info: bool = False) -> str:
+    return "".join(chunks(report, color=color, include_info=include_info))

@@ -3,8 +3,9 @@
 One line per finding (the prefix editors and CI problem matchers parse),
 grouped by file with a blank line between files, a ``help:`` line under a
 finding that carries a fix, and a closing summary line. Findings without a
-location start with ``budgetlint:`` instead of a path. Colour (ANSI) only when
-``color=True``: the CLI decides from the TTY and ``NO_COLOR``.
+location start with ``budgetlint:`` instead of a path. Colour (ANSI, made by
+``click.style``) only when ``color=True``: the CLI decides (``--color``,
+``NO_COLOR``, ``FORCE_COLOR``, ``TERM=dumb``, the TTY; never into a file).
 """
 
 from __future__ import annotations
@@ -15,19 +16,21 @@ from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report
 from budgetlint.reporters._common import TOOL_NAME, summary_line
 
-_RESET = "\x1b[0m"
-_BOLD = "\x1b[1m"
-_DIM = "\x1b[2m"
-_SEVERITY_COLOR = {
-    Severity.ERROR: "\x1b[1;31m",
-    Severity.WARNING: "\x1b[1;33m",
-    Severity.INFO: "\x1b[1;36m",
+_BOLD: dict = {"bold": True}
+_SEVERITY_COLOR: dict[Severity, dict] = {
+    Severity.ERROR: {"fg": "red", "bold": True},
+    Severity.WARNING: {"fg": "yellow", "bold": True},
+    Severity.INFO: {"fg": "cyan", "bold": True},
 }
-_HELP = "\x1b[32m"
+_HELP: dict = {"fg": "green"}
 
 
-def _paint(text: str, code: str, color: bool) -> str:
-    return f"{code}{text}{_RESET}" if color and text else text
+def _paint(text: str, style: dict, color: bool) -> str:
+    if not (color and text):
+        return text
+    import click
+
+    return click.style(text, **style)
 
 
 def format_finding(finding: Finding, *, color: bool = False) -> list[str]:

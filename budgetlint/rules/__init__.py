@@ -85,6 +85,9 @@ class RuleContext:
     total_budgets: int = 0  # the run's budgets (check_run)
     run_files: tuple = ()  # the run's --bench files, as read (check_run)
     unlinked: tuple = ()  # --bench measurements no budget took: (file, measurement, reasons)
+    paths: tuple = ()  # the paths the run was given, as written (check_run: BL014 names them)
+    bench_globs: tuple = ()  # --bench globs: (pattern, files kept, cut by the limit) (check_run)
+    suggest_owner: Any = None  # did-you-mean for owners, bounded per run (model.suggest.Suggester)
 
 
 @lru_cache(maxsize=1)

@@ -22,7 +22,6 @@ Use a handle from the registry, or add the team to `teams.yaml`.
 
 from __future__ import annotations
 
-import difflib
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -36,15 +35,20 @@ SEVERITY = Severity.ERROR
 def check(b, ev, ctx) -> Iterator[Finding]:
     if not ctx.teams:
         return
+    suggest = getattr(ctx, "suggest_owner", None)  # the run's, bounded (budgetlint.model.suggest)
+    if suggest is None:
+        from budgetlint.model.suggest import Suggester
+
+        suggest = Suggester(sorted(ctx.teams), cutoff=0.5)
     owners = [(b.owner, b.loc("owner"), "owner")]
     owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
     for owner, where, what in owners:
         if not owner or owner.lower() in ctx.teams:
             continue
-        close = difflib.get_close_matches(owner.lower(), sorted(ctx.teams), n=1, cutoff=0.5)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = suggest(owner.lower())
+        hint = f"; did you mean {close!r}?" if close else ""
         yield Finding(CODE, SEVERITY,
                       f"{what} {owner!r} of budget {b.name!r} is not a known team "
                       f"(teams from {ctx.teams_source}){hint}",
                       where, budget=b.name,
-                      fix=f"use {close[0]!r}" if close else "add the team to the teams registry")
+                      fix=f"use {close!r}" if close else "add the team to the teams registry")

@@ -18,10 +18,13 @@ known):
 | `bench-no-successful-requests` | every request failed |
 | `bench-schema` | a native document that fails the schema |
 | `bench-io` | unreadable, missing or not UTF-8 |
-| `bench-impossible-value` | a negative latency, or a zero TTFT/E2E (dropped: not measured) |
+| `bench-impossible-value` | a negative latency, throughput, request count or token length, or a zero TTFT/E2E (dropped: not measured) |
 
 A `bench:` path or glob that matches no file is reported at its line in
-the budget file.
+the budget file, and so is a `--bench` glob that matches none. Globs (in
+`bench:` and in `--bench`) are expanded in sorted order (by name, folder
+by folder, whatever order the file system lists them in); an entry that
+matches more than 1,000 files is cut to the first 1,000 in that order, and a warning says so: the rest were not checked.
 
 ## Why
 Evidence that cannot be read is no evidence, and a silent skip would let a
@@ -50,6 +53,8 @@ CODE = "BL406"
 NAME = "benchmark-unreadable"
 SUMMARY = "A benchmark file could not be read, or a `bench:` entry matches no file."
 SEVERITY = Severity.ERROR
+#: severities other than SEVERITY this rule may give, and when
+OTHER_SEVERITIES = {Severity.WARNING: "a bench glob matches more files than the per-entry limit (the rest not read)"}
 
 FIXES = {
     "bench-empty": "regenerate the file: it is empty",
@@ -61,7 +66,8 @@ FIXES = {
     "bench-not-a-measurement": "link the result file, not the configuration",
     "bench-no-successful-requests": "every request failed: fix the run and benchmark again",
     "bench-schema": "fix the native document against schemas/benchmark.schema.json",
-    "bench-impossible-value": "check the run and its units: a latency cannot be negative, nor a TTFT zero",
+    "bench-impossible-value": "check the run and its units: a latency, throughput or count cannot be negative, "
+                              "nor a TTFT zero",
     "bench-io": "check the path and the file's permissions and encoding",
 }
 
@@ -82,6 +88,15 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
                       b.loc("bench", i), budget=b.name,
                       fix="fix the path or glob, or commit the benchmark file")
+    for i, pattern, kept in getattr(ev.evidence, "capped_globs", ()):
+        yield _capped(f"bench entry {pattern!r}", kept, b.loc("bench", i), b.name)
+
+
+def _capped(entry: str, kept: int, where: Location | None, budget: str | None) -> Finding:
+    return Finding(CODE, Severity.WARNING,
+                   f"{entry} matches more than {kept} files; only the first {kept} in sorted order "
+                   "(by name, folder by folder) were read (the limit per entry), the rest were not checked",
+                   where, budget=budget, fix="narrow the glob to the runs that matter, or split it into several entries")
 
 
 def check_run(ctx) -> Iterator[Finding]:
@@ -89,3 +104,9 @@ def check_run(ctx) -> Iterator[Finding]:
     for bf in sorted(ctx.run_files, key=lambda f: f.path):
         for p in bf.problems:
             yield problem_finding(p, bf.path)
+    for pattern, kept, cut in getattr(ctx, "bench_globs", ()):
+        if not kept:
+            yield Finding(CODE, SEVERITY, f"--bench {pattern!r} matches no file (relative to the working directory)",
+                          None, fix="fix the glob, or commit the benchmark file")
+        elif cut:
+            yield _capped(f"--bench {pattern!r}", kept, None, None)

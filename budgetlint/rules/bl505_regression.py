@@ -11,7 +11,9 @@ budget of the same name at REF. A regression is:
 - a verdict that got worse (met -> at-risk -> cannot-be-met);
 - an owner removed.
 Each regression is one finding, at the promise (or budget) it concerns.
-A warning by default; an error with `--fail-on-regression`.
+A warning by default; an error with `--fail-on-regression`, except a headroom
+shrink that leaves the promise met while no `--regression-threshold` is set
+(it stays a warning that says "still met").
 
 ## Why
 A pull request that loosens a promise or eats the headroom may pass every
@@ -39,4 +41,5 @@ NAME = "regression"
 SUMMARY = "A change against the base ref weakens a budget (check --base REF)."
 SEVERITY = Severity.WARNING
 #: severities other than SEVERITY this rule may give, and when
-OTHER_SEVERITIES = {Severity.ERROR: "with --fail-on-regression"}
+OTHER_SEVERITIES = {Severity.ERROR: "with --fail-on-regression, unless it is a headroom shrink that is still "
+                                    "met while no --regression-threshold is set (that stays a warning)"}

@@ -151,7 +151,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     run_wide = bool(options.bench or options.base_ref)
     batches: Any = list(files()) if run_wide else files()
     store = evidence.BenchStore(options.bench_format)
-    run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in options.bench)
+    bench_paths, bench_globs = evidence.expand_cli_bench(options.bench)
+    run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in bench_paths)
     on = today()
     env = Environment(catalog, options.assumptions(), store, run_files,
                       only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
@@ -159,7 +160,10 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
-    rctx = RuleContext(teams, teams_source, options)
+    from budgetlint.model.suggest import Suggester
+
+    suggest_owner = Suggester(sorted(teams), cutoff=0.5)  # one per run: its work is bounded per run
+    rctx = RuleContext(teams, teams_source, options, suggest_owner=suggest_owner)
     reported: set[Any] = set()  # findings about a file, not a budget (a shared benchmark file): once
     per_budget_evidence = []
     kept_budgets: list[Budget] = []
@@ -211,7 +215,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
 
     # 3. the run
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
-                          unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)))
+                          unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)),
+                          paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner)
     for rule in run_rules:
         for f in rule.check_run(run_ctx):
             if f.budget is None:

@@ -72,6 +72,8 @@ def repo_root(cwd: Path | None = None) -> Path:
 
 
 def resolve_ref(ref: str, root: Path) -> str:
+    if ref.startswith("-") or any(c in ref for c in "\n\r\0"):
+        raise BaseRefError(f"--base {ref!r} is not a git ref (it would be read as an option to git)")
     try:
         return _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], root).decode().strip()
     except BaseRefError:
@@ -228,6 +230,23 @@ def _where(b: BudgetResult) -> dict:
     return {"name": b.name, "file": b.file, "line": b.line}
 
 
+def _one_entry_per_number(headroom: list[dict]) -> list[dict]:
+    """A segment whose headroom is the same number as a promise's (the decode segment's
+    pace and the budget's pace) is one change, not two: it is folded into the promise's
+    entry (``same_as``), so one edit gives one regression per number."""
+    promises = [h for h in headroom if not h["promise"].startswith("segment:")]
+    out = []
+    for h in headroom:
+        twin = next((p for p in promises if p is not h and h["promise"].startswith("segment:")
+                     and math.isclose(p["old"], h["old"], rel_tol=1e-9, abs_tol=1e-12)
+                     and math.isclose(p["new"], h["new"], rel_tol=1e-9, abs_tol=1e-12)), None)
+        if twin is not None:
+            twin["same_as"].append(h["promise"])
+            continue
+        out.append(h)
+    return out
+
+
 def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict | None:
     promises = []
     for key, (name, larger_is_looser) in PROMISE_KEYS.items():
@@ -252,7 +271,13 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
         crossed = x >= 0 > y
         headroom.append({"promise": key[len("headroom_"):], "old": x, "new": y,
                          "shrink": shrink if math.isfinite(shrink) else None,
-                         "regression": shrink > threshold or crossed})
+                         "regression": shrink > threshold or crossed,
+                         # fails the check under --fail-on-regression: the promise is no longer met,
+                         # or the shrink passed a threshold the user set (0, the default, blocks nothing
+                         # that is still met: any edit that costs speed would otherwise fail)
+                         "blocking": crossed or (threshold > 0 and shrink > threshold),
+                         "same_as": []})
+    headroom = _one_entry_per_number(headroom)
     verdicts = []
     for p in sorted(set(a.verdicts) | set(b.verdicts)):
         x, y = a.verdicts.get(p), b.verdicts.get(p)
@@ -310,9 +335,12 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
         for h in c["headroom"]:
             if h["regression"]:
                 gone = f" (-{fmt_fraction(h['shrink'])} of it)" if h["shrink"] is not None else ""
-                out.append(Finding(RULE, severity,
-                                   f"budget {name!r}: {h['promise']} headroom shrank: {fmt_fraction(h['old'])} -> "
-                                   f"{fmt_fraction(h['new'])}{gone} (against {ref})",
+                twins = [f"segment {s[len('segment:'):]!r}" for s in h.get("same_as", [])]
+                also = f" (the same number as {' and '.join(twins)})" if twins else ""
+                still = "" if h.get("blocking", True) else "; still met"
+                out.append(Finding(RULE, severity if h.get("blocking", True) else Severity.WARNING,
+                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {fmt_fraction(h['old'])} "
+                                   f"-> {fmt_fraction(h['new'])}{gone}{still} (against {ref})",
                                    at(name, h["promise"]), budget=name,
                                    promise=h["promise"] if h["promise"] != "pace" else "tpot",
                                    fix="see `budgetlint explain` for what binds"))

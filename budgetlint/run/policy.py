@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import fnmatch
+import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -62,22 +62,32 @@ def is_enabled(code: str, select: list[str] | None, ignore: list[str]) -> bool:
 
 
 def _glob_matches(glob: str, file: str, base_dir: Path) -> bool:
+    """Whether ``file`` matches a per-file-ignores ``glob``, with gitignore semantics.
+
+    As in a ``.gitignore`` in the config file's folder (pathspec's
+    GitIgnoreSpec): ``*`` and ``?`` never cross ``/``; ``**`` spans folders,
+    including none (``budgets/**/a.yaml`` matches ``budgets/a.yaml``); a glob
+    with a ``/`` is anchored at the config's folder, one without matches at
+    any depth; a trailing ``/`` matches everything under a folder. A leading
+    ``./`` only says "this folder" (``./.hidden/*.yaml`` is ``.hidden/*.yaml``).
+    """
     path = Path(file)
     absolute = path if path.is_absolute() else (Path.cwd() / path)
-    candidates = {path.as_posix(), absolute.as_posix()}
     try:
-        candidates.add(absolute.resolve().relative_to(base_dir.resolve()).as_posix())
-    except ValueError:
-        pass
-    pattern = glob.strip().lstrip("./") if glob.startswith("./") else glob.strip()
-    if "/" not in pattern:
-        candidates.add(path.name)
-    patterns = {pattern}
-    if pattern.startswith("**/"):
-        patterns.add(pattern[3:])
-    if pattern.endswith("/"):
-        patterns.add(pattern + "**")
-    return any(fnmatch.fnmatchcase(c, p) for c in candidates for p in patterns)
+        relative = absolute.resolve().relative_to(base_dir.resolve()).as_posix()
+    except (ValueError, OSError):
+        relative = path.as_posix()  # outside the config's folder: the path as shown
+    return _spec(glob).match_file(relative)
+
+
+@functools.lru_cache(maxsize=512)
+def _spec(glob: str) -> Any:
+    import pathspec
+
+    pattern = glob.strip()
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def _severity_for(finding: Finding, overrides: dict[str, Severity]) -> Severity:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tool_skips import tool_missing
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LINTERS_VENV = REPO_ROOT / ".venvs" / "linters"
@@ -25,7 +26,7 @@ def find_linters_bin() -> Path:
     bin_dir = LINTERS_VENV / "bin"
     missing = [t for t in ("actionlint", "zizmor", "check-jsonschema") if not (bin_dir / t).exists()]
     if missing:
-        pytest.skip(
+        tool_missing(
             f"workflow linters not installed ({', '.join(missing)} missing from {bin_dir}): "
             "run `bash tests/action/setup_linters.sh` first"
         )

@@ -124,8 +124,9 @@ def test_pre_commit_hook_manifest() -> None:
     assert {"id", "name", "entry", "language"} <= set(hook)
     assert hook["entry"] == "budgetlint check"
     assert hook["language"] == "python"
-    # the whole configured paths are checked: budgets refer to other files
-    assert hook["pass_filenames"] is False
+    # the changed files are passed, and checked with the configured paths: budgets refer to other files
+    assert hook["pass_filenames"] is True
+    assert "--with-configured-paths" in hook["args"]
     files = re.compile(hook["files"])
     for path in ("budgets/chat.yaml", "svc/budgets/x.yml", "chat.budgets.yaml", "h100.hardware.yml", "teams.yaml"):
         assert files.search(path), path
@@ -143,9 +144,27 @@ def _write_exe(path: Path, text: str) -> Path:
 
 
 def _outputs(path: Path) -> dict[str, str]:
+    """GITHUB_OUTPUT read the way the runner reads it: `name=value` lines and
+    `name<<DELIM` ... `DELIM` blocks; a name given twice keeps the last value."""
     if not path.exists():
         return {}
-    return dict(line.split("=", 1) for line in path.read_text(encoding="utf-8").splitlines() if "=" in line)
+    out: dict[str, str] = {}
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delim = line.split("<<", 1)
+            body = []
+            for inner in lines:
+                if inner == delim:
+                    break
+                body.append(inner)
+            else:
+                raise AssertionError(f"GITHUB_OUTPUT: {name} has no closing delimiter")
+            out[name] = "\n".join(body)
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            out[name] = value
+    return out
 
 
 @pytest.fixture()
@@ -160,6 +179,9 @@ def fake_budgetlint(tmp_path: Path) -> Path:
         'for a in "$@"; do\n'
         '  if [[ "$prev" == --format ]]; then fmt="$a"; fi\n'
         '  if [[ "$prev" == --output && "$fmt" == sarif ]]; then echo "{}" > "$a"; fi\n'
+        '  if [[ "$a" == --output=* && "$fmt" == sarif ]]; then echo "{}" > "${a#--output=}"; fi\n'
+        '  if [[ "$a" == --output=* && "$fmt" == html ]]; then echo "<html></html>" > "${a#--output=}"; fi\n'
+        '  if [[ "$a" == -- ]]; then break; fi\n'
         '  if [[ "$prev" == --output && "$fmt" == html ]]; then echo "<html></html>" > "$a"; fi\n'
         '  prev="$a"\n'
         "done\n"
@@ -193,8 +215,8 @@ def test_check_with_the_defaults(action: dict[str, Any], tmp_path: Path, fake_bu
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint)
     assert proc.returncode == 0, proc.stderr
     html = "./budgetlint-report/report.html"  # under $RUNNER_TEMP on a runner
-    assert args == ["check", "budgets/", "--fail-on", "error", "--format", "github", "--output", "-",
-                    "--format", "html", "--output", html]
+    assert args == ["check", "--fail-on", "error", "--format", "github", "--output", "-",
+                    "--format", "html", f"--output={html}", "--", "budgets/"]
     assert outputs == {"exit-code": "0", "html": html}
     assert (tmp_path / html).is_file()
 
@@ -225,12 +247,13 @@ def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_bud
     )
     assert proc.returncode == 0, proc.stderr  # the failing comes after the SARIF upload
     assert args == [
-        "check", "budgets/", "more/a.yaml", "third.yml",
+        "check",
         "--fail-on", "warning", "--format", "text", "--output", "-",
-        "--bench", "bench/a.json", "--bench", "bench/b.json",
-        "--base", "origin/main",
-        "--format", "sarif", "--output", "out/budgetlint.sarif",
+        "--bench=bench/a.json", "--bench=bench/b.json",
+        "--base=origin/main",
+        "--format", "sarif", "--output=out/budgetlint.sarif",
         "--no-summary",
+        "--", "budgets/", "more/a.yaml", "third.yml",
     ]
     assert outputs == {"exit-code": "1", "sarif": "out/budgetlint.sarif"}
     assert (tmp_path / "out" / "budgetlint.sarif").is_file()
@@ -242,9 +265,9 @@ def test_inputs_are_data_not_code(action: dict[str, Any], tmp_path: Path, fake_b
     proc, args, _ = _run_check(action, tmp_path, fake_budgetlint, paths=nasty, base_ref="x; touch pwned4")
     assert proc.returncode == 0, proc.stderr
     assert not list(tmp_path.glob("pwned*"))
-    assert args[1:6] == ["$(touch", "pwned1)", "`touch", "pwned2`", ";touch${IFS}pwned3"]
-    assert args[6] == "*"  # not globbed
-    assert args[args.index("--base") + 1] == "x; touch pwned4"
+    paths = args[args.index("--") + 1:]
+    assert paths == ["$(touch", "pwned1)", "`touch", "pwned2`", ";touch${IFS}pwned3", "*"]  # "*" not globbed
+    assert "--base=x; touch pwned4" in args
 
 
 @needs_bash
@@ -325,6 +348,69 @@ def test_sarif_upload_only_when_written(action: dict[str, Any]) -> None:
     step = next(s for s in action["runs"]["steps"] if "upload-sarif" in str(s.get("uses", "")))
     assert step["if"] == "${{ steps.check.outputs.sarif != '' }}"
     assert step["with"]["sarif_file"] == "${{ steps.check.outputs.sarif }}"
+
+
+# --- issue 15, point 1: inputs steer nothing ------------------------------------
+
+
+@needs_bash
+@pytest.mark.parametrize("paths", ["--help", "--ignore BL3 budgets/", "--fail-on=warning budgets/", "-q"])
+def test_paths_that_look_like_options_are_file_names(action: dict[str, Any], tmp_path: Path,
+                                                      fake_budgetlint: Path, paths: str) -> None:
+    proc, args, _ = _run_check(action, tmp_path, fake_budgetlint, paths=paths)
+    assert proc.returncode == 0, proc.stderr
+    end = args.index("--")
+    assert args[end + 1:] == paths.split()  # after the end of options: data
+    assert not any(a.startswith("-") and a in paths.split() for a in args[:end])
+
+
+@needs_bash
+@pytest.mark.parametrize("name", ["sarif", "base_ref", "format"])
+def test_a_newline_in_a_one_value_input_is_refused(action: dict[str, Any], tmp_path: Path,
+                                                   fake_budgetlint: Path, name: str) -> None:
+    value = "out/x.sarif\nexit-code=0\n::set-output name=exit-code::0"
+    proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, FAKE_RC="1", **{name: value})
+    assert proc.returncode == 2, proc.stdout
+    assert args == [] and outputs == {}
+    (line,) = proc.stdout.splitlines()  # one line: the value cannot start a workflow command
+    assert line.startswith("::error title=budgetlint::") and "may not contain a newline" in line
+    assert "%0Aexit-code=0%0A" in line
+
+
+@needs_bash
+@pytest.mark.parametrize(("name", "value"), [("sarif", "-"), ("sarif", "--help"), ("base_ref", "--output=x")])
+def test_a_leading_dash_in_a_one_value_input_is_refused(action: dict[str, Any], tmp_path: Path,
+                                                        fake_budgetlint: Path, name: str, value: str) -> None:
+    proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, **{name: value})
+    assert proc.returncode == 2 and args == [] and outputs == {}
+    assert "may not start with '-'" in proc.stdout
+
+
+@needs_bash
+def test_outputs_cannot_be_forged_by_a_value(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path) -> None:
+    # a sarif path may hold '=' and '<<': the delimiter syntax keeps it one value
+    sarif = "out/a=b<<EOF.sarif"
+    proc, _, outputs = _run_check(action, tmp_path, fake_budgetlint, sarif=sarif, FAKE_RC="1")
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == "1" and outputs["sarif"] == sarif
+    text = (tmp_path / "github_output").read_text(encoding="utf-8")
+    delims = {line.split("<<", 1)[1] for line in text.splitlines() if line.startswith(("exit-code<<", "sarif<<"))}
+    (delim,) = delims
+    assert len(delim) > 30 and delim not in sarif
+
+
+@needs_bash
+def test_real_cli_behind_the_action_checks_a_path_named_like_an_option(action: dict[str, Any], tmp_path: Path) -> None:
+    """End to end with the real CLI: a `paths` of `--help` fails (no such file),
+    where it used to print the help and pass."""
+    import sys
+
+    real = _write_exe(tmp_path / "real-budgetlint",
+                      f'#!/usr/bin/env bash\nexec {sys.executable} -m budgetlint "$@"\n')
+    proc, _, outputs = _run_check(action, tmp_path, real, paths="--help", summary="false")
+    assert proc.returncode == 0, proc.stderr
+    assert outputs["exit-code"] == "2"
+    assert "no such file or directory: --help" in proc.stderr
 
 
 def test_html_report_upload_only_when_written(action: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tool_skips import tool_missing
 
 from budgetlint.bench import read_benchmark
 
@@ -38,8 +39,8 @@ def _probe_python() -> str:
         return str(PROBE_VENV_PYTHON)
     if importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
         return sys.executable
-    pytest.skip(f"torch/transformers are not importable here and {PROBE_VENV_PYTHON} is absent "
-                "(optional extra 'probe'; .ci/run sets up .venvs/probe with the CPU torch wheel)")
+    tool_missing(f"torch/transformers are not importable here and {PROBE_VENV_PYTHON} is absent "
+                 "(optional extra 'probe'; .ci/run sets up .venvs/probe)")
 
 
 def test_catalog_shape_adds_up() -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 import pytest
+from tool_skips import tool_missing
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
@@ -68,7 +69,7 @@ def client_venv_or_reason(name: str) -> tuple[ClientVenv | None, str]:
 def require_client(name: str) -> ClientVenv:
     venv, why = client_venv_or_reason(name)
     if venv is None:
-        pytest.skip(why)
+        tool_missing(why)
     return venv
 
 
@@ -98,7 +99,7 @@ def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> TinyTokenizer:
         if proc.returncode != 0:
             pytest.fail(f"making the tokenizer with {venv.python} failed:\n{proc.stderr[-3000:]}")
         return tok
-    pytest.skip("no client venv to build the tokenizer with: " + "; ".join(reasons))
+    tool_missing("no client venv to build the tokenizer with: " + "; ".join(reasons))
 
 
 def client_env(workdir: Path, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -7,9 +7,11 @@
 # Environments live in "$REPO/.venvs/<client>" (gitignored; or in
 # "$BUDGETLINT_CLIENT_VENVS/<client>" when that is set), never in
 # budgetlint's own .venv. A venv that is present and working is reused. A
-# client that cannot be installed is reported and skipped: this script always
-# exits 0, and the tests then skip with the reason (written to
-# .venvs/<client>.skip). Pip output goes to .venvs/<client>.log.
+# client that cannot be installed is reported and skipped: this script exits
+# 0, and the tests then skip with the reason (written to
+# .venvs/<client>.skip), except under CI=true, where it exits 1 after trying
+# every client: CI must exercise the real clients. Pip output goes to
+# .venvs/<client>.log.
 #
 # Clients (both need no torch):
 #   aiperf          aiperf==0.13.0, Python 3.10-3.13 (3.11 preferred)
@@ -112,4 +114,12 @@ for c in "${clients[@]}"; do
         *)              say "unknown client '$c' (known: aiperf inference-perf)" ;;
     esac
 done
+failed=()
+for c in "${clients[@]}"; do
+    [ -f "$VENVS/$c.skip" ] && failed+=("$c")
+done
+if [ ${#failed[@]} -gt 0 ] && [ "${CI:-}" = "true" ]; then
+    say "CI=true: not installed: ${failed[*]}; failing (their tests would only skip)"
+    exit 1
+fi
 exit 0

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tool_skips import tool_missing
 
 from budgetlint.physics import (
     Accelerator,
@@ -84,7 +85,7 @@ def llm_analysis_results() -> list[dict[str, Any]]:
         return [llm_analysis_runner.run(c) for c in CONFIGS]
     python = _external_python()
     if python is None:
-        pytest.skip(
+        tool_missing(
             "llm-analysis is not importable and no interpreter with it was found: install it with "
             "`python -m venv .venvs/llm-analysis && .venvs/llm-analysis/bin/pip install llm-analysis==0.2.2` "
             "or set BUDGETLINT_LLM_ANALYSIS_PYTHON"

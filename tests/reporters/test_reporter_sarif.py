@@ -15,18 +15,19 @@ from budgetlint.rules import all_rules
 from reporter_fixtures import canned_report, many_findings_report
 
 
+SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "data" / "sarif-schema-2.1.0.json"
+
+
 @pytest.fixture()
-def sarif_validator(shared_dir: Path) -> jsonschema.protocols.Validator:
-    path = shared_dir / "reference" / "sarif-schema-2.1.0.json"
-    if not path.is_file():
-        pytest.skip(f"{path} is absent: the official SARIF 2.1.0 schema is needed to validate")
-    schema = json.loads(path.read_text(encoding="utf-8"))
+def sarif_validator() -> jsonschema.protocols.Validator:
+    # the official SARIF 2.1.0 schema, vendored (tests/data/README.md): validated in every checkout
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
     cls = jsonschema.validators.validator_for(schema)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
-def _log(report: Report) -> dict:
-    return json.loads(sarif.render(report))
+def _log(report: Report, **kw: bool) -> dict:
+    return json.loads(sarif.render(report, **kw))
 
 
 def test_valid_against_the_official_schema(report: Report, sarif_validator: jsonschema.protocols.Validator) -> None:
@@ -51,10 +52,10 @@ def test_driver_and_rules(report: Report) -> None:
 
 
 def test_results_point_at_repo_relative_files(report: Report) -> None:
-    run = _log(report)["runs"][0]
+    run = _log(report, include_info=True)["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     results = run["results"]
-    assert len(results) == 5  # every located finding
+    assert len(results) == 5  # every located finding (information too, as asked)
     for result in results:
         assert rules[result["ruleIndex"]]["id"] == result["ruleId"]
         assert result["level"] in {"error", "warning", "note"}
@@ -119,7 +120,7 @@ def test_fingerprints_are_stable_and_unique_within_a_run() -> None:
 
 def test_result_limit_keeps_the_worst(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sarif, "MAX_RESULTS", 10)
-    run = _log(many_findings_report(errors=4, warnings=8, infos=5))["runs"][0]
+    run = _log(many_findings_report(errors=4, warnings=8, infos=5), include_info=True)["runs"][0]
     levels = [r["level"] for r in run["results"]]
     assert len(levels) == 10
     assert levels.count("error") == 4 and levels.count("warning") == 6 and "note" not in levels
@@ -153,3 +154,21 @@ def test_suppressed_findings_are_results_marked_suppressed(sarif_validator: json
         {"kind": "inSource", "status": "accepted", "justification": "accepted until the H200s arrive", "properties": {"expires": "2027-01-31"}}
     ]
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 20
+
+
+# --- issue 15, point 5: a met promise is not a code-scanning alert -----------------------------------
+
+
+def test_information_stays_out_of_code_scanning_by_default(report: Report,
+                                                           sarif_validator: jsonschema.protocols.Validator) -> None:
+    infos = [f for f in report.findings if f.severity == Severity.INFO]
+    assert infos  # the canned report has some
+    log = _log(report)
+    run = log["runs"][0]
+    assert "note" not in {r["level"] for r in run["results"]}
+    assert "note" not in {n["level"] for n in run["invocations"][0]["toolExecutionNotifications"]}
+    assert run["properties"]["informationLeftOut"] == len(infos)
+    sarif_validator.validate(log)
+    with_notes = _log(report, include_info=True)["runs"][0]
+    assert {r["level"] for r in with_notes["results"]} >= {"note"}
+    assert with_notes["properties"]["informationLeftOut"] == 0

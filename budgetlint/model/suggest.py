@@ -1,0 +1,60 @@
+"""Did-you-mean suggestions in bounded time.
+
+``difflib.get_close_matches`` compares a word with every candidate using
+``SequenceMatcher.ratio()``, quadratic in the name lengths: 5,000 unknown
+owners against 500 teams took 94 s. A :class:`Suggester` keeps the same
+answer for ordinary cases and bounds the hostile ones:
+
+* the full ``ratio()`` runs only on the ``MAX_RATIO`` candidates with the
+  best cheap upper bound (``quick_ratio``, a multiset overlap);
+* each distinct word is looked up once (memoised);
+* at most ``MAX_WORDS`` distinct words per suggester (per run) get a
+  suggestion; later unknown names are still reported, without a hint.
+"""
+
+from __future__ import annotations
+
+import heapq
+from difflib import SequenceMatcher
+from typing import Iterable
+
+#: distinct words that get a did-you-mean per suggester (a run); later ones get none
+MAX_WORDS = 200
+#: candidates that get the full (quadratic) similarity ratio, per word
+MAX_RATIO = 32
+
+
+class Suggester:
+    def __init__(self, candidates: Iterable[str], cutoff: float = 0.6) -> None:
+        self.candidates = list(dict.fromkeys(candidates))  # order kept, duplicates dropped
+        self.cutoff = cutoff
+        self.memo: dict[str, str | None] = {}
+
+    def __call__(self, word: str) -> str | None:
+        if word in self.memo:
+            return self.memo[word]
+        if len(self.memo) >= MAX_WORDS:
+            return None
+        self.memo[word] = found = closest(word, self.candidates, self.cutoff)
+        return found
+
+
+def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
+    """The candidate most similar to ``word`` (ratio >= cutoff), as get_close_matches(n=1) picks it."""
+    s = SequenceMatcher()
+    s.set_seq2(word)
+    shortlist: list[tuple[float, int, str]] = []
+    for i, c in enumerate(candidates):
+        s.set_seq1(c)
+        if s.real_quick_ratio() >= cutoff:
+            q = s.quick_ratio()
+            if q >= cutoff:
+                shortlist.append((-q, i, c))
+    best: tuple[float, str] | None = None
+    for _, _, c in heapq.nsmallest(MAX_RATIO, shortlist):
+        s.set_seq1(c)
+        r = s.ratio()
+        # get_close_matches keeps the highest ratio, and of equal ratios the greatest string
+        if r >= cutoff and (best is None or (r, c) > best):
+            best = (r, c)
+    return best[1] if best else None
