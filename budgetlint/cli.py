@@ -95,10 +95,18 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif
         pieces = get_chunks(fmt)(report, color=painted, **extra)
         if to_stdout:
             last = ""
-            for piece in pieces:  # written as made: a large report is never held whole
+            batch: list[str] = []
+            size = 0
+            for piece in pieces:  # written as made, 64 KiB at a time: a large report is never held whole
                 if piece:
-                    click.echo(piece, nl=False, color=painted)  # click keeps what we decided
+                    batch.append(piece)
+                    size += len(piece)
                     last = piece
+                    if size >= 65536:
+                        click.echo("".join(batch), nl=False, color=painted)  # click keeps what we decided
+                        batch, size = [], 0
+            if batch:
+                click.echo("".join(batch), nl=False, color=painted)
             if not last.endswith("\n"):
                 click.echo("")  # as before: an empty output is one newline
         else:
