@@ -229,11 +229,28 @@ VALIDATORS = {{}}
         code = fastjsonschema.compile_to_code(schema, formats=FORMATS, use_default=False)
         code = code.replace("from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException\n", "")
         code = code.replace("from fastjsonschema import JsonSchemaValueException\n", "")
+        code = _bare_raises(code)
         code = code.replace("REGEX_PATTERNS", f"_{kind.upper()}_PATTERNS")  # one module, four schemas
         name = code.split("def ", 1)[1].split("(", 1)[0]
         parts.append(f"\n# ---- kind: {kind}\n" + code.replace(name, f"_{kind}_{name}") +
                      f"\n\nVALIDATORS[{kind!r}] = _{kind}_{name}\n")
     return "".join(parts)
+
+
+def _bare_raises(code: str) -> str:
+    """The generated code with every ``raise JsonSchemaValueException(<message, value, the whole
+    subschema>)`` made a bare ``raise JsonSchemaValueException('')``: a oneOf tries its branches by
+    raising, and building those arguments was a third of the check; the answer is only yes or no."""
+    import ast
+
+    class Bare(ast.NodeTransformer):
+        def visit_Raise(self, node: ast.Raise) -> ast.Raise:
+            call = node.exc
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "JsonSchemaValueException":
+                node.exc = ast.Call(func=call.func, args=[ast.Constant("")], keywords=[])
+            return node
+
+    return ast.unparse(ast.fix_missing_locations(Bare().visit(ast.parse(code)))) + "\n"
 
 
 @functools.lru_cache(maxsize=None)
