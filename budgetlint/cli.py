@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from budgetlint import __version__
+from budgetlint.findings import printable
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -209,6 +210,9 @@ def _step_summary(report: Any) -> None:
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
+@click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
+              help="Also read files in DIR (repeatable); by default only the git top level of the working "
+                   "directory and of the paths checked (outside git: those folders themselves) are read.")
 @click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto",
               show_default=True,
               help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
@@ -226,7 +230,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
-          with_configured_paths: bool, sarif_info: bool, color: str) -> None:
+          with_configured_paths: bool, sarif_info: bool, color: str,
+          allow_read: tuple[str, ...]) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -240,12 +245,12 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        bench=bench, bench_format=bench_format, base_ref=base_ref,
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
-                       regression_threshold=regression_threshold, jobs=jobs)
+                       regression_threshold=regression_threshold, allow_read=allow_read, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options, with_configured_paths), options)
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if quiet:
         report.findings = [f for f in report.findings if f.severity > Severity.INFO]
@@ -268,7 +273,7 @@ def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple
     try:
         config = load_config(config_path)
     except ConfigError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if select:
         config.select = _selectors("--select", select)
@@ -371,18 +376,18 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     evaluations = result.evaluations
     known = {ev.budget.name for ev in evaluations}
     missing = [n for n in names if n not in known]
     if missing:
-        listed = ", ".join(sorted(known)) or "none"
+        listed = ", ".join(sorted(printable(k) for k in known)) or "none"
         click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {listed})", err=True)
         sys.exit(EXIT_USAGE)
     errors = [f for f in result.report.sorted_findings() if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
-        click.echo(f"{f.location}: {f.rule} {f.message}", err=True)
+        click.echo(f"{f.location}: {f.rule} {printable(f.message)}", err=True)
     blocks = [explain_budget(ev) for ev in evaluations if not names or ev.budget.name in names]
     click.echo("\n\n".join(blocks) if blocks else "no budgets found")
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
@@ -399,7 +404,7 @@ def _catalog_entries(kind: str, paths: tuple[str, ...]) -> list[Any]:
     try:
         ctx = evaluate_run(list(paths), Options(use_codeowners=False))
     except InputError as exc:
-        click.echo(f"budgetlint: error: {exc}", err=True)
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     return ctx.catalog.all_hardware() if kind == "hardware" else ctx.catalog.all_models()
 
@@ -414,7 +419,8 @@ def _hardware_row(hw: Any) -> dict:
 def _model_row(m: Any) -> dict:
     keys = ("parameters", "active_parameters", "layers", "hidden_size", "attention_heads", "kv_heads",
             "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-            "sliding_window_layers", "experts", "experts_per_token", "max_context", "source")
+            "sliding_window_layers", "experts", "experts_per_token", "max_context", "vocab_size",
+            "tie_word_embeddings", "source")
     row = {"name": m.name, "aliases": list(m.aliases)}
     row.update({k: getattr(m, k) for k in keys})
     row["builtin"] = m.builtin
@@ -438,7 +444,7 @@ def catalog_hardware(paths: tuple[str, ...], fmt: str) -> None:
     for h in entries:
         bf16 = h.compute_flop_per_s.get("bf16")
         fp8 = h.compute_flop_per_s.get("fp8")
-        click.echo(f"{h.name:<16} {fq(h.memory_bytes, 'information') if h.memory_bytes else '-':>9} "
+        click.echo(f"{printable(h.name):<16} {fq(h.memory_bytes, 'information') if h.memory_bytes else '-':>9} "
                    f"{fq(h.bandwidth_bytes_per_s, 'bandwidth') if h.bandwidth_bytes_per_s else '-':>11} "
                    f"{fq(bf16, 'compute_rate') if bf16 else '-':>14} {fq(fp8, 'compute_rate') if fp8 else '-':>14}")
 
@@ -458,7 +464,8 @@ def catalog_models(paths: tuple[str, ...], fmt: str) -> None:
     for m in entries:
         p = f"{m.parameters / 1e9:.4g}B" if m.parameters else "-"
         a = f"{m.active / 1e9:.4g}B" if m.active else "-"
-        click.echo(f"{m.name:<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} {m.attention:>9}")
+        click.echo(f"{printable(m.name):<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} "
+                   f"{printable(m.attention):>9}")
 
 
 @catalog.command("show")
@@ -488,7 +495,7 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
         return
     for key, value in found.items():
         if value not in (None, [], {}):
-            click.echo(f"{key:<24} {value}")
+            click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
 
 
 @main.command()
@@ -506,7 +513,7 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     document, findings = run_ingest(list(files), bench_format)
     for f in findings:
         where = f"{f.location}: " if f.location else ""
-        click.echo(f"{where}{f.rule} {f.message}", err=True)
+        click.echo(f"{where}{f.rule} {printable(f.message)}", err=True)
     text = json.dumps(document, indent=2) + "\n"
     if output:
         try:

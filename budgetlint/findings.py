@@ -3,7 +3,34 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
+
+#: characters that must not reach a terminal or a CI log raw: C0 and C1 controls
+#: (a newline in a file name would start a line GitHub reads as "::error ..."),
+#: DEL, Unicode line and paragraph separators and the bidirectional overrides
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def printable(text: object) -> str:
+    """``text`` with every control character written as an escape (``\\n``, ``\\x1b``, ``\\u202e``).
+
+    Every place that prints a path or a user's string in plain text (the text
+    and JUnit reports, ``explain``, ``catalog``) goes through here: one line
+    stays one line, and no escape sequence reaches the terminal.
+    """
+    return _UNPRINTABLE.sub(_escape, str(text))
+
+
+def printable_lines(text: str) -> list[str]:
+    """The lines of a (multi-line) message, each :func:`printable`."""
+    return [printable(line) for line in text.split("\n")]
 
 
 class Severity(enum.IntEnum):
@@ -36,7 +63,7 @@ class Location:
     column: int = 1
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}"
+        return f"{printable(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True)

@@ -44,23 +44,39 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+#: benchmark files larger than this are refused before reading (bytes; 64 MiB).
+#: The config key ``max-bench-size`` (MiB) changes it; see docs/limits.md.
+MAX_BENCH_BYTES = 64 * 1024 * 1024
+
+
 def read_benchmark(
-    path: Union[str, Path], fmt: str | None = None
+    path: Union[str, Path], fmt: str | None = None, *, max_bytes: int | None = None
 ) -> tuple[list[Measurement], list[Problem]]:
-    """Read one benchmark result file.
+    """Read one benchmark file of at most ``max_bytes`` (default :data:`MAX_BENCH_BYTES`).
 
     Returns the measurements found (one per run / load point) and the problems
-    (malformed, truncated, empty, NaN, unit-less, unknown format). Never raises
-    on bad input.
+    (malformed, truncated, empty, NaN, unit-less, unknown format, too large,
+    not a regular file). Never raises on bad input, never blocks on a pipe and
+    never reads more than the limit.
     """
-    from ._common import IO, Ctx, refuse_impossible
+    from budgetlint.files import fs
+
+    from ._common import IO, LIMIT, Ctx, refuse_impossible
     from .detect import read_text
     from .measurement import complete_record
 
     p = Path(path)
     ctx = Ctx(str(path))
+    limit = MAX_BENCH_BYTES if max_bytes is None else max_bytes
     try:
-        data = p.read_bytes()
+        data = fs.read_regular(p, limit)
+    except fs.NotRegular as exc:
+        ctx.problem(f"cannot read the file: it is {exc.kind}, not a regular file", IO)
+        return [], ctx.problems
+    except fs.TooLarge as exc:
+        ctx.problem(f"file is {_mib(exc.size)}; benchmark files are read up to {_mib(limit)} "
+                    "(config key max-bench-size); not read", LIMIT)
+        return [], ctx.problems
     except OSError as exc:
         ctx.problem(f"cannot read the file: {exc.strerror or exc}", IO)
         return [], ctx.problems
@@ -75,7 +91,43 @@ def read_benchmark(
     except RecursionError:
         ctx.problem("JSON nested too deeply", "bench-malformed")
         measurements = []
-    return refuse_impossible(ctx, measurements), ctx.problems
+    return [_without_vanishing(m, ctx) for m in refuse_impossible(ctx, measurements)], ctx.problems
+
+
+#: a latency below this (seconds) is no measurement: it rounds to zero at any clock's resolution
+MIN_LATENCY_S = 1e-9
+
+
+def _without_vanishing(m: Measurement, ctx: Any) -> Measurement:
+    """``m`` without the statistics that cannot be zero yet are below a nanosecond.
+
+    Readers refuse a written 0 where a zero is impossible (``check_latency``);
+    a p99 of ``5e-324 ms`` is not 0 as written but underflows to 0 s once in
+    seconds, and a value of a few femtoseconds is no more a measurement.
+    Every reader's output passes here, whatever its units.
+    """
+    from dataclasses import replace
+
+    from ._common import IMPOSSIBLE, zero_impossible
+
+    metrics = dict(m.metrics)
+    for name, metric in m.metrics.items():
+        stats = {"mean": metric.mean, **metric.percentiles}
+        gone = [k for k, v in stats.items()
+                if v is not None and v < MIN_LATENCY_S and v >= 0 and zero_impossible(name, k)]
+        for k in gone:
+            where = f" (from {metric.source})" if metric.source else ""
+            ctx.problem(f"{name} {k} is {stats[k]:g} s{where}{' in ' + m.label if m.label else ''}: below one "
+                        "nanosecond, a latency that rounds to zero is not a measurement; the value is ignored "
+                        "(not measured)", IMPOSSIBLE)
+        if gone:
+            metrics[name] = replace(metric, mean=None if "mean" in gone else metric.mean,
+                                    percentiles={k: v for k, v in metric.percentiles.items() if k not in gone})
+    return replace(m, metrics=metrics) if metrics != dict(m.metrics) else m
+
+
+def _mib(size: int) -> str:
+    return f"{size / 1024 / 1024:,.1f} MiB" if size >= 1024 * 1024 else f"{size:,} bytes"
 
 
 def to_native(measurements: Union[Measurement, Iterable[Measurement]]) -> dict[str, Any]:

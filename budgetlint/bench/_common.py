@@ -22,6 +22,7 @@ NO_SUCCESS = "bench-no-successful-requests"
 IO = "bench-io"
 SCHEMA = "bench-schema"
 IMPOSSIBLE = "bench-impossible-value"
+LIMIT = "bench-limit"
 
 #: seconds per unit, for unit fields and key suffixes
 TIME_UNITS = {
@@ -67,9 +68,26 @@ class Doc:
 
 _NEXT_VALUE = re.compile(r"\n(?=[{\[])")
 
+#: at most this many top-level JSON values are read from one file (JSONL)
+MAX_JSON_VALUES = 10_000
+#: malformed values reported one by one; after this many, the file is not read further
+MAX_MALFORMED = 20
 
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
+
+class _Lines:
+    """Line numbers of increasing offsets in ``text``, counted once (linear overall)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+
+    def at(self, pos: int) -> int:
+        if pos < self.pos:  # never happens in a forward scan; stay correct anyway
+            return self.text.count("\n", 0, pos) + 1
+        self.line += self.text.count("\n", self.pos, pos)
+        self.pos = pos
+        return self.line
 
 
 def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
@@ -78,7 +96,10 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
     ``NaN``/``Infinity``/``-Infinity`` are accepted by the parser but counted
     (``parse_constant``) so readers can refuse NaN where they read values.
     A value that cannot be parsed is reported (truncated or malformed) and the
-    reader resumes at the next line.
+    reader resumes at the next line. Line numbers are counted in one forward
+    pass (linear in the file), at most :data:`MAX_JSON_VALUES` values are
+    read and at most :data:`MAX_MALFORMED` malformed ones reported; a limit
+    reached is a ``bench-limit`` problem.
     """
 
     def constant(token: str) -> float:
@@ -97,18 +118,30 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
 
     decoder = json.JSONDecoder(parse_constant=constant, parse_int=integer)
     docs: list[Doc] = []
+    lines = _Lines(text)
+    malformed = 0
     pos = 0
     n = len(text)
+    end_of_content = len(text.rstrip())
     while True:
         while pos < n and text[pos] in " \t\r\n\ufeff":
             pos += 1
         if pos >= n:
             break
+        if len(docs) >= MAX_JSON_VALUES:
+            ctx.problem(f"more than {MAX_JSON_VALUES:,} JSON values in one file; the first "
+                        f"{MAX_JSON_VALUES:,} are read, the rest from line {lines.at(pos)} is not",
+                        LIMIT, lines.at(pos))
+            break
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            line = _line_of(text, pos)
-            end_of_content = len(text.rstrip())
+            line = lines.at(pos)
+            malformed += 1
+            if malformed > MAX_MALFORMED:
+                ctx.problem(f"more than {MAX_MALFORMED} values that are not valid JSON; the file is not "
+                            f"read past line {line}", LIMIT, line)
+                break
             if exc.pos >= end_of_content - 1 or exc.msg.startswith("Unterminated string"):
                 ctx.problem(
                     f"JSON ends in the middle of the value that starts at line {line} "
@@ -117,10 +150,12 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
                     line,
                 )
             else:
+                bad_line = lines.at(exc.pos) if exc.pos >= pos else line
+                column = exc.pos - text.rfind("\n", 0, exc.pos)
                 ctx.problem(
-                    f"not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                    f"not valid JSON at line {bad_line} column {column}: {exc.msg}",
                     MALFORMED,
-                    exc.lineno,
+                    bad_line,
                 )
             # resume at the next line that starts a new top-level value (JSONL)
             nxt = _NEXT_VALUE.search(text, max(exc.pos, pos + 1))
@@ -128,7 +163,7 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
                 break
             pos = nxt.start() + 1
             continue
-        docs.append(Doc(value, _line_of(text, pos)))
+        docs.append(Doc(value, lines.at(pos)))
         pos = end
     return docs
 
@@ -200,6 +235,11 @@ def _zero_impossible(metric: str, stat: str | None) -> bool:
         return True
     pct = label_percent(stat)
     return pct is not None and pct >= _ZERO_TAIL_PERCENT
+
+
+def zero_impossible(metric: str, stat: str | None) -> bool:
+    """Whether a zero ``stat`` (``"mean"``, ``"p99"``) of ``metric`` cannot be real."""
+    return _zero_impossible(metric, stat)
 
 
 def check_latency(

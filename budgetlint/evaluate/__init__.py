@@ -32,6 +32,7 @@ class Assumptions:
     efficiency_compute: float = 0.5
     collective_overhead: float = 0.10
     memory_usable_fraction: float = 0.9
+    memory_reserve_bytes: float | None = None  # None: adapter.DEFAULT_RUNTIME_RESERVE_BYTES
 
 
 @dataclass
@@ -83,6 +84,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         roof.levers = list(levers)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
+    from budgetlint.evaluate.arithmetic import e2e_arithmetic
+
     analysis = roof.as_dict()
+    analysis.update(e2e_arithmetic(budget))
+    for seg in budget.segments:  # each segment row is owned by its segment's team
+        if seg.owner and f"segment:{seg.name}" in roof.verdicts:
+            analysis[f"owner_segment:{seg.name}"] = seg.owner
     analysis.update(evidence.evidence_analysis(budget, found.links))
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis))

@@ -16,11 +16,14 @@ from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
 
 
-#: Stand-in peak for hardware that lists no compute figure (e.g. Apple M-series):
-#: compute is treated as unlimited, which keeps every bound a true lower bound
-#: (never a false "cannot be met"); TTFT is then judged only against the
-#: weight-read floor and its met/at-risk verdicts are "unknown".
-UNLIMITED_COMPUTE = 1e30
+#: Runtime memory reserved per device beyond weights and KV cache (activation
+#: peak, CUDA context, NCCL and engine workspace), charged by default in the
+#: realistic memory judgement; a deployment's ``memory_overhead`` replaces it
+#: (and, being declared, is charged in the bound too). Source: vLLM's start-up
+#: memory profile for Llama-3-8B on one H100 (vllm-project/vllm PR #10511):
+#: non-torch memory 1.79 GiB + PyTorch activation peak 1.26 GiB = 3.05 GiB;
+#: rounded down to 3 GiB.
+DEFAULT_RUNTIME_RESERVE_BYTES = 3 * 2**30
 
 
 class Skip(Exception):
@@ -28,8 +31,9 @@ class Skip(Exception):
 
 
 def model_shape(m: ModelDef) -> ModelShape:
-    missing = [k for k in ("parameters", "layers", "hidden_size", "attention_heads")
-               if getattr(m, k) is None]
+    missing = [k for k in ("parameters", "layers", "attention_heads") if getattr(m, k) is None]
+    if m.head_dim is None and m.hidden_size is None:
+        missing.append("head_dim (or hidden_size, from which head_dim = hidden_size / attention_heads)")
     if missing:
         raise Skip(f"model {m.name!r} lacks {', '.join(missing)}")
     try:
@@ -40,20 +44,22 @@ def model_shape(m: ModelDef) -> ModelShape:
             kv_lora_rank=m.kv_lora_rank, qk_rope_head_dim=m.qk_rope_head_dim,
             sliding_window=m.sliding_window, sliding_window_layers=m.sliding_window_layers,
             experts=m.experts, experts_per_token=m.experts_per_token,
+            vocab_size=m.vocab_size, tie_word_embeddings=m.tie_word_embeddings,
         )
     except ValueError as exc:
         raise Skip(f"model {m.name!r}: {exc}") from None
 
 
 def accelerator(hw: HardwareDef) -> Accelerator:
-    missing = [k for k, v in (("memory", hw.memory_bytes), ("bandwidth", hw.bandwidth_bytes_per_s))
-               if v is None]
-    if missing:
-        raise Skip(f"hardware {hw.name!r} lacks {', '.join(missing)}")
-    compute = hw.compute_flop_per_s or {k: UNLIMITED_COMPUTE for k in ("fp32", "tf32", "bf16", "fp8", "int8", "fp4")}
+    """The physics view of a device. Bandwidth is needed for every time bound;
+    memory and compute may be unknown (the analysis says what it could not judge)."""
+    if hw.bandwidth_bytes_per_s is None:
+        missing = "bandwidth" + (" and memory" if hw.memory_bytes is None else "")
+        raise Skip(f"hardware {hw.name!r} lacks {missing} (every time bound reads the weights at the "
+                   "memory bandwidth)")
     try:
         return Accelerator(memory_bytes=hw.memory_bytes, bandwidth_bytes_per_s=hw.bandwidth_bytes_per_s,
-                           compute_flop_per_s=compute,
+                           compute_flop_per_s=hw.compute_flop_per_s,
                            interconnect_bytes_per_s=hw.interconnect_bytes_per_s)
     except ValueError as exc:
         raise Skip(f"hardware {hw.name!r}: {exc}") from None
@@ -124,13 +130,26 @@ def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
 
 
 def realistic_deployment(d: Deployment, b: Budget, options: Any) -> Deployment:
+    """The deployment at the realistic assumptions: declared values, else the run's defaults.
+
+    The collective overhead is kept whatever the device count (the physics
+    charges it only when N > 1), so a lever that adds devices pays the same
+    overhead a deployment declared with those devices would.
+    """
     dep = b.deployment
     overhead = dep.collective_overhead if dep.collective_overhead is not None else options.collective_overhead
     usable = dep.memory_usable_fraction if dep.memory_usable_fraction is not None else options.memory_usable_fraction
-    return replace(d, collective_overhead=overhead if d.devices > 1 else 0.0,
-                   memory_usable_fraction=usable, memory_overhead_bytes=dep.memory_overhead_bytes)
+    reserve = dep.memory_overhead_bytes
+    if reserve is None:
+        reserve = getattr(options, "memory_reserve_bytes", None)
+        if reserve is None:
+            reserve = DEFAULT_RUNTIME_RESERVE_BYTES
+    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:
-    return replace(d, collective_overhead=0.0, memory_usable_fraction=1.0,
-                   memory_overhead_bytes=b.deployment.memory_overhead_bytes)
+    """The physical bound: 100 % of peak, all of memory, and only declared facts
+    (a declared collective overhead or memory overhead; no default assumption)."""
+    dep = b.deployment
+    return replace(d, collective_overhead=dep.collective_overhead or 0.0, memory_usable_fraction=1.0,
+                   memory_overhead_bytes=dep.memory_overhead_bytes or 0.0)

@@ -29,7 +29,6 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import math
 import re
 from dataclasses import dataclass, field, replace
@@ -38,7 +37,8 @@ from typing import Any
 
 from budgetlint.files import fs
 from budgetlint.bench import Measurement, Problem, read_benchmark
-from budgetlint.files.discovery import display_path
+from budgetlint.bench.measurement import label_percent
+from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
 
@@ -85,11 +85,12 @@ class Reading:
 class Faster:
     """A measured value faster than the pure roofline of the budget's deployment."""
 
-    promise: str
+    promise: str  # ttft | tpot | e2e | throughput (then the *_s fields are seconds per token)
     measured_s: float
     bound_s: float
-    statistic: str  # the label the value was read at
+    statistic: str  # the label(s) the value was read at: "p50" or "p50 (also mean, p90)"
     explanation: str
+    concurrency: float = 1.0  # the concurrency the bound was computed at
 
 
 @dataclass
@@ -155,6 +156,10 @@ class BudgetEvidence:
     unmatched_globs: tuple[tuple[int, str], ...] = ()  # (index in `bench:`, pattern)
     declined: tuple[tuple[str, int, str], ...] = ()  # --bench (file, measurement index, why not this budget)
     capped_globs: tuple[tuple[int, str, int], ...] = ()  # (index in `bench:`, pattern, files kept) cut by the limit
+    #: (index in `bench:`, pattern, why): entries refused, outside the run's roots (errors)
+    refused: tuple[tuple[int, str, str], ...] = ()
+    #: (index in `bench:`, pattern, why): globs whose walk an entry or time limit cut (warnings)
+    cut: tuple[tuple[int, str, str], ...] = ()
 
 
 # --------------------------------------------------------------------------- reading
@@ -163,14 +168,17 @@ class BudgetEvidence:
 class BenchStore:
     """The run's benchmark files, each read once; ``bench_format`` forces the format."""
 
-    def __init__(self, bench_format: str | None = None) -> None:
+    def __init__(self, bench_format: str | None = None, *, max_bytes: int | None = None,
+                 roots: list[str] | None = None) -> None:
         self.bench_format = bench_format
+        self.max_bytes = max_bytes  # files larger are refused unread (None: bench.MAX_BENCH_BYTES)
+        self.roots = roots  # `bench:` entries are read inside these folders only (None: anywhere)
         self._files: dict[str, BenchFile] = {}
 
     def read(self, path: Path, display: str | None = None) -> BenchFile:
         key = str(path.resolve()) if fs.exists(path) else str(path)
         if key not in self._files:
-            measurements, problems = read_benchmark(path, self.bench_format)
+            measurements, problems = read_benchmark(path, self.bench_format, max_bytes=self.max_bytes)
             self._files[key] = BenchFile(display or display_path(path), measurements, problems)
         return self._files[key]
 
@@ -179,74 +187,48 @@ class BenchStore:
 MAX_GLOB_FILES = 1000
 
 
-def _glob(base: Path, pattern: str, limit: int | None = None) -> tuple[list[Path], bool]:
-    """The files ``pattern`` (relative to ``base``) matches, and whether ``limit`` cut the list.
+@dataclass
+class Globbed:
+    """What one `bench:` entry (or ``--bench`` glob) names."""
 
-    A plain path is itself (when it exists). A glob is walked depth first in
-    sorted name order at every level, so the first ``limit`` matches are the same files
-    whatever order the file system returns or the files were created in.
+    files: list[Path]
+    capped: bool = False  # more than the file limit matched: the first ones in sorted order are kept
+    refused: str | None = None  # why the entry was not walked at all (its folder is outside the roots)
+    cut: str | None = None  # why the walk stopped early (entries looked at, time)
+
+
+def _glob(base: Path, pattern: str, limit: int | None = None, roots: list[str] | None = None) -> Globbed:
+    """The files ``pattern`` (relative to ``base``) matches.
+
+    A plain path is itself (when it exists). A glob is walked by
+    :func:`budgetlint.files.globwalk.walk`: depth first in sorted name order at
+    every level (the first ``limit`` matches are the same files whatever order
+    the file system lists them in), each real folder once (symbolic link
+    loops end), and within an entry and a time limit. A glob whose fixed
+    folder lies outside ``roots`` is refused before any walk (``/**`` never
+    walks the disk).
     """
+    from budgetlint.files import globwalk
+
     limit = MAX_GLOB_FILES if limit is None else limit
     full = pattern if Path(pattern).is_absolute() else str(base / pattern)
-    if glob.has_magic(pattern):
-        return sorted_glob(full, limit)
+    if globwalk.has_magic(pattern):
+        start = globwalk.split(full)[0]
+        if roots is not None and not inside(start, roots):
+            return Globbed([], refused=f"its folder {start!r} is " + outside_words(roots))
+        found = globwalk.walk(full, max_files=limit)
+        return Globbed(found.files, capped=found.capped, cut=found.limit)
     p = Path(full)
-    return ([p] if fs.exists(p) else []), False
+    return Globbed([p] if fs.exists(p) else [])
 
 
 def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
-    """``glob.glob(pattern, recursive=True)`` for files, in sorted order, stopping after ``limit``.
+    """The files ``pattern`` matches in walk order (names sorted, folder by folder), at most
+    ``limit``, and whether more matched (a bounded walk: budgetlint.files.globwalk)."""
+    from budgetlint.files import globwalk
 
-    As glob: ``*`` and ``?`` do not match a leading dot, ``**`` matches zero
-    or more folders; a folder reached twice through symbolic links is not
-    walked again. Returns (files, True when more matched than ``limit``).
-    """
-    import fnmatch
-    import os
-
-    parts = Path(pattern).parts
-    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-    root = Path(*parts[:first]) if first else Path(".")
-    rest = parts[first:]
-    found: list[Path] = []
-    seen: set[str] = set()
-    visited: set[tuple[str, tuple[str, ...]]] = set()
-
-    def names(folder: Path) -> list[str]:
-        try:
-            return sorted(os.listdir(folder))
-        except OSError:
-            return []
-
-    # depth first, children in sorted order: an explicit stack (a deep tree is no RecursionError)
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, rest)]
-    while stack:
-        here, rest = stack.pop()
-        if not rest:
-            key = os.path.realpath(here)
-            if key not in seen and fs.is_file(here):
-                if len(found) >= limit:
-                    return found, True
-                seen.add(key)
-                found.append(here)
-            continue
-        if not fs.is_dir(here):
-            continue
-        state = (os.path.realpath(here), rest)
-        if state in visited:  # a symlink loop, or ** reaching one folder twice
-            continue
-        visited.add(state)
-        head, tail = rest[0], rest[1:]
-        if head == "**":
-            later = [(here / n, rest) for n in names(here) if not n.startswith(".") and fs.is_dir(here / n)]
-            later.insert(0, (here, tail))  # ** as zero folders first
-        elif glob.has_magic(head):
-            later = [(here / n, tail) for n in names(here)
-                     if fnmatch.fnmatchcase(n, head) and (head.startswith(".") or not n.startswith("."))]
-        else:
-            later = [(here / head, tail)]
-        stack.extend(reversed(later))
-    return found, False
+    found = globwalk.walk(pattern, max_files=limit)
+    return found.files, found.capped
 
 
 # --------------------------------------------------------------------------- matching
@@ -525,44 +507,75 @@ def _physics(link: Link, skipped: bool) -> None:
     link.faster = _faster(link)
 
 
-def _fastest_value(metric: Any, label: str) -> tuple[float | None, str]:
-    """The value to hold against the bound: at the budget's percentile, else p50, else the mean."""
-    for lab in (label, "p50", "mean"):
-        v = _metric_value(metric, lab)
-        if v is not None:
-            return v, lab
-    return None, ""
+def _statistics(metric: Any) -> list[tuple[str, float]]:
+    """Every statistic a metric has: the mean and each percentile, finite values only."""
+    out = [("mean", metric.mean)] if metric.mean is not None and math.isfinite(metric.mean) else []
+    out += [(lab, v) for lab, v in metric.percentiles.items() if v is not None and math.isfinite(v)]
+    return out
+
+
+def _at_run_concurrency(label: str) -> bool:
+    """The mean and percentiles from the median up are held against the bound at the run's
+    concurrency; the faster half (below p50, the minimum) against concurrency 1, since a
+    request can run while fewer sequences are in flight (ramp-up, ramp-down)."""
+    if label == "mean":
+        return True
+    pct = label_percent(label)
+    return pct is not None and pct >= 50.0
 
 
 def _faster(link: Link) -> list[Faster]:
-    b, m = link.budget, link.measurement
-    bound = link.bound_concurrency_one  # fastest per sequence: no false alarm from ramp-down
-    label = b.percentile or "p50"
+    """Every statistic of every metric, and the aggregate throughput, against the pure roofline."""
+    m = link.measurement
     out: list[Faster] = []
     prompt_origin = link.conditions.get("prompt_tokens", (None, "budget"))[1]
+    conc = link.bound.concurrency if link.bound is not None else 1
     for name in PROMISE_NAMES:
         metric = m.metrics.get(name)
         if metric is None:
             continue
-        value, lab = _fastest_value(metric, label)
-        if value is None:
-            continue
-        if name == "tpot":
-            n, origin = link.conditions.get("output_tokens", (None, ""))
-            if metric.definition == "includes_ttft":
-                ours = value  # e2e / N >= our TPOT: an upper bound is enough to be faster
-            else:
-                ours, _ = tpot_in_our_definition(value, metric.definition, n, origin)
-            if ours is None:
+        hits: list[tuple[float, str, float, float, float]] = []  # (ratio, label, value, bound, concurrency)
+        for lab, value in _statistics(metric):
+            bound = link.bound if _at_run_concurrency(lab) else link.bound_concurrency_one
+            if name == "tpot":
+                n, origin = link.conditions.get("output_tokens", (None, ""))
+                if metric.definition == "includes_ttft":
+                    ours = value  # e2e / N >= our TPOT: an upper bound is enough to be faster
+                else:
+                    ours, _ = tpot_in_our_definition(value, metric.definition, n, origin)
+                if ours is None:
+                    continue
+                value, bound_s = ours, bound.tpot_s
+            elif name == "ttft":
+                bound_s = bound.prefill_s
+            else:  # prefill makes the first token: E2E >= prefill + (N - 1) decode steps
+                bound_s = bound.prefill_s + bound.decode_after_first_s
+            if value <= 0 or value >= bound_s * (1 - 1e-9):
                 continue
-            value, bound_s = ours, bound.tpot_s
-        elif name == "ttft":
-            bound_s = bound.prefill_s
-        else:
-            bound_s = bound.prefill_s + bound.decode_s
-        if value <= 0 or value >= bound_s * (1 - 1e-9):
+            hits.append((bound_s / value, lab, value, bound_s, float(bound.concurrency)))
+        if not hits:
             continue
-        out.append(Faster(name, value, bound_s, lab, _explain(link, name, value, bound_s, prompt_origin)))
+        label = link.budget.percentile or "p50"
+        hits.sort(key=lambda h: (-round(h[0], 9), h[1] != label))  # ties: the budget's own percentile
+        _ratio, lab, value, bound_s, at = hits[0]
+        others = [h[1] for h in hits[1:]]
+        stat = lab + (f" (also {', '.join(others)})" if others else "")
+        out.append(Faster(name, value, bound_s, stat, _explain(link, name, value, bound_s, prompt_origin),
+                          concurrency=at))
+    # aggregate output throughput <= B x the bound pace at the run's concurrency (aggregate grows
+    # with B, so fewer in flight only lowers it); only when the file states its concurrency
+    conc_origin = link.conditions.get("concurrency", (None, "budget"))[1]
+    if (m.output_throughput and m.output_throughput > 0 and link.bound is not None
+            and conc_origin != "budget" and "concurrency" in link.conditions):
+        cap = link.bound.aggregate_token_per_s
+        if m.output_throughput > cap * (1 + 1e-9):
+            ratio = m.output_throughput / cap
+            why = (f"{ratio:.0f}x more than physics allows: wrong units or a wrong key, not a fast machine"
+                   if ratio >= UNIT_ERROR_RATIO else
+                   "more devices, a smaller model, lower-precision weights or speculative decoding than the "
+                   "budget declares, or a concurrency higher than the file states: not a fast machine")
+            out.append(Faster("throughput", 1.0 / m.output_throughput, 1.0 / cap, "aggregate", why,
+                              concurrency=float(conc)))
     return out
 
 
@@ -657,12 +670,29 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     seen: set[tuple[str, int]] = set()
     base = Path(b.doc.file).parent
     capped: list[tuple[int, str, int]] = []
+    refused: list[tuple[int, str, str]] = []
+    cut: list[tuple[int, str, str]] = []
+    roots = store.roots
     for i, pattern in enumerate(b.bench):
-        paths, cut = _glob(base, pattern)
+        globbed = _glob(base, pattern, roots=roots)
+        if globbed.refused is not None:
+            refused.append((i, pattern, globbed.refused))
+            continue
+        if globbed.cut is not None:
+            cut.append((i, pattern, globbed.cut + "; the files past it are not read"))
+        paths = globbed.files
+        if roots is not None:
+            outside = [p for p in paths if not inside(p, roots)]
+            if outside:
+                what = "it" if len(paths) == 1 else f"{len(outside)} of its {len(paths)} files"
+                refused.append((i, pattern, f"{what} resolves {outside_words(roots)}"))
+                paths = [p for p in paths if p not in outside]
+                if not paths:
+                    continue
         if not paths:
             unmatched.append((i, pattern))
             continue
-        if cut:
+        if globbed.capped:
             capped.append((i, pattern, len(paths)))
         for p in paths:
             bf = store.read(p)
@@ -685,21 +715,24 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
                 continue
             seen.add((bf.path, id(m)))
             links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
-    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined), tuple(capped))
+    return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined), tuple(capped),
+                          refused=tuple(refused), cut=tuple(cut))
 
 
 def expand_cli_bench(raw: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[str, int, bool]]]:
     """``--bench`` values with their globs expanded (relative to the working directory), as
     ``bench:`` entries are: the paths to read, and each glob's (pattern, files kept, cut)."""
+    from budgetlint.files import globwalk
+
     out: list[str] = []
     globs: list[tuple[str, int, bool]] = []
     for value in raw:
-        if not glob.has_magic(value):
+        if not globwalk.has_magic(value):
             out.append(value)  # read as given: a missing file is reported by the reader, by its name
             continue
-        paths, cut = _glob(Path("."), value)
-        globs.append((value, len(paths), cut))
-        out.extend(str(p) for p in paths)
+        globbed = _glob(Path("."), value)  # given by the user: no roots, but the walk's bounds
+        globs.append((value, len(globbed.files), globbed.capped))
+        out.extend(str(p) for p in globbed.files)
     return out, globs
 
 

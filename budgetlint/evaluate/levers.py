@@ -18,19 +18,22 @@ def _meets_all(b: Budget):
     p = b.promise
 
     def meets(a: Any) -> bool:
+        # unknown compute cannot show a time promise met: never propose such hardware for one
+        if not a.compute_known and (p.ttft_s is not None or p.tpot_s is not None or p.e2e_s is not None):
+            return False
         if p.ttft_s is not None and a.ttft_s > p.ttft_s * (1 + 1e-9):
             return False
         if p.tpot_s is not None and a.tpot_s > p.tpot_s * (1 + 1e-9):
             return False
         if p.e2e_s is not None and a.e2e_s > p.e2e_s * (1 + 1e-9):
             return False
-        return bool(a.memory_fits)
+        return a.memory_fits is True
 
     return meets
 
 
 #: Levers are listed least disruptive first, as a serving team would try them.
-LEVER_ORDER = ("weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
+LEVER_ORDER = ("proxy-flush", "weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
                "more-devices", "fewer-sequences", "faster-accelerator")
 
 

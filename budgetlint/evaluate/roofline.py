@@ -4,12 +4,21 @@ This module is the edge between the model (what the user wrote, with
 positions) and the pure physics core (SI floats). For each budget it runs
 the analysis twice:
 
-* at the **pure roofline** (100 % of bandwidth and compute, no collective
-  overhead, all of device memory): the physical bound. A promise this misses
+* at the **pure roofline** (100 % of bandwidth and compute, all of device
+  memory, and only what the deployment *declares*: a declared
+  ``collective_overhead`` or ``memory_overhead`` is a fact of that
+  deployment and is in the bound): the physical bound. A promise this misses
   *cannot be met* at any percentile;
 * at a **realistic efficiency** (default 70 % of bandwidth, 50 % of compute,
-  10 % collective overhead for N > 1, 90 % of memory usable; overridable per
-  deployment or per run): a promise this misses is *at risk*.
+  10 % collective overhead for N > 1, 90 % of memory usable and a runtime
+  reserve of ``adapter.DEFAULT_RUNTIME_RESERVE_BYTES`` per device, each
+  unless declared; overridable per deployment or per run): a promise this
+  misses is *at risk*.
+
+Facts that are missing narrow what is checked, never silently: hardware
+without a compute peak gets the bandwidth bounds only (a promise can be
+found impossible, never *met*: its verdict is ``unknown`` and a note says
+why); hardware without a memory size gets no memory verdict.
 
 Verdicts: ``cannot-be-met``, ``at-risk``, ``met`` (or ``unknown`` when the
 facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
@@ -26,6 +35,7 @@ from budgetlint.evaluate.adapter import (Skip, bound_deployment, physics_inputs,
                                          realistic_efficiency)
 from budgetlint.model.types import Budget
 from budgetlint.evaluate import share
+from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 
 
@@ -101,6 +111,13 @@ class RooflineEvaluation:
                 out[_k(f"required_efficiency_{name}")] = v.required_efficiency
         if self.bound is not None:
             out["bound_pace_token_per_s"] = self.bound.pace_token_per_s
+            # the most sequences that fit: steady state (mean in-flight context) and worst case
+            # (every sequence at its final length); at 100 % of memory and at the usable fraction
+            # with the runtime reserve
+            for prefix, a in (("bound", self.bound), ("realistic", self.realistic)):
+                if a.memory_max_sequences is not None:
+                    out[_k(f"{prefix}_max_concurrency")] = a.memory_max_sequences
+                    out[_k(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lv.description, "meets": lv.meets}
                              for lv in self.levers]
@@ -132,15 +149,31 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         return ev
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)
-    if not b.deployment.hardware.compute_flop_per_s:
-        ev.notes.append(f"hardware {b.deployment.hardware.name!r} lists no compute peak: compute is taken as "
-                        "unlimited, so only bandwidth and memory bounds are checked and TTFT is judged only "
-                        "against one read of the weights")
-        for name in ("ttft",):
-            v = ev.verdicts.get(name)
-            if v is not None and v.verdict != "cannot-be-met":
+    hw = b.deployment.hardware
+    if not ev.bound.compute_known:
+        why = _compute_unknown_reason(hw, real_d.compute_precision)
+        # a bandwidth-only bound can show a time impossible (or at risk: the realistic
+        # time without compute is already too long), never met
+        for name, v in ev.verdicts.items():
+            if name != "memory" and v.verdict == "met":
                 v.verdict = "unknown"
+        ev.notes.append(f"hardware {hw.name!r} {why}: what needs compute is not checked (prefill, and whether "
+                        "compute binds a decode step); time promises are checked against the bandwidth "
+                        "bounds only, which can show a promise impossible but never met")
+    if ev.bound.memory_fits is None:
+        ev.notes.append(f"hardware {hw.name!r} lists no memory size: whether the weights and KV cache fit "
+                        "is not checked")
     return ev
+
+
+def _compute_unknown_reason(hw: Any, precision: str) -> str:
+    if not hw.compute_flop_per_s:
+        return "lists no compute peak"
+    try:
+        phys_precision.compute_peak(hw.compute_flop_per_s, precision)
+    except ValueError as exc:
+        return f"has {exc}"
+    return "has no usable compute peak"
 
 
 def _verdict(budget: float, bound: float, realistic: float) -> str:
@@ -153,12 +186,17 @@ def _verdict(budget: float, bound: float, realistic: float) -> str:
 
 def _judge(ev: RooflineEvaluation, b: Budget) -> None:
     p, bd, rl = b.promise, ev.bound, ev.realistic
-    fixed = ev.queue_s + bd.connection_setup_s + bd.proxy_delay_s  # not physics: declared allowances
+    # not physics: declared allowances. No proxy delay: the last chunk is
+    # flushed when generation ends, so a proxy buffer delays E2E by nothing.
+    # The efficiency a promise needs is (bound - fixed) / (promise - fixed): the
+    # physics part of the bound over the time the promise leaves it, at most
+    # 100 % exactly when the verdict is not cannot-be-met.
+    fixed = ev.queue_s + bd.connection_setup_s
     if p.ttft_s is not None:
         v = PromiseVerdict("ttft", _verdict(p.ttft_s, bd.ttft_s, rl.ttft_s), p.ttft_s, bd.ttft_s, rl.ttft_s,
                            binding=f"prefill {bd.prefill_binding}")
-        room = p.ttft_s - (rl.ttft_s - rl.prefill_s)
-        v.required_efficiency = (bd.prefill_s / room) if room > 0 else None
+        room = p.ttft_s - fixed  # prefill and the proxy's flush (both physics) must fit in it
+        v.required_efficiency = ((bd.ttft_s - fixed) / room) if room > 0 else None
         ev.verdicts["ttft"] = v
     if p.tpot_s is not None:
         v = PromiseVerdict("tpot", _verdict(p.tpot_s, bd.tpot_s, rl.tpot_s), p.tpot_s, bd.tpot_s, rl.tpot_s,
@@ -184,10 +222,18 @@ def _judge(ev: RooflineEvaluation, b: Budget) -> None:
                                rl.tpot_s, binding=bd.decode_binding)
             v.required_efficiency = bd.tpot_s / want
             ev.verdicts[v.promise] = v
-    # memory: physical capacity at 100 %; realistic usable fraction for at-risk
-    mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
+    # memory, in the steady state of continuous batching: physical capacity at
+    # 100 % (declared overhead only) for cannot-be-met; usable fraction and
+    # runtime reserve for at-risk. The worst case (every sequence at its final
+    # length) is reported by BL302 as a tail warning, not judged here.
+    if bd.memory_fits is None:
+        mem_verdict = "unknown"
+    else:
+        mem_verdict = "cannot-be-met" if not bd.memory_fits else ("at-risk" if not rl.memory_fits else "met")
+    # the memory "promise" is the usable memory (realistic), so that its headroom,
+    # usable / required - 1, is negative exactly when the verdict is at risk or worse
     ev.verdicts["memory"] = PromiseVerdict(
-        "memory", mem_verdict, bd.memory_available_bytes_per_device, bd.memory_required_bytes_per_device,
+        "memory", mem_verdict, rl.memory_available_bytes_per_device, bd.memory_required_bytes_per_device,
         rl.memory_required_bytes_per_device, binding="memory capacity")
     _optimism(ev, b)
 

@@ -6,7 +6,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'b8c1b12c6e53ada9a9a59f3487fd67520d8d7d1ba40524b003026b90255bab22'
+SCHEMAS_DIGEST = 'fcdd60104a37f9b8866dc50ad5577c9136d47857ee485f72d445a56ddb0df4c0'
 
 
 class JsonSchemaValueException(ValueError):
@@ -369,6 +369,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                     if isinstance(data__budgets_item__deployment__model__vocabsize, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__model__vocabsize, bool)):
                                                         if data__budgets_item__deployment__model__vocabsize < 1:
                                                             raise JsonSchemaValueException('')
+                                                if 'tie_word_embeddings' in data__budgets_item__deployment__model_keys:
+                                                    data__budgets_item__deployment__model_keys.remove('tie_word_embeddings')
+                                                    data__budgets_item__deployment__model__tiewordembeddings = data__budgets_item__deployment__model['tie_word_embeddings']
+                                                    if not isinstance(data__budgets_item__deployment__model__tiewordembeddings, bool):
+                                                        raise JsonSchemaValueException('')
                                                 if 'max_context' in data__budgets_item__deployment__model_keys:
                                                     data__budgets_item__deployment__model_keys.remove('max_context')
                                                     data__budgets_item__deployment__model__maxcontext = data__budgets_item__deployment__model['max_context']
@@ -1102,6 +1107,11 @@ def _models_validate_https___budgetlint_dev_schemas_models_schema_json(data, cus
                             if isinstance(data__models_item__vocabsize, (int, float, Decimal)) and (not isinstance(data__models_item__vocabsize, bool)):
                                 if data__models_item__vocabsize < 1:
                                     raise JsonSchemaValueException('')
+                        if 'tie_word_embeddings' in data__models_item_keys:
+                            data__models_item_keys.remove('tie_word_embeddings')
+                            data__models_item__tiewordembeddings = data__models_item['tie_word_embeddings']
+                            if not isinstance(data__models_item__tiewordembeddings, bool):
+                                raise JsonSchemaValueException('')
                         if 'max_context' in data__models_item_keys:
                             data__models_item_keys.remove('max_context')
                             data__models_item__maxcontext = data__models_item['max_context']

@@ -4,6 +4,13 @@ Directories are walked recursively; symlinked directories are followed once
 (a symlink loop is reported, not followed forever); hidden directories
 (``.git``, ``.venv``) are skipped. The order is sorted, never the order the
 file system happens to return.
+
+A run reads only inside its *roots* (:func:`read_roots`): the git top level
+of the working directory and of each path given, or, outside git, the
+working directory and the paths themselves (a file's folder), plus the
+folders ``--allow-read`` / the config's ``allow-read`` name. A symlink
+found in a walk that leads out of them is refused with a finding, not read
+(so a committed link to ``/etc`` or ``~/.ssh`` is never read or named).
 """
 
 from __future__ import annotations
@@ -35,14 +42,50 @@ def display_path(path: Path, cwd: Path | None = None) -> str:
         return path.as_posix()
 
 
-def discover(paths: list[str]) -> Discovered:
+def git_top(path: Path) -> Path | None:
+    """The nearest folder at or above ``path`` holding ``.git``, or None."""
+    for folder in (path, *path.parents):
+        if fs.exists(folder / ".git"):
+            return folder
+    return None
+
+
+def read_roots(paths: list[str], allow: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """The folders a run may read in (real paths): see the module docstring."""
+    roots: list[str] = []
+    for raw in [os.curdir, *paths]:  # the folder the run starts in, and each path checked
+        path = Path(os.path.realpath(raw))
+        top = git_top(path)
+        roots.append(str(top if top is not None else path if fs.is_dir(path) else path.parent))
+    roots.extend(os.path.realpath(a) for a in allow)
+    return sorted(set(roots))
+
+
+def inside(path: Path | str, roots: list[str] | None) -> bool:
+    """Whether ``path`` (resolved, symlinks followed) lies in one of ``roots`` (None: no limit)."""
+    if roots is None:
+        return True
+    real = os.path.realpath(path)
+    return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+def outside_words(roots: list[str]) -> str:
+    shown = ", ".join(display_path(Path(r)) or "." for r in roots)
+    return (f"outside the folders this run reads ({shown}); not read "
+            "(allow it with --allow-read DIR or the config key allow-read)")
+
+
+def discover(paths: list[str], roots: list[str] | None = None) -> Discovered:
+    """The files under ``paths``; with ``roots``, files a walk reaches outside them are refused."""
     out = Discovered()
     seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
         if fs.is_dir(path):
-            _walk(path, out, seen)
+            _walk(path, out, seen, roots)
         elif fs.is_file(path):
+            _add(path, out, seen)
+        elif fs.exists(path):  # a pipe, device or socket: the loader refuses it with a finding
             _add(path, out, seen)
         elif fs.is_symlink(path):
             out.findings.append(Finding("BL010", Severity.ERROR, "broken symbolic link",
@@ -60,7 +103,7 @@ def _add(path: Path, out: Discovered, seen: set[str]) -> None:
         out.files.append(path)
 
 
-def _walk(root: Path, out: Discovered, seen: set[str]) -> None:
+def _walk(root: Path, out: Discovered, seen: set[str], roots: list[str] | None) -> None:
     visited_dirs: set[str] = set()
 
     def onerror(err: OSError) -> None:
@@ -78,6 +121,11 @@ def _walk(root: Path, out: Discovered, seen: set[str]) -> None:
             dirnames[:] = []
             continue
         visited_dirs.add(real)
+        if not inside(dirpath, roots):
+            out.findings.append(Finding("BL010", Severity.ERROR, "symbolic link to a folder "
+                                        + outside_words(roots or []), Location(display_path(Path(dirpath)))))
+            dirnames[:] = []
+            continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         for name in sorted(filenames):
             if name.endswith(YAML_SUFFIXES):
@@ -85,5 +133,9 @@ def _walk(root: Path, out: Discovered, seen: set[str]) -> None:
                 if fs.is_symlink(full) and not fs.exists(full):
                     out.findings.append(Finding("BL010", Severity.ERROR, "broken symbolic link",
                                                 Location(display_path(full))))
+                    continue
+                if not inside(full, roots):
+                    out.findings.append(Finding("BL010", Severity.ERROR, "symbolic link to a file "
+                                                + outside_words(roots or []), Location(display_path(full))))
                     continue
                 _add(full, out, seen)

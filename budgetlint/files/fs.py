@@ -10,6 +10,8 @@ there: the caller reports it as missing, with its own words.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Callable
 
@@ -35,3 +37,65 @@ def is_dir(path: Path) -> bool:
 
 def is_symlink(path: Path) -> bool:
     return _answer(path.is_symlink)
+
+
+# --------------------------------------------------------------------------- bounded reading
+
+_KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+class NotRegular(OSError):
+    """The path is a pipe, device, socket or directory: nothing to read as a file."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(f"not a regular file: {kind}")
+        self.kind = kind
+
+
+class TooLarge(OSError):
+    """The file is larger than the reader's limit (found before reading it)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{size} bytes over the {limit}-byte limit")
+        self.size = size
+        self.limit = limit
+
+
+def file_kind(mode: int) -> str:
+    for test, words in _KINDS:
+        if test(mode):
+            return words
+    return "not a regular file"
+
+
+def read_regular(path: Path | str, limit: int) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes.
+
+    ``stat().st_size`` says nothing for pipes and devices (a FIFO blocks
+    forever, ``/dev/zero`` never ends), so the file is opened without
+    blocking, the *open* file's type is checked (no race with a swapped
+    path), its size is checked before reading, and at most ``limit + 1``
+    bytes are read (a file that grows while read is still refused).
+    Raises :class:`NotRegular`, :class:`TooLarge` or ``OSError``.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(file_kind(info.st_mode))
+        if info.st_size > limit:
+            raise TooLarge(info.st_size, limit)
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise TooLarge(total, limit)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

@@ -13,12 +13,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
 
 #: Limits the loader enforces (see docs/limits.md).
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_DEPTH = 64
 MAX_NODES = 200_000
+#: keys and values written in one file (all its documents), counted while the
+#: parser builds them: a 10 MiB file of tiny budgets holds ~1.8 million and
+#: cost 830 MB; this keeps one file's memory bounded (~90 MB), see docs/limits.md
+MAX_FILE_NODES = 100_000
+#: values one file expands to, all documents together (aliases included)
+MAX_FILE_VALUES = MAX_NODES
+#: files smaller than this cannot hold MAX_FILE_NODES nodes (each takes >= 2 bytes):
+#: they are composed by libyaml's own (faster) composer, larger ones by the counting one
+_COUNT_FROM_BYTES = 256 * 1024
 #: integers beyond this (int64) are refused: no count needs more, and float()
 #: of a 400-digit integer raises OverflowError deep in the arithmetic
 MAX_INT = 2**63 - 1
@@ -83,19 +93,24 @@ def _finding(code: str, message: str, file: str, line: int = 1, column: int = 1,
 
 
 def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
-    """Read a file as UTF-8 text, refusing what is too big, binary or not UTF-8."""
+    """Read a file as UTF-8 text, refusing what is too big, binary, not UTF-8 or not a file.
+
+    A pipe or device named ``*.yaml`` (a FIFO would block forever, ``/dev/zero``
+    never ends) is refused before anything is read; see :func:`fs.read_regular`.
+    """
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, [_finding(
-                "BL011", f"file is {size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
-                f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
-                fix="split the file, or keep generated data out of the budgets directory")]
-        raw = path.read_bytes()
+        raw = fs.read_regular(path, MAX_FILE_BYTES)
+    except fs.NotRegular as exc:
+        return None, [_finding("BL010", f"cannot read file: it is {exc.kind}, not a regular file; "
+                               "budgetlint reads only regular files", display,
+                               fix="remove it from the checked paths")]
+    except fs.TooLarge as exc:
+        return None, [_finding(
+            "BL011", f"file is {exc.size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
+            f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
+            fix="split the file, or keep generated data out of the budgets directory")]
     except OSError as exc:
         return None, [_finding("BL010", f"cannot read file: {exc.strerror or exc}", display)]
-    if len(raw) > MAX_FILE_BYTES:  # grew while we looked
-        return None, [_finding("BL011", "file exceeds the size limit", display)]
     if b"\x00" in raw[:8192]:
         return None, [_finding("BL010", "expected YAML text; found binary data (NUL bytes)", display)]
     try:
@@ -154,6 +169,40 @@ def _yaml_loader_class() -> Any:
     return _LOADER
 
 
+class _ComposeLimit(Exception):
+    def __init__(self, mark: Any) -> None:
+        super().__init__("compose limit")
+        self.mark = mark
+
+
+def _counting_loader(base: Any, text: str) -> Any:
+    """A loader of class ``base`` whose composer stops after MAX_FILE_NODES nodes.
+
+    libyaml's composer (CSafeLoader) has no hook, so PyYAML's Python
+    composer runs over libyaml's events; aliases add no node here (the
+    converter counts what they expand to).
+    """
+    import yaml
+    from yaml.composer import Composer
+
+    bases = (base,) if issubclass(base, Composer) else (Composer, base)
+
+    class Counting(*bases):  # type: ignore[misc, valid-type]
+        def __init__(self, stream: str) -> None:
+            base.__init__(self, stream)
+            Composer.__init__(self)
+            self.composed = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if not self.check_event(yaml.AliasEvent):
+                self.composed += 1
+                if self.composed > MAX_FILE_NODES:
+                    raise _ComposeLimit(self.peek_event().start_mark)
+            return Composer.compose_node(self, parent, index)
+
+    return Counting(text)
+
+
 def _reserved_indicator(text: str, mark: object) -> tuple[str, str] | None:
     """A plain value starting with ``@`` or a backtick (reserved in YAML, e.g. an
     unquoted ``owner: @acme/chat``): the message and the quoted value as a fix."""
@@ -177,21 +226,43 @@ def _reserved_indicator(text: str, mark: object) -> tuple[str, str] | None:
 
 
 def load_text(text: str, display: str) -> LoadResult:
-    """Compose every document of ``text`` and convert it to plain data with positions."""
+    """Compose every document of ``text`` and convert it to plain data with positions.
+
+    One document is composed and converted at a time. A file stops being read
+    (BL011 at the document or node that crossed the limit) past MAX_FILE_NODES
+    keys and values as written, or MAX_FILE_VALUES values once aliases and
+    merges are expanded: one file's memory is bounded, not only a document's.
+    """
     import yaml
 
     result = LoadResult()
-    loader = _yaml_loader_class()(text)
+    base = _yaml_loader_class()
+    loader = _counting_loader(base, text) if len(text) >= _COUNT_FROM_BYTES else base(text)
+    values = 0
     try:
         index = 0
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 break
-            doc = _Converter(display, result.findings).convert_document(node, index)
+            converter = _Converter(display, result.findings)
+            doc = converter.convert_document(node, index)
+            values += converter.nodes if doc is not None else 0  # a document cut at its own limit is gone
+            if values > MAX_FILE_VALUES:
+                mark = node.start_mark
+                result.findings.append(_finding(
+                    "BL011", f"file expands to more than {MAX_FILE_VALUES:,} values over its documents; "
+                    f"budgetlint stops reading it at document {index + 1}", display, mark.line + 1,
+                    mark.column + 1, fix="split the file"))
+                break
             if doc is not None:
                 result.documents.append(doc)
             index += 1
+    except _ComposeLimit as exc:
+        result.findings.append(_finding(
+            "BL011", f"file holds more than {MAX_FILE_NODES:,} keys and values; budgetlint stops reading it "
+            "here (the documents before are checked)", display, exc.mark.line + 1, exc.mark.column + 1,
+            fix="split the file"))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -315,12 +386,8 @@ class _Converter:
         pairs = list(node.value)
         merged: list = []
         for key_node, value_node in pairs:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
-                for src in sources:
-                    if isinstance(src, yaml.MappingNode):
-                        merged.extend(src.value)
-                continue
+            if key_node.tag == _MERGE:
+                merged.extend(self._merge_pairs(value_node, depth))
         for key_node, value_node in pairs:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
@@ -350,6 +417,39 @@ class _Converter:
             out[key] = self._convert(value_node, child, doc, depth + 1)
         return out
 
+    def _merge_pairs(self, value_node: Any, depth: int) -> list:
+        """The (key, value) pairs a merge key (``<<``) brings in, its sources' own merges resolved.
+
+        YAML 1.1: ``<<: *a`` or ``<<: [*a, *b]``; earlier sources win, and a
+        source that itself merges (``mid: &mid {<<: *base, x: 1}``) brings its
+        own keys first, then its merged ones. Every pair is counted toward
+        MAX_NODES *before* it is expanded: 20,000 merges of a 20,000-key
+        mapping stop at the limit instead of building 400 million pairs.
+        """
+        yaml = self._yaml
+        if depth > MAX_DEPTH:
+            raise _LimitExceeded(f"merge keys nested deeper than {MAX_DEPTH} levels", value_node)
+        sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+        out: list = []
+        for src in sources:
+            if not isinstance(src, yaml.MappingNode):
+                mark = src.start_mark
+                self.findings.append(_finding(
+                    "BL001", "a merge key '<<' takes a mapping (an alias such as *defaults) or a list of "
+                    "them; this value is not merged", self.file, mark.line + 1, mark.column + 1))
+                continue
+            own = [pair for pair in src.value if pair[0].tag != _MERGE]
+            self.nodes += len(own)
+            if self.nodes > MAX_NODES:
+                raise _LimitExceeded(
+                    f"document expands to more than {MAX_NODES:,} values through merge keys ('<<'); "
+                    "budgetlint stops reading it", value_node)
+            out.extend(own)
+            for key_node, inner in src.value:
+                if key_node.tag == _MERGE:
+                    out.extend(self._merge_pairs(inner, depth + 1))
+        return out
+
     def _key(self, key_node: Any) -> Any:
         yaml = self._yaml
         if not isinstance(key_node, yaml.ScalarNode):
@@ -367,5 +467,6 @@ class _Converter:
 
 
 _UNHASHABLE = object()
+_MERGE = "tag:yaml.org,2002:merge"
 _PLAIN_COLLECTION_TAGS = {"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map", "tag:yaml.org,2002:omap",
                           "tag:yaml.org,2002:pairs", "tag:yaml.org,2002:set"}

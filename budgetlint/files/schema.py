@@ -57,7 +57,19 @@ def validator(kind: str) -> Any:
     # use was a third of the validation time (benchmarks/bench_speed.py)
     inlined = _inline_refs(schema, KIND_SCHEMAS[kind])
     return cls(inlined if inlined is not None else schema, registry=registry,
-               format_checker=cls.FORMAT_CHECKER)
+               format_checker=_format_checker(cls))
+
+
+def _format_checker(cls: Any) -> Any:
+    """The validator's format checker with budgetlint's one date parser (files.dates)."""
+    import jsonschema
+
+    from budgetlint.files.dates import is_date
+
+    checker = jsonschema.FormatChecker()
+    checker.checkers = dict(cls.FORMAT_CHECKER.checkers)
+    checker.checks("date")(is_date)
+    return checker
 
 
 def _inline_refs(node: Any, here: str, depth: int = 0) -> Any:

@@ -169,7 +169,7 @@ def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = Fa
 
 _MODEL_INTS = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
                "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "sliding_window_layers",
-               "experts", "experts_per_token", "max_context")
+               "experts", "experts_per_token", "max_context", "vocab_size")
 
 
 def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False,
@@ -196,6 +196,8 @@ def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False
             setattr(m, key, d[key])
     if isinstance(d.get("attention"), str):
         m.attention = d["attention"]
+    if isinstance(d.get("tie_word_embeddings"), bool):
+        m.tie_word_embeddings = d["tie_word_embeddings"]
     m.source = d.get("source", m.source)
     if m.head_dim is None and m.hidden_size and m.attention_heads:
         m.head_dim = m.hidden_size // m.attention_heads
@@ -392,7 +394,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 setattr(dp, key, float(dep[key]))
         if "memory_overhead" in dep:
             dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
-                                         "deployment.memory_overhead") or 0.0
+                                         "deployment.memory_overhead")
         b.deployment = dp
 
     for item in _as_list(d.get("bench")):

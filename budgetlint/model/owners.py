@@ -27,12 +27,16 @@ def find_codeowners(start: Path) -> Path | None:
     return None
 
 
+#: CODEOWNERS files larger than this are not read (GitHub itself stops at 3 MB)
+_MAX_BYTES = 3 * 1000 * 1000
+
+
 def codeowners_handles(path: Path) -> dict[str, Location]:
     """Every owner named in a CODEOWNERS file, with where it first appears."""
     out: dict[str, Location] = {}
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = fs.read_regular(path, _MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:  # also a pipe or a device (fs.NotRegular) or a huge file (fs.TooLarge)
         return out
     for lineno, line in enumerate(text.splitlines(), start=1):
         stripped = line.split("#", 1)[0].strip()

@@ -69,6 +69,8 @@ class ModelDef(Located):
     experts: int | None = None
     experts_per_token: int | None = None
     max_context: int | None = None
+    vocab_size: int | None = None
+    tie_word_embeddings: bool | None = None
     source: str | None = None
     builtin: bool = False
 
@@ -127,7 +129,7 @@ class DeploymentDef:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
-    memory_overhead_bytes: float = 0.0
+    memory_overhead_bytes: float | None = None  # None: not declared (the default reserve applies)
 
 
 @dataclass

@@ -47,6 +47,68 @@ KIND_NAMES = {
 _STARTS_WITH_NUMBER = re.compile(r"^[-+]?(\d|\.\d)")
 _NUMBER_ONLY = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
 
+# --- the grammar in front of pint: one number and one unit ---
+# pint evaluates what it is given as arithmetic: "2 50 ms" is 2 x 50 ms,
+# "1..5 s" is 1. x .5 s, "10**10**10 ms" a tower that never finishes, a
+# 100,000-letter unit name minutes of prefix matching. A quantity is one
+# number and one unit: the unit is names joined by "/" or "*", each with an
+# optional one-digit power ("s^-1"). Anything else, or anything longer than
+# MAX_QUANTITY_CHARS, is refused here, quoted, before pint sees it.
+
+#: longest quantity text read (the longest legitimate one is ~30 characters)
+MAX_QUANTITY_CHARS = 80
+#: longest unit name, prefix included ("microseconds" is 12)
+MAX_UNIT_NAME_CHARS = 24
+#: most names in one unit ("GB/s" is 2, "ms/token" 2)
+MAX_UNIT_NAMES = 4
+_NUMBER_RE = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NAME_RE = r"[A-Za-zµμ]+"
+_TERM_RE = rf"{_NAME_RE}(?:\s*(?:\^|\*\*)\s*[-+]?[1-9])?"
+_GRAMMAR = re.compile(rf"^\s*({_NUMBER_RE})\s*({_TERM_RE}(?:\s*[*/]\s*{_TERM_RE})*)\s*$")
+_NAMES = re.compile(_NAME_RE)
+#: the smallest amount of information that is one: a bit, in bytes
+_ONE_BIT = 0.125
+
+
+def _quoted(value: str) -> str:
+    """``value`` as messages quote it: repr, cut to MAX_QUANTITY_CHARS characters."""
+    if len(value) <= MAX_QUANTITY_CHARS:
+        return repr(value)
+    return repr(value[:MAX_QUANTITY_CHARS]) + f"... ({len(value):,} characters)"
+
+
+def check_grammar(value: str, expected: str) -> None:
+    """Raise :class:`UnitError` (invalid) unless ``value`` is one number and one unit."""
+    text = value.strip()
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise UnitError("invalid", f"expected {expected}; found {_quoted(value)}: a quantity is one number "
+                        f"and one unit, at most {MAX_QUANTITY_CHARS} characters")
+    m = _GRAMMAR.match(text)
+    if m is not None:
+        names = _NAMES.findall(m.group(2))
+        long = [n for n in names if len(n) > MAX_UNIT_NAME_CHARS]
+        if long:
+            raise UnitError("invalid", f"expected {expected}; found {_quoted(value)}: the unit name "
+                            f"{long[0][:MAX_UNIT_NAME_CHARS]!r}... is longer than {MAX_UNIT_NAME_CHARS} "
+                            "characters")
+        if len(names) <= MAX_UNIT_NAMES:
+            return
+    raise UnitError("invalid", f"expected {expected}; found {_quoted(value)}, which is not one number and "
+                    f"one unit{_why_not(text)}")
+
+
+def _why_not(text: str) -> str:
+    """The most likely typo in a text the grammar refuses, for the message."""
+    if re.search(r"\d\s*\.\.", text):
+        return " ('..' is not part of a number)"
+    if re.search(r"\d\s+[-+]?\.?\d", text):
+        return " (two numbers side by side; budgetlint does not multiply them)"
+    if re.search(r"\d\s*(\*\*|\^|\*|/|\(|\))\s*[-+]?\.?\d|\(", text):
+        return " (arithmetic is not evaluated: write the number itself)"
+    if re.search(r"[A-Za-zµμ]\s+[A-Za-zµμ]", text):
+        return " (unit names side by side: join them with '/' or '*')"
+    return ""
+
 
 @dataclass(frozen=True)
 class UnitError(Exception):
@@ -155,10 +217,10 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
     Returns ``(si_float, kind)``. Raises :class:`UnitError` for a bare
     number, an unknown unit, a wrong dimension or a non-finite value.
     """
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= MAX_QUANTITY_CHARS:
         fast = _fast_parse(value)
         if fast is not None and fast[1] in kinds:
-            return fast
+            return _at_least_a_bit(fast, value)
     expected = expected_text(kinds)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise UnitError("invalid", f"expected {expected}; found {type(value).__name__} {value!r}")
@@ -172,8 +234,9 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
         raise UnitError("invalid", f"expected {expected}; found an empty string")
     if not _STARTS_WITH_NUMBER.match(text):
         raise UnitError(
-            "invalid", f"expected {expected}; found {value!r}, which does not start with a number"
+            "invalid", f"expected {expected}; found {_quoted(value)}, which does not start with a number"
         )
+    check_grammar(value, expected)
     reg = registry()
     try:
         q = reg.Quantity(text)
@@ -195,10 +258,19 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
             magnitude = float(q.to(si_unit).magnitude)
             if not math.isfinite(magnitude):
                 raise UnitError("invalid", f"expected {KIND_NAMES[kind]} that is finite; found {value!r}")
-            return magnitude, kind
+            return _at_least_a_bit((magnitude, kind), value)
     if not dims:
         raise UnitError("missing-unit", f"expected {expected}; found {value!r}, which has no unit")
     raise UnitError("wrong-dimension", f"expected {expected}; found {value!r}, which is {_dimension_words(dims)}")
+
+
+def _at_least_a_bit(parsed: tuple[float, str], value: str) -> tuple[float, str]:
+    """An amount of information above zero but below one bit is no amount of memory (``"1e-6 bit"``)."""
+    magnitude, kind = parsed
+    if kind == "information" and 0 < abs(magnitude) < _ONE_BIT:
+        raise UnitError("invalid", f"expected {KIND_NAMES[kind]} of at least one bit; found {value!r} "
+                        f"({magnitude:g} B): a typo for a size?")
+    return parsed
 
 
 def _dimension_words(dims: dict[str, Any]) -> str:
@@ -254,3 +326,41 @@ def format_quantity(value: float, kind: str) -> str:
         if abs(value) >= factor:
             return f"{value / factor:.3g} {prefix}{unit}"
     return f"{value:.3g} {unit}"
+
+
+# --------------------------------------------------------------------------- one rounding rule
+#
+# Every headroom, shortfall and required efficiency is a fraction shown as a
+# percent with the same rule in every output: two significant figures (whole
+# numbers from 100 % up, and as many digits as it takes near 100 % to show
+# which side of it a value is), so a value that is not zero never prints as
+# 0, a miss never prints as "1x" or as no miss at all, and 99.6 % never as 100 %.
+
+
+def format_percent(fraction: float) -> str:
+    """``0.0813`` -> ``"8.1%"``; ``0.004`` -> ``"0.4%"``; ``1.14`` -> ``"114%"``; ``2e-5`` -> ``"0.002%"``.
+
+    Two significant figures, at least the units digit, more near 100 %
+    (``0.996`` -> ``"99.6%"``); unsigned magnitude.
+    """
+    p = abs(fraction) * 100.0
+    if not math.isfinite(p):
+        return "∞%"
+    if p == 0:
+        return "0%"
+    digits = 0 if p >= 99.5 else max(0, 1 - int(math.floor(math.log10(p))))
+    text = f"{p:.{digits}f}"
+    # near 100 % (a required efficiency, a ratio of 1) the side matters: 99.6 % is not 100 %
+    while float(text) == 100.0 and p != 100.0 and digits < 6:
+        digits += 1
+        text = f"{p:.{digits}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text}%"
+
+
+def format_headroom(fraction: float) -> str:
+    """Headroom ``promise / estimate - 1`` signed: ``+8.1%`` (slack), ``-0.4%`` (a miss)."""
+    if fraction == 0:
+        return "0%"
+    return ("+" if fraction > 0 else "-") + format_percent(fraction)

@@ -21,6 +21,7 @@ class Options:
     efficiency_compute: float = 0.5
     collective_overhead: float = 0.10
     memory_usable_fraction: float = 0.9
+    memory_reserve_bytes: float | None = None  # None: the default runtime reserve (evaluate.adapter)
     teams_files: list[str] = field(default_factory=list)
     codeowners: str | None = None
     use_codeowners: bool = True
@@ -32,6 +33,12 @@ class Options:
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
     jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
+    #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
+    allow_read: list[str] = field(default_factory=list)
+    #: the folders this run reads in, set by run_check from its paths (None: not set yet)
+    roots: list[str] | None = None
+    #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
+    max_bench_bytes: int | None = None
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
@@ -48,12 +55,12 @@ class Options:
         from budgetlint.evaluate import Assumptions
 
         return Assumptions(self.efficiency_bandwidth, self.efficiency_compute, self.collective_overhead,
-                           self.memory_usable_fraction)
+                           self.memory_usable_fraction, self.memory_reserve_bytes)
 
 
 #: options the config file and the flags share, by name
 ASSUMPTION_KEYS = ("efficiency_bandwidth", "efficiency_compute", "collective_overhead",
-                   "memory_usable_fraction", "margin_warning")
+                   "memory_usable_fraction", "memory_reserve_bytes", "margin_warning")
 
 
 def resolve(config: Any, **flags: Any) -> Options:
@@ -74,6 +81,8 @@ def resolve(config: Any, **flags: Any) -> Options:
         if getattr(config, name) is not None:
             setattr(options, name, getattr(config, name))
     options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
+    options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
+    options.max_bench_bytes = getattr(config, "max_bench_bytes", None)
     threshold = given.pop("regression_threshold", None)
     options.regression_threshold = (threshold if threshold is not None else config.regression_threshold) or 0.0
     for name, value in given.items():

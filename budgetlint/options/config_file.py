@@ -34,6 +34,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_RULE = "BL501"
+#: config files (pyproject.toml included) larger than this are not read
+MAX_CONFIG_BYTES = 1024 * 1024
 
 #: every key the table may hold, in the order the docs list them
 KEYS: tuple[str, ...] = (
@@ -47,6 +49,7 @@ KEYS: tuple[str, ...] = (
     "efficiency",
     "collective-overhead",
     "memory-usable-fraction",
+    "memory-reserve",
     "catalog",
     "teams",
     "codeowners",
@@ -55,6 +58,8 @@ KEYS: tuple[str, ...] = (
     "evidence-max-age",
     "evidence-engine",
     "evidence-engine-version",
+    "allow-read",
+    "max-bench-size",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -80,6 +85,7 @@ class Config:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
+    memory_reserve_bytes: float | None = None
     catalog: list[str] = field(default_factory=list)
     teams: list[str] = field(default_factory=list)
     codeowners: str | None = None
@@ -90,6 +96,8 @@ class Config:
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
     paths: list[str] = field(default_factory=list)
+    allow_read: list[str] = field(default_factory=list)
+    max_bench_bytes: int | None = None
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -144,11 +152,11 @@ def _deepest(text: str, limit: int = 100) -> tuple[int, int]:
 
 def _has_table(path: Path) -> bool:
     try:
-        data = _toml(path.read_text(encoding="utf-8"))
+        data = _toml(fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # a broken pyproject.toml is not ours to report unless it names us
         try:
-            return "[tool.budgetlint" in path.read_text(encoding="utf-8", errors="replace")
+            return "[tool.budgetlint" in fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return False
     tool = data.get("tool")
@@ -221,7 +229,7 @@ def parse_config(path: Path) -> Config:
     cfg = Config(path=path.resolve())
     where = display_path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = fs.read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")  # never a pipe, never unbounded
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {where}: {exc}") from None
     try:
@@ -334,6 +342,21 @@ class _Reader:
             return None
         return float(value)
 
+    def _bytes(self, key: str, value: Any) -> float | None:
+        """A memory size with its unit ("3 GiB"); 0 is allowed."""
+        from budgetlint.model.units import UnitError, parse_quantity
+
+        if isinstance(value, str):
+            try:
+                number, _kind = parse_quantity(value, "information")
+            except UnitError as exc:
+                self.error(f"{key!r}: {exc.message}", key)
+                return None
+            if math.isfinite(number) and number >= 0:
+                return number
+        self.error(f"{key!r} must be a memory size with its unit such as \"3 GiB\", got {value!r}", key)
+        return None
+
     def _path(self, value: str) -> str:
         p = Path(value)
         return str(p if p.is_absolute() else (self.cfg.base_dir / p))
@@ -418,6 +441,8 @@ class _Reader:
                                                      allow_zero=True, upper=0.99)
         if "memory-usable-fraction" in t:
             cfg.memory_usable_fraction = self._fraction("memory-usable-fraction", t["memory-usable-fraction"])
+        if "memory-reserve" in t:
+            cfg.memory_reserve_bytes = self._bytes("memory-reserve", t["memory-reserve"])
         if "catalog" in t:
             cfg.catalog = [self._path(v) for v in self._strings("catalog", t["catalog"]) or []]
         if "teams" in t:
@@ -438,4 +463,10 @@ class _Reader:
         if "regression-threshold" in t:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
+        if "allow-read" in t:
+            cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
+        if "max-bench-size" in t:
+            mib = self._fraction("max-bench-size", t["max-bench-size"], upper=1024 * 1024)
+            if mib is not None:
+                cfg.max_bench_bytes = int(mib * 1024 * 1024)
 

@@ -8,6 +8,12 @@ Conventions
 -----------
 * Effective bandwidth ``BW = peak bandwidth x efficiency.bandwidth``;
   effective compute ``F = dense peak at the compute precision x efficiency.compute``.
+  An accelerator with no compute peak for the precision has unknown compute:
+  the compute terms are left out (``F`` taken as unbounded), so every time
+  is still a true lower bound, and ``compute_known`` is False: a caller must
+  not call a promise *met* on such an analysis, only *cannot be met*.
+* Weights read per forward pass: all weights touched except the input
+  embedding rows not gathered (``memory.embedding_params_not_read``).
 * Decode over the reply: output token j (j = 0..N-1) is charged one target
   step at context ``prompt + j``, divided by the accepted tokens per pass
   ``a``; with a draft model, each target pass also costs ``k`` draft decode
@@ -15,15 +21,23 @@ Conventions
   tokens per sequence (compute ``x (k + 1)``, MoE experts touched by
   ``B (k + 1)`` tokens). ``decode_s = (1/a) x sum_j pass(prompt + j)``.
 * ``pace = N / decode_s`` (the mean pace over the reply), ``tpot = 1 / pace``
-  (over all N tokens), ``aggregate = B x pace``.
+  (over all N tokens), ``aggregate = B x pace``: the promise arithmetic
+  ``E2E = TTFT + N / pace``.
 * The ``decode_*_s`` step terms and the binding resource are reported at the
   mean context ``prompt + (N - 1) / 2``.
 * Prefill processes ``max(uncached, 1)`` tokens (a full cache hit still runs
   the last token to produce logits); a draft model's prefill is added.
-* ``ttft = queue + prefill + connection setup + proxy delay``;
-  ``e2e = queue + prefill + connection setup + decode_s`` (a proxy buffer
-  delays the first visible token, not the last one, which is flushed at the end).
-* Memory: per device, at the longest context ``prompt + N``.
+* ``ttft = queue + prefill + connection setup + proxy delay``, the proxy
+  delay ``(min(k, N) - 1) / pace`` for a proxy flushing every k tokens;
+  ``e2e = queue + prefill + connection setup + decode_after_first_s`` (a proxy
+  buffer delays the first visible token, not the last one, which is flushed
+  at the end). Prefill produces the first token, so the physical floor of a
+  reply holds ``N - 1`` decode steps (contexts ``prompt + 1 .. prompt + N - 1``):
+  ``decode_after_first_s = decode_s - (the first step)``; for N = 1 it is 0.
+* Memory: per device, in the steady state of continuous batching (all B
+  sequences at the mean in-flight context ``prompt + N / 2``: ``memory_*``)
+  and in the worst case (all at the longest context ``prompt + N``:
+  ``memory_*_worst``), with the most sequences that fit in each.
 * The roofline picture (for charts): per device, a decode step (target
   model, mean context) moves ``W/N + B KV/N`` bytes for ``B T 2 P_a / N``
   FLOP; the prefill reads the touched weights once (``W_u / N``) for its
@@ -40,9 +54,11 @@ from typing import Any, Optional
 from .decode import decode_step, reply_steps_sum
 from .latency import proxy_delay_s, ttft_s
 from .memory import (
+    embedding_params_not_read,
     kv_bytes_for_context,
     kv_bytes_per_token,
     kv_bytes_summed_over_contexts,
+    max_sequences_that_fit,
     memory_fit,
     moe_params_touched,
     weight_bytes,
@@ -69,8 +85,9 @@ class Analysis:
     efficiency_compute: float
     bandwidth_effective_bytes_per_s: float
     compute_precision_key: str
-    compute_peak_flop_per_s: float
-    compute_effective_flop_per_s: float
+    compute_known: bool
+    compute_peak_flop_per_s: Optional[float]  # None: unknown (compute_known False)
+    compute_effective_flop_per_s: Optional[float]
     # bytes
     weight_bytes: float
     weight_bytes_touched_per_step: float
@@ -86,6 +103,7 @@ class Analysis:
     decode_pass_s: float
     # decode over the reply
     decode_s: float
+    decode_after_first_s: float
     tpot_s: float
     pace_token_per_s: float
     aggregate_token_per_s: float
@@ -104,15 +122,22 @@ class Analysis:
     proxy_delay_s: float
     ttft_s: float
     e2e_s: float
-    # memory per device
+    # memory per device: steady state (mean in-flight context) and worst case
+    memory_context_steady_tokens: float
     memory_weight_bytes_per_device: float
     memory_kv_bytes_per_device: float
     memory_draft_bytes_per_device: float
     memory_overhead_bytes_per_device: float
     memory_required_bytes_per_device: float
-    memory_available_bytes_per_device: float
-    memory_headroom_bytes_per_device: float
-    memory_fits: bool
+    memory_available_bytes_per_device: Optional[float]  # None: device memory unknown
+    memory_headroom_bytes_per_device: Optional[float]
+    memory_fits: Optional[bool]  # None: not judged
+    memory_max_sequences: Optional[int]
+    memory_kv_worst_bytes_per_device: float
+    memory_required_worst_bytes_per_device: float
+    memory_headroom_worst_bytes_per_device: Optional[float]
+    memory_fits_worst: Optional[bool]
+    memory_max_sequences_worst: Optional[int]
     # the roofline picture (per device, peak figures; decode at the mean context,
     # the target model only): arithmetic intensity = FLOP / bytes moved, and the
     # attainable rate min(F, I x BW) at this analysis's efficiency
@@ -185,6 +210,12 @@ def _reply_sum(
     )
 
 
+def _params_read(model: ModelShape, tokens: float) -> float:
+    """Parameters one forward pass over ``tokens`` tokens reads: those touched
+    (MoE routing) less the embedding rows not gathered."""
+    return moe_params_touched(model, tokens) - embedding_params_not_read(model, tokens)
+
+
 def analyse(
     deployment: Deployment,
     workload: Workload,
@@ -199,8 +230,12 @@ def analyse(
     model, acc = dep.model, dep.accelerator
     n_dev, batch = dep.devices, wl.concurrency
     bw = acc.bandwidth_bytes_per_s * efficiency.bandwidth
-    key, peak = compute_peak(acc.compute_flop_per_s, dep.compute_precision)
-    flops = peak * efficiency.compute
+    peak: Optional[float]
+    try:
+        key, peak = compute_peak(acc.compute_flop_per_s, dep.compute_precision)
+        flops = peak * efficiency.compute
+    except ValueError:  # no compute figure: unknown, left out of the (lower) bounds
+        key, peak, flops = "", None, math.inf
     accepted = dep.spec_accepted_tokens_per_pass
     k = dep.lookahead
     tokens_per_seq = k + 1.0
@@ -208,7 +243,7 @@ def analyse(
     active = float(model.active_params)  # type: ignore[arg-type]
 
     w_total = weight_bytes(model.total_params, b_w)
-    w_touched = weight_bytes(moe_params_touched(model, batch * tokens_per_seq), b_w)
+    w_touched = weight_bytes(_params_read(model, batch * tokens_per_seq), b_w)
     kv_tok = kv_bytes_per_token(model, b_kv)
 
     # ---- decode over the reply
@@ -239,7 +274,7 @@ def analyse(
     end_ctx = wl.prompt_tokens + out
     if draft is not None:
         b_wd = dep.draft_weight_bytes_per_param or b_w
-        d_touched = weight_bytes(moe_params_touched(draft, batch), b_wd)
+        d_touched = weight_bytes(_params_read(draft, batch), b_wd)
         draft_w_total = weight_bytes(draft.total_params, b_wd)
         draft_sum = k * _reply_sum(
             model=draft, count=count, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
@@ -257,6 +292,19 @@ def analyse(
 
     decode_s = (target_sum + draft_sum) / accepted * scale
     pace = out / decode_s
+    # the first output token comes from prefill: drop the step at j = 0
+    first_sum = _reply_sum(
+        model=model, count=1, weight_bytes_touched=w_touched, kv_bytes_per_elem=b_kv,
+        start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
+        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
+    )
+    if draft is not None:
+        first_sum += k * _reply_sum(
+            model=draft, count=1, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
+            start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
+            collective_overhead=dep.collective_overhead, tokens_per_sequence=1.0,
+        )
+    decode_after_first = max(0.0, decode_s - first_sum / accepted * scale) if count > 1 else 0.0
 
     # ---- prefill
     prompt = wl.prompt_tokens
@@ -266,14 +314,14 @@ def analyse(
     lin = prefill_flop(active, u)
     pf = prefill_time(
         flop=lin + attn,
-        weight_bytes=weight_bytes(moe_params_touched(model, u), b_w),
+        weight_bytes=weight_bytes(_params_read(model, u), b_w),
         devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
     )
     if draft is not None:
         b_wd = dep.draft_weight_bytes_per_param or b_w
         draft_prefill_s = prefill_time(
             flop=prefill_flop(float(draft.active_params), u, attention_flop(draft, u, c)),  # type: ignore[arg-type]
-            weight_bytes=weight_bytes(moe_params_touched(draft, u), b_wd),
+            weight_bytes=weight_bytes(_params_read(draft, u), b_wd),
             devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
         ).time_s
     prefill_s = pf.time_s + draft_prefill_s
@@ -282,29 +330,36 @@ def analyse(
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
     dec_bytes = (w_touched + batch * kv_bytes_for_context(model, b_kv, mean_ctx)) / n_dev
     pf_flop = (lin + attn) / n_dev
-    pf_bytes = weight_bytes(moe_params_touched(model, u), b_w) / n_dev
+    pf_bytes = weight_bytes(_params_read(model, u), b_w) / n_dev
     dec_ai = dec_flop / dec_bytes
     pf_ai = pf_flop / pf_bytes
 
     # ---- latency
     setup = edge.connection_setup_s if edge else 0.0
-    proxy = proxy_delay_s(edge.proxy_flush_tokens, pace) if edge else 0.0
+    # a buffer larger than the reply is flushed when generation ends: min(k, N)
+    flush = min(edge.proxy_flush_tokens, out) if edge else 0.0
+    proxy = proxy_delay_s(flush, pace) if edge else 0.0
     ttft = ttft_s(queue_s=queue_s, prefill_s=prefill_s, connection_setup_s=setup,
-                  proxy_flush_tokens=edge.proxy_flush_tokens if edge else 0.0, pace_token_per_s=pace)
-    e2e = queue_s + prefill_s + setup + decode_s
+                  proxy_flush_tokens=flush, pace_token_per_s=pace)
+    e2e = queue_s + prefill_s + setup + decode_after_first
 
     # ---- memory
     kv_final = kv_bytes_for_context(model, b_kv, end_ctx)
-    fit = memory_fit(
-        weight_bytes_total=w_total,
-        kv_bytes_per_sequence=kv_final,
-        concurrency=batch,
-        devices=n_dev,
-        memory_bytes=acc.memory_bytes,
-        usable_fraction=dep.memory_usable_fraction,
-        overhead_bytes=dep.memory_overhead_bytes,
-        draft_bytes_total=draft_w_total + batch * draft_kv_final,
-    )
+    steady_ctx = wl.prompt_tokens + out / 2.0
+    kv_steady = kv_bytes_for_context(model, b_kv, steady_ctx)
+    draft_kv_steady = kv_bytes_for_context(draft, b_kv, steady_ctx) if draft is not None else 0.0
+
+    def fit_at(kv_seq: float, draft_kv_seq: float) -> tuple[Any, Optional[int]]:
+        common = dict(devices=n_dev, memory_bytes=acc.memory_bytes, usable_fraction=dep.memory_usable_fraction,
+                      overhead_bytes=dep.memory_overhead_bytes)
+        fit = memory_fit(weight_bytes_total=w_total, kv_bytes_per_sequence=kv_seq, concurrency=batch,
+                         draft_bytes_total=draft_w_total + batch * draft_kv_seq, **common)
+        most = max_sequences_that_fit(weight_bytes_total=w_total, kv_bytes_per_sequence=kv_seq + draft_kv_seq,
+                                      fixed_bytes_total=draft_w_total, **common)
+        return fit, most
+
+    fit, most = fit_at(kv_steady, draft_kv_steady)
+    worst, most_worst = fit_at(kv_final, draft_kv_final)
 
     return Analysis(
         devices=n_dev,
@@ -319,8 +374,9 @@ def analyse(
         efficiency_compute=efficiency.compute,
         bandwidth_effective_bytes_per_s=bw,
         compute_precision_key=key,
+        compute_known=peak is not None,
         compute_peak_flop_per_s=peak,
-        compute_effective_flop_per_s=flops,
+        compute_effective_flop_per_s=flops if peak is not None else None,
         weight_bytes=w_total,
         weight_bytes_touched_per_step=w_touched,
         kv_bytes_per_token=kv_tok,
@@ -333,6 +389,7 @@ def analyse(
         draft_step_s=draft_step_s,
         decode_pass_s=step.step_s + k * draft_step_s if draft is not None else step.step_s,
         decode_s=decode_s,
+        decode_after_first_s=decode_after_first,
         tpot_s=decode_s / out,
         pace_token_per_s=pace,
         aggregate_token_per_s=batch * pace,
@@ -349,6 +406,7 @@ def analyse(
         proxy_delay_s=proxy,
         ttft_s=ttft,
         e2e_s=e2e,
+        memory_context_steady_tokens=steady_ctx,
         memory_weight_bytes_per_device=fit.weight_bytes_per_device,
         memory_kv_bytes_per_device=fit.kv_bytes_per_device,
         memory_draft_bytes_per_device=fit.draft_bytes_per_device,
@@ -357,6 +415,12 @@ def analyse(
         memory_available_bytes_per_device=fit.available_bytes_per_device,
         memory_headroom_bytes_per_device=fit.headroom_bytes_per_device,
         memory_fits=fit.fits,
+        memory_max_sequences=most,
+        memory_kv_worst_bytes_per_device=worst.kv_bytes_per_device,
+        memory_required_worst_bytes_per_device=worst.required_bytes_per_device,
+        memory_headroom_worst_bytes_per_device=worst.headroom_bytes_per_device,
+        memory_fits_worst=worst.fits,
+        memory_max_sequences_worst=most_worst,
         bandwidth_peak_bytes_per_s=acc.bandwidth_bytes_per_s,
         ridge_intensity_flop_per_byte=flops / bw,
         decode_flop_per_step=dec_flop,

@@ -27,6 +27,10 @@ Levers, in the order they are tried:
 ``fewer-sequences``
     the largest concurrency below the current one that meets it (bisection:
     fewer sequences never slow a step).
+``proxy-flush``
+    at the client edge, a proxy that flushes every token, or the largest
+    chunk (fewer tokens than now) that meets the promise: the cheapest fix
+    when the proxy's buffer is what makes the first token late.
 ``faster-accelerator``
     from ``accelerators`` (name, Accelerator) other than the current one, the
     *least capable* that meets it, ranking by memory bandwidth (then memory,
@@ -67,11 +71,16 @@ class Lever:
 
 
 def _summary(a: Analysis) -> str:
-    fit = "fits" if a.memory_fits else "does not fit"
+    if a.memory_fits is None:
+        memory = f"memory not checked ({a.memory_required_bytes_per_device / 1e9:.3g} GB per device needed)"
+    else:
+        fit = "fits" if a.memory_fits else "does not fit"
+        memory = (f"memory {fit} ({a.memory_required_bytes_per_device / 1e9:.3g} of "
+                  f"{a.memory_available_bytes_per_device / 1e9:.3g} GB per device)")
+    compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
     return (
         f"pace {a.pace_token_per_s:.3g} token/s, TTFT {a.ttft_s:.3g} s, "
-        f"E2E {a.e2e_s:.3g} s, memory {fit} "
-        f"({a.memory_required_bytes_per_device / 1e9:.3g} of {a.memory_available_bytes_per_device / 1e9:.3g} GB per device)"
+        f"E2E {a.e2e_s:.3g} s, {memory}{compute}"
     )
 
 
@@ -154,6 +163,23 @@ def evaluate_levers(
                 hi = mid - 1
         if best is None:
             best = run("fewer-sequences", "1 concurrent sequence", dep, replace(wl, concurrency=1))
+        levers.append(best)
+
+    if edge is not None and edge.proxy_flush_tokens > 1:
+        # the cheapest fix at the client edge: flush every token, or the largest chunk that meets
+        lo, hi, best = 1, int(edge.proxy_flush_tokens) - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            words = "a proxy flushing every token" if mid == 1 else f"a proxy flushing every {mid} tokens"
+            a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=float(mid)))
+            lever = Lever("proxy-flush", f"{words}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+            if lever.meets:
+                best, lo = lever, mid + 1
+            else:
+                hi = mid - 1
+        if best is None:
+            a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=1.0))
+            best = Lever("proxy-flush", f"a proxy flushing every token: {_summary(a)}", a, bool(meets(a)), dep, wl)
         levers.append(best)
 
     ranked = sorted(

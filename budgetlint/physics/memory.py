@@ -9,13 +9,22 @@ Formulas (SI: bytes, tokens):
   MLA: ``layers x (kv_lora_rank + qk_rope_head_dim) x b_kv``
 * KV of one sequence at context L: full-attention layers hold L tokens,
   sliding-window layers hold ``min(L, window)``
-* fit per device: ``W/N + B x KV(L)/N + overhead <= memory x usable``
+* weights read per forward pass: the input embedding (``vocab x hidden``
+  parameters) is a table from which one row per token is gathered, so it is
+  not read; the LM head is. With tied embeddings the one matrix is the head
+  and is read once (see :func:`embedding_params_not_read`)
+* fit per device: ``W/N + B x KV(L)/N + overhead <= memory x usable``;
+  under continuous batching sequences are at every stage of their reply, so
+  the steady state holds B sequences at the mean in-flight context
+  ``prompt + output / 2`` and the worst case all B at ``prompt + output``
+  (see :func:`max_sequences_that_fit`)
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Optional
 
 from .shapes import ModelShape
 
@@ -74,6 +83,22 @@ def moe_params_touched(model: ModelShape, tokens: float) -> float:
     per_expert = (total - active) / (e_count - k)
     shared = active - k * per_expert
     return shared + per_expert * expected_experts_touched(e_count, k, tokens)
+
+
+def embedding_params_not_read(model: ModelShape, tokens: float = 1.0) -> float:
+    """Parameters of the input embedding that a forward pass over ``tokens``
+    tokens does not read: ``vocab x hidden - min(tokens, vocab) x hidden``
+    (one row is gathered per token), or 0 when the embedding is tied to the
+    LM head (``tie_word_embeddings``: the matrix is read whole, as the head)
+    or its size is unknown (no ``vocab_size`` or ``hidden_size``).
+
+    An unknown tie is taken as untied: fewer bytes read, so the bound stays
+    a true (never too slow) bound.
+    """
+    if model.tie_word_embeddings or model.vocab_size is None or model.hidden_size is None:
+        return 0.0
+    rows = max(0.0, float(model.vocab_size) - min(max(tokens, 0.0), float(model.vocab_size)))
+    return rows * float(model.hidden_size)
 
 
 def kv_bytes_per_token(model: ModelShape, kv_bytes_per_elem: float) -> float:
@@ -144,9 +169,9 @@ class MemoryFit:
     draft_bytes_per_device: float
     overhead_bytes_per_device: float
     required_bytes_per_device: float
-    available_bytes_per_device: float
-    headroom_bytes_per_device: float
-    fits: bool
+    available_bytes_per_device: Optional[float]  # None: device memory unknown
+    headroom_bytes_per_device: Optional[float]
+    fits: Optional[bool]  # None: not judged (memory unknown)
 
 
 def memory_fit(
@@ -155,7 +180,7 @@ def memory_fit(
     kv_bytes_per_sequence: float,
     concurrency: int,
     devices: int,
-    memory_bytes: float,
+    memory_bytes: Optional[float],
     usable_fraction: float = 1.0,
     overhead_bytes: float = 0.0,
     draft_bytes_total: float = 0.0,
@@ -170,6 +195,8 @@ def memory_fit(
     kv = concurrency * kv_bytes_per_sequence / devices
     d = draft_bytes_total / devices
     required = w + kv + d + overhead_bytes
+    if memory_bytes is None:
+        return MemoryFit(w, kv, d, overhead_bytes, required, None, None, None)
     available = memory_bytes * usable_fraction
     return MemoryFit(
         weight_bytes_per_device=w,
@@ -181,3 +208,27 @@ def memory_fit(
         headroom_bytes_per_device=available - required,
         fits=required <= available,
     )
+
+
+def max_sequences_that_fit(
+    *,
+    weight_bytes_total: float,
+    kv_bytes_per_sequence: float,
+    devices: int,
+    memory_bytes: Optional[float],
+    usable_fraction: float = 1.0,
+    overhead_bytes: float = 0.0,
+    fixed_bytes_total: float = 0.0,
+) -> Optional[int]:
+    """Largest B with ``W/N + fixed/N + B x KV/N + overhead <= memory x usable``:
+    ``floor((memory x usable - W/N - fixed/N - overhead) / (KV/N))``, at least 0
+    (``fixed``: bytes that do not grow with B, e.g. a draft model's weights;
+    ``KV``: everything one sequence adds, its draft cache included).
+    ``None`` when the memory is unknown or a sequence costs nothing."""
+    if memory_bytes is None or kv_bytes_per_sequence <= 0:
+        return None
+    room = memory_bytes * usable_fraction - (weight_bytes_total + fixed_bytes_total) / devices - overhead_bytes
+    if room < 0:
+        return 0
+    # a relative nudge keeps an exact fit (B x KV == room) from flooring one below
+    return int(math.floor(room / (kv_bytes_per_sequence / devices) * (1 + 1e-12)))

@@ -35,8 +35,12 @@ class ModelShape:
     """Architecture facts of a decoder-only transformer.
 
     ``active_params`` defaults to ``total_params`` (dense). ``head_dim``
-    defaults to ``hidden_size / attention_heads`` and ``kv_heads`` to
-    ``attention_heads`` (MHA). MLA models give ``kv_lora_rank`` and
+    defaults to ``hidden_size / attention_heads`` (so one of the two must be
+    given; ``hidden_size`` is needed for nothing else but the embedding size)
+    and ``kv_heads`` to ``attention_heads`` (MHA). ``vocab_size`` with
+    ``hidden_size`` sizes the input embedding (``vocab x hidden``), which a
+    decode step does not read unless ``tie_word_embeddings`` makes it the LM
+    head too (see :func:`~budgetlint.physics.memory.embedding_params_not_read`). MLA models give ``kv_lora_rank`` and
     ``qk_rope_head_dim``. ``sliding_window_layers`` of the ``layers`` use a
     window of ``sliding_window`` tokens (all layers if only the window is given).
     MoE models give ``experts`` (routed experts per layer) and
@@ -45,8 +49,8 @@ class ModelShape:
 
     total_params: float
     layers: int
-    hidden_size: int
     attention_heads: int
+    hidden_size: Optional[int] = None
     kv_heads: Optional[int] = None
     head_dim: Optional[float] = None
     active_params: Optional[float] = None
@@ -57,20 +61,34 @@ class ModelShape:
     sliding_window_layers: Optional[int] = None
     experts: Optional[int] = None
     experts_per_token: Optional[int] = None
+    vocab_size: Optional[int] = None
+    tie_word_embeddings: Optional[bool] = None
 
     def __post_init__(self) -> None:
         _positive("total_params", self.total_params)
-        for name in ("layers", "hidden_size", "attention_heads"):
+        for name in ("layers", "attention_heads"):
             _positive(name, getattr(self, name))
+        for name in ("hidden_size", "vocab_size"):
+            if getattr(self, name) is not None:
+                _positive(name, getattr(self, name))
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.attention_heads)
         if self.head_dim is None:
+            if self.hidden_size is None:
+                raise ValueError("head_dim or hidden_size is needed (head_dim = hidden_size / attention_heads)")
             object.__setattr__(self, "head_dim", self.hidden_size / self.attention_heads)
         if self.active_params is None:
             object.__setattr__(self, "active_params", self.total_params)
         _positive("kv_heads", self.kv_heads)  # type: ignore[arg-type]
         _positive("head_dim", self.head_dim)  # type: ignore[arg-type]
         _positive("active_params", self.active_params)  # type: ignore[arg-type]
+        if self.vocab_size is not None and self.hidden_size is not None and not self.tie_word_embeddings \
+                and float(self.vocab_size) * float(self.hidden_size) >= float(self.active_params):  # type: ignore[arg-type]
+            raise ValueError(
+                f"the input embedding (vocab_size {self.vocab_size} x hidden_size {self.hidden_size} = "
+                f"{float(self.vocab_size) * float(self.hidden_size):g} parameters) is not smaller than the "
+                f"{self.active_params:g} parameters a token uses: check parameters, vocab_size and hidden_size"
+            )
         if self.active_params > self.total_params:  # type: ignore[operator]
             raise ValueError(
                 f"active_params ({self.active_params:g}) exceeds total_params ({self.total_params:g})"
@@ -111,15 +129,23 @@ class ModelShape:
 @dataclass(frozen=True, kw_only=True)
 class Accelerator:
     """One device: memory (bytes), memory bandwidth (bytes/s), dense peak
-    compute per precision key (FLOP/s) and interconnect (bytes/s, per direction)."""
+    compute per precision key (FLOP/s) and interconnect (bytes/s, per direction).
 
-    memory_bytes: float
+    Bandwidth is required (every time bound reads weights). ``memory_bytes``
+    may be ``None`` (unknown: the memory fit is not judged) and the compute
+    mapping empty (unknown: compute terms are left out of the time bounds,
+    which stay true lower bounds, and the analysis says ``compute_known=False``
+    so that nothing is claimed *met* on that basis).
+    """
+
     bandwidth_bytes_per_s: float
+    memory_bytes: Optional[float] = None
     compute_flop_per_s: Mapping[str, float] = field(default_factory=dict)
     interconnect_bytes_per_s: Optional[float] = None
 
     def __post_init__(self) -> None:
-        _positive("memory_bytes", self.memory_bytes)
+        if self.memory_bytes is not None:
+            _positive("memory_bytes", self.memory_bytes)
         _positive("bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
         for key, value in self.compute_flop_per_s.items():
             _positive(f"compute_flop_per_s[{key!r}]", value)

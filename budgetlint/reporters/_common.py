@@ -182,6 +182,21 @@ def format_quantity(value: float | None, unit: str) -> str:
     return f"{_g(value)} {unit}".rstrip()
 
 
+def row_owner(budget: BudgetResult, row: PromiseRow) -> str | None:
+    """Who owns a row: a segment's own owner (``analysis["owner_segment:<name>"]``), else the budget's."""
+    owner = budget.analysis.get(f"owner_{row.name}")
+    return owner if isinstance(owner, str) else budget.owner
+
+
+def format_headroom_cell(value: float | None) -> str:
+    """The one headroom (``promise / estimate - 1``) in the one rounding rule; ``—`` when absent."""
+    if value is None:
+        return "—"
+    from budgetlint.model.units import format_headroom
+
+    return format_headroom(value)
+
+
 def format_fraction(value: float | None) -> str:
     """``0.47`` -> ``47%``; ``—`` when absent."""
     if value is None:
@@ -216,6 +231,18 @@ def fmt_value(key: str, value: float | None) -> str:
 
 
 def fmt_fraction(value: float | None) -> str:
+    """A fraction (a shrink, a threshold) in the one rounding rule: ``0.66`` -> ``66%``."""
     if value is None:
         return "unbounded"
-    return f"{value * 100:.0f}%"
+    from budgetlint.model.units import format_percent
+
+    return ("-" if value < 0 else "") + format_percent(value)
+
+
+def fmt_headroom(value: float | None) -> str:
+    """A headroom, signed, in the one rounding rule: ``3.09`` -> ``+309%``."""
+    if value is None:
+        return "unbounded"
+    from budgetlint.model.units import format_headroom
+
+    return format_headroom(value)

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.reporters._common import fmt_fraction, fmt_value
+from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
+from budgetlint.reporters.markdown_text import text
 
 HEADER = ["Budget", "Change", "Before", "After", ""]
 REGRESSION_MARK = "⚠️ regression"
 
 
-def _cell(text: object) -> str:
-    s = "" if text is None else str(text)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = s.replace("\\", "\\\\").replace("|", "\\|")
-    s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
-    return s.strip() or " "
+def _cell(value: object) -> str:
+    """Budget names, files and values as markdown text (no link, image or control byte gets through)."""
+    return text(value)
 
 
 def _row(cells: list[Any]) -> str:
@@ -50,7 +48,7 @@ def diff_rows(diff: dict) -> list[list[Any]]:
         for h in c.get("headroom", []):
             gone = f" (−{fmt_fraction(h['shrink'])} of it)" if h.get("shrink") is not None else ""
             items.append((h["regression"], [name, f"{h['promise']} headroom shrank{gone}",
-                                             fmt_fraction(h["old"]), fmt_fraction(h["new"]),
+                                             fmt_headroom(h["old"]), fmt_headroom(h["new"]),
                                              REGRESSION_MARK if h["regression"] else ""]))
         for v in c.get("verdicts", []):
             items.append((v["regression"], [name, f"{v['promise']} verdict {v['change']}",

@@ -54,7 +54,7 @@ MAX_CARDS = 200
 VERDICT_ORDER = ("cannot-be-met", "at-risk", "unknown", "met")
 VERDICT_WORDS = {"cannot-be-met": "cannot be met", "at-risk": "at risk", "unknown": "unknown", "met": "met"}
 _RANK = {v: i for i, v in enumerate(VERDICT_ORDER)}
-#: hardware without a listed compute peak is analysed with this stand-in (roofline.UNLIMITED_COMPUTE)
+#: reports written before compute was left unknown (``compute_known``) carried this stand-in peak
 _UNLIMITED = 1e29
 
 #: (promise, SI key, unit) for the latency promises the physics speaks for
@@ -395,6 +395,9 @@ def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
     ridge, real_ridge = _num(bound.get("ridge_intensity_flop_per_byte")), _num(real.get("ridge_intensity_flop_per_byte"))
     pts = {k: (_num(bound.get(f"{k}_intensity_flop_per_byte")), _num(bound.get(f"{k}_attainable_flop_per_s")),
                _num(real.get(f"{k}_attainable_flop_per_s"))) for k in ("decode", "prefill")}
+    if bound.get("compute_known") is False or (peak_f is not None and peak_f >= _UNLIMITED):
+        return ('<p class="note">No roofline chart: the hardware lists no compute peak, so there is no compute '
+                'roof to draw (only bandwidth and memory are checked).</p>')
     needed = [peak_f, peak_bw, real_f, real_bw, ridge, real_ridge] + [v for p in pts.values() for v in p]
     if any(v is None or v <= 0 for v in needed):
         return '<p class="note">No roofline chart: the analysis lacks the roofline figures.</p>'
@@ -443,7 +446,8 @@ _STAGES = {
     "ttft": (("queue", "queue_s", PALETTE["grey"]), ("connection", "connection_setup_s", PALETTE["purple"]),
              ("prefill", "prefill_s", PALETTE["vermillion"]), ("proxy flush", "proxy_delay_s", PALETTE["yellow"])),
     "e2e": (("queue", "queue_s", PALETTE["grey"]), ("connection", "connection_setup_s", PALETTE["purple"]),
-            ("prefill", "prefill_s", PALETTE["vermillion"]), ("decode", "decode_s", PALETTE["blue"])),
+            # prefill makes the first token: the reply's other N - 1 tokens are decode steps
+            ("prefill", "prefill_s", PALETTE["vermillion"]), ("decode", "decode_after_first_s", PALETTE["blue"])),
     "tpot": (("decode per token", "tpot_s", PALETTE["blue"]),),
 }
 

@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from budgetlint.findings import Finding, Severity
+from budgetlint.findings import Finding, Severity, printable, printable_lines
 from budgetlint.report import Report
-from budgetlint.reporters._common import TOOL_NAME, promise_rows
+from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_headroom_cell, promise_rows, row_owner
 
 
 @dataclass
@@ -51,8 +51,12 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
             props = {"budget": budget.name, "promise": row.name}
             if row.verdict:
                 props["verdict"] = row.verdict
-            if budget.owner:
-                props["owner"] = budget.owner
+            owner = row_owner(budget, row)
+            if owner:
+                props["owner"] = owner
+            room = analysis_value(budget, "headroom", row)
+            if room is not None:
+                props["headroom"] = format_headroom_cell(room)
             if budget.percentile:
                 props["percentile"] = budget.percentile
             case = _Case(f"{budget.name}: {row.name}", budget.file, budget.line, props)
@@ -94,10 +98,10 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
 
 
 def _describe(finding: Finding) -> str:
-    loc = f"{finding.location}: " if finding.location else ""
-    text = f"{loc}{finding.rule} {finding.severity.label}: {finding.message}"
+    loc = f"{finding.location}: " if finding.location else ""  # str(Location) escapes the file name
+    text = f"{loc}{finding.rule} {finding.severity.label}: " + "\n".join(printable_lines(finding.message))
     if finding.fix:
-        text += f"\nhelp: {finding.fix}"
+        text += "\nhelp: " + "\n".join(printable_lines(finding.fix))
     return text
 
 
@@ -172,11 +176,12 @@ def _xml_safe(text: str) -> str:
 
 
 def _sanitise(tree: ET.Element) -> None:
+    """Texts XML can carry, and attributes (names, file names, messages) on one printable line."""
     for element in tree.iter():
         if element.text:
             element.text = _xml_safe(element.text)
         for key, value in list(element.attrib.items()):
-            element.set(key, _xml_safe(value))
+            element.set(key, printable(value))
 
 
 _HEADER = '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -4,8 +4,12 @@ headroom, owner, verdict), then the errors and warnings.
 
 Numbers come from ``BudgetResult.promises`` (SI floats keyed like
 ``ttft_s``) and ``analysis`` (``bound_<key>``, ``measured_<key>``,
-``headroom_<promise>`` as a fraction; either the key or the promise name is
-accepted); what is absent renders as ``—``. The measured cell adds what the
+``realistic_<key>``, ``headroom_<promise>`` as a fraction; either the key
+or the promise name is accepted); what is absent renders as ``—``. The
+headroom is ``promise / estimate - 1`` (the Estimate column, at the
+realistic efficiency), in the one rounding rule of
+:func:`budgetlint.model.units.format_headroom`, as in every other format. A
+segment's row names the segment's owner. The measured cell adds what the
 evidence shows (``measured_<promise>_verdict``: met, not shown, missed), the
 requests behind it and the count of run-quality problems. Cells are escaped for GitHub
 tables. The whole output stays under ``limit`` bytes (GitHub's step summary
@@ -16,13 +20,15 @@ from __future__ import annotations
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters.markdown_text import text
 from budgetlint.reporters._common import (
     TOOL_NAME,
     analysis_value,
     counts_phrase,
-    format_fraction,
+    format_headroom_cell,
     format_quantity,
     promise_rows,
+    row_owner,
     scope_phrase,
     smallest_headroom,
 )
@@ -46,12 +52,14 @@ SEVERITY_MARKS: dict[Severity, str] = {
 
 
 def cell(text: object) -> str:
-    """Text made safe for one GitHub markdown table cell."""
+    """Our own text (which may hold markdown, such as a `code` span) made safe for one table cell."""
     s = "" if text is None else str(text)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     s = s.replace("\\", "\\\\").replace("|", "\\|")
     s = s.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
     return s.strip() or " "
+
+
 
 
 def _row(cells: list[str]) -> str:
@@ -64,7 +72,7 @@ def heading(report: Report) -> str:
     return f"## {mark} {TOOL_NAME}: {counts_phrase(report)} in {scope_phrase(report)}"
 
 
-BUDGET_HEADER = ["Budget", "Promise", "Percentile", "Bound", "Measured", "Headroom", "Owner", "Verdict"]
+BUDGET_HEADER = ["Budget", "Promise", "Percentile", "Bound", "Estimate", "Measured", "Headroom", "Owner", "Verdict"]
 FINDING_HEADER = ["Severity", "Rule", "Where", "Budget", "Message"]
 
 
@@ -79,13 +87,14 @@ def budget_rows(budget: BudgetResult) -> list[str]:
         rows.append(
             _row(
                 [
-                    cell(budget.name),
+                    text(budget.name),
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
+                    cell(format_quantity(analysis_value(budget, "realistic", p), p.unit)),
                     cell(measured_cell(budget, p)),
-                    cell(format_fraction(analysis_value(budget, "headroom", p))),
-                    cell(budget.owner or "—"),
+                    cell(format_headroom_cell(analysis_value(budget, "headroom", p))),
+                    text(row_owner(budget, p)) if row_owner(budget, p) else "—",
                     cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
                 ]
             )
@@ -163,9 +172,9 @@ def finding_row(finding: Finding) -> str:
         [
             cell(SEVERITY_MARKS[finding.severity]),
             cell(f"`{finding.rule}`"),
-            cell(where),
-            cell(finding.budget or "—"),
-            cell(message),
+            text(where) if finding.location else "—",
+            text(finding.budget) if finding.budget else "—",
+            text(message),
         ]
     )
 

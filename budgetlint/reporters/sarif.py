@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterator
@@ -28,6 +29,7 @@ from urllib.parse import quote
 
 from budgetlint import __version__
 from budgetlint.findings import Finding, Severity
+from budgetlint.model.units import format_headroom
 from budgetlint.report import Report
 from budgetlint.reporters._common import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
 from budgetlint.reporters.json_stream import Lazy
@@ -136,6 +138,17 @@ def _all_rule_codes(report: Report) -> list[str]:
     return codes + extra
 
 
+def _headrooms(report: Report) -> dict[tuple[str, str], float]:
+    """(budget, promise) -> ``analysis["headroom_<promise>"]``."""
+    out: dict[tuple[str, str], float] = {}
+    for b in report.budgets:
+        for key, value in b.analysis.items():
+            if isinstance(key, str) and key.startswith("headroom_") and isinstance(value, (int, float)) \
+                    and math.isfinite(value):
+                out[(b.name, key[len("headroom_"):])] = float(value)
+    return out
+
+
 def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> dict[str, Any]:
     """The SARIF log as a dict; with ``lazy``, ``results`` is a
     :class:`~budgetlint.reporters.json_stream.Lazy` built while it is written.
@@ -158,13 +171,19 @@ def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> 
                   if getattr(item, "finding", None) is not None and item.finding.location is not None
                   and item.finding.rule in index and (include_info or item.finding.severity > Severity.INFO)]
 
+    rooms = _headrooms(report)
+
     def results() -> Iterator[dict[str, Any]]:
         seen: dict[str, int] = {}
         for finding in located:
             fp = fingerprint(finding)
             n = seen.get(fp, 0)
             seen[fp] = n + 1
-            yield _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
+            result = _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
+            room = rooms.get((finding.budget, "tpot" if finding.promise == "pace" else finding.promise))
+            if room is not None:  # the one headroom, as the JSON fraction and as every format prints it
+                result.setdefault("properties", {}).update(headroom=room, headroomText=format_headroom(room))
+            yield result
         # findings a budget suppressed (with a reason): results marked as
         # suppressed in source, so code scanning shows them as dismissed
         for item in suppressed:

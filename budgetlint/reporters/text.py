@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from budgetlint.findings import Finding, Severity
+from budgetlint.findings import Finding, Severity, printable_lines
 from budgetlint.report import Report
 from budgetlint.reporters._common import TOOL_NAME, summary_line
 
@@ -36,8 +36,8 @@ def _paint(text: str, style: dict, color: bool) -> str:
 def format_finding(finding: Finding, *, color: bool = False) -> list[str]:
     """The lines for one finding (its first line is the parseable one)."""
     loc = finding.location
-    where = f"{loc.file}:{loc.line}:{loc.column}" if loc else TOOL_NAME
-    first, *rest = finding.message.splitlines() or [""]
+    where = str(loc) if loc else TOOL_NAME  # the file name with its control characters escaped
+    first, *rest = printable_lines(finding.message) or [""]
     head = (
         f"{_paint(where, _BOLD, color)}: {_paint(finding.rule, _BOLD, color)} "
         f"{_paint(finding.severity.label, _SEVERITY_COLOR[finding.severity], color)}: {first}"
@@ -45,7 +45,7 @@ def format_finding(finding: Finding, *, color: bool = False) -> list[str]:
     lines = [head]
     lines.extend(f"    {line}" for line in rest)
     if finding.fix:
-        fix_first, *fix_rest = finding.fix.splitlines() or [""]
+        fix_first, *fix_rest = printable_lines(finding.fix) or [""]
         lines.append(f"    {_paint('help', _HELP, color)}: {fix_first}")
         lines.extend(f"          {line}" for line in fix_rest)
     return lines

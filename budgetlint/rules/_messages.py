@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.model.units import format_quantity
+from budgetlint.model.units import format_headroom, format_percent as _pct, format_quantity
 
 
 def _t(x: float) -> str:
@@ -36,7 +36,14 @@ def _prefill_why(a: Any, ev: Any) -> str:
     if a.prefill_binding == "compute":
         return (f"compute-bound: {a.prefill_flop:.3g} FLOP for {a.prefill_tokens:g} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
-    return f"bandwidth-bound: one read of {_b(a.weight_bytes)} of weights over {n} devices"
+    read = a.prefill_weight_read_s * a.bandwidth_effective_bytes_per_s * n
+    return f"bandwidth-bound: one read of {_b(read)} of weights over {n} devices"
+
+
+def headroom(v: Any) -> float:
+    """The one headroom: ``promise / realistic estimate - 1`` (negative: a miss). For
+    memory the promise is the usable memory and the estimate the memory required."""
+    return v.budget_value / v.realistic_value - 1.0
 
 
 def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
@@ -47,10 +54,10 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
         want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
         if bound:
             return (f"budget {name!r}: pace needs {want:.3g} token/s; the roofline bound is {got_bound:.3g} token/s "
-                    f"for {deployment_words(ev)} ({_decode_why(bd, ev)}): {want / got_bound:.2g}x short")
+                    f"for {deployment_words(ev)} ({_decode_why(bd, ev)}): {_pct(want / got_bound - 1)} short")
         resource = "bandwidth" if bd.decode_binding == "bandwidth" else "compute"
         assumed = eff.bandwidth if resource == "bandwidth" else eff.compute
-        return (f"budget {name!r}: pace {want:.3g} token/s needs {v.required_efficiency:.0%} of peak {resource} "
+        return (f"budget {name!r}: pace {want:.3g} token/s needs {_pct(v.required_efficiency)} of peak {resource} "
                 f"(bound {got_bound:.3g} token/s; at the assumed {assumed:.0%}: {got_real:.3g} token/s)")
     if v.promise == "ttft":
         other = bd.ttft_s - bd.prefill_s
@@ -59,16 +66,20 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
             room = v.budget_value - other
             return (f"budget {name!r}: ttft {_t(v.budget_value)} leaves {_t(max(room, 0))} for prefill{parts}; "
                     f"the roofline bound is {_t(bd.prefill_s)} of prefill ({_prefill_why(bd, ev)}): "
-                    f"ttft at least {_t(bd.ttft_s)}, {bd.ttft_s / v.budget_value:.2g}x the promise")
-        req = f"{v.required_efficiency:.0%}" if v.required_efficiency else "more than 100%"
-        return (f"budget {name!r}: ttft {_t(v.budget_value)} needs {req} of peak compute for prefill "
-                f"(bound {_t(bd.ttft_s)}; at the assumed {eff.compute:.0%}: {_t(rl.ttft_s)})")
+                    f"ttft at least {_t(bd.ttft_s)}, {_pct(bd.ttft_s / v.budget_value - 1)} over the promise")
+        req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
+        what = ("of the roofline for prefill and the proxy's flush" if bd.proxy_delay_s
+                else f"of peak {'compute' if bd.prefill_binding == 'compute' else 'bandwidth'} for prefill")
+        return (f"budget {name!r}: ttft {_t(v.budget_value)} needs {req} {what} "
+                f"(bound {_t(bd.ttft_s)}; at the assumed efficiency: {_t(rl.ttft_s)})")
     # e2e
     if bound:
+        n = ev.workload.output_tokens
         return (f"budget {name!r}: end-to-end {_t(v.budget_value)}; the roofline bound is {_t(bd.e2e_s)} "
-                f"(ttft {_t(bd.ttft_s)} + {ev.workload.output_tokens:g} tokens at {bd.pace_token_per_s:.3g} token/s) "
-                f"for {deployment_words(ev)}: {bd.e2e_s / v.budget_value:.2g}x the promise")
-    req = f"{v.required_efficiency:.0%}" if v.required_efficiency else "more than 100%"
+                f"({_t(bd.e2e_s - bd.decode_after_first_s)} to the first token + {n - 1:g} more decode steps "
+                f"{_t(bd.decode_after_first_s)}: prefill makes the first of the {n:g} tokens) "
+                f"for {deployment_words(ev)}: {_pct(bd.e2e_s / v.budget_value - 1)} over the promise")
+    req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
     return (f"budget {name!r}: end-to-end {_t(v.budget_value)} needs {req} of the roofline "
             f"(bound {_t(bd.e2e_s)}; at the assumed efficiency: {_t(rl.e2e_s)})")
 
@@ -78,29 +89,63 @@ def describe_met(ev: Any, v: Any) -> str:
     if v.promise == "tpot":
         return (f"budget {name!r}: pace {1 / v.budget_value:.3g} token/s is met: estimate "
                 f"{1 / v.realistic_value:.3g} token/s at the assumed efficiency (bound {1 / v.bound_value:.3g} token/s), "
-                f"headroom {v.realistic_value and v.budget_value / v.realistic_value:.2g}x")
+                f"headroom {format_headroom(headroom(v))}")
     label = "ttft" if v.promise == "ttft" else "end-to-end"
     return (f"budget {name!r}: {label} {_t(v.budget_value)} is met: estimate {_t(v.realistic_value)} "
-            f"at the assumed efficiency (bound {_t(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
+            f"at the assumed efficiency (bound {_t(v.bound_value)}), headroom {format_headroom(headroom(v))}")
+
+
+def _overhead_words(ev: Any, a: Any) -> str:
+    declared = ev.budget.deployment.memory_overhead_bytes is not None
+    return "memory_overhead" if declared else "runtime reserve"
+
+
+def _seqs(n: Any) -> str:
+    return "1 sequence" if n == 1 else f"{n} sequences"
+
+
+def _fit(n: Any) -> str:
+    """``0`` -> "no sequence fits"; ``1`` -> "1 sequence fits"; ``7`` -> "7 sequences fit"."""
+    if n == 0:
+        return "no sequence fits"
+    return "1 sequence fits" if n == 1 else f"{n} sequences fit"
 
 
 def describe_memory(ev: Any) -> str:
+    """The memory verdict in the steady state of continuous batching (all B
+    sequences at the mean in-flight context), naming how many sequences fit."""
     b = ev.budget
     a = ev.bound if ev.verdicts["memory"].verdict == "cannot-be-met" else ev.realistic
     parts = [f"weights {_b(a.memory_weight_bytes_per_device)}", f"KV cache {_b(a.memory_kv_bytes_per_device)}"]
     if a.memory_draft_bytes_per_device:
         parts.append(f"draft {_b(a.memory_draft_bytes_per_device)}")
     if a.memory_overhead_bytes_per_device:
-        parts.append(f"overhead {_b(a.memory_overhead_bytes_per_device)}")
+        parts.append(f"{_overhead_words(ev, a)} {_b(a.memory_overhead_bytes_per_device)}")
     wl = ev.workload
-    ctx = f"{wl.concurrency} sequences x {wl.prompt_tokens + wl.output_tokens:g} tokens"
+    ctx = (f"{_seqs(wl.concurrency)} at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
+           f"= prompt + output / 2")
     hw = b.deployment.hardware
+    fit = (f"{_fit(a.memory_max_sequences)} at that context, "
+           f"{_fit(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
     if ev.verdicts["memory"].verdict == "cannot-be-met":
         return (f"budget {b.name!r}: does not fit: needs {_b(a.memory_required_bytes_per_device)} per device "
-                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}")
+                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}: {fit}")
     return (f"budget {b.name!r}: fits only above the usable fraction: needs {_b(a.memory_required_bytes_per_device)} "
             f"per device ({' + '.join(parts)}; {ctx}) of {_b(a.memory_available_bytes_per_device)} usable "
-            f"on the {hw.name}")
+            f"on the {hw.name}: {fit}")
+
+
+def describe_memory_tail(ev: Any) -> str:
+    """The steady state fits but the worst case (every sequence at its final length) does not."""
+    b, a, wl = ev.budget, ev.realistic, ev.workload
+    final = wl.prompt_tokens + wl.output_tokens
+    return (f"budget {b.name!r}: {_seqs(wl.concurrency)} fit in the steady state "
+            f"({_b(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
+            f"{a.memory_context_steady_tokens:g} tokens; {_fit(a.memory_max_sequences)} there) but not "
+            f"when all reach their final {final:g} tokens ({_b(a.memory_required_worst_bytes_per_device)} of "
+            f"{_b(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; "
+            f"{_fit(a.memory_max_sequences_worst)} then): the runtime will preempt or queue sequences, "
+            f"which shows in the tail latency")
 
 
 def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
@@ -111,16 +156,16 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
         if bound:
             return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}; "
                     f"the roofline bound is {_t(v.bound_value)} ({_prefill_why(ev.bound, ev)}): "
-                    f"{v.bound_value / v.budget_value:.2g}x the allowance")
+                    f"{_pct(v.bound_value / v.budget_value - 1)} over the allowance")
         return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}, which needs "
-                f"{v.required_efficiency:.0%} of peak compute (bound {_t(v.bound_value)}; at the assumed "
+                f"{_pct(v.required_efficiency)} of peak compute (bound {_t(v.bound_value)}; at the assumed "
                 f"{eff.compute:.0%}: {_t(v.realistic_value)})")
     want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
     if bound:
         return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {want:.3g} token/s; the "
-                f"roofline bound is {got_bound:.3g} token/s ({_decode_why(ev.bound, ev)}): {want / got_bound:.2g}x short")
+                f"roofline bound is {got_bound:.3g} token/s ({_decode_why(ev.bound, ev)}): {_pct(want / got_bound - 1)} short")
     resource = "bandwidth" if ev.bound.decode_binding == "bandwidth" else "compute"
     assumed = eff.bandwidth if resource == "bandwidth" else eff.compute
     return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {want:.3g} token/s needs "
-            f"{v.required_efficiency:.0%} of peak {resource} (bound {got_bound:.3g} token/s; at the assumed "
+            f"{_pct(v.required_efficiency)} of peak {resource} (bound {got_bound:.3g} token/s; at the assumed "
             f"{assumed:.0%}: {got_real:.3g} token/s)")

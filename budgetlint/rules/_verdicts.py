@@ -37,7 +37,7 @@ def lever_carrier(ev: Any) -> str | None:
         if v is not None and v.verdict == "cannot-be-met":
             return name
     mem = verdicts.get("memory")
-    if mem is not None and mem.verdict != "met":
+    if mem is not None and mem.verdict in ("cannot-be-met", "at-risk"):
         return "memory"
     for name in _names(ev.budget):
         v = verdicts.get(name)

@@ -33,45 +33,35 @@ from __future__ import annotations
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
-from budgetlint.model.units import format_quantity
+from budgetlint.model.units import format_percent as _pct, format_quantity
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"
 SUMMARY = "The promised pace and reply length cannot fit the end-to-end promise."
 SEVERITY = Severity.ERROR
 
-from budgetlint.rules.bl201_segments_exceed_promise import FIRST_TOKEN_KINDS
 
 
 def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def first_token_allowance(b) -> tuple[float, str]:
-    if b.promise.ttft_s is not None:
-        return b.promise.ttft_s, f"the {_t(b.promise.ttft_s)} first-token allowance"
-    first = [s.allowance_s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
-    if first:
-        return sum(first), f"the {_t(sum(first))} of first-token segments"
-    return 0.0, "no first-token allowance"
-
-
 def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.physics.latency import e2e_s, required_pace
-
-    p = b.promise
-    if p.e2e_s is None or p.tpot_s is None or b.workload is None:
+    a = ev.analysis
+    if "e2e_arithmetic_total_s" not in a:
         return
-    n = b.workload.output_tokens
-    ttft, ttft_words = first_token_allowance(b)
-    pace = 1.0 / p.tpot_s
-    total = e2e_s(ttft, n, pace)  # E2E = TTFT + N / pace
-    decode = total - ttft
+    p = b.promise
+    n = a["e2e_arithmetic_output_tokens"]
+    ttft, decode, total = a["e2e_arithmetic_first_token_s"], a["e2e_arithmetic_decode_s"], a["e2e_arithmetic_total_s"]
     if total <= p.e2e_s * (1 + 1e-9):
         return
+    ttft_words = {"promise": f"the {_t(ttft)} first-token allowance",
+                  "segments": f"the {_t(ttft)} of first-token segments",
+                  "none": "no first-token allowance"}[a["e2e_arithmetic_first_token_from"]]
+    pace = 1.0 / p.tpot_s
     spare = p.e2e_s - ttft
-    if spare > 0:
-        need = required_pace(p.e2e_s, ttft, n)
+    need = a.get("e2e_arithmetic_required_pace_token_per_s")
+    if need is not None:
         fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
                f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
     else:
@@ -79,5 +69,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     yield Finding(CODE, SEVERITY,
                   f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
                   f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
-                  f"({(total / p.e2e_s - 1) * 100:.0f}%) over the {_t(p.e2e_s)} end-to-end promise",
+                  f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
                   b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)

@@ -20,12 +20,13 @@ percentile. Better to learn that in review than in production.
 
 ## Example
 physics.md, worked number 4: a 70B model in 16-bit weights on one
-3.35 TB/s device reads 140 GB per token: at most 24 token/s.
+3.35 TB/s device reads 139 GB per token (140 GB less the input embedding,
+which is gathered, not read): at most 24 token/s.
 ```yaml
 promise: {pace: 40 token/s}
 deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16}
-# BL301: pace needs 40 token/s; the roofline bound is 23.7 token/s
-#        (bandwidth-bound): 1.7x short
+# BL301: pace needs 40 token/s; the roofline bound is 24.1 token/s
+#        (bandwidth-bound): 66% short
 ```
 
 ## Fix

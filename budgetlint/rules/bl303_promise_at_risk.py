@@ -18,8 +18,8 @@ budget assumes is what makes it reviewable.
 ```yaml
 promise: {pace: 20 token/s}
 deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16}
-# BL303: pace 20 token/s needs 84% of peak bandwidth (bound 23.7 token/s;
-#        at the assumed 70%: 16.6 token/s)
+# BL303: pace 20 token/s needs 83% of peak bandwidth (bound 24.1 token/s;
+#        at the assumed 70%: 16.9 token/s)
 ```
 
 ## Fix

@@ -2,7 +2,9 @@
 
 ## What it checks
 Promises met at the realistic efficiency (see BL303). Reported as
-information with the headroom: budget / realistic estimate.
+information with the headroom: promise / realistic estimate - 1, as a signed
+percent (the same figure as `analysis.headroom_<promise>` in JSON, the
+markdown Headroom column, and the SARIF and JUnit properties).
 
 ## Why
 The headroom is what a PR that adds load or changes the deployment eats
@@ -12,7 +14,7 @@ into; `budgetlint check --base` shows it shrinking.
 ```yaml
 promise: {ttft: 400 ms}
 # BL304: ttft 400 ms is met: estimate 211 ms at 50% of compute
-#        (bound 183 ms), headroom 1.9x
+#        (bound 183 ms), headroom +90%
 ```
 
 ## Fix

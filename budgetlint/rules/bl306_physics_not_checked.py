@@ -2,8 +2,22 @@
 
 ## What it checks
 Budgets without a deployment, or whose model or hardware lacks a figure the
-arithmetic needs (e.g. an accelerator with no published compute peak), or
-whose inputs had errors.
+arithmetic needs, or whose inputs had errors: the message names what is
+missing. It is a warning, so that `--quiet` (the pre-commit default) still
+shows it and a skipped check never reads as "No problems found".
+
+What the facts allow is still checked, and only what needs the missing fact
+is skipped ("partly checked"):
+
+- hardware with no compute peak (A10G, Apple M-series): the bandwidth bounds
+  (decode ceiling, prefill's weight-read floor) are checked and can show a
+  promise impossible, never met; prefill compute is not checked, and such
+  hardware is never proposed as a lever for a time promise;
+- hardware with no memory size: every time bound is checked, the memory fit
+  is not;
+- a model needs `parameters`, `layers`, `attention_heads` and `head_dim`
+  (`hidden_size` only to derive `head_dim`, or to size the input embedding
+  with `vocab_size`).
 
 ## Why
 Silence must not read as a pass. The budget's arithmetic rules (BL2xx) still
@@ -12,7 +26,8 @@ apply; its physics verdicts do not.
 ## Example
 ```yaml
 deployment: {model: llama-3.1-8b, hardware: a10g}
-# BL306: physics not checked: no compute peak for precision 'bf16' ...
+# BL306 warning: partly checked: hardware 'a10g' lists no compute peak: what
+#        needs compute is not checked ...
 ```
 
 ## Fix
@@ -29,13 +44,15 @@ from budgetlint.findings import Finding, Severity
 CODE = "BL306"
 NAME = "physics-not-checked"
 SUMMARY = "A budget whose promises could not be checked against the roofline."
-SEVERITY = Severity.INFO
+SEVERITY = Severity.WARNING
+OTHER_SEVERITIES = {Severity.INFO: "the budget declares no deployment: it asked for no physics"}
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
     where = b.loc("deployment") if b.has("deployment") else b.loc("name")
     if ev.roofline.skipped and b.complete:
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: physics not checked: {ev.roofline.skipped}",
+        severity = Severity.INFO if not b.has("deployment") else SEVERITY
+        yield Finding(CODE, severity, f"budget {b.name!r}: physics not checked: {ev.roofline.skipped}",
                       where, budget=b.name)
     for note in ev.roofline.notes:
         yield Finding(CODE, SEVERITY, f"budget {b.name!r}: partly checked: {note}", where, budget=b.name)

@@ -43,6 +43,7 @@ SEVERITY = Severity.ERROR
 
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
+    from budgetlint.model.units import format_percent
     for link in ev.links:
         if not link.counts:
             continue
@@ -53,9 +54,9 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             what = ev_mod.promise_words(b, name)
             if pace:
                 short = 1.0 - r.promised_s / r.measured_s
-                gap = f"{short:.0%} short"
+                gap = f"{format_percent(short)} short"
             else:
-                gap = f"{r.measured_s / r.promised_s - 1.0:.0%} over"
+                gap = f"{format_percent(r.measured_s / r.promised_s - 1.0)} over"
             how = f" ({r.how})" if r.how else ""
             suff = link.sufficiency.get(name)
             sure = ""

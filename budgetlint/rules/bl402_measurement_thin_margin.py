@@ -42,6 +42,7 @@ SEVERITY = Severity.WARNING
 
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.evaluate import evidence as ev_mod
+    from budgetlint.model.units import format_percent
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)
     for link in ev.links:
         if not link.counts:
@@ -60,7 +61,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             yield Finding(
                 CODE, SEVERITY,
                 f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace)}, "
-                f"promise {ev_mod.fmt_value(name, r.promised_s, pace)}: met with {margin:.0%} margin "
+                f"promise {ev_mod.fmt_value(name, r.promised_s, pace)}: met with {format_percent(margin)} margin "
                 f"(threshold {threshold:.0%}); measured in {link.name}{how}{link.inferred_words()}",
                 ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                 fix=f"buy at least {threshold:.0%} margin or loosen the promise")

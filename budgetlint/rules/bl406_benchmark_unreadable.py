@@ -19,12 +19,21 @@ known):
 | `bench-schema` | a native document that fails the schema |
 | `bench-io` | unreadable, missing or not UTF-8 |
 | `bench-impossible-value` | a negative latency, throughput, request count or token length, or a zero TTFT/E2E (dropped: not measured) |
+| `bench-limit` | a limit was reached: file size (`max-bench-size`), lines or values read |
 
 A `bench:` path or glob that matches no file is reported at its line in
 the budget file, and so is a `--bench` glob that matches none. Globs (in
 `bench:` and in `--bench`) are expanded in sorted order (by name, folder
 by folder, whatever order the file system lists them in); an entry that
 matches more than 1,000 files is cut to the first 1,000 in that order, and a warning says so: the rest were not checked.
+
+A `bench:` path or glob that leads out of the folders the run reads
+(`../../..`, an absolute path or a symbolic link outside the git top level
+of the working directory and the checked paths, or those folders themselves
+outside git) is refused, not read, unless `--allow-read DIR` or the config
+key `allow-read` allows its folder. A glob's walk also stops after 20,000
+directory entries or 5 s (a glob over `/`), with a warning; each real
+folder is walked once, so symbolic link loops end.
 
 ## Why
 Evidence that cannot be read is no evidence, and a silent skip would let a
@@ -68,6 +77,7 @@ FIXES = {
     "bench-schema": "fix the native document against schemas/benchmark.schema.json",
     "bench-impossible-value": "check the run and its units: a latency, throughput or count cannot be negative, "
                               "nor a TTFT zero",
+    "bench-limit": "split the file or narrow the glob, or raise the limit (docs/limits.md)",
     "bench-io": "check the path and the file's permissions and encoding",
 }
 
@@ -83,6 +93,13 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     for bf in sorted(ev.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
             yield problem_finding(p, bf.path)
+    for i, pattern, why in ev.evidence.refused:
+        yield Finding(CODE, SEVERITY, f"bench entry {pattern!r}: {why}", b.loc("bench", i), budget=b.name,
+                      fix="keep benchmark files inside the repository, or allow the folder with "
+                          "--allow-read DIR (config: allow-read)")
+    for i, pattern, why in ev.evidence.cut:
+        yield Finding(CODE, Severity.WARNING, f"bench entry {pattern!r}: {why}", b.loc("bench", i),
+                      budget=b.name, fix="narrow the glob to the benchmark files")
     for i, pattern in ev.evidence.unmatched_globs:
         base = Path(b.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",

@@ -23,7 +23,7 @@ see that change, and teams that want to may gate on it.
 ## Example
 ```text
 budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft promise loosened: 400 ms -> 600 ms
-budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft headroom shrank: 51% -> 12% (-76% of it)
+budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft headroom shrank: +51% -> +12% (-76% of it)
 ```
 
 ## Fix

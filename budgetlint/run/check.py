@@ -81,7 +81,13 @@ def evaluate_run(paths: list[str], options: Options | None = None, *, keep: bool
                  read_all_first: bool = False) -> RunResult:
     """The pipeline; with ``keep``, the evaluations are kept (``explain``)."""
     options = options or Options()
-    found = discover(paths)
+    if options.roots is None:
+        from dataclasses import replace
+
+        from budgetlint.files.discovery import read_roots
+
+        options = replace(options, roots=read_roots(paths, options.allow_read))
+    found = discover(paths, options.roots)
     if found.missing:
         raise InputError("no such file or directory: " + ", ".join(found.missing))
     if not read_all_first:
@@ -150,7 +156,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     # --bench speaks for the run's only budget: count them all before evaluating any
     run_wide = bool(options.bench or options.base_ref)
     batches: Any = list(files()) if run_wide else files()
-    store = evidence.BenchStore(options.bench_format)
+    store = evidence.BenchStore(options.bench_format, max_bytes=options.max_bench_bytes, roots=options.roots)
     bench_paths, bench_globs = evidence.expand_cli_bench(options.bench)
     run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in bench_paths)
     on = today()

@@ -30,7 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import fmt_fraction, fmt_value
+from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
 
 RULE = "BL505"
 
@@ -162,7 +162,7 @@ def base_report(ref: str, paths: list[str], options: Any, run_check: Any) -> tup
         base_cwd.mkdir(parents=True, exist_ok=True)
         existing = [p for p in rebased_paths if fs.exists(Path(p))]
         base_options = dataclasses.replace(
-            options, base_ref=None,
+            options, base_ref=None, roots=None,  # the base run reads inside its own mirror
             teams_files=[t for t, _ in teams if fs.exists(Path(t))],
             codeowners=codeowners[0] if codeowners else None,
             bench=[str((cwd / b).resolve()) if not Path(b).is_absolute() else b for b in options.bench],
@@ -339,8 +339,8 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
                 also = f" (the same number as {' and '.join(twins)})" if twins else ""
                 still = "" if h.get("blocking", True) else "; still met"
                 out.append(Finding(RULE, severity if h.get("blocking", True) else Severity.WARNING,
-                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {fmt_fraction(h['old'])} "
-                                   f"-> {fmt_fraction(h['new'])}{gone}{still} (against {ref})",
+                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {fmt_headroom(h['old'])} "
+                                   f"-> {fmt_headroom(h['new'])}{gone}{still} (against {ref})",
                                    at(name, h["promise"]), budget=name,
                                    promise=h["promise"] if h["promise"] != "pace" else "tpot",
                                    fix="see `budgetlint explain` for what binds"))

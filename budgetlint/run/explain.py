@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.model.units import format_quantity
+from budgetlint.findings import printable
+from budgetlint.model.units import format_headroom, format_percent, format_quantity
+from budgetlint.rules._messages import headroom
 
 
 def _t(x: float) -> str:
@@ -25,8 +27,12 @@ def _bw(x: float) -> str:
     return format_quantity(x, "bandwidth")
 
 
-def _f(x: float) -> str:
-    return format_quantity(x, "compute_rate")
+def _f(x: float | None) -> str:
+    return "unknown compute" if x is None else format_quantity(x, "compute_rate")
+
+
+def _bo(x: float | None) -> str:
+    return "unknown memory" if x is None else format_quantity(x, "information")
 
 
 def _n(x: float) -> str:
@@ -39,14 +45,23 @@ def _n(x: float) -> str:
 VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
 
 
+def _queue_words(ev: Any) -> str:
+    """What the queue allowance holds: the queue, and at the client edge the network segments too."""
+    b = ev.budget
+    if b.workload is not None and b.workload.measured_at == "client" and any(
+            s.kind == "network" and s.allowance_s for s in b.segments):
+        return "queue + network"
+    return "queue"
+
+
 def explain_budget(evaluation: Any) -> str:
     """The worked arithmetic of one :class:`~budgetlint.evaluate.BudgetEvaluation`."""
     ev = evaluation.roofline
     b = ev.budget
     lines: list[str] = []
     add = lines.append
-    add(f"{b.name}  ({b.loc('name')})")
-    add(f"  owner {b.owner or '(none)'}; promise at {b.percentile or 'an unstated percentile'}")
+    add(f"{printable(b.name)}  ({b.loc('name')})")
+    add(f"  owner {printable(b.owner or '(none)')}; promise at {printable(b.percentile or 'an unstated percentile')}")
     p = b.promise
     promised = []
     if p.ttft_s is not None:
@@ -58,7 +73,7 @@ def explain_budget(evaluation: Any) -> str:
         promised.append(f"e2e {_t(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
-        add(f"  physics not checked: {ev.skipped}")
+        add(f"  physics not checked: {printable(ev.skipped)}")
         lines.extend(evidence_lines(evaluation.links, b))
         return "\n".join(lines)
 
@@ -68,14 +83,16 @@ def explain_budget(evaluation: Any) -> str:
     n = d.devices
     add("")
     add("  Inputs")
-    add(f"    model     {m.name}: {_n(m.parameters)} parameters"
+    add(f"    model     {printable(m.name)}: {_n(m.parameters)} parameters"
         + (f" ({_n(m.active)} active)" if m.active != m.parameters else "")
         + f", {m.layers} layers"
         + (f", {m.kv_heads} KV heads x {m.head_dim} head dim" if m.attention != "mla" else
            f", MLA latent {m.kv_lora_rank} + rope {m.qk_rope_head_dim}")
-        + f"   [{m.origin()}]")
-    peak_line = f"{_f(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}"
-    add(f"    hardware  {hw.name}: {_b(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   [{hw.origin()}]")
+        + f"   [{printable(m.origin())}]")
+    peak_line = (f"{_f(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}" if bd.compute_known
+                 else "no compute peak (unknown: compute is not checked)")
+    add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
+        f"[{printable(hw.origin())}]")
     add(f"    deploy    N = {n} device(s), {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
@@ -96,7 +113,16 @@ def explain_budget(evaluation: Any) -> str:
     s(f"Weights  W = P x b_w = {_n(m.parameters)} x {d.weight_bytes_per_param:g} B = {_b(w)}"
       + (f"; per device W/N = {_b(w / n)}" if n > 1 else ""))
     if bd.weight_bytes_touched_per_step != w:
-        s(f"MoE: a decode step over {wl.concurrency} sequences touches {_b(bd.weight_bytes_touched_per_step)} of expert and shared weights")
+        why = []
+        if m.experts:
+            why.append(f"MoE: {wl.concurrency} sequences touch only some experts")
+        if m.vocab_size and m.hidden_size and not m.tie_word_embeddings:
+            why.append(f"the input embedding ({_n(m.vocab_size)} x {_n(m.hidden_size)}) is gathered one row "
+                       "per token, not read (the LM head is)")
+        elif m.vocab_size and m.hidden_size:
+            why.append("tied embeddings: the one matrix is read once, as the LM head")
+        s(f"Weights read per decode step = {_b(bd.weight_bytes_touched_per_step)}"
+          + (f" ({'; '.join(why)})" if why else ""))
     if m.attention == "mla":
         s(f"KV cache per token (MLA)  layers x (kv_lora_rank + rope_dim) x b_kv = {m.layers} x "
           f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}")
@@ -109,8 +135,11 @@ def explain_budget(evaluation: Any) -> str:
     s(f"Decode step at the mean context L = {ctx_mean:,.1f} tokens:")
     add(f"         t_mem = (W/N + B x L x kv / N) / BW = ({_b(bd.weight_bytes_touched_per_step / n)} + "
         f"{_b(kv_read / n)}) / {_bw(hw.bandwidth_bytes_per_s)} = {_t(bd.decode_memory_s)}")
-    add(f"         t_cmp = B x 2 x P_active / (N x F) = {wl.concurrency} x 2 x {_n(m.active)} / "
-        f"({n} x {_f(bd.compute_peak_flop_per_s)}) = {_t(bd.decode_compute_s)}")
+    if bd.compute_known:
+        add(f"         t_cmp = B x 2 x P_active / (N x F) = {wl.concurrency} x 2 x {_n(m.active)} / "
+            f"({n} x {_f(bd.compute_peak_flop_per_s)}) = {_t(bd.decode_compute_s)}")
+    else:
+        add("         t_cmp unknown (no compute peak): left out, so the step is a bandwidth-only lower bound")
     add(f"         step = max(t_mem, t_cmp) = {_t(bd.decode_step_s)} ({bd.decode_binding}-bound)")
     if d.spec_accepted_tokens_per_pass > 1:
         s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
@@ -120,33 +149,50 @@ def explain_budget(evaluation: Any) -> str:
       f"({bd.aggregate_token_per_s:.3g} token/s aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
       f"{bd.prefill_linear_flop:.3g} + {bd.prefill_attention_flop:.3g} = {bd.prefill_flop:.3g} FLOP")
-    add(f"         time = FLOP / (N x F) = {bd.prefill_flop:.3g} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
-        f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
+    if bd.compute_known:
+        add(f"         time = FLOP / (N x F) = {bd.prefill_flop:.3g} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
+            f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
+    else:
+        add(f"         time = FLOP / (N x F): unknown (no compute peak); only the floor, one weight read "
+            f"W/N/BW = {_t(bd.prefill_weight_read_s)}, is checked")
     add(f"         prefill = {_t(bd.prefill_s)} ({bd.prefill_binding}-bound)")
-    parts = [f"queue {_t(bd.queue_s)}"] if bd.queue_s else []
+    parts = [f"{_queue_words(ev)} {_t(bd.queue_s)}"] if bd.queue_s else []
     parts.append(f"prefill {_t(bd.prefill_s)}")
     if bd.connection_setup_s:
         parts.append(f"connection {_t(bd.connection_setup_s)}")
     if bd.proxy_delay_s:
         parts.append(f"proxy flush {_t(bd.proxy_delay_s)}")
     s(f"TTFT = {' + '.join(parts)} = {_t(bd.ttft_s)}")
-    s(f"End to end = TTFT + decode = {_t(bd.ttft_s)} + {_t(bd.decode_s)} = {_t(bd.e2e_s)}")
-    s("Memory per device = W/N + B x (prompt + output) x kv / N"
+    first = bd.e2e_s - bd.decode_after_first_s  # queue + prefill + connection: no proxy delay
+    e2e_parts = [p for p in parts if not p.startswith("proxy flush")]
+    s(f"End to end = {' + '.join(e2e_parts)} + {wl.output_tokens - 1:g} more decode steps (prefill made the "
+      f"first token) = {_t(first)} + {_t(bd.decode_after_first_s)} = {_t(bd.e2e_s)}"
+      + ("; the proxy buffer delays the first token, not the last (flushed when generation ends)"
+         if bd.proxy_delay_s else ""))
+    s(f"Memory per device, steady state (B sequences at the mean in-flight context prompt + output / 2 = "
+      f"{bd.memory_context_steady_tokens:g} tokens) = W/N + B x L x kv / N"
       + (" + draft" if bd.memory_draft_bytes_per_device else "")
       + (" + overhead" if bd.memory_overhead_bytes_per_device else "")
       + f" = {_b(bd.memory_weight_bytes_per_device)} + {_b(bd.memory_kv_bytes_per_device)}"
       + (f" + {_b(bd.memory_draft_bytes_per_device)}" if bd.memory_draft_bytes_per_device else "")
       + (f" + {_b(bd.memory_overhead_bytes_per_device)}" if bd.memory_overhead_bytes_per_device else "")
-      + f" = {_b(bd.memory_required_bytes_per_device)} of {_b(hw.memory_bytes)}")
+      + f" = {_b(bd.memory_required_bytes_per_device)} of {_bo(hw.memory_bytes)}"
+      + (f" ({bd.memory_max_sequences} sequences fit)" if bd.memory_max_sequences is not None else ""))
+    add(f"         worst case (all at prompt + output = {wl.prompt_tokens + wl.output_tokens:g} tokens): "
+        f"{_b(bd.memory_required_worst_bytes_per_device)}"
+        + (f" ({bd.memory_max_sequences_worst} sequences fit)" if bd.memory_max_sequences_worst is not None else ""))
 
     eff = ev.efficiency
     rl = ev.realistic
     add("")
     add(f"  At the realistic efficiency ({eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
         + (f", {d.collective_overhead:.0%} collective overhead" if n > 1 else "")
-        + f", {d.memory_usable_fraction:.0%} of memory usable): "
+        + f", {d.memory_usable_fraction:.0%} of memory usable, "
+        + f"{_b(d.memory_overhead_bytes)} {'memory_overhead' if dep.memory_overhead_bytes is not None else 'runtime reserve'}): "
         f"ttft {_t(rl.ttft_s)}, pace {rl.pace_token_per_s:.3g} token/s, e2e {_t(rl.e2e_s)}, "
-        f"memory {_b(rl.memory_required_bytes_per_device)} of {_b(rl.memory_available_bytes_per_device)}")
+        f"memory {_b(rl.memory_required_bytes_per_device)} of {_bo(rl.memory_available_bytes_per_device)}"
+        + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
+           if rl.memory_available_bytes_per_device is not None else ""))
     add("")
     add("  Verdicts")
     for name, v in ev.verdicts.items():
@@ -161,14 +207,15 @@ def explain_budget(evaluation: Any) -> str:
             row = (f"pace   promise {1 / v.budget_value:.3g} token/s; bound {1 / v.bound_value:.3g} token/s; "
                    f"realistic {1 / v.realistic_value:.3g} token/s")
         elif name == "memory":
-            row = (f"memory needs {_b(v.bound_value)} per device of {_b(v.budget_value)}")
+            row = (f"memory needs {_b(v.bound_value)} per device of {_bo(hw.memory_bytes)} (bound); "
+                   f"{_b(v.realistic_value)} of {_bo(v.budget_value)} usable (realistic)")
         else:
             row = (f"{name:<6} promise {_t(v.budget_value)}; bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
         extra = ""
         if v.required_efficiency is not None and v.verdict != "met":
-            extra = f"; needs {v.required_efficiency:.0%} efficiency"
-        elif v.verdict == "met" and name != "memory" and v.realistic_value:
-            extra = f"; headroom {v.budget_value / v.realistic_value:.2g}x"
+            extra = f"; needs {format_percent(v.required_efficiency)} efficiency"
+        if v.budget_value and v.realistic_value and v.verdict != "unknown":
+            extra += f"; headroom {format_headroom(headroom(v))}"
         add(f"    {row}  ->  {VERDICT_WORDS[v.verdict]}{extra}")
         for o in v.optimistic:
             add(f"           relies on {o}")

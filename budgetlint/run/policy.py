@@ -26,6 +26,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from budgetlint.files.dates import parse_date
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report, SuppressedFinding
 
@@ -126,10 +127,9 @@ def apply_suppressions(report: Report, budgets: Any, on: dt.date) -> list[Findin
                     where, budget=budget.name, fix="add `reason:` saying why the finding is acceptable"))
                 continue
             expiry: dt.date | None = None
-            if s.expires:
-                try:
-                    expiry = dt.date.fromisoformat(str(s.expires).strip())
-                except ValueError:
+            if s.expires is not None:
+                expiry = parse_date(s.expires)
+                if expiry is None:
                     continue  # not a date: the schema check reports it (BL003); nothing applies
             if expiry is not None and on > expiry:
                 days = (on - expiry).days

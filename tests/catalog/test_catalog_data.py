@@ -343,3 +343,19 @@ def test_reference_model_rows_are_in_catalog(shared_dir, models):
                 float(row["active_params_B"]) * 1e9, rel=1e-3), name
         # The reference's KV bytes/token (bf16, all layers) from our fields.
         assert kv_bytes_per_token(m) == int(row["kv_cache_bytes_per_token_bf16"]), name
+
+
+def test_tie_word_embeddings_recorded(models, shared_dir):
+    # Every entry records config.json's tie_word_embeddings (issue 11, point 6): a
+    # decode step reads vocab x hidden fewer parameters when untied.
+    for m in models:
+        assert isinstance(m.get("tie_word_embeddings"), bool), m["name"]
+    # shared/reference/models.csv notes "tied embeddings" for exactly the Llama-3.2 rows
+    rows = _rows(shared_dir / "reference" / "models.csv")
+    tied_in_reference = {row["name"] for row in rows if "tied embeddings" in row["notes"]}
+    assert tied_in_reference == {"Llama-3.2-1B", "Llama-3.2-3B"}
+    for name in tied_in_reference:
+        assert _csv_lookup(models, name)["tie_word_embeddings"] is True, name
+    # Gemma-2: Gemma2Config defaults tie_word_embeddings to True and config.json omits it
+    assert by_name(models, "gemma-2-9b")["tie_word_embeddings"] is True
+    assert by_name(models, "llama-3.1-8b")["tie_word_embeddings"] is False

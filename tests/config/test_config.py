@@ -21,7 +21,8 @@ budgets:
     percentile: p95
     workload: {prompt_tokens: 1000, output_tokens: 200}
     promise: {pace: 35 token/s}
-    deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16, devices: 2}
+    deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16, devices: 2,
+                 memory_overhead: 1 GiB}
 """
 
 

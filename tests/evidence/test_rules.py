@@ -106,8 +106,10 @@ def test_bl402_wide_margin_is_silent(tmp_path: Path) -> None:
 
 
 def test_bl403_pace_above_the_bandwidth_bound(tmp_path: Path) -> None:
-    # 8.03e9 params x 2 bytes over 3.35 TB/s: at most 3.35e12 / 16.06e9 = 208.6 token/s
-    # (less with the KV cache); a measured 400 token/s (2.5 ms) cannot be.
+    # A decode step reads the weights less the input embedding (one row gathered):
+    # (8.03e9 - 128,256 x 4,096) x 2 bytes = 15.01 GB over 3.35 TB/s: at most
+    # 3.35e12 / 15.01e9 = 223.2 token/s (less with the KV cache); a measured
+    # 400 token/s (2.5 ms) cannot be.
     write_budgets(tmp_path, budget_yaml(promise="pace: 20 token/s", deployment=H100_8B, concurrency=1,
                                         prompt=100, output=100, bench=["r.json"]))
     native(tmp_path / "r.json", metrics={"tpot": metric("budgetlint", p50=2.5, p95=2.5)},
@@ -117,9 +119,9 @@ def test_bl403_pace_above_the_bandwidth_bound(tmp_path: Path) -> None:
     assert codes(report) == ["BL403"]  # the file's model and hardware names are the budget's
     [f] = by_rule(report)["BL403"]
     assert f.severity.label == "error" and f.promise == "tpot"
-    assert "p95 pace measured 400 token/s, faster than the pure roofline decode bound of" in f.message
+    assert "p95 (also p50) pace measured 400 token/s, faster than the pure roofline decode bound of" in f.message
     bound = float(f.message.split("decode bound of ")[1].split(" token/s")[0])
-    assert 200 < bound <= 208.6  # 208.6 for the weights alone, a little less with KV
+    assert 215 < bound <= 3.35e12 / ((8.03e9 - 128256 * 4096) * 2)  # 223.2 for the weights alone
     assert "fp8 weights" in f.message  # fp8 would allow ~416 token/s: the likely explanation
     assert "not a fast machine" in f.message
     assert (f.location.file, f.location.line) == ("budgets.yaml", 14)  # the bench: entry
@@ -134,9 +136,11 @@ def test_bl403_achievable_pace_is_not_flagged_and_gives_implied_efficiency(tmp_p
     report = check(tmp_path)
     assert "BL403" not in codes(report)
     a = report.budgets[0].analysis
-    # bound step ~4.8 ms / measured 7 ms: about 68 % of the bandwidth bound
+    # bound step (8.03e9 - 128,256 x 4,096) x 2 B / 3.35 TB/s = 4.48 ms (plus a little KV)
+    # / measured 7 ms: about 64 % of the bandwidth bound
     assert a["implied_efficiency_decode"] == pytest.approx(a["bound_tpot_s"] / 0.007, rel=0.02)
-    assert 0.66 < a["implied_efficiency_decode"] < 0.70
+    step = (8.03e9 - 128256 * 4096) * 2 / 3.35e12
+    assert step / 0.007 < a["implied_efficiency_decode"] < step / 0.007 * 1.02
     assert a["implied_efficiency_decode_binding"] == "bandwidth"
     assert 0 < a["implied_efficiency_prefill"] < 1
     assert a["measured_source"] == "r.json"
@@ -323,3 +327,64 @@ def test_recursive_glob_links_every_file(tmp_path: Path) -> None:
     native(tmp_path / "runs/b/two.json", metrics={"ttft": metric("first_token", p95=300)})
     [f] = by_rule(check(tmp_path))["BL401"]
     assert "runs/a/one.json" in f.message
+
+
+# ---- BL403 at the run's own concurrency, every statistic, aggregate throughput (issue 11.8)
+
+W_8B_READ = (8.03e9 - 128256 * 4096) * 2  # bytes read per step: the input embedding is not
+KV_8B = 2 * 32 * 8 * 128 * 2  # bytes per token of context
+
+
+def _bound_tpot(concurrency: int, prompt: int, output: int) -> float:
+    # bandwidth-bound throughout (64 x 2 x 8.03e9 / 989e12 = 1.0 ms < 7 ms), so the mean
+    # step over the reply is the step at the mean context prompt + (N - 1) / 2:
+    #   t = (W + B x L x kv) / BW
+    return (W_8B_READ + concurrency * (prompt + (output - 1) / 2) * KV_8B) / 3.35e12
+
+
+def test_bl403_statistics_are_held_at_the_runs_concurrency(tmp_path: Path) -> None:
+    # 64 sequences, prompt 1,000, reply 200: bound TPOT 7.24 ms at B = 64 (4.55 ms at B = 1).
+    # A median of 5 ms beats it; the budget's p99 (9 ms) does not. Before: only the p99
+    # was checked, and at concurrency 1: silent.
+    at64 = _bound_tpot(64, 1000, 200)
+    assert _bound_tpot(1, 1000, 200) < 0.005 < at64 < 0.009
+    write_budgets(tmp_path, budget_yaml(promise="pace: 20 token/s", deployment=H100_8B, concurrency=64,
+                                        prompt=1000, output=200, percentile="p99", bench=["r.json"]))
+    native(tmp_path / "r.json", metrics={"tpot": metric("budgetlint", p50=5.0, p99=9.0)},
+           conditions={"concurrency": 64.0, "prompt_tokens": 1000.0, "output_tokens": 200.0})
+    report = check(tmp_path)
+    [f] = by_rule(report)["BL403"]
+    assert f.message.startswith("p50 pace measured 200 token/s")
+    assert f"decode bound of {1 / at64:.3g} token/s at concurrency 64" in f.message
+
+
+def test_bl403_fast_tail_is_held_at_concurrency_one(tmp_path: Path) -> None:
+    # the fastest quarter may run with fewer sequences in flight: p25 = 5 ms is within the
+    # bound at B = 1 (4.55 ms), so no finding, though it is below the bound at B = 64
+    write_budgets(tmp_path, budget_yaml(promise="pace: 20 token/s", deployment=H100_8B, concurrency=64,
+                                        prompt=1000, output=200, percentile="p99", bench=["r.json"]))
+    native(tmp_path / "r.json", metrics={"tpot": metric("budgetlint", p25=5.0, p50=7.5, p99=9.0)},
+           conditions={"concurrency": 64.0, "prompt_tokens": 1000.0, "output_tokens": 200.0})
+    assert "BL403" not in codes(check(tmp_path))
+
+
+def test_bl403_aggregate_throughput_above_the_bound(tmp_path: Path) -> None:
+    # aggregate <= B / TPOT_bound(B) = 64 / 7.24 ms = 8,840 token/s; the file claims 20,000
+    cap = 64 / _bound_tpot(64, 1000, 200)
+    write_budgets(tmp_path, budget_yaml(promise="pace: 20 token/s", deployment=H100_8B, concurrency=64,
+                                        prompt=1000, output=200, bench=["r.json"]))
+    path = native(tmp_path / "r.json", metrics={"tpot": metric("budgetlint", p50=7.5, p95=8.0)},
+                  conditions={"concurrency": 64.0, "prompt_tokens": 1000.0, "output_tokens": 200.0})
+    doc = json.loads(path.read_text())
+    doc["measurements"][0]["output_throughput_token_per_s"] = 20000.0
+    path.write_text(json.dumps(doc))
+    report = check(tmp_path)
+    [f] = by_rule(report)["BL403"]
+    assert f.promise == "throughput"
+    assert "measured 20,000 token/s" in f.message
+    got = float(f.message.split("bound of ")[1].split(" token/s")[0].replace(",", ""))
+    assert got == pytest.approx(cap, rel=2e-4)
+    # within the bound: silent
+    doc["measurements"][0]["output_throughput_token_per_s"] = 8000.0
+    path.write_text(json.dumps(doc))
+    assert "BL403" not in codes(check(tmp_path))

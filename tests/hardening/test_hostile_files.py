@@ -149,15 +149,15 @@ def test_100_mb_file_is_refused_by_size_without_reading_it(tmp_path: Path,
     path = tmp_path / "huge.yaml"
     with open(path, "wb") as fh:  # sparse: 100 MiB of size, no blocks written
         fh.truncate(100 * 1024 * 1024)
-    real_read = Path.read_bytes
+    real_read = os.read
 
-    def no_read(self: Path) -> bytes:
-        if self.name == "huge.yaml":
+    def no_read(fd: int, n: int) -> bytes:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("huge.yaml"):
             raise AssertionError("the loader read a file it should refuse by size")
-        return real_read(self)
+        return real_read(fd, n)
 
     with monkeypatch.context() as m:
-        m.setattr(Path, "read_bytes", no_read)
+        m.setattr(os, "read", no_read)
         f = only(findings(path), "BL011")
     assert "100.0 MiB" in f.message and f"{loader.MAX_FILE_BYTES // 1024 // 1024} MiB" in f.message
     run = run_cli(str(path), cwd=tmp_path)
@@ -263,14 +263,16 @@ def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     path.chmod(0)
     try:
         if os.geteuid() == 0:  # root reads anything: simulate the kernel's refusal
-            real_read = Path.read_bytes
+            from budgetlint.files import fs
 
-            def denied(self: Path) -> bytes:
-                if self.name == "secret.yaml":
+            real_read = fs.read_regular
+
+            def denied(self: Path, limit: int) -> bytes:
+                if Path(self).name == "secret.yaml":
                     raise PermissionError(13, "Permission denied", str(self))
-                return real_read(self)
+                return real_read(self, limit)
 
-            monkeypatch.setattr(Path, "read_bytes", denied)
+            monkeypatch.setattr(fs, "read_regular", denied)
         f = only(findings(path), "BL010")
         assert "cannot read file: Permission denied" in f.message
         if os.geteuid() != 0:

@@ -22,9 +22,11 @@ def canned_report() -> Report:
         verdicts={"ttft": "met", "tpot": "cannot-be-met", "e2e": "at-risk"},
         analysis={
             "bound_ttft_s": 0.21,
+            "realistic_ttft_s": 0.4 / 1.475,  # headroom = promise / estimate - 1
             "headroom_ttft": 0.475,
             "measured_ttft_s": 0.312,
             "bound_tpot_s": 0.061,
+            "realistic_tpot_s": 0.05 / 0.78,
             "headroom_tpot": -0.22,
         },
     )

@@ -69,7 +69,8 @@ def test_tricky_text_survives(tmp_path: Path) -> None:
     xml = _load(tmp_path, report)
     (case,) = _cases(xml).values()
     assert case.name == "b"
-    assert 'a <b> & "c" | 100%[31m' in case.result[0].text
+    # control characters are written as escapes (issue 18.3), never raw into a CI log
+    assert 'a <b> & "c" | 100%\\x00\\x1b[31m' in case.result[0].text
 
 
 def test_budget_without_promises_still_appears(tmp_path: Path) -> None:

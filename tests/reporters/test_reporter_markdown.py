@@ -35,15 +35,18 @@ def test_one_row_per_budget_and_promise(report: Report) -> None:
     out = markdown.render(report)
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("| Budget |"))
-    assert _split_row(header) == ["Budget", "Promise", "Percentile", "Bound", "Measured", "Headroom", "Owner", "Verdict"]
+    assert _split_row(header) == ["Budget", "Promise", "Percentile", "Bound", "Estimate", "Measured", "Headroom", "Owner",
+                                  "Verdict"]
     rows = _table(out, "Budget")
     assert len(rows) == sum(len(b.verdicts) for b in report.budgets) == 5
-    assert all(len(r) == 8 for r in rows)
+    assert all(len(r) == 9 for r in rows)
     by_key = {(r[0], r[1].split()[0]): r for r in rows}
-    assert by_key[("chat-reply", "ttft")] == ["chat-reply", "ttft 400 ms", "p95", "210 ms", "312 ms", "47.5%", "@acme/chat", "✅ met"]
-    assert by_key[("chat-reply", "tpot")][3:6] == ["61 ms", "—", "-22%"]
-    assert by_key[("chat-reply", "tpot")][7] == "❌ cannot be met"
-    assert by_key[("summarize", "pace")] == ["summarize", "pace 20 token/s", "p99", "—", "—", "—", "—", "❔ unknown"]
+    # headroom = promise / estimate - 1 = 400 / 271 - 1 = +47.5 %: two significant figures
+    assert by_key[("chat-reply", "ttft")] == ["chat-reply", "ttft 400 ms", "p95", "210 ms", "271 ms", "312 ms", "+48%",
+                                              "@acme/chat", "✅ met"]
+    assert by_key[("chat-reply", "tpot")][3:7] == ["61 ms", "64.1 ms", "—", "-22%"]
+    assert by_key[("chat-reply", "tpot")][8] == "❌ cannot be met"
+    assert by_key[("summarize", "pace")] == ["summarize", "pace 20 token/s", "p99", "—", "—", "—", "—", "—", "❔ unknown"]
 
 
 def test_findings_table_lists_errors_and_warnings_escaped(report: Report) -> None:
@@ -106,8 +109,8 @@ def test_pace_folds_into_tpot_and_verdict_only_promises_find_their_numbers() -> 
     )
     rows = _table(markdown.render(Report(files=["a.yaml"], budgets=[b])), "Budget")
     assert [r[1] for r in rows] == ["ttft 400 ms", "tpot 40 ms (25 token/s)", "memory"]
-    assert rows[1][3] == "6.16 ms" and rows[1][7] == "⚠️ at risk"
-    assert rows[2][3] == "21 GB" and rows[2][5] == "280%"
+    assert rows[1][3] == "6.16 ms" and rows[1][8] == "⚠️ at risk"
+    assert rows[2][3] == "21 GB" and rows[2][6] == "+280%"
 
 
 def test_pace_with_its_own_verdict_keeps_its_row() -> None:

@@ -70,7 +70,9 @@ def test_results_point_at_repo_relative_files(report: Report) -> None:
     bl301 = by_rule["BL301"]
     assert bl301["locations"][0]["physicalLocation"]["region"] == {"startLine": 14, "startColumn": 7}
     assert bl301["message"]["text"].endswith("Fix: use 2 devices, or fp8 weights")
-    assert bl301["properties"] == {"budget": "chat-reply", "promise": "tpot"}
+    # the one headroom (analysis headroom_tpot = -0.22) travels with the result, as every format prints it
+    assert bl301["properties"] == {"budget": "chat-reply", "promise": "tpot", "headroom": -0.22,
+                                   "headroomText": "-22%"}
 
 
 def test_unlocated_findings_become_notifications(report: Report) -> None:
