@@ -210,6 +210,8 @@ def _step_summary(report: Any) -> None:
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
+@click.option("--no-simulate", is_flag=True, default=False,
+              help="Do not simulate declared traffic (docs/load.md); the report says it was not simulated.")
 @click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Also read files in DIR (repeatable); by default only the git top level of the working "
                    "directory and of the paths checked (outside git: those folders themselves) are read.")
@@ -231,7 +233,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...]) -> None:
+          allow_read: tuple[str, ...], no_simulate: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity, exit_code
     from budgetlint.run.check import InputError, run_check
@@ -245,7 +247,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        bench=bench, bench_format=bench_format, base_ref=base_ref,
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
-                       regression_threshold=regression_threshold, allow_read=allow_read, jobs=jobs)
+                       regression_threshold=regression_threshold, allow_read=allow_read,
+                       no_simulate=no_simulate, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options, with_configured_paths), options)
@@ -365,14 +368,17 @@ def rule_cmd(code: str) -> None:
               help="Realistic fraction of peak compute (default 0.5).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
+@click.option("--no-simulate", is_flag=True, default=False,
+              help="Do not simulate declared traffic (no \"Under load\" section).")
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
-            efficiency_compute: float | None, config_path: str | None) -> None:
+            efficiency_compute: float | None, config_path: str | None, no_simulate: bool) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
     from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
 
     config = _config(config_path)
-    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute)
+    options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
+                       no_simulate=no_simulate)
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:

@@ -25,9 +25,10 @@ class BudgetResult:
     promises: dict[str, float] = field(default_factory=dict)
     analysis: dict = field(default_factory=dict)  # "bound"/"realistic": physics Analysis objects until as_dict()
     verdicts: dict[str, str] = field(default_factory=dict)
+    load: dict | None = None  # the load simulation's result (docs/load.md), when the budget declares traffic
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "name": self.name,
             "file": self.file,
             "line": self.line,
@@ -37,6 +38,9 @@ class BudgetResult:
             "verdicts": dict(self.verdicts),
             "analysis": {k: v.as_dict() if hasattr(v, "as_dict") else v for k, v in self.analysis.items()},
         }
+        if self.load is not None:
+            out["load"] = self.load
+        return out
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,16 @@ def shared_dir() -> Path:
 def repo_root() -> Path:
     return REPO_ROOT
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (minutes each: the queueing-theory checks near saturation,
+    docs/load.md) run only with BUDGETLINT_SLOW=1, as .ci/run sets; otherwise they skip
+    and say how to run them."""
+    import os
+
+    if os.environ.get("BUDGETLINT_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow (minutes): run with BUDGETLINT_SLOW=1 (CI does, via .ci/run)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

@@ -44,6 +44,8 @@ class Environment:
     bench: BenchStore = field(default_factory=BenchStore)
     run_files: tuple[BenchFile, ...] = ()  # the run's --bench files, as read
     only_budget: bool = False  # the run has one budget: --bench files speak for it
+    simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
+    load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
@@ -58,6 +60,7 @@ class BudgetEvaluation:
     levers: tuple[Any, ...] = ()
     evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
     analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
+    load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -76,6 +79,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     """The one evaluation of ``budget``."""
     from budgetlint.evaluate import evidence, roofline
     from budgetlint.evaluate.levers import levers_for
+    from budgetlint.evaluate.load import evaluate_load
 
     roof = roofline.evaluate(budget, env.assumptions)
     levers: tuple[Any, ...] = ()
@@ -92,4 +96,5 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
     analysis.update(evidence.evidence_analysis(budget, found.links))
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis))
+    load = evaluate_load(budget, roof, env)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load)

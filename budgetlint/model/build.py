@@ -268,6 +268,54 @@ def _resolve(ref: Any, doc: Document, path: tuple, kind: str, catalog: Catalog, 
     return None
 
 
+def _length(value: Any, doc: Document, path: tuple, sink: Sink, budget: str, *,
+            minimum: int = 0) -> tuple | None:
+    """A length distribution as a plain tuple (types.WorkloadDef), or None for an integer.
+
+    The schema has checked the shape; what it cannot check is reported here."""
+    if not isinstance(value, dict):
+        return None
+    field_name = ".".join(str(p) for p in path[2:])
+    if isinstance(value.get("uniform"), list) and len(value["uniform"]) == 2:
+        lo, hi = value["uniform"]
+        if isinstance(lo, int) and isinstance(hi, int):
+            if hi < lo or lo < minimum:
+                sink.add("BL003", f"{field_name}: uniform range [{lo}, {hi}] is empty or below {minimum}",
+                         doc.loc(path + ("uniform",)), budget=budget)
+                return None
+            return ("uniform", lo, hi)
+    ln = value.get("lognormal")
+    if isinstance(ln, dict):
+        mean, p95, top = ln.get("mean"), ln.get("p95"), ln.get("max")
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (mean, p95)):
+            from budgetlint.physics.traffic import lognormal_params
+
+            try:
+                lognormal_params(float(mean), float(p95))
+            except ValueError as exc:
+                sink.add("BL003", f"{field_name}: {exc}", doc.loc(path + ("lognormal",)), budget=budget)
+                return None
+            return ("lognormal", float(mean), float(p95), top if isinstance(top, int) else None)
+    vals = value.get("values")
+    if isinstance(vals, list) and vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+        if min(vals) < minimum:
+            sink.add("BL003", f"{field_name}: values must be at least {minimum}", doc.loc(path + ("values",)),
+                     budget=budget)
+            return None
+        return ("values", tuple(vals))
+    return None
+
+
+def _mean_tokens(dist: tuple | None, default: int) -> int:
+    if dist is None:
+        return default
+    if dist[0] == "uniform":
+        return int(round((dist[1] + dist[2]) / 2))
+    if dist[0] == "lognormal":
+        return int(round(dist[1]))
+    return int(round(sum(dist[1]) / len(dist[1])))
+
+
 def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Budget:
     path = ("budgets", index)
     d = doc.get(path) or {}
@@ -283,9 +331,15 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
 
     w = d.get("workload")
     if isinstance(w, dict):
+        prompt_dist = _length(w.get("prompt_tokens"), doc, path + ("workload", "prompt_tokens"), sink, name)
+        output_dist = _length(w.get("output_tokens"), doc, path + ("workload", "output_tokens"), sink, name,
+                              minimum=1)
         wl = WorkloadDef(
-            prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int) else 0,
-            output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int) else 1,
+            prompt_tokens=w.get("prompt_tokens", 0) if isinstance(w.get("prompt_tokens"), int)
+            else _mean_tokens(prompt_dist, 0),
+            output_tokens=w.get("output_tokens", 1) if isinstance(w.get("output_tokens"), int)
+            else max(1, _mean_tokens(output_dist, 1)),
+            prompt_dist=prompt_dist, output_dist=output_dist,
             concurrency=w.get("concurrency", 1) if isinstance(w.get("concurrency"), int) else 1,
             shared_prefix_tokens=w.get("shared_prefix_tokens")
             if isinstance(w.get("shared_prefix_tokens"), int) else None,
@@ -308,6 +362,22 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                              budget=name)
                 else:
                     wl.cached_prompt_tokens = tokens
+        if "arrival_rate" in w:
+            wl.arrival_rate_per_s = q(("workload", "arrival_rate"), ("request_rate",), "workload.arrival_rate")
+            if wl.arrival_rate_per_s == 0:
+                sink.add("BL003", "workload.arrival_rate: expected a rate above zero; found "
+                         f"{w['arrival_rate']!r}", doc.loc(path + ("workload", "arrival_rate")), budget=name)
+                wl.arrival_rate_per_s = None
+        if w.get("arrival_rate_per") in ("service", "replica"):
+            wl.arrival_rate_per = w["arrival_rate_per"]
+        if w.get("arrival") in ("poisson", "constant", "gamma"):
+            wl.arrival = w["arrival"]
+        cv = w.get("arrival_cv")
+        if isinstance(cv, (int, float)) and not isinstance(cv, bool) and 1e-3 <= cv <= 1e3:  # else BL003 (schema)
+            wl.arrival_cv = float(cv)
+        share = w.get("prefix_cache_hit_requests")
+        if isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 1:
+            wl.prefix_cache_hit_requests = float(share)
         b.workload = wl
 
     p = d.get("promise") if isinstance(d.get("promise"), dict) else {}
@@ -331,6 +401,20 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         elif pace is not None:
             sink.add("BL003", f"promise.pace: expected a pace above 0; found {p['pace']!r}",
                      doc.loc(path + ("promise", "pace")), budget=name)
+    if "throughput" in p:
+        try:
+            value, kind = parse_quantity(p["throughput"], "request_rate", "pace")
+        except UnitError as exc:
+            sink.add(_UNIT_CODES[exc.reason], f"promise.throughput: {exc.message}",
+                     doc.loc(path + ("promise", "throughput")), budget=name)
+        else:
+            if value <= 0:
+                sink.add("BL003", f"promise.throughput: expected a rate above zero; found {p['throughput']!r}",
+                         doc.loc(path + ("promise", "throughput")), budget=name)
+            elif kind == "request_rate":
+                pr.throughput_request_per_s = value
+            else:
+                pr.throughput_token_per_s = value
     for key, value in (("ttft", pr.ttft_s), ("e2e", pr.e2e_s), ("tpot", pr.tpot_s)):
         if value is not None and value <= 0:
             sink.add("BL003", f"promise.{key}: expected a positive time; found {p.get(key)!r}",
@@ -392,6 +476,11 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         for key in ("collective_overhead", "memory_usable_fraction"):
             if isinstance(dep.get(key), (int, float)) and not isinstance(dep.get(key), bool):
                 setattr(dp, key, float(dep[key]))
+        for key in ("replicas", "max_num_seqs", "max_num_batched_tokens"):
+            if isinstance(dep.get(key), int) and not isinstance(dep.get(key), bool) and dep[key] >= 1:
+                setattr(dp, key, dep[key])
+        if dep.get("load_balancer") in ("round_robin", "least_loaded"):
+            dp.load_balancer = dep["load_balancer"]
         if "memory_overhead" in dep:
             dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
                                          "deployment.memory_overhead")

@@ -94,12 +94,27 @@ class Segment(Located):
 
 @dataclass
 class WorkloadDef:
-    prompt_tokens: int = 0
+    prompt_tokens: int = 0  # the mean (rounded) when a distribution is given
     output_tokens: int = 1
     concurrency: int = 1
     cached_prompt_tokens: float = 0.0
     shared_prefix_tokens: int | None = None
     measured_at: str = "server"
+    # traffic (docs/load.md): lengths as ("fixed", n) | ("uniform", lo, hi) |
+    # ("lognormal", mean, p95, max or None) | ("values", (n, ...)); None: fixed at the integer
+    prompt_dist: tuple | None = None
+    output_dist: tuple | None = None
+    arrival_rate_per_s: float | None = None  # open loop when given
+    arrival_rate_per: str = "service"  # service | replica
+    arrival: str = "poisson"
+    arrival_cv: float = 1.0
+    prefix_cache_hit_requests: float = 1.0
+
+    @property
+    def declares_traffic(self) -> bool:
+        """Whether the load simulation has something to say (docs/load.md)."""
+        return (self.arrival_rate_per_s is not None or self.prompt_dist is not None
+                or self.output_dist is not None)
 
 
 @dataclass
@@ -108,6 +123,8 @@ class Promise:
     tpot_s: float | None = None  # over all N output tokens: e2e = ttft + N x tpot
     e2e_s: float | None = None
     pace_given: bool = False  # the user wrote `pace:` rather than `tpot:`
+    throughput_request_per_s: float | None = None  # for the service, every latency promise held
+    throughput_token_per_s: float | None = None  # output tokens, the same
 
     @property
     def pace_token_per_s(self) -> float | None:
@@ -130,6 +147,10 @@ class DeploymentDef:
     collective_overhead: float | None = None
     memory_usable_fraction: float | None = None
     memory_overhead_bytes: float | None = None  # None: not declared (the default reserve applies)
+    replicas: int = 1
+    load_balancer: str = "round_robin"
+    max_num_seqs: int | None = None  # None: the engine default (docs/load.md)
+    max_num_batched_tokens: int | None = None
 
 
 @dataclass

@@ -30,6 +30,7 @@ KINDS: dict[str, tuple[dict[str, int], str, str]] = {
     "pace": ({"[token]": 1, "[time]": -1}, "token/s", '"20 token/s"'),
     "time_per_token": ({"[time]": 1, "[token]": -1}, "s/token", '"50 ms/token"'),
     "tokens": ({"[token]": 1}, "token", '"1800 token"'),
+    "request_rate": ({"[request]": 1, "[time]": -1}, "request/s", '"6 request/s"'),
 }
 
 #: Human names of the kinds, for messages.
@@ -42,6 +43,7 @@ KIND_NAMES = {
     "pace": "a pace",
     "time_per_token": "a time per token",
     "tokens": "a token count",
+    "request_rate": "a request rate",
 }
 
 _STARTS_WITH_NUMBER = re.compile(r"^[-+]?(\d|\.\d)")
@@ -161,6 +163,7 @@ _FAST_UNITS: dict[str, tuple[tuple[tuple[str, int], ...], float]] = {
     **{u: ((("[information]", 1),), 1) for u in ("B", "byte", "bytes")},
     **{u: ((("[compute]", 1),), 1) for u in ("FLOP", "flop", "OP", "op")},
     **{u: ((("[token]", 1),), 1) for u in ("token", "tokens", "tok")},
+    **{u: ((("[request]", 1),), 1) for u in ("request", "requests", "req")},
     "FLOPS": ((("[compute]", 1), ("[time]", -1)), 1),
 }
 #: units that take no prefix on the fast path (pint reads the rest)
@@ -317,7 +320,7 @@ def format_quantity(value: float, kind: str) -> str:
         if abs(value) < 1:
             return f"{value * 1e3:.3g} ms"
         return f"{value:.3g} s"
-    if kind in ("pace", "tokens", "time_per_token"):
+    if kind in ("pace", "tokens", "time_per_token", "request_rate"):
         if kind == "time_per_token":
             return f"{value * 1e3:.3g} ms/token"
         return f"{value:.3g} {unit}"

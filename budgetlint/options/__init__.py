@@ -33,6 +33,7 @@ class Options:
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
     jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
+    simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
     #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
     allow_read: list[str] = field(default_factory=list)
     #: the folders this run reads in, set by run_check from its paths (None: not set yet)
@@ -67,7 +68,7 @@ def resolve(config: Any, **flags: Any) -> Options:
     """Options from the flags (``None``: not given) over ``config`` over the defaults.
 
     ``config`` is a loaded :class:`~budgetlint.options.config_file.Config`;
-    flags are any of :class:`Options`' fields, plus ``no_codeowners``.
+    flags are any of :class:`Options`' fields, plus ``no_codeowners`` and ``no_simulate``.
     """
     given = {k: v for k, v in flags.items() if v is not None}
     no_codeowners = bool(given.pop("no_codeowners", False))
@@ -80,6 +81,7 @@ def resolve(config: Any, **flags: Any) -> Options:
     for name in ASSUMPTION_KEYS:
         if getattr(config, name) is not None:
             setattr(options, name, getattr(config, name))
+    options.simulate = not given.pop("no_simulate", False) and config.simulate is not False
     options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
     options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
     options.max_bench_bytes = getattr(config, "max_bench_bytes", None)

@@ -55,6 +55,7 @@ KEYS: tuple[str, ...] = (
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
+    "simulate",
     "evidence-max-age",
     "evidence-engine",
     "evidence-engine-version",
@@ -92,6 +93,7 @@ class Config:
     use_codeowners: bool | None = None
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
+    simulate: bool | None = None
     evidence_max_age_days: float | None = None
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
@@ -463,6 +465,11 @@ class _Reader:
         if "regression-threshold" in t:
             cfg.regression_threshold = self._fraction("regression-threshold", t["regression-threshold"],
                                                       allow_zero=True, upper=None)
+        if "simulate" in t:
+            if isinstance(t["simulate"], bool):
+                cfg.simulate = t["simulate"]
+            else:
+                self.error("'simulate' must be true or false", "simulate")
         if "allow-read" in t:
             cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
         if "max-bench-size" in t:

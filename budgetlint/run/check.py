@@ -162,7 +162,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     on = today()
     env = Environment(catalog, options.assumptions(), store, run_files,
                       only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
-                      today=on, evidence_defaults=options.evidence_defaults())
+                      today=on, evidence_defaults=options.evidence_defaults(), simulate=options.simulate)
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
@@ -481,6 +481,7 @@ def _result(b: Budget, ev: Any) -> BudgetResult:
     return BudgetResult(
         name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
         promises=_promises(b), analysis=ev.analysis, verdicts=ev.verdict_words(),
+        load=ev.load.as_dict() if ev.load is not None else None,
     )
 
 
@@ -526,6 +527,10 @@ def _promises(b: Budget) -> dict[str, float]:
         out["pace_token_per_s"] = 1.0 / p.tpot_s
     if p.e2e_s is not None:
         out["e2e_s"] = p.e2e_s
+    if p.throughput_request_per_s is not None:
+        out["throughput_request_per_s"] = p.throughput_request_per_s
+    if p.throughput_token_per_s is not None:
+        out["throughput_token_per_s"] = p.throughput_token_per_s
     for seg in b.segments:  # the segments the physics judges
         if seg.kind == "prefill" and seg.allowance_s:
             out[f"segment:{seg.name}_s"] = seg.allowance_s

@@ -229,7 +229,70 @@ def explain_budget(evaluation: Any) -> str:
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
+    if evaluation.load is not None:
+        add("")
+        lines.extend(under_load(evaluation))
     return "\n".join(lines)
+
+
+def under_load(evaluation: Any) -> list[str]:
+    """The "Under load" section: the declared traffic simulated (docs/load.md)."""
+    from budgetlint.evaluate.load import load_words, mechanism, utilisation
+
+    load = evaluation.load
+    b = evaluation.budget
+    out = ["  Under load (simulated, docs/load.md)"]
+    if load.skipped is not None:
+        out.append(f"    not simulated: {load.skipped}")
+        return out
+    r = load.result
+    wl = b.workload
+    if load.arrival_rate_per_s is not None:
+        per = "replica" if wl.arrival_rate_per == "replica" else "service"
+        out.append(f"    traffic: {wl.arrival} arrivals at {format_quantity(load.arrival_rate_per_s, 'request_rate')} "
+                   f"for the service (declared per {per}) over {load.replicas} replica(s), "
+                   f"{b.deployment.load_balancer.replace('_', '-')}")
+    else:
+        out.append(f"    traffic: closed loop, {load.concurrency} users per replica, {load.replicas} replica(s)")
+    out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
+               f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
+    u = utilisation(load)
+    ut = f"{u:.2f}" if u is not None else "unknown"
+    sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
+           if load.saturation_request_per_s else "")
+    out.append(f"    utilisation {ut}{sat}; busy {r.busy_fraction:.0%} of the time")
+    out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
+               f"preemptions {r.preemptions_per_request:.2g} per request"
+               + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))
+    pct = f"p{load.percentile:g}"
+    for metric, label in (("queue_s", "queue"), ("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
+        row = r.predicted[metric]
+        extra = load.edge_extra_s if metric in ("ttft_s", "e2e_s") else 0.0
+        cells = "  ".join(f"{k} {_t(v + extra)}" for k, v in row.items() if k in ("p50", "p90", "p95", "p99"))
+        out.append(f"    {label:<5} {cells}")
+    for name, verdict in load.verdicts.items():
+        iv = load.interval(name)
+        value = load.predicted(name)
+        ivs = f" (95 % interval {_t(iv[0])}-{_t(iv[1])})" if iv else ""
+        got = _t(value) if value is not None else "?"
+        line = (f"    {name:<5} {pct} {got}{ivs} {load_words(load)}; promise {_t(load.limits[name])}"
+                f"  ->  {VERDICT_WORDS[verdict]}")
+        out.append(line)
+        if verdict == "at-risk":
+            out.append(f"           why: {mechanism(load, name)}")
+    if r.slo_attainment == r.slo_attainment:  # not NaN
+        out.append(f"    SLO attainment {r.slo_attainment:.1%} (every promise at once); goodput "
+                   f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")
+    cap = load.capacity
+    if cap is not None:
+        needed = f"; {load.replicas_needed} replica(s) for the declared rate" if load.replicas_needed else ""
+        out.append(f"    capacity {format_quantity(cap.request_per_s, 'request_rate')} per replica with every "
+                   f"promise held ({cap.simulations} simulations){needed}")
+    if load.throughput_verdict is not None:
+        out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
+                   f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
+    out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
+    return out
 
 
 def evidence_lines(links: Any, b: Any) -> list[str]:

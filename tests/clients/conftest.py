@@ -146,10 +146,12 @@ def fake_server(
     itl_ms: float = SERVER_ITL_MS,
     max_seconds: float = SERVER_MAX_SECONDS,
     model: str = "tiny-model",
+    extra_args: Sequence[str] = (),
 ) -> Iterator[FakeServer]:
-    """Run tests/clients/fake_server.py on a free 127.0.0.1 port; stop it on exit."""
+    """Run tests/clients/fake_server.py on a free 127.0.0.1 port; stop it on exit.
+    ``extra_args`` go to the server as they are (e.g. its batching-mode flags)."""
     cmd = [str(python), str(FAKE_SERVER), "--port", "0", "--ttft-ms", str(ttft_ms),
-           "--itl-ms", str(itl_ms), "--max-seconds", str(max_seconds), "--model", model]
+           "--itl-ms", str(itl_ms), "--max-seconds", str(max_seconds), "--model", model, *extra_args]
     if tokenizer_dir is not None:
         cmd += ["--tokenizer", str(tokenizer_dir)]
     with open(log, "wb") as err:

@@ -22,6 +22,20 @@ and on SIGTERM / SIGINT::
     python tests/clients/fake_server.py --port 0 --ttft-ms 100 --itl-ms 20 \
         --max-seconds 300 [--tokenizer DIR]
 
+**Batching mode** (``--batch-step-ms A``): instead of a fixed pace, one engine
+thread runs iterations like a continuous-batching server. Every stream in an
+iteration gets one token at its end; a request that arrives joins at the
+next iteration boundary (at once when the engine is idle), and its first
+iteration also makes its first token. The law, stated for the tests::
+
+    iteration = A + B x (streams already decoding) + C x (prompt tokens of the newcomers)
+
+with ``--batch-per-stream-ms B`` and ``--batch-prompt-token-ms C`` (defaults
+0), and at most ``--batch-max-streams`` streams at once (default 1024; the
+rest wait, first come first served). ``budgetlint.physics.step_cost.LinearStepCost(
+decode_fixed_s=A, decode_per_seq_s=B, prefill_fixed_s=A, prefill_per_token_s=C)``
+is the same law.
+
 On start it prints one line ``LISTENING http://127.0.0.1:PORT`` (the real
 port when ``--port 0`` asks for a free one). Python >= 3.10, stdlib only.
 """
@@ -31,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import signal
 import socket
 import sys
@@ -77,6 +92,65 @@ def pick_token_text(count: Callable[[str], int]) -> str:
     return TOKEN_CANDIDATES[0]
 
 
+class BatchingEngine(threading.Thread):
+    """Iteration-level batching with the law in the module doc."""
+
+    def __init__(self, step_s: float, per_stream_s: float, per_prompt_token_s: float,
+                 max_streams: int) -> None:
+        super().__init__(daemon=True, name="batching-engine")
+        self.step_s = step_s
+        self.per_stream_s = per_stream_s
+        self.per_prompt_token_s = per_prompt_token_s
+        self.max_streams = max_streams
+        self.cv = threading.Condition()
+        self.pending: list[list[Any]] = []  # [prompt_tokens, tokens_left, queue]
+        self.stopped = False
+        self.iterations = 0
+
+    def submit(self, prompt_tokens: int, n: int) -> "queue.Queue[int]":
+        q: "queue.Queue[int]" = queue.Queue()
+        with self.cv:
+            self.pending.append([prompt_tokens, n, q])
+            self.cv.notify()
+        return q
+
+    def stop(self) -> None:
+        with self.cv:
+            self.stopped = True
+            self.cv.notify()
+
+    def run(self) -> None:
+        # Iterations run back to back on absolute deadlines: a late wake-up (GIL,
+        # a busy machine) shortens the next iteration instead of shifting all later ones.
+        active: list[list[Any]] = []
+        boundary = 0.0
+        while True:
+            with self.cv:
+                idle = not self.pending and not active
+                while not self.pending and not active and not self.stopped:
+                    self.cv.wait(0.5)
+                if self.stopped:
+                    return
+                room = max(0, self.max_streams - len(active))
+                new, self.pending[:room] = self.pending[:room], []
+            start = time.monotonic() if idle else boundary
+            step = (self.step_s + self.per_stream_s * len(active)
+                    + self.per_prompt_token_s * sum(s[0] for s in new))
+            boundary = start + step
+            delay = boundary - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            self.iterations += 1
+            active.extend(new)
+            still = []
+            for s in active:
+                s[1] -= 1
+                s[2].put(s[1])
+                if s[1] > 0:
+                    still.append(s)
+            active = still
+
+
 class PacedServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -100,6 +174,7 @@ class PacedServer(ThreadingHTTPServer):
         self.verbose = verbose
         self.requests_served = 0
         self._lock = threading.Lock()
+        self.engine: BatchingEngine | None = None
 
     @property
     def port(self) -> int:
@@ -235,8 +310,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         head = self._head(chat)
         text = self.server.token_text
+        engine = self.server.engine
+        tokens = engine.submit(usage["prompt_tokens"], n) if engine is not None else None
         for i in range(n):
-            self._wait_until(t0 + self.server.ttft_s + i * self.server.itl_s)
+            if tokens is not None:
+                tokens.get()
+            else:
+                self._wait_until(t0 + self.server.ttft_s + i * self.server.itl_s)
             last = i == n - 1
             if chat:
                 delta: dict[str, Any] = {"content": text}
@@ -258,7 +338,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _whole(self, t0: float, n: int, chat: bool, usage: dict[str, int]) -> None:
-        self._wait_until(t0 + self.server.ttft_s + (n - 1) * self.server.itl_s)
+        engine = self.server.engine
+        if engine is not None:
+            tokens = engine.submit(usage["prompt_tokens"], n)
+            for _ in range(n):
+                tokens.get()
+        else:
+            self._wait_until(t0 + self.server.ttft_s + (n - 1) * self.server.itl_s)
         text = self.server.token_text * n
         head = self._head(chat)
         if chat:
@@ -277,10 +363,17 @@ def make_server(
     model: str = "tiny-model",
     tokenizer_dir: str | None = None,
     verbose: bool = False,
+    batch: tuple[float, float, float, int] | None = None,
 ) -> PacedServer:
+    """``batch``: (A ms, B ms per stream, C ms per prompt token, max streams) for batching mode;
+    the caller starts ``server.engine`` (and stops it)."""
     count, _ = load_token_counter(tokenizer_dir)
-    return PacedServer(port, ttft_ms / 1000.0, itl_ms / 1000.0, model, count,
-                       pick_token_text(count), verbose)
+    server = PacedServer(port, ttft_ms / 1000.0, itl_ms / 1000.0, model, count,
+                         pick_token_text(count), verbose)
+    if batch is not None:
+        a, b, c, most = batch
+        server.engine = BatchingEngine(a / 1000.0, b / 1000.0, c / 1000.0, most)
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -294,14 +387,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokenizer", default=None,
                     help="directory with tokenizer.json, to count prompt tokens")
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--batch-step-ms", type=float, default=None,
+                    help="batching mode: the fixed part A of an iteration (module doc)")
+    ap.add_argument("--batch-per-stream-ms", type=float, default=0.0,
+                    help="batching mode: B, added per stream already decoding")
+    ap.add_argument("--batch-prompt-token-ms", type=float, default=0.0,
+                    help="batching mode: C, added per prompt token of a newcomer")
+    ap.add_argument("--batch-max-streams", type=int, default=1024)
     args = ap.parse_args(argv)
 
     count, how = load_token_counter(args.tokenizer)
     token_text = pick_token_text(count)
+    if args.batch_step_ms is not None:
+        sys.setswitchinterval(0.0005)  # the engine thread must get the GIL back promptly
     server = PacedServer(args.port, args.ttft_ms / 1000.0, args.itl_ms / 1000.0,
                          args.model, count, token_text, args.verbose)
+    if args.batch_step_ms is not None:
+        server.engine = BatchingEngine(args.batch_step_ms / 1000.0, args.batch_per_stream_ms / 1000.0,
+                                       args.batch_prompt_token_ms / 1000.0, args.batch_max_streams)
+        server.engine.start()
 
     def stop(*_: Any) -> None:
+        if server.engine is not None:
+            server.engine.stop()
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
@@ -315,8 +423,11 @@ def main(argv: list[str] | None = None) -> int:
     hard.start()
 
     print(f"LISTENING http://{HOST}:{server.port}", flush=True)
+    mode = (f"batching A={args.batch_step_ms} ms B={args.batch_per_stream_ms} ms/stream "
+            f"C={args.batch_prompt_token_ms} ms/prompt token max_streams={args.batch_max_streams}"
+            if server.engine is not None else f"ttft={args.ttft_ms} ms itl={args.itl_ms} ms")
     sys.stderr.write(
-        f"fake_server: ttft={args.ttft_ms} ms itl={args.itl_ms} ms model={args.model} "
+        f"fake_server: {mode} model={args.model} "
         f"tokens={how} token_text={token_text!r} max_seconds={args.max_seconds}\n")
     sys.stderr.flush()
     try:
@@ -324,7 +435,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.server_close()
         lifetime.cancel()
-        sys.stderr.write(f"fake_server: stopped after {server.requests_served} requests\n")
+        iterations = f", {server.engine.iterations} iterations" if server.engine is not None else ""
+        sys.stderr.write(f"fake_server: stopped after {server.requests_served} requests{iterations}\n")
     return 0
 
 

@@ -92,3 +92,48 @@ def test_non_streaming_models_health(server: Any) -> None:
     conn.request("GET", "/health")
     assert conn.getresponse().status == 200
     conn.close()
+
+
+# ---- batching mode ---------------------------------------------------------------------
+
+A_MS, B_MS, C_MS = 30.0, 10.0, 0.5
+
+
+@pytest.fixture()
+def batching_server() -> Iterator[Any]:
+    srv = make_server(port=0, batch=(A_MS, B_MS, C_MS, 1024))
+    srv.engine.start()
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.engine.stop()
+        srv.shutdown()
+        srv.server_close()
+        thread.join(5)
+        srv.engine.join(5)
+        assert not thread.is_alive() and not srv.engine.is_alive()
+
+
+def test_batching_law_alone_and_with_company(batching_server: Any) -> None:
+    """Alone: first token after A + C x prompt (nothing decoding yet), then one every
+    A + B (itself decoding). Two streams together: A + 2 B once both decode."""
+    body = {"model": "m", "prompt": "w " * 40, "max_tokens": 12, "stream": True}  # 40 prompt tokens
+    times, _, _ = _post(batching_server.port, "/v1/completions", body)
+    tok = times[:12]
+    assert tok[0] == pytest.approx((A_MS + C_MS * 40) / 1000, abs=0.015)
+    gaps = [b - a for a, b in zip(tok, tok[1:])]
+    assert sum(gaps) / len(gaps) == pytest.approx((A_MS + B_MS) / 1000, rel=0.15)
+
+    results: list[list[float]] = []
+    threads = [threading.Thread(target=lambda: results.append(_post(batching_server.port, "/v1/completions",
+                                                                     body)[0][:12])) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    assert len(results) == 2
+    for tok in results:
+        gaps = [b - a for a, b in zip(tok[2:], tok[3:])]  # both streams decoding by then
+        assert sum(gaps) / len(gaps) == pytest.approx((A_MS + 2 * B_MS) / 1000, rel=0.15)

@@ -1,0 +1,378 @@
+"""Under load: a budget's declared traffic, simulated (docs/load.md).
+
+The edge between the model (a budget's workload, deployment and promises)
+and the serving simulator of the physics core
+(:mod:`budgetlint.physics.serving_sim`). A budget is simulated when its
+workload declares traffic (``arrival_rate`` or a length distribution), its
+deployment declares replicas or scheduler facts, or it promises a
+throughput; the evaluation then carries a :class:`LoadEvaluation`:
+
+* the percentiles of TTFT, TPOT, E2E and queue wait at the declared traffic
+  (realistic efficiency: the one the at-risk verdicts use), with a 95 %
+  confidence interval for each promise's percentile;
+* utilisation, batch sizes, preemptions, SLO attainment and goodput;
+* the capacity per replica (bisection, at most 10 simulations) and the
+  replicas the declared rate needs;
+* a verdict per promise at its percentile: ``cannot-be-met`` stays the
+  roofline bound's alone (a simulation never loosens or tightens it),
+  ``at-risk`` when the simulated percentile or the top of its interval
+  misses, ``met`` otherwise; and one for a throughput promise.
+
+Identical configurations are simulated once per run (the cache lives in
+the run's :class:`~budgetlint.evaluate.Environment`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from budgetlint.model.types import Budget
+
+#: requests per simulation (the first tenth is warm-up) and per capacity step
+REQUESTS = 2000
+CAPACITY_REQUESTS = 600
+CAPACITY_TOLERANCE = 0.04
+#: more replicas than this: one is simulated at its share (each event looks at every replica)
+MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
+
+#: vLLM's scheduler defaults (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults,
+#: OpenAI API server): devices with >= 70 GiB that are not A100s get 1024
+#: sequences and 8192 tokens per iteration, others 256 and 2048.
+VLLM_LARGE = (1024, 8192)
+VLLM_SMALL = (256, 2048)
+VLLM_LARGE_MEMORY_BYTES = 70 * 2**30
+
+
+def engine_defaults(memory_bytes: float, hardware_name: str) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) vLLM picks for this device."""
+    if memory_bytes >= VLLM_LARGE_MEMORY_BYTES and "a100" not in hardware_name.lower():
+        return VLLM_LARGE
+    return VLLM_SMALL
+
+
+def declares_load(b: Budget) -> bool:
+    """Whether the budget says anything the simulation speaks for."""
+    wl, dep = b.workload, b.deployment
+    if wl is not None and wl.declares_traffic:
+        return True
+    if dep is not None and (dep.replicas > 1 or dep.max_num_seqs is not None
+                            or dep.max_num_batched_tokens is not None):
+        return True
+    return b.promise.throughput_request_per_s is not None or b.promise.throughput_token_per_s is not None
+
+
+def percentile_number(label: Optional[str]) -> float:
+    """``"p95" -> 95.0``, ``"median" -> 50.0``; no percentile declared: the median."""
+    if not label or label == "median":
+        return 50.0
+    return float(label.lstrip("p"))
+
+
+@dataclass
+class LoadEvaluation:
+    """What the simulation says about one budget (SI units)."""
+
+    skipped: Optional[str] = None  # why it was not simulated
+    percentile: float = 50.0
+    replicas: int = 1
+    arrival_rate_per_s: Optional[float] = None  # for the service; None: closed loop
+    concurrency: Optional[int] = None  # closed loop, per replica
+    max_num_seqs: int = 0
+    max_num_batched_tokens: int = 0
+    kv_capacity_tokens: int = 0
+    scheduler_from: str = ""  # "budget" or "vLLM defaults (...)"
+    edge_extra_s: float = 0.0  # added to simulated TTFT/E2E for a client-measured budget
+    result: Any = None  # physics.load_stats.SimulationResult
+    capacity: Any = None  # physics.capacity.Capacity (per replica)
+    replicas_needed: Optional[int] = None
+    verdicts: dict[str, str] = field(default_factory=dict)  # "ttft" -> met | at-risk | cannot-be-met
+    limits: dict[str, float] = field(default_factory=dict)  # "ttft" -> the promise (s)
+    saturation_request_per_s: Optional[float] = None  # per replica, every slot busy
+    throughput_sustained_request_per_s: Optional[float] = None
+    throughput_verdict: Optional[str] = None
+    simulations: int = 0
+    overloaded: bool = False  # open loop above the saturation throughput: no steady state
+    simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
+
+    def predicted(self, promise: str) -> Optional[float]:
+        """The simulated value of ``promise`` (ttft | tpot | e2e) at the budget's percentile,
+        edge extras included."""
+        if self.result is None:
+            return None
+        from budgetlint.physics.load_stats import percentile_label
+
+        value = self.result.predicted[f"{promise}_s"].get(percentile_label(self.percentile))
+        if value is None:
+            return None
+        return value + (self.edge_extra_s if promise in ("ttft", "e2e") else 0.0)
+
+    def interval(self, promise: str) -> tuple[float, float] | None:
+        if self.result is None:
+            return None
+        from budgetlint.physics.load_stats import percentile_label
+
+        lo_hi = self.result.interval.get(f"{promise}_s.{percentile_label(self.percentile)}")
+        if lo_hi is None:
+            return None
+        extra = self.edge_extra_s if promise in ("ttft", "e2e") else 0.0
+        return lo_hi[0] + extra, lo_hi[1] + extra
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report's ``load`` for the budget (docs/load.md; names are a contract)."""
+        if self.skipped is not None:
+            return {"simulated": False, "reason": self.skipped}
+        r = self.result
+        out: dict[str, Any] = {"simulated": True}
+        out.update(r.as_dict())
+        if self.simulated_replicas != self.replicas:  # one replica stood for all: service-wide rates
+            k = self.replicas / self.simulated_replicas
+            for key in ("goodput_request_per_s", "throughput_request_per_s", "output_token_per_s"):
+                out[key] = out[key] * k
+            out["replicas"] = self.replicas
+        if self.edge_extra_s:
+            for metric in ("ttft_s", "e2e_s"):
+                out["predicted"][metric] = {k: v + self.edge_extra_s for k, v in out["predicted"][metric].items()}
+            for key, iv in out["interval"].items():
+                if key.startswith(("ttft_s.", "e2e_s.")):
+                    iv["low"] += self.edge_extra_s
+                    iv["high"] += self.edge_extra_s
+        cap = self.capacity
+        out.update({
+            "utilisation": utilisation(self),
+            "percentile": f"p{self.percentile:g}",
+            "arrival_rate_request_per_s": self.arrival_rate_per_s,
+            "concurrency": self.concurrency,
+            "capacity_request_per_s": cap.request_per_s if cap else None,
+            "saturation_request_per_s": self.saturation_request_per_s,
+            "replicas_needed": self.replicas_needed,
+            "scheduler": {"max_num_seqs": self.max_num_seqs, "max_num_batched_tokens": self.max_num_batched_tokens,
+                          "kv_capacity_tokens": self.kv_capacity_tokens, "replicas": self.replicas,
+                          "from": self.scheduler_from},
+            "verdicts": dict(self.verdicts),
+            "simulations": self.simulations,
+            "overloaded": self.overloaded,
+        })
+        if self.throughput_verdict is not None:
+            out["throughput_sustained_request_per_s"] = self.throughput_sustained_request_per_s
+            out["throughput_verdict"] = self.throughput_verdict
+        return out
+
+
+def _length(spec: Optional[tuple], fixed: int) -> Any:
+    from budgetlint.physics import traffic as t
+
+    if spec is None:
+        return t.Fixed(fixed)
+    if spec[0] == "uniform":
+        return t.Uniform(spec[1], spec[2])
+    if spec[0] == "lognormal":
+        return t.LogNormal(spec[1], spec[2], maximum=spec[3])
+    return t.Empirical(tuple(spec[1]))
+
+
+def evaluate_load(b: Budget, roof: Any, env: Any) -> Optional[LoadEvaluation]:
+    """The budget's :class:`LoadEvaluation`, or None when it declares no load."""
+    if not declares_load(b):
+        return None
+    out = LoadEvaluation(percentile=percentile_number(b.percentile))
+    if not getattr(env, "simulate", True):
+        out.skipped = "the load simulation is turned off (--no-simulate or simulate = false)"
+        return out
+    if roof.skipped or roof.deployment is None or roof.efficiency is None:
+        out.skipped = f"no physics for this budget: {roof.skipped or 'no deployment'}"
+        return out
+    try:
+        _simulate(b, roof, env, out)
+    except ValueError as exc:  # the physics refused an input combination
+        out.skipped = str(exc)
+        out.result = None
+    return out
+
+
+def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
+    from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, simulate
+    from budgetlint.physics.load_stats import PercentilePromise
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
+
+    wl, dep, pr = b.workload, b.deployment, b.promise
+    assert wl is not None and dep is not None
+    deployment, eff = roof.deployment, roof.efficiency
+    seqs, batched = engine_defaults(deployment.accelerator.memory_bytes, dep.hardware.name if dep.hardware else "")
+    out.scheduler_from = "budget" if dep.max_num_seqs and dep.max_num_batched_tokens else \
+        f"vLLM defaults for this device ({seqs} sequences, {batched} tokens per iteration) where not given"
+    out.max_num_seqs = dep.max_num_seqs or seqs
+    out.max_num_batched_tokens = dep.max_num_batched_tokens or batched
+    out.kv_capacity_tokens = kv_capacity_tokens(deployment)
+    if out.kv_capacity_tokens <= 0:
+        out.skipped = "the weights leave no memory for a KV cache"
+        return
+    out.replicas = dep.replicas
+    simulated_replicas = out.simulated_replicas = out.replicas
+    if out.replicas > MAX_SIMULATED_REPLICAS:  # round-robin: each replica gets its share
+        simulated_replicas = out.simulated_replicas = 1
+        out.scheduler_from += (f"; one of the {out.replicas} replicas simulated at its share of the traffic "
+                               f"(more than {MAX_SIMULATED_REPLICAS} are not simulated together)")
+    # what the flat physics adds at the client edge, outside the engine
+    if wl.measured_at == "client":
+        from budgetlint.evaluate.adapter import network_allowance
+
+        out.edge_extra_s = (b.connection_setup_s or 0.0) + network_allowance(b)
+    cached_share = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
+    common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens), output=_length(wl.output_dist, wl.output_tokens),
+                  prefix_hit_tokens=min(1.0, cached_share),
+                  prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
+    if wl.arrival_rate_per_s is not None:
+        rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
+        out.arrival_rate_per_s = rate
+        traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
+                          cv=wl.arrival_cv, **common)
+        per_replica = traffic.at_rate(rate / out.replicas)
+    else:
+        out.concurrency = wl.concurrency
+        traffic = Traffic(concurrency=wl.concurrency * simulated_replicas, **common)
+        per_replica = Traffic(arrival_rate_per_s=1.0, **common)  # rate set by the capacity search
+    sched = Scheduler(max_num_seqs=out.max_num_seqs, max_num_batched_tokens=out.max_num_batched_tokens,
+                      kv_capacity_tokens=out.kv_capacity_tokens, replicas=simulated_replicas,
+                      load_balancer=dep.load_balancer)
+    promises = []
+    for name in ("ttft", "tpot", "e2e"):
+        limit = getattr(pr, f"{name}_s")
+        if limit is None:
+            continue
+        extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
+        out.limits[name] = limit
+        if limit - extra > 0:
+            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
+    cost = RooflineStepCost(deployment, eff)
+    cache: dict = getattr(env, "load_cache", {})
+    key = (repr(deployment), repr(eff), repr(traffic), repr(sched), repr([p for _, p in promises]))
+    hit = cache.get(key)
+    if hit is None:
+        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS)
+        one = replace(sched, replicas=1)
+        if promises:
+            cap = capacity(cost, per_replica, one, [p for _, p in promises], requests=CAPACITY_REQUESTS,
+                           rel_tol=CAPACITY_TOLERANCE)
+            mu, sims = cap.saturation_request_per_s, 1 + cap.simulations
+        else:
+            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS), 2
+        hit = (result, cap, mu, sims)
+        cache[key] = hit
+    else:
+        hit = (*hit[:3], 0)
+    out.result, out.capacity, out.saturation_request_per_s, out.simulations = hit
+    if out.capacity is not None and out.arrival_rate_per_s is not None:
+        out.replicas_needed = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
+    bound = roof.bound
+    for name, _ in promises:
+        iv = out.interval(name)
+        value = out.predicted(name)
+        out.verdicts[name] = load_verdict(out.limits[name], getattr(bound, f"{name}_s"),
+                                          math.inf if value is None else value, iv[1] if iv else math.nan)
+    for name in out.limits:  # a promise the edge allowances alone use up
+        out.verdicts.setdefault(name, "at-risk")
+    u = utilisation(out)
+    if out.arrival_rate_per_s is not None and u is not None and u >= 1.0:
+        # no steady state: a longer simulation would only predict longer waits
+        out.overloaded = True
+        for name, verdict in out.verdicts.items():
+            if verdict == "met":
+                out.verdicts[name] = "at-risk"
+    want_req = pr.throughput_request_per_s
+    if want_req is None and pr.throughput_token_per_s is not None:
+        want_req = pr.throughput_token_per_s / max(traffic.output.mean, 1.0)
+    if want_req is not None:
+        if out.capacity is not None:
+            sustained = out.capacity.request_per_s * out.replicas
+        else:  # no latency promise: the replicas' saturation throughput
+            sustained = (out.saturation_request_per_s or 0.0) * out.replicas
+        out.throughput_sustained_request_per_s = sustained
+        out.throughput_verdict = "met" if sustained >= want_req else "at-risk"
+
+
+# ---- words (rules and explain share them) -------------------------------------------------
+
+_LABEL = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+
+
+def mechanism(load: LoadEvaluation, promise: str) -> str:
+    """Which contention the simulation shows behind a miss: KV-cache preemption,
+    queueing, or batch crowding (in that order of precedence)."""
+    from budgetlint.model.units import format_quantity
+
+    r = load.result
+    if load.overloaded:
+        from budgetlint.model.units import format_quantity as fq
+
+        per = (load.arrival_rate_per_s or 0.0) / load.replicas
+        return (f"overloaded: {fq(per, 'request_rate')} arrive per replica and one completes at most "
+                f"{fq(load.saturation_request_per_s or 0.0, 'request_rate')}: the queue grows without bound "
+                "(a longer simulation would only predict longer waits)")
+    if r.preemptions_per_request >= 0.05 or r.rejected:
+        extra = f"; {r.rejected} requests could not fit at all" if r.rejected else ""
+        return (f"the KV cache ({load.kv_capacity_tokens:,} tokens) fills: {r.preemptions_per_request:.2g} "
+                f"preemptions per request, each recomputing its prompt{extra}")
+    queue = r.predicted["queue_s"].get(f"p{load.percentile:g}", math.nan)
+    ttft = r.predicted["ttft_s"].get(f"p{load.percentile:g}", math.nan)
+    if promise in ("ttft", "e2e") and queue > 0.3 * ttft:
+        return f"requests wait to be scheduled: queue p{load.percentile:g} {format_quantity(queue, 'time')}"
+    return (f"batch crowding: {r.batch_size_mean:.0f} sequences per iteration on average "
+            f"(p95 {r.batch_size_p95:.0f}) share each step")
+
+
+def utilisation(load: LoadEvaluation) -> Optional[float]:
+    """The offered load: arrivals per second per replica (closed loop: completions)
+    over the saturation throughput (the closed-loop rate with every slot busy).
+    Above 1 the queue grows without bound."""
+    mu = load.saturation_request_per_s
+    if load.result is None or not mu:
+        return None
+    if load.arrival_rate_per_s is not None:  # offered load: above 1, the queue grows without bound
+        return load.arrival_rate_per_s / load.replicas / mu
+    return load.result.throughput_request_per_s / load.simulated_replicas / mu
+
+
+def load_words(load: LoadEvaluation) -> str:
+    """ "at 6 request/s per replica (utilisation 0.93)" or "with 32 users per replica". """
+    from budgetlint.model.units import format_quantity
+
+    u = utilisation(load)
+    util = f" (utilisation {u:.2f})" if u is not None else ""
+    if load.arrival_rate_per_s is not None:
+        per = load.arrival_rate_per_s / load.replicas
+        where = " per replica" if load.replicas > 1 else ""
+        return f"at {format_quantity(per, 'request_rate')}{where}{util}"
+    return f"with {load.concurrency} users per replica{util}"
+
+
+def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
+    """The BL307 message: which promise, which number, by how much, why, what would fix it."""
+    from budgetlint.model.units import format_quantity
+
+    label = _LABEL[promise]
+    value = load.predicted(promise)
+    iv = load.interval(promise)
+    limit = load.limits[promise]
+    kind = "time"
+    pct = f"p{load.percentile:g}"
+    got = format_quantity(value, kind) if value is not None else "?"
+    ivs = f" (95 % interval {format_quantity(iv[0], kind)}-{format_quantity(iv[1], kind)})" if iv else ""
+    msg = (f"budget {b.name!r}: {pct} {label} {got} predicted{ivs} {load_words(load)}; "
+           f"promise {format_quantity(limit, kind)}")
+    if load.overloaded:
+        msg += " (no steady state at this rate)"
+    elif value is not None and value <= limit:
+        msg += " (the point estimate holds, the interval does not)"
+    msg += f"; {mechanism(load, promise)}"
+    cap = load.capacity
+    if cap is not None:
+        if cap.request_per_s > 0:
+            msg += f"; holds up to {format_quantity(cap.request_per_s, 'request_rate')} per replica"
+            if load.replicas_needed is not None:
+                msg += f"; {load.replicas_needed} replicas meet it"
+        else:
+            msg += "; no arrival rate holds it on this deployment"
+    return msg

@@ -1,0 +1,213 @@
+"""Statistics of a simulated run: percentiles, their confidence intervals, and
+the service figures (utilisation, batch sizes, preemptions, SLO attainment,
+goodput, Little's law).
+
+* **Percentile**: linear interpolation between the closest ranks
+  (``numpy.percentile``'s default), over the measured requests (warm-up left
+  out; rejected requests have no latency and count only against attainment).
+* **Confidence interval** of a percentile, by *sectioning* (Asmussen &
+  Glynn, *Stochastic Simulation*, ch. IV.5; batch means for a quantile): the
+  measured requests, in arrival order, are cut into ``m = 10`` consecutive
+  sections; the percentile of each is taken, and the interval is ``q_all +/-
+  t_{0.975, m-1} x s / sqrt(m)`` with ``q_all`` the percentile of all
+  requests and ``s`` the sample standard deviation of the section
+  percentiles. Consecutive requests in a queue are correlated; sections
+  long against the correlation time are nearly independent, which is what
+  the t interval needs, so the interval widens honestly when the queue is
+  slow to mix (near saturation). It describes the simulation's sampling
+  error only, not the model's error.
+* **Busy fraction**: the share of the window in which a replica was running
+  an iteration, averaged over replicas (``rho`` for one slot; near 1 for any
+  batching server with work). The offered load against the saturation
+  throughput is ``budgetlint.evaluate.load.utilisation``. **Batch size**: sequences in an
+  iteration, weighted by the iteration's duration (mean and p95).
+* **SLO attainment**: the share of measured requests that met every promise
+  at once; **goodput**: those requests per second of the window.
+* **Little's law**: ``mean_in_system`` is the time average of requests in the
+  system over the window, counted by the simulator's own counter;
+  ``arrival_rate x mean sojourn`` must match it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+METRICS = ("ttft_s", "tpot_s", "e2e_s", "queue_s")
+PERCENTILES = (50.0, 90.0, 95.0, 99.0)
+SECTIONS = 10
+CONFIDENCE = 0.95
+#: two-sided 95 % Student t quantiles t_{0.975, df}
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131,
+         19: 2.093, 29: 2.045}
+
+
+def percentile_label(p: float) -> str:
+    """``95.0 -> "p95"``, ``99.9 -> "p99.9"``."""
+    return f"p{p:g}"
+
+
+@dataclass(frozen=True)
+class PercentilePromise:
+    """A latency promise: ``metric`` (one of :data:`METRICS`) at ``percentile`` within ``limit_s``."""
+
+    metric: str
+    percentile: float
+    limit_s: float
+
+    def __post_init__(self) -> None:
+        if self.metric not in METRICS:
+            raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {self.metric!r}")
+        if not (0 < self.percentile <= 100):
+            raise ValueError(f"percentile must be in (0, 100], got {self.percentile!r}")
+        if not (math.isfinite(self.limit_s) and self.limit_s > 0):
+            raise ValueError(f"limit_s must be positive, got {self.limit_s!r}")
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric}.{percentile_label(self.percentile)}"
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Linear-interpolation percentile of already sorted values (NaN when empty)."""
+    n = len(sorted_values)
+    if n == 0:
+        return math.nan
+    if n == 1:
+        return float(sorted_values[0])
+    x = (n - 1) * p / 100.0
+    lo = int(math.floor(x))
+    hi = min(lo + 1, n - 1)
+    frac = x - lo
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * frac
+
+
+def t_quantile(df: int) -> float:
+    """``t_{0.975, df}`` (the next smaller tabulated df, so never narrower; 1.96 beyond 29)."""
+    if df >= 30:
+        return 1.96 + 2.4 / df  # within 0.3 % of the exact value for df >= 30
+    best = max(k for k in _T975 if k <= df)
+    return _T975[best]
+
+
+def sectioned_interval(values: Sequence[float], p: float, sections: int = SECTIONS) -> tuple[float, float, float]:
+    """(point, low, high) for the p-th percentile of ``values`` (in arrival order), module doc."""
+    clean = [v for v in values if not math.isnan(v)]
+    point = percentile(sorted(clean), p)
+    size = len(clean) // sections
+    if sections < 2 or size < 2:
+        return point, math.nan, math.nan
+    qs = [percentile(sorted(clean[i * size:(i + 1) * size]), p) for i in range(sections)]
+    mean = sum(qs) / sections
+    sd = math.sqrt(sum((q - mean) ** 2 for q in qs) / (sections - 1))
+    half = t_quantile(sections - 1) * sd / math.sqrt(sections)
+    return point, point - half, point + half
+
+
+def weighted_percentile(pairs: Iterable[tuple[float, int]], p: float) -> float:
+    """The p-th percentile of values weighted by durations: ``pairs`` of (weight, value)."""
+    items = sorted(((v, w) for w, v in pairs if w > 0))
+    total = sum(w for _, w in items)
+    if total <= 0:
+        return math.nan
+    target = total * p / 100.0
+    acc = 0.0
+    for v, w in items:
+        acc += w
+        if acc >= target - 1e-12 * total:
+            return float(v)
+    return float(items[-1][0])
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What a simulation predicts (SI units; per service unless named per replica)."""
+
+    predicted: dict[str, dict[str, float]]  # metric -> "p50".. -> seconds
+    interval: dict[str, tuple[float, float]]  # "ttft_s.p95" -> (low, high), 95 % confidence
+    busy_fraction: float
+    batch_size_mean: float
+    batch_size_p95: float
+    preemptions_per_request: float
+    slo_attainment: float  # NaN without promises
+    goodput_request_per_s: float
+    throughput_request_per_s: float
+    output_token_per_s: float
+    arrival_rate_per_s: float
+    mean_in_system: float
+    mean_sojourn_s: float
+    requests: int
+    rejected: int
+    replicas: int
+    window_s: float
+    promises_met: dict[str, bool]  # promise key -> point estimate within its limit
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON shape of the ``load`` result (see docs/load.md)."""
+        return {
+            "predicted": {m: dict(v) for m, v in self.predicted.items()},
+            "interval": {k: {"low": lo, "high": hi, "confidence": CONFIDENCE, "method": "sectioning"}
+                         for k, (lo, hi) in self.interval.items()},
+            "busy_fraction": self.busy_fraction,
+            "batch_size": {"mean": self.batch_size_mean, "p95": self.batch_size_p95},
+            "preemptions_per_request": self.preemptions_per_request,
+            "slo_attainment": None if math.isnan(self.slo_attainment) else self.slo_attainment,
+            "goodput_request_per_s": self.goodput_request_per_s,
+            "throughput_request_per_s": self.throughput_request_per_s,
+            "output_token_per_s": self.output_token_per_s,
+            "requests_simulated": self.requests,
+            "rejected": self.rejected,
+            "replicas": self.replicas,
+        }
+
+
+def summarise(raw, promises: Sequence[PercentilePromise] = ()) -> SimulationResult:  # type: ignore[no-untyped-def]
+    """:class:`SimulationResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`."""
+    recs = raw.records
+    ok = [r for r in recs if not r.rejected]
+    series = {m: [getattr(r, m) for r in ok] for m in METRICS}
+    predicted: dict[str, dict[str, float]] = {}
+    for m in METRICS:
+        s = sorted(series[m])
+        predicted[m] = {percentile_label(p): percentile(s, p) for p in PERCENTILES}
+    interval: dict[str, tuple[float, float]] = {}
+    met: dict[str, bool] = {}
+    for pr in promises:
+        point, lo, hi = sectioned_interval(series[pr.metric], pr.percentile)
+        predicted[pr.metric].setdefault(percentile_label(pr.percentile), point)
+        interval[pr.key] = (lo, hi)
+        met[pr.key] = point <= pr.limit_s
+    window = raw.window_end_s - raw.window_start_s
+    good = math.nan
+    if promises:
+        good_n = sum(1 for r in ok if all(getattr(r, pr.metric) <= pr.limit_s for pr in promises))
+        good = good_n / len(recs) if recs else math.nan
+    else:
+        good_n = len(ok)
+    bt = raw.batch_time
+    busy = sum(w for w, _ in bt)
+    mean_b = sum(w * b for w, b in bt) / busy if busy > 0 else 0.0
+    sojourn = [r.e2e_s for r in ok]
+    per_s = (lambda x: x / window) if window > 0 else (lambda x: math.nan)
+    return SimulationResult(
+        predicted=predicted,
+        interval=interval,
+        busy_fraction=busy / (window * raw.replicas) if window > 0 else math.nan,
+        batch_size_mean=mean_b,
+        batch_size_p95=weighted_percentile(bt, 95.0) if bt else 0.0,
+        preemptions_per_request=sum(r.preemptions for r in recs) / len(recs) if recs else 0.0,
+        slo_attainment=good,
+        goodput_request_per_s=per_s(good_n),
+        throughput_request_per_s=per_s(raw.completions_in_window),
+        output_token_per_s=per_s(raw.output_tokens_in_window),
+        arrival_rate_per_s=per_s(raw.arrivals_in_window - 1),
+        mean_in_system=raw.in_system_area / window if window > 0 else math.nan,
+        mean_sojourn_s=sum(sojourn) / len(sojourn) if sojourn else math.nan,
+        requests=len(recs),
+        rejected=len(recs) - len(ok),
+        replicas=raw.replicas,
+        window_s=window,
+        promises_met=met,
+    )

@@ -1,0 +1,601 @@
+"""A seeded discrete-event simulation of iteration-level continuous batching.
+
+What it models (vLLM V1 / SGLang scheduling, per replica):
+
+* Each **iteration** is one forward pass. The scheduler first keeps every
+  running decode (``k + 1`` tokens each under speculative decoding), then
+  continues running prefills, then admits waiting requests first come first
+  served, while the iteration's token budget (``max_num_batched_tokens``,
+  chunked prefill), the sequence cap (``max_num_seqs``) and the KV cache
+  (``kv_capacity_tokens``) allow; nothing is admitted in an iteration that
+  had to preempt. A prompt longer than what is left of the
+  budget is split into chunks over several iterations. The iteration's
+  duration comes from a :class:`~budgetlint.physics.step_cost.StepCost`.
+* **Queue wait** ends when a request is first scheduled; its **first token**
+  appears at the end of the iteration that finishes its prefill; every later
+  iteration gives each decode ``tokens_per_pass`` tokens.
+* **KV cache**: a sequence holds its context (prompt + tokens so far); a
+  decode needs room for the token it writes. When the cache cannot hold the
+  next iteration, the most recently admitted running request is **preempted
+  by recompute** (vLLM's default): its cache is freed, it goes back to the
+  head of the queue and later prefills its prompt and the tokens it had
+  produced again. A request that could not fit even alone (prompt + reply
+  above the cache) is rejected, as an engine rejects a prompt over its
+  ``max_model_len``.
+* **Prefix cache**: a hit moves that share of the prompt from computed to
+  cached (it still occupies cache, costs no prefill compute).
+* **Replicas** are independent engines behind a load balancer that sends each
+  arrival to the next replica (``round_robin``) or to the one with the fewest
+  requests in it (``least_loaded``, lowest index on ties).
+* **Traffic**: open loop (arrivals at ``arrival_rate_per_s`` for the whole
+  service, poisson / constant / gamma with ``cv``, or the arrival times of a
+  benchmark run replayed) or closed loop (``concurrency`` users who send
+  their next request when one ends).
+
+Runs of decode-only iterations with nothing to change them (no arrival that
+could be admitted, no finish, no cache exhaustion) are taken in one step
+with :func:`~budgetlint.physics.step_cost.sum_components`, so the cost of a
+simulation grows with the number of requests, not of tokens.
+
+Times are seconds from the first arrival; the first ``warmup`` requests are
+simulated but not measured. Statistics are in :mod:`.load_stats`.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .step_cost import StepCost, sum_components
+from .traffic import ARRIVAL_KINDS, Fixed, LengthDist, unit_gap_sampler
+
+LOAD_BALANCERS = ("round_robin", "least_loaded")
+#: gamma arrivals: a cv below this is constant arrivals, above that one burst
+MIN_CV, MAX_CV = 1e-3, 1e3
+
+
+@dataclass(frozen=True, kw_only=True)
+class Traffic:
+    """What arrives. Give one of ``arrival_rate_per_s`` (open loop, for the whole
+    service), ``concurrency`` (closed loop) or ``arrival_times_s`` (open loop,
+    replaying the arrival times of a benchmark run, seconds, any origin)."""
+
+    prompt: LengthDist = field(default_factory=lambda: Fixed(0))
+    output: LengthDist = field(default_factory=lambda: Fixed(1))
+    arrival_rate_per_s: Optional[float] = None
+    arrival: str = "poisson"
+    cv: float = 1.0
+    concurrency: Optional[int] = None
+    prefix_hit_requests: float = 1.0
+    prefix_hit_tokens: float = 0.0
+    arrival_times_s: Optional[tuple[float, ...]] = None
+
+    def __post_init__(self) -> None:
+        given = [x is not None for x in (self.arrival_rate_per_s, self.concurrency, self.arrival_times_s)]
+        if sum(given) != 1:
+            raise ValueError("traffic needs arrival_rate_per_s (open loop), concurrency (closed loop) or "
+                             "arrival_times_s (a trace), exactly one")
+        if self.arrival_times_s is not None:
+            ts = tuple(float(t) for t in self.arrival_times_s)
+            if len(ts) < 2 or any(not math.isfinite(t) for t in ts) or any(b < a for a, b in zip(ts, ts[1:])):
+                raise ValueError("arrival_times_s must be at least 2 finite times in order")
+            if ts[-1] == ts[0]:
+                raise ValueError("arrival_times_s must span some time")
+            object.__setattr__(self, "arrival_times_s", tuple(t - ts[0] for t in ts))
+        if self.arrival_rate_per_s is not None:
+            r = self.arrival_rate_per_s
+            if not (isinstance(r, (int, float)) and math.isfinite(r) and r > 0):
+                raise ValueError(f"arrival_rate_per_s must be positive and finite, got {r!r}")
+        if self.concurrency is not None and (not isinstance(self.concurrency, int) or self.concurrency < 1):
+            raise ValueError(f"concurrency must be an integer >= 1, got {self.concurrency!r}")
+        if self.arrival not in ARRIVAL_KINDS:
+            raise ValueError(f"arrival must be one of {', '.join(ARRIVAL_KINDS)}, got {self.arrival!r}")
+        if not (isinstance(self.cv, (int, float)) and MIN_CV <= self.cv <= MAX_CV):
+            raise ValueError(f"cv must be between {MIN_CV:g} and {MAX_CV:g}, got {self.cv!r}")
+        for name in ("prefix_hit_requests", "prefix_hit_tokens"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0 <= v <= 1):
+                raise ValueError(f"{name} must be a share in [0, 1], got {v!r}")
+
+    @property
+    def trace_rate_per_s(self) -> float:
+        """Mean rate of a trace: (n - 1) arrivals over its span."""
+        ts = self.arrival_times_s or (0.0, 0.0)
+        return (len(ts) - 1) / (ts[-1] - ts[0]) if ts[-1] > ts[0] else math.nan
+
+    def at_rate(self, rate_per_s: float) -> "Traffic":
+        """The same traffic, open loop at another service-wide rate (a trace is
+        stretched or squeezed to that mean rate)."""
+        times = None
+        rate: Optional[float] = rate_per_s
+        if self.arrival_times_s is not None:
+            k = self.trace_rate_per_s / rate_per_s
+            times, rate = tuple(t * k for t in self.arrival_times_s), None
+        return Traffic(prompt=self.prompt, output=self.output, arrival_rate_per_s=rate,
+                       arrival=self.arrival, cv=self.cv, prefix_hit_requests=self.prefix_hit_requests,
+                       prefix_hit_tokens=self.prefix_hit_tokens, arrival_times_s=times)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scheduler:
+    """The engine's scheduling limits, per replica."""
+
+    max_num_seqs: int = 256
+    max_num_batched_tokens: int = 8192
+    kv_capacity_tokens: float = math.inf
+    replicas: int = 1
+    load_balancer: str = "round_robin"
+
+    def __post_init__(self) -> None:
+        for name in ("max_num_seqs", "max_num_batched_tokens", "replicas"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        k = self.kv_capacity_tokens
+        if not (isinstance(k, (int, float)) and k > 0):
+            raise ValueError(f"kv_capacity_tokens must be positive, got {k!r}")
+        if self.load_balancer not in LOAD_BALANCERS:
+            raise ValueError(f"load_balancer must be one of {', '.join(LOAD_BALANCERS)}, "
+                             f"got {self.load_balancer!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One measured request (seconds; ``rejected`` ones have NaN times)."""
+
+    index: int
+    replica: int
+    arrival_s: float
+    queue_s: float
+    ttft_s: float
+    e2e_s: float
+    tpot_s: float  # (e2e - ttft) / output tokens: budgetlint's TPOT, over all N tokens
+    prompt_tokens: int
+    cached_tokens: int
+    output_tokens: int
+    preemptions: int
+    rejected: bool
+
+
+@dataclass(frozen=True)
+class RawRun:
+    """What :func:`run` observed; :func:`~budgetlint.physics.load_stats.summarise` reads it."""
+
+    records: tuple[RequestRecord, ...]
+    window_start_s: float  # arrival of the first measured request
+    window_end_s: float  # arrival of the last request
+    replicas: int
+    #: time integral of requests in the system over the window (its own counter)
+    in_system_area: float
+    #: per replica, busy intervals clipped to the window: total seconds
+    busy_s: float
+    #: (duration_s, sequences in the iteration) of every busy stretch inside the window
+    batch_time: tuple[tuple[float, int], ...]
+    arrivals_in_window: int
+    completions_in_window: int
+    output_tokens_in_window: int
+
+
+class _Req:
+    __slots__ = ("i", "arr", "prompt", "cached", "out", "sched", "first", "done", "gen",
+                 "preempt", "replica", "pf_total", "pf_earlier", "pf_done", "g_join",
+                 "ctx_join", "finish_g", "version", "rejected")
+
+    def __init__(self, i: int, arr: float, prompt: int, cached: int, out: int) -> None:
+        self.i = i
+        self.arr = arr
+        self.prompt = prompt
+        self.cached = cached
+        self.out = out
+        self.sched = math.nan
+        self.first = math.nan
+        self.done = math.nan
+        self.gen = 0.0  # output tokens produced so far
+        self.preempt = 0
+        self.replica = -1
+        self.pf_total = 0  # tokens this prefill computes
+        self.pf_earlier = 0  # tokens already in cache before it (prefix hit)
+        self.pf_done = 0
+        self.g_join = 0
+        self.ctx_join = 0.0
+        self.finish_g = 0
+        self.version = 0
+        self.rejected = False
+
+
+class _Replica:
+    """One engine's state; see the module doc for the policy."""
+
+    def __init__(self, index: int, cost: StepCost, sched: Scheduler) -> None:
+        self.index = index
+        self.cost = cost
+        self.max_seqs = sched.max_num_seqs
+        self.budget = sched.max_num_batched_tokens
+        self.cap = float(sched.kv_capacity_tokens)
+        self.a = float(cost.tokens_per_pass)
+        self.spec_tokens = 1  # budget tokens a decode takes
+        self.waiting: deque[_Req] = deque()
+        self.running: list[_Req] = []  # admission order (preempt from the end)
+        self.prefilling: list[_Req] = []
+        self.n_decoding = 0
+        self.heap: list[tuple[int, int, int, _Req]] = []  # (finish_g, version, i, req)
+        self.g = 0
+        self.ctx_off = 0.0  # sum over decodes of ctx_join - a g_join
+        self.prefill_held = 0.0
+        self.in_system = 0
+        # the plan in flight
+        self.busy_until = math.inf
+        self.t0 = 0.0
+        self.kind = ""  # "" idle, "iter", "jump"
+        self.jump_k = 0
+        self.jump_comps: tuple = ()
+        self.jump_start_ctx = 0.0
+        self.chunks: list[tuple[_Req, int]] = []
+        self.plan_batch = 0
+        self.finished: list[_Req] = []
+
+    # ---- bookkeeping ----------------------------------------------------
+    def context_sum(self) -> float:
+        return self.ctx_off + self.a * self.n_decoding * self.g
+
+    def kv_used(self) -> float:
+        return self.context_sum() + self.prefill_held
+
+    def _ctx_of(self, r: _Req) -> float:
+        return r.ctx_join + self.a * (self.g - r.g_join)
+
+    def _start_decode(self, r: _Req, now: float) -> None:
+        remaining = r.out - r.gen
+        if remaining <= 0:
+            self._finish(r, now)
+            return
+        r.g_join = self.g
+        r.ctx_join = r.prompt + r.gen
+        r.finish_g = self.g + max(1, math.ceil(remaining / self.a - 1e-9))
+        r.version += 1
+        self.ctx_off += r.ctx_join - self.a * self.g
+        self.n_decoding += 1
+        heapq.heappush(self.heap, (r.finish_g, r.version, r.i, r))
+
+    def _stop_decode(self, r: _Req) -> None:
+        self.ctx_off -= r.ctx_join - self.a * r.g_join
+        self.n_decoding -= 1
+        r.version += 1  # the heap entry goes stale
+
+    def _finish(self, r: _Req, now: float) -> None:
+        r.done = now
+        r.gen = r.out
+        self.running.remove(r)
+        self.in_system -= 1
+        self.finished.append(r)
+
+    def _preempt_last(self) -> None:
+        r = self.running.pop()
+        if r in self.prefilling:
+            self.prefilling.remove(r)
+            self.prefill_held -= r.pf_earlier + r.pf_done
+        else:
+            r.gen = min(r.out - 1.0, r.gen + math.floor(self.a * (self.g - r.g_join) + 1e-9))
+            self._stop_decode(r)
+        r.preempt += 1
+        # recompute: prompt and tokens so far, prefix cache not trusted to survive
+        r.pf_total = r.prompt + int(r.gen)
+        r.pf_earlier = 0
+        r.pf_done = 0
+        self.waiting.appendleft(r)
+
+    # ---- planning ---------------------------------------------------------
+    def plan(self, now: float) -> None:
+        """Choose the next iteration (or run of decode iterations) starting at ``now``;
+        requests rejected on the way are appended to ``finished``."""
+        if not self.running and not self.waiting:
+            self.kind = ""
+            self.busy_until = math.inf
+            return
+        a = self.a
+        # decodes need room for the token they write; preempt from the end
+        preempted = False
+        while self.n_decoding and self.kv_used() + a * self.n_decoding > self.cap + 1e-9:
+            self._preempt_last()
+            preempted = True
+        budget = self.budget - self.n_decoding * self.spec_tokens
+        chunks: list[tuple[_Req, int]] = []
+        free = self.cap - self.kv_used() - a * self.n_decoding
+        for r in self.prefilling:
+            if budget <= 0 or free < 1:
+                break
+            c = int(min(r.pf_total - r.pf_done, budget, free))
+            if c <= 0:
+                break
+            chunks.append((r, c))
+            budget -= c
+            free -= c
+        # as vLLM V1: no request is admitted in an iteration that had to preempt
+        while self.waiting and budget > 0 and not preempted:
+            if len(self.running) >= self.max_seqs:
+                break
+            r = self.waiting[0]
+            if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
+                r.pf_total = max(r.prompt - r.cached, 1)
+                r.pf_earlier = r.prompt - r.pf_total
+            need_first = r.pf_earlier + 1
+            if free < need_first:
+                break
+            c = int(min(r.pf_total, budget, free - r.pf_earlier))
+            self.waiting.popleft()
+            if math.isnan(r.sched):
+                r.sched = now
+            self.running.append(r)
+            self.prefilling.append(r)
+            self.prefill_held += r.pf_earlier
+            free -= r.pf_earlier + c
+            budget -= c
+            chunks.append((r, c))
+        self.t0 = now
+        self.plan_batch = self.n_decoding + len(chunks)
+        if chunks:
+            for r, c in chunks:
+                self.prefill_held += c
+            pf = [(c, r.pf_earlier + r.pf_done) for r, c in chunks]
+            self.chunks = chunks
+            self.kind = "iter"
+            self.busy_until = now + self.cost.iteration_s(self.n_decoding, self.context_sum(), pf)
+            return
+        if self.n_decoding == 0:
+            if self.running:  # prefills stuck for cache room: free the newest, retry
+                self._preempt_last()
+            else:  # cannot happen for requests that fit alone (checked at arrival)
+                r = self.waiting.popleft()
+                r.rejected = True
+                r.done = now
+                self.in_system -= 1
+                self.finished.append(r)
+            self.plan(now)
+            return
+        # decode-only: how many identical iterations can run before something changes
+        b = self.n_decoding
+        growth = a * b
+        ctx = self.context_sum()
+        comps, bp = self.cost.decode_terms(b, ctx)
+        while self.heap and self.heap[0][1] != self.heap[0][3].version:
+            heapq.heappop(self.heap)
+        k = self.heap[0][0] - self.g
+        if self.cap != math.inf:
+            room = self.cap - self.kv_used()
+            k = min(k, max(1, int(room // growth + 1e-9)))
+        if bp != math.inf:
+            k = min(k, max(1, math.ceil((bp - ctx) / growth)))
+        self.kind = "jump"
+        self.jump_k = max(1, k)
+        self.jump_comps = comps
+        self.jump_start_ctx = ctx
+        self.chunks = []
+        self.busy_until = now + sum_components(comps, ctx, growth, self.jump_k)
+
+    def can_admit_now(self) -> bool:
+        return len(self.running) < self.max_seqs and len(self.waiting) == 1
+
+    def truncate(self, t: float) -> None:
+        """Cut a run of decode iterations at the first iteration boundary at or after ``t``."""
+        if self.kind != "jump" or self.jump_k <= 1 or t >= self.busy_until:
+            return
+        growth = self.a * self.n_decoding
+        comps, ctx, t0 = self.jump_comps, self.jump_start_ctx, self.t0
+        lo, hi = 1, self.jump_k  # smallest k with t0 + sum(k) >= t
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if t0 + sum_components(comps, ctx, growth, mid) >= t:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo < self.jump_k:
+            self.jump_k = lo
+            self.busy_until = t0 + sum_components(comps, ctx, growth, lo)
+
+    # ---- commit -----------------------------------------------------------
+    def commit(self) -> list[_Req]:
+        """Apply the plan's effects at its end; return requests that finished."""
+        now = self.busy_until
+        self.finished = []
+        if self.kind == "jump":
+            self.g += self.jump_k
+        elif self.kind == "iter":
+            if self.n_decoding:
+                self.g += 1
+        self._pop_finished(now)
+        if self.kind == "iter":
+            for r, c in self.chunks:
+                r.pf_done += c
+                if r.pf_done >= r.pf_total:
+                    self.prefilling.remove(r)
+                    self.prefill_held -= r.pf_earlier + r.pf_done
+                    if math.isnan(r.first):
+                        r.first = now
+                    r.gen = max(r.gen, 1.0)
+                    self._start_decode(r, now)
+            self.chunks = []
+        return self.finished
+
+    def _pop_finished(self, now: float) -> None:
+        heap = self.heap
+        while heap and heap[0][0] <= self.g:
+            _, version, _, r = heapq.heappop(heap)
+            if version != r.version:
+                continue
+            self._stop_decode(r)
+            self._finish(r, now)
+
+
+#: events (arrivals and iterations or runs of iterations) one simulation may take
+#: before it gives up: bounded time whatever the input (~5 s of pure Python)
+MAX_EVENTS = 500_000
+
+
+class SimulationTooLong(ValueError):
+    """The inputs need more events than :data:`MAX_EVENTS` (tiny iteration budgets,
+    preemption thrash, very many replicas)."""
+
+
+def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
+        warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS) -> RawRun:
+    """Simulate ``requests`` requests (the first ``warmup`` not measured; default
+    a tenth, at least 50 when there are enough) and return what was observed.
+    Raises :class:`SimulationTooLong` beyond ``max_events`` events."""
+    if not isinstance(requests, int) or requests < 2:
+        raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
+    if warmup is None:
+        warmup = min(max(requests // 10, 50), requests // 2)
+    if not (0 <= warmup < requests - 1):
+        raise ValueError(f"warmup must be in [0, requests - 1), got {warmup!r}")
+    rng_arr = random.Random(f"budgetlint:{seed}:arrivals")
+    rng_len = random.Random(f"budgetlint:{seed}:lengths")
+    reps = [_Replica(i, cost, scheduler) for i in range(scheduler.replicas)]
+    for rep in reps:
+        rep.spec_tokens = int(cost.spec_tokens)
+    cap = float(scheduler.kv_capacity_tokens)
+    least = scheduler.load_balancer == "least_loaded"
+
+    hit_p, hit_share = traffic.prefix_hit_requests, traffic.prefix_hit_tokens
+
+    def make(i: int, t: float) -> _Req:
+        p = int(traffic.prompt.sample(rng_len))
+        o = max(1, int(traffic.output.sample(rng_len)))
+        cached = 0
+        if hit_share > 0 and (hit_p >= 1 or rng_len.random() < hit_p):
+            cached = min(p, int(round(p * hit_share)))
+        return _Req(i, t, p, cached, o)
+
+    trace = traffic.arrival_times_s
+    if trace is not None:
+        requests = min(requests, len(trace))
+        warmup = min(warmup, requests - 2)
+    open_loop = traffic.arrival_rate_per_s is not None or trace is not None
+    gap = unit_gap_sampler(traffic.arrival, traffic.cv) if traffic.arrival_rate_per_s is not None else None
+    rate = traffic.arrival_rate_per_s or 0.0
+    # pending arrivals: (time, seq) heap; open loop keeps exactly one ahead
+    pending: list[tuple[float, int]] = []
+    issued = 0
+    if open_loop:
+        pending.append((0.0, 0))
+        issued = 1
+    else:
+        for _ in range(min(traffic.concurrency or 1, requests)):
+            pending.append((0.0, issued))
+            issued += 1
+    reqs: list[_Req] = []
+    rr = 0
+    done_count = 0
+    clock = 0.0
+    w0 = math.inf  # window start
+    w1 = math.inf  # window end
+    area = 0.0
+    in_sys = 0
+    busy = 0.0
+    batch_time: list[tuple[float, int]] = []
+    arrivals_in_window = 0
+    completions_in_window = 0
+    tokens_in_window = 0
+
+    def account(t_prev: float, t_now: float) -> float:
+        lo = t_prev if t_prev > w0 else w0
+        hi = t_now if t_now < w1 else w1
+        return hi - lo if hi > lo else 0.0
+
+    def after_finish(finished: list[_Req], now: float) -> None:
+        nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window
+        inside = w0 <= now <= w1
+        for r in finished:
+            done_count += 1
+            in_sys -= 1
+            if inside and not r.rejected:
+                completions_in_window += 1
+                tokens_in_window += r.out
+            if not open_loop and issued < requests:
+                heapq.heappush(pending, (now, issued))
+                issued += 1
+
+    events = 0
+    while done_count < requests:
+        events += 1
+        if events > max_events:
+            raise SimulationTooLong(
+                f"the simulation needed more than {max_events:,} scheduler events for {requests:,} requests "
+                f"({done_count:,} done): an iteration budget of {scheduler.max_num_batched_tokens:,} tokens, "
+                f"{scheduler.replicas:,} replicas or a KV cache of {scheduler.kv_capacity_tokens:,.0f} tokens "
+                "makes it too long to simulate")
+        t_arr = pending[0][0] if pending else math.inf
+        rep = min(reps, key=lambda x: x.busy_until) if len(reps) > 1 else reps[0]
+        t_rep = rep.busy_until
+        if t_arr <= t_rep and t_arr < math.inf:
+            t_new, i = heapq.heappop(pending)
+            area += in_sys * account(clock, t_new)
+            clock = t_new
+            if i == warmup:
+                w0 = t_new
+            if i == requests - 1:
+                w1 = t_new
+            if i >= warmup:
+                arrivals_in_window += 1
+            r = make(i, t_new)
+            reqs.append(r)
+            if open_loop and issued < requests:
+                nxt = trace[issued] if trace is not None else t_new + gap(rng_arr) / rate  # type: ignore[misc]
+                heapq.heappush(pending, (nxt, issued))
+                issued += 1
+            if least:
+                target = min(reps, key=lambda x: (x.in_system, x.index))
+            else:
+                target = reps[rr % len(reps)]
+                rr += 1
+            r.replica = target.index
+            in_sys += 1
+            if r.prompt + r.out > cap:
+                r.rejected = True
+                r.done = t_new
+                after_finish([r], t_new)
+                continue
+            target.in_system += 1
+            target.waiting.append(r)
+            if target.kind == "":
+                target.finished = []
+                target.plan(t_new)
+                after_finish(target.finished, t_new)
+            elif target.kind == "jump" and target.can_admit_now():
+                target.truncate(t_new)
+            continue
+        if t_rep == math.inf:
+            raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover
+        area += in_sys * account(clock, t_rep)
+        clock = t_rep
+        span = account(rep.t0, t_rep)
+        if span > 0:
+            busy += span
+            batch_time.append((span, rep.plan_batch))
+        finished = rep.commit()
+        after_finish(finished, t_rep)
+        rep.finished = []
+        rep.plan(t_rep)
+        after_finish(rep.finished, t_rep)
+
+    records = []
+    for r in reqs:
+        if r.i < warmup:
+            continue
+        if r.rejected:
+            nan = math.nan
+            records.append(RequestRecord(r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
+                                         r.cached, r.out, r.preempt, True))
+            continue
+        ttft = r.first - r.arr
+        e2e = r.done - r.arr
+        records.append(RequestRecord(r.i, r.replica, r.arr, r.sched - r.arr, ttft, e2e,
+                                     (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
+                                     r.preempt, False))
+    if w1 == math.inf:
+        w1 = clock
+    return RawRun(tuple(records), w0, w1, scheduler.replicas, area, busy, tuple(batch_time),
+                  arrivals_in_window, completions_in_window, tokens_in_window)

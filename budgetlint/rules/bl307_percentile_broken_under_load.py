@@ -1,0 +1,69 @@
+"""A percentile promise the declared traffic breaks.
+
+## What it checks
+Budgets that declare traffic (`workload.arrival_rate`, length
+distributions, `deployment.replicas` or scheduler facts): the serving
+simulator (docs/load.md) runs the traffic through iteration-level
+continuous batching at the realistic efficiency and predicts each promise
+at the budget's percentile, with a 95 % confidence interval. A promise whose
+predicted percentile, or the top of its interval, misses is reported with
+the mechanism (KV-cache preemption, queueing, or batch crowding), the
+capacity per replica at which it holds, and the replicas the declared rate
+needs. The roofline bound is untouched: what the bound rules out is BL301,
+never this rule.
+
+## Why
+A flat estimate is one steady state at a fixed concurrency: no arrivals, no
+queue, no prefill sharing an iteration with decodes, no preemption. p50 can
+be fine while p95 doubles at peak; this is where the tail moves first.
+
+## Example
+```yaml
+percentile: p95
+workload:
+  prompt_tokens: {lognormal: {mean: 1500, p95: 4000}}
+  output_tokens: {lognormal: {mean: 300, p95: 800}}
+  arrival_rate: 11 request/s
+promise: {ttft: 800 ms, tpot: 50 ms}
+deployment: {model: llama-3.1-8b, hardware: h100-sxm}
+# BL307: p95 TTFT 2.1 s predicted at 11 request/s (utilisation 0.99);
+#        promise 800 ms; requests wait to be scheduled: queue p95 1.8 s;
+#        holds up to 9.1 request/s per replica; 2 replicas meet it
+```
+
+## Fix
+Add replicas (the message says how many), lower the rate per replica, or
+pull one of the roofline levers that shortens each step; set
+`max_num_seqs` / `max_num_batched_tokens` when the engine's defaults are
+not yours.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL307"
+NAME = "percentile-broken-under-load"
+SUMMARY = "A percentile promise the declared traffic breaks."
+SEVERITY = Severity.WARNING
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    from budgetlint.evaluate.load import miss_message
+    from budgetlint.rules._verdicts import promise_location
+
+    load = ev.load
+    if load is None or load.skipped is not None or load.result is None:
+        return
+    for promise in ("ttft", "tpot", "e2e"):
+        if load.verdicts.get(promise) != "at-risk":
+            continue
+        if ev.verdicts.get(promise) is not None and ev.verdicts[promise].verdict == "cannot-be-met":
+            continue  # BL301 already says it; the simulation adds nothing to an impossibility
+        fix = None
+        if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+            fix = f"deployment.replicas: {load.replicas_needed}"
+        yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
+                      budget=b.name, fix=fix)

@@ -1,0 +1,65 @@
+"""A throughput promise the deployment cannot sustain with its latency promises held.
+
+## What it checks
+`promise.throughput` (`20 request/s`, or `5000 token/s` of output) against
+what the replicas sustain while every latency promise holds at its
+percentile: the capacity per replica found by the serving simulator
+(docs/load.md) times `deployment.replicas`. Without latency promises, the
+replicas' saturation throughput (every slot busy) is used.
+
+## Why
+Throughput and latency are one trade: a batch large enough for the
+throughput can be too slow per user. A throughput promise is only kept when
+it is kept together with the latency ones.
+
+## Example
+```yaml
+promise: {ttft: 800 ms, tpot: 50 ms, throughput: 30 request/s}
+deployment: {model: llama-3.1-8b, hardware: h100-sxm, replicas: 2}
+# BL308: throughput 30 request/s promised; 2 replicas sustain 18.3 request/s
+#        with the latency promises held (9.14 request/s each); 4 replicas would
+```
+
+## Fix
+More replicas (the message says how many), looser latency promises, or a
+lever that shortens each step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL308"
+NAME = "throughput-not-sustained"
+SUMMARY = "A throughput promise the deployment cannot sustain with its latency promises held."
+SEVERITY = Severity.WARNING
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    from budgetlint.model.units import format_quantity
+
+    load = ev.load
+    if load is None or load.skipped is not None or load.throughput_verdict != "at-risk":
+        return
+    p = b.promise
+    sustained = load.throughput_sustained_request_per_s or 0.0
+    per = sustained / load.replicas if load.replicas else 0.0
+    if p.throughput_request_per_s is not None:
+        want, unit, got = p.throughput_request_per_s, "request_rate", sustained
+    else:
+        mean_out = max(load.result.output_token_per_s / load.result.throughput_request_per_s, 1.0) \
+            if load.result is not None and load.result.throughput_request_per_s else 1.0
+        want, unit, got = p.throughput_token_per_s, "pace", sustained * mean_out
+    held = " with the latency promises held" if load.capacity is not None else " at saturation"
+    msg = (f"budget {b.name!r}: throughput {format_quantity(want, unit)} promised; "
+           f"{load.replicas} replica{'s sustain' if load.replicas > 1 else ' sustains'} {format_quantity(got, unit)}{held} "
+           f"({format_quantity(per, 'request_rate')} each)")
+    fix = None
+    if per > 0 and got > 0:
+        need = math.ceil(load.replicas * want / got - 1e-9)
+        msg += f"; {need} replicas would"
+        fix = f"deployment.replicas: {need}"
+    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix)

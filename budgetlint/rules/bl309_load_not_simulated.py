@@ -1,0 +1,49 @@
+"""Declared traffic that could not be simulated.
+
+## What it checks
+Budgets that declare traffic (docs/load.md) whose simulation could not run:
+no deployment physics (BL306 says why), weights that leave no KV cache, or
+inputs that would take too long to simulate (an iteration budget of a few
+tokens against long prompts, say). Turning the simulation off on purpose
+(`--no-simulate`, `simulate = false`) is not reported; the JSON report says
+`load: {simulated: false}` either way. Budgets with input errors are not
+reported here: fix those first.
+
+## Why
+A check that could not run is a warning that says why, never a quiet pass:
+the percentile promises of this budget were not held against its traffic.
+
+## Example
+```yaml
+workload: {prompt_tokens: 30000, output_tokens: 10, arrival_rate: 50 request/s}
+deployment: {model: llama-3.1-8b, hardware: h100-sxm, max_num_batched_tokens: 1}
+# BL309: the load simulation did not run: the simulation needed more than
+#        500,000 scheduler events for 2,000 requests ...
+```
+
+## Fix
+What the message names: a realistic `max_num_batched_tokens`, a model that
+leaves memory for the KV cache, or the missing deployment facts.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL309"
+NAME = "load-not-simulated"
+SUMMARY = "Declared traffic that could not be simulated."
+SEVERITY = Severity.WARNING
+
+_QUIET = ("the load simulation is turned off", "no physics for this budget: the budget has input errors")
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    load = ev.load
+    if load is None or load.skipped is None or load.skipped.startswith(_QUIET):
+        return
+    where = b.loc("workload") if b.workload is not None else b.loc()
+    yield Finding(CODE, SEVERITY, f"budget {b.name!r}: the load simulation did not run: {load.skipped}",
+                  where, budget=b.name)
