@@ -6,7 +6,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'fcdd60104a37f9b8866dc50ad5577c9136d47857ee485f72d445a56ddb0df4c0'
+SCHEMAS_DIGEST = '48e63c72f302be823ebd41f74971e2e6ce1f4f88fc27c5bd5da1f53b172103fd'
 
 
 class JsonSchemaValueException(ValueError):
@@ -112,18 +112,180 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'prompt_tokens' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('prompt_tokens')
                                     data__budgets_item__workload__prompttokens = data__budgets_item__workload['prompt_tokens']
-                                    if not isinstance(data__budgets_item__workload__prompttokens, int) and (not (isinstance(data__budgets_item__workload__prompttokens, float) and data__budgets_item__workload__prompttokens.is_integer())) or isinstance(data__budgets_item__workload__prompttokens, bool):
+                                    if not isinstance(data__budgets_item__workload__prompttokens, (int, dict)) and (not (isinstance(data__budgets_item__workload__prompttokens, float) and data__budgets_item__workload__prompttokens.is_integer())) or isinstance(data__budgets_item__workload__prompttokens, bool):
                                         raise JsonSchemaValueException('')
                                     if isinstance(data__budgets_item__workload__prompttokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens, bool)):
                                         if data__budgets_item__workload__prompttokens < 0:
                                             raise JsonSchemaValueException('')
+                                    data__budgets_item__workload__prompttokens_is_dict = isinstance(data__budgets_item__workload__prompttokens, dict)
+                                    if data__budgets_item__workload__prompttokens_is_dict:
+                                        data__budgets_item__workload__prompttokens_len = len(data__budgets_item__workload__prompttokens)
+                                        if data__budgets_item__workload__prompttokens_len < 1:
+                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__prompttokens_len > 1:
+                                            raise JsonSchemaValueException('')
+                                        data__budgets_item__workload__prompttokens_keys = set(data__budgets_item__workload__prompttokens.keys())
+                                        if 'uniform' in data__budgets_item__workload__prompttokens_keys:
+                                            data__budgets_item__workload__prompttokens_keys.remove('uniform')
+                                            data__budgets_item__workload__prompttokens__uniform = data__budgets_item__workload__prompttokens['uniform']
+                                            if not isinstance(data__budgets_item__workload__prompttokens__uniform, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__prompttokens__uniform_is_list = isinstance(data__budgets_item__workload__prompttokens__uniform, (list, tuple))
+                                            if data__budgets_item__workload__prompttokens__uniform_is_list:
+                                                data__budgets_item__workload__prompttokens__uniform_len = len(data__budgets_item__workload__prompttokens__uniform)
+                                                if data__budgets_item__workload__prompttokens__uniform_len < 2:
+                                                    raise JsonSchemaValueException('')
+                                                if data__budgets_item__workload__prompttokens__uniform_len > 2:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__workload__prompttokens__uniform_x, data__budgets_item__workload__prompttokens__uniform_item in enumerate(data__budgets_item__workload__prompttokens__uniform):
+                                                    if not isinstance(data__budgets_item__workload__prompttokens__uniform_item, int) and (not (isinstance(data__budgets_item__workload__prompttokens__uniform_item, float) and data__budgets_item__workload__prompttokens__uniform_item.is_integer())) or isinstance(data__budgets_item__workload__prompttokens__uniform_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__prompttokens__uniform_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__uniform_item, bool)):
+                                                        if data__budgets_item__workload__prompttokens__uniform_item < 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'lognormal' in data__budgets_item__workload__prompttokens_keys:
+                                            data__budgets_item__workload__prompttokens_keys.remove('lognormal')
+                                            data__budgets_item__workload__prompttokens__lognormal = data__budgets_item__workload__prompttokens['lognormal']
+                                            if not isinstance(data__budgets_item__workload__prompttokens__lognormal, dict):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__prompttokens__lognormal_is_dict = isinstance(data__budgets_item__workload__prompttokens__lognormal, dict)
+                                            if data__budgets_item__workload__prompttokens__lognormal_is_dict:
+                                                data__budgets_item__workload__prompttokens__lognormal__missing_keys = set(['mean', 'p95']) - data__budgets_item__workload__prompttokens__lognormal.keys()
+                                                if data__budgets_item__workload__prompttokens__lognormal__missing_keys:
+                                                    raise JsonSchemaValueException('')
+                                                data__budgets_item__workload__prompttokens__lognormal_keys = set(data__budgets_item__workload__prompttokens__lognormal.keys())
+                                                if 'mean' in data__budgets_item__workload__prompttokens__lognormal_keys:
+                                                    data__budgets_item__workload__prompttokens__lognormal_keys.remove('mean')
+                                                    data__budgets_item__workload__prompttokens__lognormal__mean = data__budgets_item__workload__prompttokens__lognormal['mean']
+                                                    if not isinstance(data__budgets_item__workload__prompttokens__lognormal__mean, (int, float, Decimal)) or isinstance(data__budgets_item__workload__prompttokens__lognormal__mean, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__prompttokens__lognormal__mean, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__lognormal__mean, bool)):
+                                                        if data__budgets_item__workload__prompttokens__lognormal__mean <= 0:
+                                                            raise JsonSchemaValueException('')
+                                                if 'p95' in data__budgets_item__workload__prompttokens__lognormal_keys:
+                                                    data__budgets_item__workload__prompttokens__lognormal_keys.remove('p95')
+                                                    data__budgets_item__workload__prompttokens__lognormal__p95 = data__budgets_item__workload__prompttokens__lognormal['p95']
+                                                    if not isinstance(data__budgets_item__workload__prompttokens__lognormal__p95, (int, float, Decimal)) or isinstance(data__budgets_item__workload__prompttokens__lognormal__p95, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__prompttokens__lognormal__p95, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__lognormal__p95, bool)):
+                                                        if data__budgets_item__workload__prompttokens__lognormal__p95 <= 0:
+                                                            raise JsonSchemaValueException('')
+                                                if 'max' in data__budgets_item__workload__prompttokens__lognormal_keys:
+                                                    data__budgets_item__workload__prompttokens__lognormal_keys.remove('max')
+                                                    data__budgets_item__workload__prompttokens__lognormal__max = data__budgets_item__workload__prompttokens__lognormal['max']
+                                                    if not isinstance(data__budgets_item__workload__prompttokens__lognormal__max, int) and (not (isinstance(data__budgets_item__workload__prompttokens__lognormal__max, float) and data__budgets_item__workload__prompttokens__lognormal__max.is_integer())) or isinstance(data__budgets_item__workload__prompttokens__lognormal__max, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__prompttokens__lognormal__max, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__lognormal__max, bool)):
+                                                        if data__budgets_item__workload__prompttokens__lognormal__max < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if data__budgets_item__workload__prompttokens__lognormal_keys:
+                                                    raise JsonSchemaValueException('')
+                                        if 'values' in data__budgets_item__workload__prompttokens_keys:
+                                            data__budgets_item__workload__prompttokens_keys.remove('values')
+                                            data__budgets_item__workload__prompttokens__values = data__budgets_item__workload__prompttokens['values']
+                                            if not isinstance(data__budgets_item__workload__prompttokens__values, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__prompttokens__values_is_list = isinstance(data__budgets_item__workload__prompttokens__values, (list, tuple))
+                                            if data__budgets_item__workload__prompttokens__values_is_list:
+                                                data__budgets_item__workload__prompttokens__values_len = len(data__budgets_item__workload__prompttokens__values)
+                                                if data__budgets_item__workload__prompttokens__values_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__workload__prompttokens__values_x, data__budgets_item__workload__prompttokens__values_item in enumerate(data__budgets_item__workload__prompttokens__values):
+                                                    if not isinstance(data__budgets_item__workload__prompttokens__values_item, int) and (not (isinstance(data__budgets_item__workload__prompttokens__values_item, float) and data__budgets_item__workload__prompttokens__values_item.is_integer())) or isinstance(data__budgets_item__workload__prompttokens__values_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__prompttokens__values_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__values_item, bool)):
+                                                        if data__budgets_item__workload__prompttokens__values_item < 0:
+                                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__prompttokens_keys:
+                                            raise JsonSchemaValueException('')
                                 if 'output_tokens' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('output_tokens')
                                     data__budgets_item__workload__outputtokens = data__budgets_item__workload['output_tokens']
-                                    if not isinstance(data__budgets_item__workload__outputtokens, int) and (not (isinstance(data__budgets_item__workload__outputtokens, float) and data__budgets_item__workload__outputtokens.is_integer())) or isinstance(data__budgets_item__workload__outputtokens, bool):
+                                    if not isinstance(data__budgets_item__workload__outputtokens, (int, dict)) and (not (isinstance(data__budgets_item__workload__outputtokens, float) and data__budgets_item__workload__outputtokens.is_integer())) or isinstance(data__budgets_item__workload__outputtokens, bool):
                                         raise JsonSchemaValueException('')
                                     if isinstance(data__budgets_item__workload__outputtokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens, bool)):
-                                        if data__budgets_item__workload__outputtokens < 1:
+                                        if data__budgets_item__workload__outputtokens < 0:
+                                            raise JsonSchemaValueException('')
+                                    data__budgets_item__workload__outputtokens_is_dict = isinstance(data__budgets_item__workload__outputtokens, dict)
+                                    if data__budgets_item__workload__outputtokens_is_dict:
+                                        data__budgets_item__workload__outputtokens_len = len(data__budgets_item__workload__outputtokens)
+                                        if data__budgets_item__workload__outputtokens_len < 1:
+                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__outputtokens_len > 1:
+                                            raise JsonSchemaValueException('')
+                                        data__budgets_item__workload__outputtokens_keys = set(data__budgets_item__workload__outputtokens.keys())
+                                        if 'uniform' in data__budgets_item__workload__outputtokens_keys:
+                                            data__budgets_item__workload__outputtokens_keys.remove('uniform')
+                                            data__budgets_item__workload__outputtokens__uniform = data__budgets_item__workload__outputtokens['uniform']
+                                            if not isinstance(data__budgets_item__workload__outputtokens__uniform, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__outputtokens__uniform_is_list = isinstance(data__budgets_item__workload__outputtokens__uniform, (list, tuple))
+                                            if data__budgets_item__workload__outputtokens__uniform_is_list:
+                                                data__budgets_item__workload__outputtokens__uniform_len = len(data__budgets_item__workload__outputtokens__uniform)
+                                                if data__budgets_item__workload__outputtokens__uniform_len < 2:
+                                                    raise JsonSchemaValueException('')
+                                                if data__budgets_item__workload__outputtokens__uniform_len > 2:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__workload__outputtokens__uniform_x, data__budgets_item__workload__outputtokens__uniform_item in enumerate(data__budgets_item__workload__outputtokens__uniform):
+                                                    if not isinstance(data__budgets_item__workload__outputtokens__uniform_item, int) and (not (isinstance(data__budgets_item__workload__outputtokens__uniform_item, float) and data__budgets_item__workload__outputtokens__uniform_item.is_integer())) or isinstance(data__budgets_item__workload__outputtokens__uniform_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__outputtokens__uniform_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__uniform_item, bool)):
+                                                        if data__budgets_item__workload__outputtokens__uniform_item < 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'lognormal' in data__budgets_item__workload__outputtokens_keys:
+                                            data__budgets_item__workload__outputtokens_keys.remove('lognormal')
+                                            data__budgets_item__workload__outputtokens__lognormal = data__budgets_item__workload__outputtokens['lognormal']
+                                            if not isinstance(data__budgets_item__workload__outputtokens__lognormal, dict):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__outputtokens__lognormal_is_dict = isinstance(data__budgets_item__workload__outputtokens__lognormal, dict)
+                                            if data__budgets_item__workload__outputtokens__lognormal_is_dict:
+                                                data__budgets_item__workload__outputtokens__lognormal__missing_keys = set(['mean', 'p95']) - data__budgets_item__workload__outputtokens__lognormal.keys()
+                                                if data__budgets_item__workload__outputtokens__lognormal__missing_keys:
+                                                    raise JsonSchemaValueException('')
+                                                data__budgets_item__workload__outputtokens__lognormal_keys = set(data__budgets_item__workload__outputtokens__lognormal.keys())
+                                                if 'mean' in data__budgets_item__workload__outputtokens__lognormal_keys:
+                                                    data__budgets_item__workload__outputtokens__lognormal_keys.remove('mean')
+                                                    data__budgets_item__workload__outputtokens__lognormal__mean = data__budgets_item__workload__outputtokens__lognormal['mean']
+                                                    if not isinstance(data__budgets_item__workload__outputtokens__lognormal__mean, (int, float, Decimal)) or isinstance(data__budgets_item__workload__outputtokens__lognormal__mean, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__outputtokens__lognormal__mean, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__lognormal__mean, bool)):
+                                                        if data__budgets_item__workload__outputtokens__lognormal__mean <= 0:
+                                                            raise JsonSchemaValueException('')
+                                                if 'p95' in data__budgets_item__workload__outputtokens__lognormal_keys:
+                                                    data__budgets_item__workload__outputtokens__lognormal_keys.remove('p95')
+                                                    data__budgets_item__workload__outputtokens__lognormal__p95 = data__budgets_item__workload__outputtokens__lognormal['p95']
+                                                    if not isinstance(data__budgets_item__workload__outputtokens__lognormal__p95, (int, float, Decimal)) or isinstance(data__budgets_item__workload__outputtokens__lognormal__p95, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__outputtokens__lognormal__p95, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__lognormal__p95, bool)):
+                                                        if data__budgets_item__workload__outputtokens__lognormal__p95 <= 0:
+                                                            raise JsonSchemaValueException('')
+                                                if 'max' in data__budgets_item__workload__outputtokens__lognormal_keys:
+                                                    data__budgets_item__workload__outputtokens__lognormal_keys.remove('max')
+                                                    data__budgets_item__workload__outputtokens__lognormal__max = data__budgets_item__workload__outputtokens__lognormal['max']
+                                                    if not isinstance(data__budgets_item__workload__outputtokens__lognormal__max, int) and (not (isinstance(data__budgets_item__workload__outputtokens__lognormal__max, float) and data__budgets_item__workload__outputtokens__lognormal__max.is_integer())) or isinstance(data__budgets_item__workload__outputtokens__lognormal__max, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__outputtokens__lognormal__max, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__lognormal__max, bool)):
+                                                        if data__budgets_item__workload__outputtokens__lognormal__max < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if data__budgets_item__workload__outputtokens__lognormal_keys:
+                                                    raise JsonSchemaValueException('')
+                                        if 'values' in data__budgets_item__workload__outputtokens_keys:
+                                            data__budgets_item__workload__outputtokens_keys.remove('values')
+                                            data__budgets_item__workload__outputtokens__values = data__budgets_item__workload__outputtokens['values']
+                                            if not isinstance(data__budgets_item__workload__outputtokens__values, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__workload__outputtokens__values_is_list = isinstance(data__budgets_item__workload__outputtokens__values, (list, tuple))
+                                            if data__budgets_item__workload__outputtokens__values_is_list:
+                                                data__budgets_item__workload__outputtokens__values_len = len(data__budgets_item__workload__outputtokens__values)
+                                                if data__budgets_item__workload__outputtokens__values_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__workload__outputtokens__values_x, data__budgets_item__workload__outputtokens__values_item in enumerate(data__budgets_item__workload__outputtokens__values):
+                                                    if not isinstance(data__budgets_item__workload__outputtokens__values_item, int) and (not (isinstance(data__budgets_item__workload__outputtokens__values_item, float) and data__budgets_item__workload__outputtokens__values_item.is_integer())) or isinstance(data__budgets_item__workload__outputtokens__values_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__workload__outputtokens__values_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__values_item, bool)):
+                                                        if data__budgets_item__workload__outputtokens__values_item < 0:
+                                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__outputtokens_keys:
                                             raise JsonSchemaValueException('')
                                 if 'concurrency' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('concurrency')
@@ -151,6 +313,41 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                     data__budgets_item__workload__measuredat = data__budgets_item__workload['measured_at']
                                     if not (isinstance(data__budgets_item__workload__measuredat, str) and data__budgets_item__workload__measuredat == 'server' or (isinstance(data__budgets_item__workload__measuredat, str) and data__budgets_item__workload__measuredat == 'client')):
                                         raise JsonSchemaValueException('')
+                                if 'arrival_rate' in data__budgets_item__workload_keys:
+                                    data__budgets_item__workload_keys.remove('arrival_rate')
+                                    data__budgets_item__workload__arrivalrate = data__budgets_item__workload['arrival_rate']
+                                    if not isinstance(data__budgets_item__workload__arrivalrate, (str, int, float, Decimal)) or isinstance(data__budgets_item__workload__arrivalrate, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'arrival_rate_per' in data__budgets_item__workload_keys:
+                                    data__budgets_item__workload_keys.remove('arrival_rate_per')
+                                    data__budgets_item__workload__arrivalrateper = data__budgets_item__workload['arrival_rate_per']
+                                    if not (isinstance(data__budgets_item__workload__arrivalrateper, str) and data__budgets_item__workload__arrivalrateper == 'service' or (isinstance(data__budgets_item__workload__arrivalrateper, str) and data__budgets_item__workload__arrivalrateper == 'replica')):
+                                        raise JsonSchemaValueException('')
+                                if 'arrival' in data__budgets_item__workload_keys:
+                                    data__budgets_item__workload_keys.remove('arrival')
+                                    data__budgets_item__workload__arrival = data__budgets_item__workload['arrival']
+                                    if not (isinstance(data__budgets_item__workload__arrival, str) and data__budgets_item__workload__arrival == 'poisson' or (isinstance(data__budgets_item__workload__arrival, str) and data__budgets_item__workload__arrival == 'constant') or (isinstance(data__budgets_item__workload__arrival, str) and data__budgets_item__workload__arrival == 'gamma')):
+                                        raise JsonSchemaValueException('')
+                                if 'arrival_cv' in data__budgets_item__workload_keys:
+                                    data__budgets_item__workload_keys.remove('arrival_cv')
+                                    data__budgets_item__workload__arrivalcv = data__budgets_item__workload['arrival_cv']
+                                    if not isinstance(data__budgets_item__workload__arrivalcv, (int, float, Decimal)) or isinstance(data__budgets_item__workload__arrivalcv, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__workload__arrivalcv, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__arrivalcv, bool)):
+                                        if data__budgets_item__workload__arrivalcv < 0.001:
+                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__arrivalcv > 1000:
+                                            raise JsonSchemaValueException('')
+                                if 'prefix_cache_hit_requests' in data__budgets_item__workload_keys:
+                                    data__budgets_item__workload_keys.remove('prefix_cache_hit_requests')
+                                    data__budgets_item__workload__prefixcachehitrequests = data__budgets_item__workload['prefix_cache_hit_requests']
+                                    if not isinstance(data__budgets_item__workload__prefixcachehitrequests, (int, float, Decimal)) or isinstance(data__budgets_item__workload__prefixcachehitrequests, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__workload__prefixcachehitrequests, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prefixcachehitrequests, bool)):
+                                        if data__budgets_item__workload__prefixcachehitrequests < 0:
+                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__workload__prefixcachehitrequests > 1:
+                                            raise JsonSchemaValueException('')
                                 if data__budgets_item__workload_keys:
                                     raise JsonSchemaValueException('')
                         if 'promise' in data__budgets_item_keys:
@@ -183,6 +380,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                     data__budgets_item__promise_keys.remove('e2e')
                                     data__budgets_item__promise__e2e = data__budgets_item__promise['e2e']
                                     if not isinstance(data__budgets_item__promise__e2e, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__e2e, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'throughput' in data__budgets_item__promise_keys:
+                                    data__budgets_item__promise_keys.remove('throughput')
+                                    data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
+                                    if not isinstance(data__budgets_item__promise__throughput, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__throughput, bool):
                                         raise JsonSchemaValueException('')
                                 if data__budgets_item__promise_keys:
                                     raise JsonSchemaValueException('')
@@ -675,6 +877,35 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
                                     if not isinstance(data__budgets_item__deployment__memoryoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__memoryoverhead, bool):
                                         raise JsonSchemaValueException('')
+                                if 'replicas' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('replicas')
+                                    data__budgets_item__deployment__replicas = data__budgets_item__deployment['replicas']
+                                    if not isinstance(data__budgets_item__deployment__replicas, int) and (not (isinstance(data__budgets_item__deployment__replicas, float) and data__budgets_item__deployment__replicas.is_integer())) or isinstance(data__budgets_item__deployment__replicas, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__replicas, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__replicas, bool)):
+                                        if data__budgets_item__deployment__replicas < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'load_balancer' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('load_balancer')
+                                    data__budgets_item__deployment__loadbalancer = data__budgets_item__deployment['load_balancer']
+                                    if not (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'round_robin' or (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'least_loaded')):
+                                        raise JsonSchemaValueException('')
+                                if 'max_num_seqs' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('max_num_seqs')
+                                    data__budgets_item__deployment__maxnumseqs = data__budgets_item__deployment['max_num_seqs']
+                                    if not isinstance(data__budgets_item__deployment__maxnumseqs, int) and (not (isinstance(data__budgets_item__deployment__maxnumseqs, float) and data__budgets_item__deployment__maxnumseqs.is_integer())) or isinstance(data__budgets_item__deployment__maxnumseqs, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__maxnumseqs, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__maxnumseqs, bool)):
+                                        if data__budgets_item__deployment__maxnumseqs < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'max_num_batched_tokens' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('max_num_batched_tokens')
+                                    data__budgets_item__deployment__maxnumbatchedtokens = data__budgets_item__deployment['max_num_batched_tokens']
+                                    if not isinstance(data__budgets_item__deployment__maxnumbatchedtokens, int) and (not (isinstance(data__budgets_item__deployment__maxnumbatchedtokens, float) and data__budgets_item__deployment__maxnumbatchedtokens.is_integer())) or isinstance(data__budgets_item__deployment__maxnumbatchedtokens, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__maxnumbatchedtokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__maxnumbatchedtokens, bool)):
+                                        if data__budgets_item__deployment__maxnumbatchedtokens < 1:
+                                            raise JsonSchemaValueException('')
                                 if data__budgets_item__deployment_keys:
                                     raise JsonSchemaValueException('')
                         if 'edge' in data__budgets_item_keys:
