@@ -108,16 +108,20 @@ def schema_has_traffic() -> bool:
     return "arrival_rate" in (REPO / "schemas" / "budgets.schema.json").read_text()
 
 
-def generate(root: Path, files: int, per_file: int = 10, seed: int = 6, configs: int | None = None) -> int:
+def generate(root: Path, files: int, per_file: int = 10, seed: int = 6, configs: int | None = None,
+             traffic: int = 0) -> int:
     """``files`` budget files of ``per_file`` budgets each, plus hardware/models/teams; returns budgets.
 
     With ``configs``, every budget runs one of that many distinct configurations
     (deployment and workload, as real repositories share a few); only the
     promises, percentiles, names and owners differ. Without, each budget draws
-    its own (about 3,000 distinct among 10,000 budgets)."""
+    its own (about 3,000 distinct among 10,000 budgets). The first ``traffic``
+    configurations also declare their traffic (simulated, when the schema has
+    the load simulation), and their budgets share one promise tier each (the
+    simulation's cache is per configuration and promises)."""
     rng = random.Random(seed)
     fleet = configurations(configs) if configs else None
-    traffic = bool(fleet) and schema_has_traffic()  # every configuration declares its traffic: simulated
+    simulated = {fleet[k] for k in range(min(traffic, len(fleet)))} if fleet and schema_has_traffic() else set()
     root.mkdir(parents=True, exist_ok=True)
     teams = [f"@acme/team-{i:02d}" for i in range(40)]
     (root / "teams.yaml").write_text("version: 1\nkind: teams\nteams:\n" + "".join(
@@ -178,21 +182,32 @@ models:
             tight = rng.random() < 0.1  # about one budget in ten cannot be met or is at risk
             ttft_ms = rng.choice([50, 100]) if tight else rng.choice([800, 1500, 3000])
             pace = rng.choice([150, 300]) if tight else rng.choice([5, 8, 10, 15])
+            # drawn in the order the corpus always drew them (the same files as before for a seed)
+            percentile = rng.choice(['p50', 'p90', 'p95', 'p99'])
+            concurrency = cfg[6] if cfg else rng.choice([1, 2, 4, 8])
+            prefix = cfg[7] if cfg else rng.choice([0, 0.5])
+            as_pace = rng.random() < 0.5
+            kv = cfg[8] if cfg else rng.choice(['bf16', 'fp8'])
+            traffic_here = cfg in simulated
+            if traffic_here:  # one promise tier per simulated configuration
+                tier = random.Random(str(cfg))
+                ttft_ms, pace = tier.choice([800, 1500, 3000]), tier.choice([5, 8, 10, 15])
+                percentile, as_pace = tier.choice(['p90', 'p95', 'p99']), tier.random() < 0.5
             e2e_s = int(ttft_ms / 1000 + output / pace * 1.25) + 1
             lines += [
                 f"  - name: svc{i:05d}-b{j}",
                 f"    description: synthetic budget {j} of service {i}",
                 f'    owner: "{team}"',
-                f"    percentile: {rng.choice(['p50', 'p90', 'p95', 'p99'])}",
+                f"    percentile: {percentile}",
                 "    workload:",
                 f"      prompt_tokens: {prompt}",
                 f"      output_tokens: {output}",
-                f"      concurrency: {cfg[6] if cfg else rng.choice([1, 2, 4, 8])}",
-                f"      prefix_cache_hit: {cfg[7] if cfg else rng.choice([0, 0.5])}",
-                *([f"      arrival_rate: {cfg[9]:g} request/s"] if traffic else []),
+                f"      concurrency: {concurrency}",
+                f"      prefix_cache_hit: {prefix}",
+                *([f"      arrival_rate: {cfg[9]:g} request/s"] if traffic_here else []),
                 "    promise:",
                 f"      ttft: {ttft_ms} ms",
-                f"      pace: {pace} token/s" if rng.random() < 0.5 else f"      tpot: {1000 / pace:g} ms",
+                f"      pace: {pace} token/s" if as_pace else f"      tpot: {1000 / pace:g} ms",
                 f"      e2e: {e2e_s} s",
                 "    segments:",
                 "      - name: queue",
@@ -208,8 +223,8 @@ models:
                 f"      hardware: {hardware}",
                 f"      devices: {devices}",
                 f"      weight_precision: {weights}",
-                f"      kv_precision: {cfg[8] if cfg else rng.choice(['bf16', 'fp8'])}",
-                *([f"      replicas: {cfg[10]}"] if traffic else []),
+                f"      kv_precision: {kv}",
+                *([f"      replicas: {cfg[10]}"] if traffic_here else []),
             ]
         d = root / "services" / f"group-{i % 50:02d}"
         d.mkdir(parents=True, exist_ok=True)
@@ -344,6 +359,8 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--configs", type=int, default=50,
                         help="distinct serving configurations among the budgets (0: each budget its own)")
+    parser.add_argument("--traffic", type=int, default=5,
+                        help="how many of the configurations declare traffic (load simulation); default 5")
     parser.add_argument("--jobs", type=int, default=None, help="budgetlint --jobs (default: every core)")
     parser.add_argument("--keep", type=Path, default=None)
     parser.add_argument("--cjs-max-files", type=int, default=1000,
@@ -360,7 +377,8 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"budgetlint speed benchmark ({cores} cores, load average {load:.1f} at the start, Python "
           f"{sys.version.split()[0]}); budgetlint --jobs {args.jobs if args.jobs is not None else 'default (every core)'}; "
-          f"{args.configs or 'no shared'} configurations{' with traffic (load simulation)' if args.configs and schema_has_traffic() else ''}; "
+          f"{args.configs or 'no shared'} configurations"
+          f"{f', {args.traffic} of them with traffic (load simulation)' if args.configs and args.traffic and schema_has_traffic() else ''}; "
           f"median of {args.repeat} runs; peak = the largest process's VmHWM (parent or worker)")
     cold: tuple[float, float] | None = None
     try:
@@ -384,7 +402,7 @@ def main() -> None:
         floor_results: dict[int, float] = {}
         for n in sizes:
             root = work / f"repo-{n}"
-            budgets = generate(root, n, configs=args.configs or None)
+            budgets = generate(root, n, configs=args.configs or None, traffic=args.traffic)
             files = yaml_files(root)
             reps = args.repeat if n <= 1000 else 1
             print(f"\n{'2' if n == 1000 else '4 (scaling)'}. {n:,} budget files ({budgets:,} budgets, {len(files):,} YAML files)")
