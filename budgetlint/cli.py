@@ -505,6 +505,56 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
 
 
 @main.command()
+@click.argument("bench", nargs=-1, required=True, type=click.Path())
+@click.option("--model", "model", required=True, help="The model served (a catalog name).")
+@click.option("--hardware", "hardware", required=True, help="The accelerator (a catalog name).")
+@click.option("--devices", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Tensor-parallel devices per replica (a run that records its own wins).")
+@click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Replicas behind a round-robin balancer (a run's request rate is for all of them).")
+@click.option("--weight-precision", default="bf16", show_default=True)
+@click.option("--kv-precision", default=None, help="Default: bf16.")
+@click.option("--engine", default=None, help="Use only runs of this engine (vllm, sglang, ...).")
+@click.option("--no-loo", is_flag=True, help="Skip the leave-one-out refits (faster; no error band).")
+@click.option("--include-saturated", is_flag=True,
+              help="Also fit runs that sent every request at once (slow: each is simulated in full).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the calibration here (default: standard output).")
+def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, replicas: int,
+              weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
+              include_saturated: bool, output: str | None) -> None:
+    """Fit a deployment's efficiency to benchmark runs (docs/calibration.md)."""
+    from budgetlint.run.calibrate import CalibrateError, dump
+    from budgetlint.run.calibrate import calibrate as run_calibrate
+
+    try:
+        result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
+                               replicas=replicas, weight_precision=weight_precision,
+                               kv_precision=kv_precision, engine=engine, loo=not no_loo,
+                               include_saturated=include_saturated)
+    except CalibrateError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    for p in result.problems:
+        click.echo(p, err=True)
+    for s in result.document.get("skipped", []):
+        click.echo(f"{s['file']} {s['run']}: not used: {s['reason']}", err=True)
+    text = dump(result.document)
+    if output:
+        try:
+            with open(output, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+        err = result.document.get("error", {})
+        summary = ", ".join(f"{m} median {v['median']:.1%} max {v['max']:.1%}" for m, v in err.items())
+        click.echo(f"calibrated from {len(result.document['runs'])} runs -> {output}"
+                   + (f" (leave-one-out error: {summary})" if summary else ""), err=True)
+    else:
+        click.echo(text, nl=False)
+
+
+@main.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the native JSON here (default: standard output).")

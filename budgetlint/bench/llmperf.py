@@ -38,6 +38,7 @@ from .measurement import (
     Metric,
     RecordBuilder,
     metric_from_samples,
+    per_request_lengths,
     percent_label,
 )
 
@@ -216,6 +217,7 @@ def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | Non
         c.set("prompt_tokens", sum(ins_f) / len(ins_f), INFERRED, "mean of number_input_tokens")
     if outs_f:
         c.set("output_tokens", sum(outs_f) / len(outs_f), INFERRED, "mean of number_output_tokens")
+    ok = [r for r in items if isinstance(r, dict) and r.get("error_code") in (None, 0) and not r.get("error_msg")]
     r = RecordBuilder()
     r.set("failed", failed, "responses with an error_code or error_msg")
     if outs_f:
@@ -230,4 +232,6 @@ def _read_individual(ctx: Ctx, items: list[Any], line: int) -> Measurement | Non
         conditions=c.build(),
         metrics=metrics,
         notes=("per-request file: model and concurrency are in the matching *_summary.json",),
+        prompt_lengths=per_request_lengths([r.get("number_input_tokens") for r in ok]),
+        output_lengths=per_request_lengths([r.get("number_output_tokens") for r in ok], minimum=1),
     )

@@ -237,6 +237,28 @@ class Measurement:
     notes: tuple[str, ...] = ()
     run: RunRecord = field(default_factory=RunRecord)
     provenance: Provenance = field(default_factory=Provenance)
+    #: per-request token counts of the successful requests, where the file has them
+    #: (vLLM --save-detailed input_lens/output_lens, LLMPerf individual responses);
+    #: the workload's `from_bench` lengths (docs/load.md)
+    prompt_lengths: tuple[int, ...] = field(default=(), repr=False, compare=False)
+    output_lengths: tuple[int, ...] = field(default=(), repr=False, compare=False)
+
+
+def per_request_lengths(values: object, keep: Sequence[bool] | None = None, minimum: int = 0) -> tuple[int, ...]:
+    """Per-request token counts from a file's array: whole numbers >= ``minimum`` only
+    (anything else, a failed request where ``keep`` says so, is left out)."""
+    if not isinstance(values, list):
+        return ()
+    out: list[int] = []
+    for i, v in enumerate(values):
+        if keep is not None and (i >= len(keep) or not keep[i]):
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            continue
+        if v != int(v) or v < minimum or v > 1e9:
+            continue
+        out.append(int(v))
+    return tuple(out)
 
 
 _INTEGERS = ("devices", "num_requests", "successful_requests")

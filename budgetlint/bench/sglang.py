@@ -22,7 +22,7 @@ from .measurement import (
     RecordBuilder,
     RunRecord,
 )
-from .vllm import _record, aggregate_metrics, detailed_metrics
+from .vllm import _record, aggregate_metrics, detailed_metrics, lengths
 
 NAME = "sglang"
 
@@ -133,6 +133,7 @@ def read(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
                 request_throughput=num(ctx, obj, "request_throughput", doc.line),
                 duration=num(ctx, obj, "duration", doc.line),
                 notes=tuple(notes),
+                **lengths(obj),  # --output-details: input_lens/output_lens, as vLLM's
             )
         )
     return out

@@ -42,6 +42,7 @@ from .measurement import (
     RecordBuilder,
     RunRecord,
     metric_from_samples,
+    per_request_lengths,
     percent_label,
 )
 
@@ -274,7 +275,17 @@ def read_object(ctx: Ctx, obj: dict[str, Any], line: int | None, label: str | No
         request_throughput=req_tp,
         duration=num(ctx, obj, "duration", line),
         notes=tuple(notes),
+        **lengths(obj),
     )
+
+
+def lengths(obj: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    """The successful requests' token counts (--save-detailed ``input_lens``/``output_lens``;
+    a request with an ``errors`` entry is left out)."""
+    errors = obj.get("errors")
+    keep = [not e for e in errors] if isinstance(errors, list) else None
+    return {"prompt_lengths": per_request_lengths(obj.get("input_lens"), keep),
+            "output_lengths": per_request_lengths(obj.get("output_lens"), keep, minimum=1)}
 
 
 def _record(ctx: Ctx, obj: dict[str, Any], line: int | None) -> tuple[RunRecord, Provenance]:

@@ -46,9 +46,11 @@ class Environment:
     only_budget: bool = False  # the run has one budget: --bench files speak for it
     simulate: bool = True  # the load simulation (docs/load.md); --no-simulate turns it off
     load_cache: dict = field(default_factory=dict)  # identical configurations simulated once per run
+    calibrations: dict = field(default_factory=dict)  # calibration files, read once per run
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
+    calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class BudgetEvaluation:
     evidence: BudgetEvidence = field(default_factory=BudgetEvidence)
     analysis: Mapping[str, Any] = field(default_factory=dict)  # the report's `analysis`
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
+    calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
+    lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -76,18 +80,35 @@ class BudgetEvaluation:
 
 
 def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
-    """The one evaluation of ``budget``."""
+    """The one evaluation of ``budget``.
+
+    Workload lengths given ``from_bench`` are read first (evaluate/lengths.py):
+    the evaluation's ``budget`` is then the budget with those lengths in it, and
+    rules and reporters read that one."""
     from budgetlint.evaluate import evidence, roofline
+    from budgetlint.evaluate.lengths import resolve_lengths
     from budgetlint.evaluate.levers import levers_for
     from budgetlint.evaluate.load import evaluate_load
 
+    budget, lengths = resolve_lengths(budget, env.bench)
     roof = roofline.evaluate(budget, env.assumptions)
+    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
+                                 env.only_budget, env.today, env.evidence_defaults)
+    cal = None
+    if budget.deployment is not None and budget.deployment.calibration:
+        from budgetlint.evaluate.calibration import evaluate_calibration
+
+        today = env.today
+        if today is None:
+            import datetime as _dt
+
+            today = _dt.date.today()
+        cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days,
+                                   getattr(env.bench, "roots", None), env.calibrations)
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
-    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
-                                 env.only_budget, env.today, env.evidence_defaults)
     from budgetlint.evaluate.arithmetic import e2e_arithmetic
 
     analysis = roof.as_dict()
@@ -96,5 +117,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
     analysis.update(evidence.evidence_analysis(budget, found.links))
-    load = evaluate_load(budget, roof, env)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load)
+    if cal is not None:
+        analysis["calibration"] = cal.as_dict()
+    load = evaluate_load(budget, roof, env, cal)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths)

@@ -83,7 +83,8 @@ class LoadEvaluation:
     max_num_batched_tokens: int = 0
     kv_capacity_tokens: int = 0
     scheduler_from: str = ""  # "budget" or "vLLM defaults (...)"
-    edge_extra_s: float = 0.0  # added to simulated TTFT/E2E for a client-measured budget
+    edge_extra_s: float = 0.0  # added to simulated TTFT/E2E: client edge allowances, a calibrated TTFT overhead
+    calibrated: str = ""  # "calibrated from N runs of ... (file)" when the step cost is the calibration's
     result: Any = None  # physics.load_stats.SimulationResult
     capacity: Any = None  # physics.capacity.Capacity (per replica)
     replicas_needed: Optional[int] = None
@@ -95,6 +96,8 @@ class LoadEvaluation:
     simulations: int = 0
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
+    prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
+    output_lengths: Any = None
 
     def predicted(self, promise: str) -> Optional[float]:
         """The simulated value of ``promise`` (ttft | tpot | e2e) at the budget's percentile,
@@ -126,6 +129,8 @@ class LoadEvaluation:
         r = self.result
         out: dict[str, Any] = {"simulated": True}
         out.update(r.as_dict())
+        if self.calibrated:
+            out["calibrated"] = self.calibrated
         if self.simulated_replicas != self.replicas:  # one replica stood for all: service-wide rates
             k = self.replicas / self.simulated_replicas
             for key in ("goodput_request_per_s", "throughput_request_per_s", "output_token_per_s"):
@@ -172,8 +177,13 @@ def _length(spec: Optional[tuple], fixed: int) -> Any:
     return t.Empirical(tuple(spec[1]))
 
 
-def evaluate_load(b: Budget, roof: Any, env: Any) -> Optional[LoadEvaluation]:
-    """The budget's :class:`LoadEvaluation`, or None when it declares no load."""
+def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Optional[LoadEvaluation]:
+    """The budget's :class:`LoadEvaluation`, or None when it declares no load.
+
+    With a usable ``calibration`` (:class:`~budgetlint.evaluate.calibration.CalibrationEvaluation`)
+    the simulation runs on the calibrated step cost (fitted bandwidth and compute fractions,
+    per-iteration overhead, per-layer collective latency) and adds the fitted TTFT overhead.
+    """
     if not declares_load(b):
         return None
     out = LoadEvaluation(percentile=percentile_number(b.percentile))
@@ -184,14 +194,14 @@ def evaluate_load(b: Budget, roof: Any, env: Any) -> Optional[LoadEvaluation]:
         out.skipped = f"no physics for this budget: {roof.skipped or 'no deployment'}"
         return out
     try:
-        _simulate(b, roof, env, out)
+        _simulate(b, roof, env, out, calibration)
     except ValueError as exc:  # the physics refused an input combination
         out.skipped = str(exc)
         out.result = None
     return out
 
 
-def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
+def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
     from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, simulate
     from budgetlint.physics.load_stats import PercentilePromise
     from budgetlint.physics.serving_sim import Scheduler, Traffic
@@ -220,10 +230,14 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
         from budgetlint.evaluate.adapter import network_allowance
 
         out.edge_extra_s = (b.connection_setup_s or 0.0) + network_allowance(b)
+    cal = getattr(calibration, "calibration", None)
+    if cal is not None:  # the fitted fixed TTFT overhead (scheduling, tokenisation) is outside the iterations
+        out.edge_extra_s += cal.params.ttft_overhead_s
     cached_share = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
     common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens), output=_length(wl.output_dist, wl.output_tokens),
                   prefix_hit_tokens=min(1.0, cached_share),
                   prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
+    out.prompt_lengths, out.output_lengths = common["prompt"], common["output"]
     if wl.arrival_rate_per_s is not None:
         rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
         out.arrival_rate_per_s = rate
@@ -246,9 +260,17 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation) -> None:
         out.limits[name] = limit
         if limit - extra > 0:
             promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
-    cost = RooflineStepCost(deployment, eff)
+    if cal is not None:
+        from budgetlint.physics.calibration import step_cost as calibrated_cost
+
+        cost = calibrated_cost(deployment, cal.params)
+        out.calibrated = calibration.origin_words()
+        cost_key = repr(cal.params)
+    else:
+        cost = RooflineStepCost(deployment, eff)
+        cost_key = repr(eff)
     cache: dict = getattr(env, "load_cache", {})
-    key = (repr(deployment), repr(eff), repr(traffic), repr(sched), repr([p for _, p in promises]))
+    key = (repr(deployment), cost_key, repr(traffic), repr(sched), repr([p for _, p in promises]))
     hit = cache.get(key)
     if hit is None:
         result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS)

@@ -66,6 +66,8 @@ class RooflineEvaluation:
     edge: Edge | None = None
     queue_s: float = 0.0
     levers: list[Any] = field(default_factory=list)
+    calibrated: str | None = None  # "calibrated from 6 runs of vllm 0.11 (cal.yaml)": realistic values are the calibration's
+    calibration_bands: dict[str, float | None] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The report's ``analysis`` for the budget.

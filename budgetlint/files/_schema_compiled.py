@@ -6,7 +6,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '48e63c72f302be823ebd41f74971e2e6ce1f4f88fc27c5bd5da1f53b172103fd'
+SCHEMAS_DIGEST = 'f813065fa6c19fc01c7ac21cdbfd181b05267f6b6dd7678a097785f4ea82d88b'
 
 
 class JsonSchemaValueException(ValueError):
@@ -196,6 +196,15 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                     if isinstance(data__budgets_item__workload__prompttokens__values_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__prompttokens__values_item, bool)):
                                                         if data__budgets_item__workload__prompttokens__values_item < 0:
                                                             raise JsonSchemaValueException('')
+                                        if 'from_bench' in data__budgets_item__workload__prompttokens_keys:
+                                            data__budgets_item__workload__prompttokens_keys.remove('from_bench')
+                                            data__budgets_item__workload__prompttokens__frombench = data__budgets_item__workload__prompttokens['from_bench']
+                                            if not isinstance(data__budgets_item__workload__prompttokens__frombench, str):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__workload__prompttokens__frombench, str):
+                                                data__budgets_item__workload__prompttokens__frombench_len = len(data__budgets_item__workload__prompttokens__frombench)
+                                                if data__budgets_item__workload__prompttokens__frombench_len < 1:
+                                                    raise JsonSchemaValueException('')
                                         if data__budgets_item__workload__prompttokens_keys:
                                             raise JsonSchemaValueException('')
                                 if 'output_tokens' in data__budgets_item__workload_keys:
@@ -285,6 +294,15 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                     if isinstance(data__budgets_item__workload__outputtokens__values_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__workload__outputtokens__values_item, bool)):
                                                         if data__budgets_item__workload__outputtokens__values_item < 0:
                                                             raise JsonSchemaValueException('')
+                                        if 'from_bench' in data__budgets_item__workload__outputtokens_keys:
+                                            data__budgets_item__workload__outputtokens_keys.remove('from_bench')
+                                            data__budgets_item__workload__outputtokens__frombench = data__budgets_item__workload__outputtokens['from_bench']
+                                            if not isinstance(data__budgets_item__workload__outputtokens__frombench, str):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__workload__outputtokens__frombench, str):
+                                                data__budgets_item__workload__outputtokens__frombench_len = len(data__budgets_item__workload__outputtokens__frombench)
+                                                if data__budgets_item__workload__outputtokens__frombench_len < 1:
+                                                    raise JsonSchemaValueException('')
                                         if data__budgets_item__workload__outputtokens_keys:
                                             raise JsonSchemaValueException('')
                                 if 'concurrency' in data__budgets_item__workload_keys:
@@ -861,6 +879,15 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                         if data__budgets_item__deployment__collectiveoverhead < 0:
                                             raise JsonSchemaValueException('')
                                         if data__budgets_item__deployment__collectiveoverhead >= 1:
+                                            raise JsonSchemaValueException('')
+                                if 'calibration' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('calibration')
+                                    data__budgets_item__deployment__calibration = data__budgets_item__deployment['calibration']
+                                    if not isinstance(data__budgets_item__deployment__calibration, str):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__calibration, str):
+                                        data__budgets_item__deployment__calibration_len = len(data__budgets_item__deployment__calibration)
+                                        if data__budgets_item__deployment__calibration_len < 1:
                                             raise JsonSchemaValueException('')
                                 if 'memory_usable_fraction' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_usable_fraction')
@@ -1499,3 +1526,326 @@ def _teams_validate_https___budgetlint_dev_schemas_teams_schema_json(data, custo
 
 
 VALIDATORS['teams'] = _teams_validate_https___budgetlint_dev_schemas_teams_schema_json
+
+# ---- kind: calibration
+VERSION = '2.22.3'
+from decimal import Decimal
+NoneType = type(None)
+
+def _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json(data, custom_formats={}, name_prefix=None):
+    if not isinstance(data, dict):
+        raise JsonSchemaValueException('')
+    data_is_dict = isinstance(data, dict)
+    if data_is_dict:
+        data__missing_keys = set(['version', 'kind', 'deployment', 'parameters', 'runs']) - data.keys()
+        if data__missing_keys:
+            raise JsonSchemaValueException('')
+        data_keys = set(data.keys())
+        if 'version' in data_keys:
+            data_keys.remove('version')
+            data__version = data['version']
+            if not (isinstance(data__version, (int, float)) and (not isinstance(data__version, bool)) and (data__version == 1)):
+                raise JsonSchemaValueException('')
+            if not isinstance(data__version, (int, float, Decimal)) or isinstance(data__version, bool):
+                raise JsonSchemaValueException('')
+        if 'kind' in data_keys:
+            data_keys.remove('kind')
+            data__kind = data['kind']
+            if not (isinstance(data__kind, str) and data__kind == 'calibration'):
+                raise JsonSchemaValueException('')
+        if 'created' in data_keys:
+            data_keys.remove('created')
+            data__created = data['created']
+            if not isinstance(data__created, str):
+                raise JsonSchemaValueException('')
+        if 'deployment' in data_keys:
+            data_keys.remove('deployment')
+            data__deployment = data['deployment']
+            if not isinstance(data__deployment, dict):
+                raise JsonSchemaValueException('')
+            data__deployment_is_dict = isinstance(data__deployment, dict)
+            if data__deployment_is_dict:
+                data__deployment__missing_keys = set(['model', 'hardware']) - data__deployment.keys()
+                if data__deployment__missing_keys:
+                    raise JsonSchemaValueException('')
+                data__deployment_keys = set(data__deployment.keys())
+                if 'model' in data__deployment_keys:
+                    data__deployment_keys.remove('model')
+                    data__deployment__model = data__deployment['model']
+                    if not isinstance(data__deployment__model, str):
+                        raise JsonSchemaValueException('')
+                if 'hardware' in data__deployment_keys:
+                    data__deployment_keys.remove('hardware')
+                    data__deployment__hardware = data__deployment['hardware']
+                    if not isinstance(data__deployment__hardware, str):
+                        raise JsonSchemaValueException('')
+                if 'devices' in data__deployment_keys:
+                    data__deployment_keys.remove('devices')
+                    data__deployment__devices = data__deployment['devices']
+                    if not isinstance(data__deployment__devices, int) and (not (isinstance(data__deployment__devices, float) and data__deployment__devices.is_integer())) or isinstance(data__deployment__devices, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__deployment__devices, (int, float, Decimal)) and (not isinstance(data__deployment__devices, bool)):
+                        if data__deployment__devices < 1:
+                            raise JsonSchemaValueException('')
+                if 'replicas' in data__deployment_keys:
+                    data__deployment_keys.remove('replicas')
+                    data__deployment__replicas = data__deployment['replicas']
+                    if not isinstance(data__deployment__replicas, int) and (not (isinstance(data__deployment__replicas, float) and data__deployment__replicas.is_integer())) or isinstance(data__deployment__replicas, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__deployment__replicas, (int, float, Decimal)) and (not isinstance(data__deployment__replicas, bool)):
+                        if data__deployment__replicas < 1:
+                            raise JsonSchemaValueException('')
+                if 'weight_precision' in data__deployment_keys:
+                    data__deployment_keys.remove('weight_precision')
+                    data__deployment__weightprecision = data__deployment['weight_precision']
+                    if not isinstance(data__deployment__weightprecision, str):
+                        raise JsonSchemaValueException('')
+                if 'kv_precision' in data__deployment_keys:
+                    data__deployment_keys.remove('kv_precision')
+                    data__deployment__kvprecision = data__deployment['kv_precision']
+                    if not isinstance(data__deployment__kvprecision, str):
+                        raise JsonSchemaValueException('')
+                if 'engine' in data__deployment_keys:
+                    data__deployment_keys.remove('engine')
+                    data__deployment__engine = data__deployment['engine']
+                    if not isinstance(data__deployment__engine, (str, NoneType)):
+                        raise JsonSchemaValueException('')
+                if 'engine_version' in data__deployment_keys:
+                    data__deployment_keys.remove('engine_version')
+                    data__deployment__engineversion = data__deployment['engine_version']
+                    if not isinstance(data__deployment__engineversion, (str, NoneType)):
+                        raise JsonSchemaValueException('')
+                if data__deployment_keys:
+                    raise JsonSchemaValueException('')
+        if 'parameters' in data_keys:
+            data_keys.remove('parameters')
+            data__parameters = data['parameters']
+            if not isinstance(data__parameters, dict):
+                raise JsonSchemaValueException('')
+            data__parameters_is_dict = isinstance(data__parameters, dict)
+            if data__parameters_is_dict:
+                data__parameters__missing_keys = set(['bandwidth', 'compute', 'iteration_overhead_s', 'collective_latency_s', 'ttft_overhead_s']) - data__parameters.keys()
+                if data__parameters__missing_keys:
+                    raise JsonSchemaValueException('')
+                data__parameters_keys = set(data__parameters.keys())
+                if 'bandwidth' in data__parameters_keys:
+                    data__parameters_keys.remove('bandwidth')
+                    data__parameters__bandwidth = data__parameters['bandwidth']
+                    if not isinstance(data__parameters__bandwidth, (int, float, Decimal)) or isinstance(data__parameters__bandwidth, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__parameters__bandwidth, (int, float, Decimal)) and (not isinstance(data__parameters__bandwidth, bool)):
+                        if data__parameters__bandwidth > 1:
+                            raise JsonSchemaValueException('')
+                        if data__parameters__bandwidth <= 0:
+                            raise JsonSchemaValueException('')
+                if 'compute' in data__parameters_keys:
+                    data__parameters_keys.remove('compute')
+                    data__parameters__compute = data__parameters['compute']
+                    if not isinstance(data__parameters__compute, (int, float, Decimal)) or isinstance(data__parameters__compute, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__parameters__compute, (int, float, Decimal)) and (not isinstance(data__parameters__compute, bool)):
+                        if data__parameters__compute > 1:
+                            raise JsonSchemaValueException('')
+                        if data__parameters__compute <= 0:
+                            raise JsonSchemaValueException('')
+                if 'iteration_overhead_s' in data__parameters_keys:
+                    data__parameters_keys.remove('iteration_overhead_s')
+                    data__parameters__iterationoverheads = data__parameters['iteration_overhead_s']
+                    if not isinstance(data__parameters__iterationoverheads, (int, float, Decimal)) or isinstance(data__parameters__iterationoverheads, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__parameters__iterationoverheads, (int, float, Decimal)) and (not isinstance(data__parameters__iterationoverheads, bool)):
+                        if data__parameters__iterationoverheads < 0:
+                            raise JsonSchemaValueException('')
+                if 'collective_latency_s' in data__parameters_keys:
+                    data__parameters_keys.remove('collective_latency_s')
+                    data__parameters__collectivelatencys = data__parameters['collective_latency_s']
+                    if not isinstance(data__parameters__collectivelatencys, (int, float, Decimal)) or isinstance(data__parameters__collectivelatencys, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__parameters__collectivelatencys, (int, float, Decimal)) and (not isinstance(data__parameters__collectivelatencys, bool)):
+                        if data__parameters__collectivelatencys < 0:
+                            raise JsonSchemaValueException('')
+                if 'ttft_overhead_s' in data__parameters_keys:
+                    data__parameters_keys.remove('ttft_overhead_s')
+                    data__parameters__ttftoverheads = data__parameters['ttft_overhead_s']
+                    if not isinstance(data__parameters__ttftoverheads, (int, float, Decimal)) or isinstance(data__parameters__ttftoverheads, bool):
+                        raise JsonSchemaValueException('')
+                    if isinstance(data__parameters__ttftoverheads, (int, float, Decimal)) and (not isinstance(data__parameters__ttftoverheads, bool)):
+                        if data__parameters__ttftoverheads < 0:
+                            raise JsonSchemaValueException('')
+                if data__parameters_keys:
+                    raise JsonSchemaValueException('')
+        if 'held' in data_keys:
+            data_keys.remove('held')
+            data__held = data['held']
+            if not isinstance(data__held, dict):
+                raise JsonSchemaValueException('')
+            data__held_is_dict = isinstance(data__held, dict)
+            if data__held_is_dict:
+                data__held_keys = set(data__held.keys())
+                for data__held_key in data__held_keys:
+                    if data__held_key not in []:
+                        data__held_value = data__held.get(data__held_key)
+                        if not isinstance(data__held_value, str):
+                            raise JsonSchemaValueException('')
+        if 'runs' in data_keys:
+            data_keys.remove('runs')
+            data__runs = data['runs']
+            if not isinstance(data__runs, (list, tuple)):
+                raise JsonSchemaValueException('')
+            data__runs_is_list = isinstance(data__runs, (list, tuple))
+            if data__runs_is_list:
+                data__runs_len = len(data__runs)
+                if data__runs_len < 1:
+                    raise JsonSchemaValueException('')
+                for data__runs_x, data__runs_item in enumerate(data__runs):
+                    if not isinstance(data__runs_item, dict):
+                        raise JsonSchemaValueException('')
+                    data__runs_item_is_dict = isinstance(data__runs_item, dict)
+                    if data__runs_item_is_dict:
+                        data__runs_item__missing_keys = set(['file', 'run']) - data__runs_item.keys()
+                        if data__runs_item__missing_keys:
+                            raise JsonSchemaValueException('')
+                        data__runs_item_keys = set(data__runs_item.keys())
+                        if 'file' in data__runs_item_keys:
+                            data__runs_item_keys.remove('file')
+                            data__runs_item__file = data__runs_item['file']
+                            if not isinstance(data__runs_item__file, str):
+                                raise JsonSchemaValueException('')
+                        if 'run' in data__runs_item_keys:
+                            data__runs_item_keys.remove('run')
+                            data__runs_item__run = data__runs_item['run']
+                            if not isinstance(data__runs_item__run, str):
+                                raise JsonSchemaValueException('')
+                        if 'engine' in data__runs_item_keys:
+                            data__runs_item_keys.remove('engine')
+                            data__runs_item__engine = data__runs_item['engine']
+                            if not isinstance(data__runs_item__engine, (str, NoneType)):
+                                raise JsonSchemaValueException('')
+                        if 'engine_version' in data__runs_item_keys:
+                            data__runs_item_keys.remove('engine_version')
+                            data__runs_item__engineversion = data__runs_item['engine_version']
+                            if not isinstance(data__runs_item__engineversion, (str, NoneType)):
+                                raise JsonSchemaValueException('')
+                        if 'date' in data__runs_item_keys:
+                            data__runs_item_keys.remove('date')
+                            data__runs_item__date = data__runs_item['date']
+                            if not isinstance(data__runs_item__date, (str, NoneType)):
+                                raise JsonSchemaValueException('')
+                        if 'mode' in data__runs_item_keys:
+                            data__runs_item_keys.remove('mode')
+                            data__runs_item__mode = data__runs_item['mode']
+                            if not (isinstance(data__runs_item__mode, str) and data__runs_item__mode == 'open' or (isinstance(data__runs_item__mode, str) and data__runs_item__mode == 'burst') or (isinstance(data__runs_item__mode, str) and data__runs_item__mode == 'closed-form')):
+                                raise JsonSchemaValueException('')
+                        if 'residuals' in data__runs_item_keys:
+                            data__runs_item_keys.remove('residuals')
+                            data__runs_item__residuals = data__runs_item['residuals']
+                            if not isinstance(data__runs_item__residuals, dict):
+                                raise JsonSchemaValueException('')
+                            data__runs_item__residuals_is_dict = isinstance(data__runs_item__residuals, dict)
+                            if data__runs_item__residuals_is_dict:
+                                data__runs_item__residuals_keys = set(data__runs_item__residuals.keys())
+                                for data__runs_item__residuals_key in data__runs_item__residuals_keys:
+                                    if data__runs_item__residuals_key not in []:
+                                        data__runs_item__residuals_value = data__runs_item__residuals.get(data__runs_item__residuals_key)
+                                        if not isinstance(data__runs_item__residuals_value, (int, float, Decimal)) or isinstance(data__runs_item__residuals_value, bool):
+                                            raise JsonSchemaValueException('')
+                        if 'leave_one_out' in data__runs_item_keys:
+                            data__runs_item_keys.remove('leave_one_out')
+                            data__runs_item__leaveoneout = data__runs_item['leave_one_out']
+                            if not isinstance(data__runs_item__leaveoneout, dict):
+                                raise JsonSchemaValueException('')
+                            data__runs_item__leaveoneout_is_dict = isinstance(data__runs_item__leaveoneout, dict)
+                            if data__runs_item__leaveoneout_is_dict:
+                                data__runs_item__leaveoneout_keys = set(data__runs_item__leaveoneout.keys())
+                                for data__runs_item__leaveoneout_key in data__runs_item__leaveoneout_keys:
+                                    if data__runs_item__leaveoneout_key not in []:
+                                        data__runs_item__leaveoneout_value = data__runs_item__leaveoneout.get(data__runs_item__leaveoneout_key)
+                                        if not isinstance(data__runs_item__leaveoneout_value, (int, float, Decimal)) or isinstance(data__runs_item__leaveoneout_value, bool):
+                                            raise JsonSchemaValueException('')
+                        if data__runs_item_keys:
+                            raise JsonSchemaValueException('')
+        if 'skipped' in data_keys:
+            data_keys.remove('skipped')
+            data__skipped = data['skipped']
+            if not isinstance(data__skipped, (list, tuple)):
+                raise JsonSchemaValueException('')
+            data__skipped_is_list = isinstance(data__skipped, (list, tuple))
+            if data__skipped_is_list:
+                data__skipped_len = len(data__skipped)
+                for data__skipped_x, data__skipped_item in enumerate(data__skipped):
+                    if not isinstance(data__skipped_item, dict):
+                        raise JsonSchemaValueException('')
+                    data__skipped_item_is_dict = isinstance(data__skipped_item, dict)
+                    if data__skipped_item_is_dict:
+                        data__skipped_item__missing_keys = set(['file', 'run', 'reason']) - data__skipped_item.keys()
+                        if data__skipped_item__missing_keys:
+                            raise JsonSchemaValueException('')
+                        data__skipped_item_keys = set(data__skipped_item.keys())
+                        if 'file' in data__skipped_item_keys:
+                            data__skipped_item_keys.remove('file')
+                            data__skipped_item__file = data__skipped_item['file']
+                            if not isinstance(data__skipped_item__file, str):
+                                raise JsonSchemaValueException('')
+                        if 'run' in data__skipped_item_keys:
+                            data__skipped_item_keys.remove('run')
+                            data__skipped_item__run = data__skipped_item['run']
+                            if not isinstance(data__skipped_item__run, str):
+                                raise JsonSchemaValueException('')
+                        if 'reason' in data__skipped_item_keys:
+                            data__skipped_item_keys.remove('reason')
+                            data__skipped_item__reason = data__skipped_item['reason']
+                            if not isinstance(data__skipped_item__reason, str):
+                                raise JsonSchemaValueException('')
+                        if data__skipped_item_keys:
+                            raise JsonSchemaValueException('')
+        if 'error' in data_keys:
+            data_keys.remove('error')
+            data__error = data['error']
+            if not isinstance(data__error, dict):
+                raise JsonSchemaValueException('')
+            data__error_is_dict = isinstance(data__error, dict)
+            if data__error_is_dict:
+                data__error_keys = set(data__error.keys())
+                for data__error_key in data__error_keys:
+                    if data__error_key not in []:
+                        data__error_value = data__error.get(data__error_key)
+                        if not isinstance(data__error_value, dict):
+                            raise JsonSchemaValueException('')
+                        data__error_value_is_dict = isinstance(data__error_value, dict)
+                        if data__error_value_is_dict:
+                            data__error_value__missing_keys = set(['median', 'max', 'runs']) - data__error_value.keys()
+                            if data__error_value__missing_keys:
+                                raise JsonSchemaValueException('')
+                            data__error_value_keys = set(data__error_value.keys())
+                            if 'median' in data__error_value_keys:
+                                data__error_value_keys.remove('median')
+                                data__error_value__median = data__error_value['median']
+                                if not isinstance(data__error_value__median, (int, float, Decimal)) or isinstance(data__error_value__median, bool):
+                                    raise JsonSchemaValueException('')
+                                if isinstance(data__error_value__median, (int, float, Decimal)) and (not isinstance(data__error_value__median, bool)):
+                                    if data__error_value__median < 0:
+                                        raise JsonSchemaValueException('')
+                            if 'max' in data__error_value_keys:
+                                data__error_value_keys.remove('max')
+                                data__error_value__max = data__error_value['max']
+                                if not isinstance(data__error_value__max, (int, float, Decimal)) or isinstance(data__error_value__max, bool):
+                                    raise JsonSchemaValueException('')
+                                if isinstance(data__error_value__max, (int, float, Decimal)) and (not isinstance(data__error_value__max, bool)):
+                                    if data__error_value__max < 0:
+                                        raise JsonSchemaValueException('')
+                            if 'runs' in data__error_value_keys:
+                                data__error_value_keys.remove('runs')
+                                data__error_value__runs = data__error_value['runs']
+                                if not isinstance(data__error_value__runs, int) and (not (isinstance(data__error_value__runs, float) and data__error_value__runs.is_integer())) or isinstance(data__error_value__runs, bool):
+                                    raise JsonSchemaValueException('')
+                                if isinstance(data__error_value__runs, (int, float, Decimal)) and (not isinstance(data__error_value__runs, bool)):
+                                    if data__error_value__runs < 0:
+                                        raise JsonSchemaValueException('')
+                            if data__error_value_keys:
+                                raise JsonSchemaValueException('')
+        if data_keys:
+            raise JsonSchemaValueException('')
+    return data
+
+
+VALIDATORS['calibration'] = _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json

@@ -24,6 +24,7 @@ KIND_SCHEMAS = {
     "hardware": "hardware.schema.json",
     "models": "models.schema.json",
     "teams": "teams.schema.json",
+    "calibration": "calibration.schema.json",
 }
 
 

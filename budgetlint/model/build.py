@@ -296,6 +296,10 @@ def _length(value: Any, doc: Document, path: tuple, sink: Sink, budget: str, *,
                 sink.add("BL003", f"{field_name}: {exc}", doc.loc(path + ("lognormal",)), budget=budget)
                 return None
             return ("lognormal", float(mean), float(p95), top if isinstance(top, int) else None)
+    src = value.get("from_bench")
+    if isinstance(src, str) and src.strip():
+        # read by the evaluation stage (evaluate/lengths.py): the model reads no file
+        return ("bench", src)
     vals = value.get("values")
     if isinstance(vals, list) and vals and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
         if min(vals) < minimum:
@@ -313,6 +317,8 @@ def _mean_tokens(dist: tuple | None, default: int) -> int:
         return int(round((dist[1] + dist[2]) / 2))
     if dist[0] == "lognormal":
         return int(round(dist[1]))
+    if dist[0] == "bench":  # the file's mean, once the evaluation has read it
+        return default
     return int(round(sum(dist[1]) / len(dist[1])))
 
 
@@ -349,6 +355,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if isinstance(hit, (int, float)) and not isinstance(hit, bool):
             if 0 <= hit <= 1:
                 wl.cached_prompt_tokens = hit * wl.prompt_tokens
+                wl.prefix_cache_hit_share = float(hit)  # `from_bench` prompts: applied to the file's mean
             else:
                 sink.add("BL003", f"workload.prefix_cache_hit: expected a fraction between 0 and 1 "
                          f"or tokens such as \"1800 token\"; found the number {hit}",
@@ -356,7 +363,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         elif hit is not None:
             tokens = q(("workload", "prefix_cache_hit"), ("tokens",), "workload.prefix_cache_hit")
             if tokens is not None:
-                if tokens > wl.prompt_tokens or tokens < 0:
+                from_file = isinstance(prompt_dist, tuple) and prompt_dist[0] == "bench"  # checked once read
+                if tokens < 0 or (tokens > wl.prompt_tokens and not from_file):
                     sink.add("BL003", f"workload.prefix_cache_hit: {hit!r} is more than the "
                              f"{wl.prompt_tokens} prompt tokens", doc.loc(path + ("workload", "prefix_cache_hit")),
                              budget=name)
@@ -479,6 +487,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         for key in ("replicas", "max_num_seqs", "max_num_batched_tokens"):
             if isinstance(dep.get(key), int) and not isinstance(dep.get(key), bool) and dep[key] >= 1:
                 setattr(dp, key, dep[key])
+        if isinstance(dep.get("calibration"), str) and dep["calibration"].strip():
+            dp.calibration = dep["calibration"].strip()
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]
         if "memory_overhead" in dep:

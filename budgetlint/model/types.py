@@ -101,7 +101,8 @@ class WorkloadDef:
     shared_prefix_tokens: int | None = None
     measured_at: str = "server"
     # traffic (docs/load.md): lengths as ("fixed", n) | ("uniform", lo, hi) |
-    # ("lognormal", mean, p95, max or None) | ("values", (n, ...)); None: fixed at the integer
+    # ("lognormal", mean, p95, max or None) | ("values", (n, ...)) | ("bench", path as written:
+    # the evaluation reads it, evaluate/lengths.py); None: fixed at the integer
     prompt_dist: tuple | None = None
     output_dist: tuple | None = None
     arrival_rate_per_s: float | None = None  # open loop when given
@@ -109,6 +110,7 @@ class WorkloadDef:
     arrival: str = "poisson"
     arrival_cv: float = 1.0
     prefix_cache_hit_requests: float = 1.0
+    prefix_cache_hit_share: float | None = None  # `prefix_cache_hit` given as a fraction of the prompt
 
     @property
     def declares_traffic(self) -> bool:
@@ -151,6 +153,7 @@ class DeploymentDef:
     load_balancer: str = "round_robin"
     max_num_seqs: int | None = None  # None: the engine default (docs/load.md)
     max_num_batched_tokens: int | None = None
+    calibration: str | None = None  # path of a `kind: calibration` file, relative to the budget's file
 
 
 @dataclass

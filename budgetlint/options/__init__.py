@@ -51,6 +51,11 @@ class Options:
         return Policy(getattr(cfg, "evidence_max_age_days", None), getattr(cfg, "evidence_engine", None),
                       getattr(cfg, "evidence_engine_version", None), "config", "config", "config")
 
+    def calibration_max_age_days(self) -> float:
+        """How old a calibration may be before BL311 (``calibration-max-age``, default 180 days)."""
+        days = getattr(self.config, "calibration_max_age_days", None) if self.config is not None else None
+        return 180.0 if days is None else days
+
     def assumptions(self) -> Any:
         """The realistic efficiencies the evaluation assumes where a deployment does not say."""
         from budgetlint.evaluate import Assumptions

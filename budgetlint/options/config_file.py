@@ -55,10 +55,11 @@ KEYS: tuple[str, ...] = (
     "codeowners",
     "fail-on-regression",
     "regression-threshold",
-    "simulate",
     "evidence-max-age",
+    "calibration-max-age",
     "evidence-engine",
     "evidence-engine-version",
+    "simulate",
     "allow-read",
     "max-bench-size",
 )
@@ -93,10 +94,11 @@ class Config:
     use_codeowners: bool | None = None
     fail_on_regression: bool | None = None
     regression_threshold: float | None = None
-    simulate: bool | None = None
     evidence_max_age_days: float | None = None
+    calibration_max_age_days: float | None = None
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
+    simulate: bool | None = None
     paths: list[str] = field(default_factory=list)
     allow_read: list[str] = field(default_factory=list)
     max_bench_bytes: int | None = None
@@ -417,6 +419,14 @@ class _Reader:
                 self.error(f"'evidence-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
                            f"got {t['evidence-max-age']!r}", "evidence-max-age")
             cfg.evidence_max_age_days = days
+        if "calibration-max-age" in t:
+            from budgetlint.model.build import parse_age
+
+            days = parse_age(t["calibration-max-age"])
+            if days is None:
+                self.error(f"'calibration-max-age' must be an age such as \"90 days\" or \"12 weeks\", "
+                           f"got {t['calibration-max-age']!r}", "calibration-max-age")
+            cfg.calibration_max_age_days = days
         for key, attr in (("evidence-engine", "evidence_engine"), ("evidence-engine-version", "evidence_engine_version")):
             if key in t:
                 value = t[key]

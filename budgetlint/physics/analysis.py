@@ -54,13 +54,12 @@ from typing import Any, Optional
 from .decode import decode_step, reply_steps_sum
 from .latency import proxy_delay_s, ttft_s
 from .memory import (
-    embedding_params_not_read,
     kv_bytes_for_context,
     kv_bytes_per_token,
     kv_bytes_summed_over_contexts,
     max_sequences_that_fit,
     memory_fit,
-    moe_params_touched,
+    params_read,
     weight_bytes,
 )
 from .precision import compute_peak
@@ -210,12 +209,6 @@ def _reply_sum(
     )
 
 
-def _params_read(model: ModelShape, tokens: float) -> float:
-    """Parameters one forward pass over ``tokens`` tokens reads: those touched
-    (MoE routing) less the embedding rows not gathered."""
-    return moe_params_touched(model, tokens) - embedding_params_not_read(model, tokens)
-
-
 def analyse(
     deployment: Deployment,
     workload: Workload,
@@ -243,7 +236,7 @@ def analyse(
     active = float(model.active_params)  # type: ignore[arg-type]
 
     w_total = weight_bytes(model.total_params, b_w)
-    w_touched = weight_bytes(_params_read(model, batch * tokens_per_seq), b_w)
+    w_touched = weight_bytes(params_read(model, batch * tokens_per_seq), b_w)
     kv_tok = kv_bytes_per_token(model, b_kv)
 
     # ---- decode over the reply
@@ -274,7 +267,7 @@ def analyse(
     end_ctx = wl.prompt_tokens + out
     if draft is not None:
         b_wd = dep.draft_weight_bytes_per_param or b_w
-        d_touched = weight_bytes(_params_read(draft, batch), b_wd)
+        d_touched = weight_bytes(params_read(draft, batch), b_wd)
         draft_w_total = weight_bytes(draft.total_params, b_wd)
         draft_sum = k * _reply_sum(
             model=draft, count=count, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
@@ -314,14 +307,14 @@ def analyse(
     lin = prefill_flop(active, u)
     pf = prefill_time(
         flop=lin + attn,
-        weight_bytes=weight_bytes(_params_read(model, u), b_w),
+        weight_bytes=weight_bytes(params_read(model, u), b_w),
         devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
     )
     if draft is not None:
         b_wd = dep.draft_weight_bytes_per_param or b_w
         draft_prefill_s = prefill_time(
             flop=prefill_flop(float(draft.active_params), u, attention_flop(draft, u, c)),  # type: ignore[arg-type]
-            weight_bytes=weight_bytes(_params_read(draft, u), b_wd),
+            weight_bytes=weight_bytes(params_read(draft, u), b_wd),
             devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
         ).time_s
     prefill_s = pf.time_s + draft_prefill_s
@@ -330,7 +323,7 @@ def analyse(
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
     dec_bytes = (w_touched + batch * kv_bytes_for_context(model, b_kv, mean_ctx)) / n_dev
     pf_flop = (lin + attn) / n_dev
-    pf_bytes = weight_bytes(_params_read(model, u), b_w) / n_dev
+    pf_bytes = weight_bytes(params_read(model, u), b_w) / n_dev
     dec_ai = dec_flop / dec_bytes
     pf_ai = pf_flop / pf_bytes
 

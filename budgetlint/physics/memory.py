@@ -101,6 +101,13 @@ def embedding_params_not_read(model: ModelShape, tokens: float = 1.0) -> float:
     return rows * float(model.hidden_size)
 
 
+def params_read(model: ModelShape, tokens: float) -> float:
+    """Parameters one forward pass over ``tokens`` tokens reads: those touched
+    (MoE routing) less the embedding rows not gathered. The flat analysis and
+    the serving simulator's step cost both read weights through this."""
+    return moe_params_touched(model, tokens) - embedding_params_not_read(model, tokens)
+
+
 def kv_bytes_per_token(model: ModelShape, kv_bytes_per_elem: float) -> float:
     """KV cache bytes per token of context, all layers.
 

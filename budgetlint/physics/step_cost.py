@@ -10,10 +10,17 @@ their contexts, ``(U_j, C_j)`` each prefill chunk's new and earlier tokens::
     t_cmp = (2 P_a T + sum_j attention(U_j, C_j)) / (N F)
     step  = max(t_mem, t_cmp) x 1/(1 - c)   (c only when N > 1 and B > 0)
           + k x draft step                  (speculative decoding, B > 0)
+          + o + L x a                       (calibration: o per iteration, a per
+                                             layer under tensor parallelism, N > 1)
 
-``W(T)`` is the weight bytes a pass over T tokens touches
-(:func:`~budgetlint.physics.memory.moe_params_touched`: all of a dense
-model, more experts as T grows for MoE). A decode-only iteration is exactly
+``o`` and ``a`` are a calibration's fixed per-iteration overhead (scheduling,
+kernel launches) and per-layer collective latency; both default to 0, which
+leaves every uncalibrated result unchanged (:mod:`.calibration`).
+
+``W(T)`` is the weight bytes a pass over T tokens reads
+(:func:`~budgetlint.physics.memory.params_read`, as the flat analysis: all of
+a dense model but the input-embedding rows not gathered, more experts as T
+grows for MoE). A decode-only iteration is exactly
 :func:`~budgetlint.physics.decode.decode_step` with ``tokens_per_sequence =
 k + 1``; a prefill-only iteration of one chunk is exactly
 :func:`~budgetlint.physics.prefill.prefill_time` (no collective factor, as
@@ -39,7 +46,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .decode import collective_factor
-from .memory import kv_bytes_per_token, kv_bytes_per_token_per_layer, moe_params_touched, weight_bytes
+from .memory import kv_bytes_per_token, kv_bytes_per_token_per_layer, params_read, weight_bytes
 from .precision import compute_peak
 from .prefill import attention_flop, linear_flop
 from .shapes import ROOFLINE, Deployment, Efficiency, ModelShape
@@ -124,8 +131,15 @@ class LinearStepCost:
 class RooflineStepCost:
     """The module doc's roofline iteration cost for a deployment at an efficiency."""
 
-    def __init__(self, deployment: Deployment, efficiency: Efficiency = ROOFLINE) -> None:
+    def __init__(self, deployment: Deployment, efficiency: Efficiency = ROOFLINE, *,
+                 iteration_overhead_s: float = 0.0, collective_latency_s: float = 0.0) -> None:
         dep = deployment
+        for name, v in (("iteration_overhead_s", iteration_overhead_s),
+                        ("collective_latency_s", collective_latency_s)):
+            if not (math.isfinite(v) and v >= 0):
+                raise ValueError(f"{name} must be a non-negative finite number, got {v!r}")
+        #: seconds every iteration costs on top of the roofline (0: uncalibrated)
+        self._fixed = iteration_overhead_s + (collective_latency_s * dep.model.layers if dep.devices > 1 else 0.0)
         model = dep.model
         self.deployment = dep
         self.efficiency = efficiency
@@ -163,7 +177,7 @@ class RooflineStepCost:
         if hit is None:
             model = self._model if which == 0 else self._draft
             b = self._b_w if which == 0 else self._b_wd
-            hit = weight_bytes(moe_params_touched(model, tokens), b) / self._n / self._bw  # type: ignore[arg-type]
+            hit = weight_bytes(params_read(model, tokens), b) / self._n / self._bw  # type: ignore[arg-type]
             self._w_cache[key] = hit
         return hit
 
@@ -206,7 +220,7 @@ class RooflineStepCost:
             step *= self._factor
             if self._draft is not None:
                 step += self._k * self._draft_step_s(batch, context_tokens)
-        return step
+        return step + self._fixed
 
     def decode_terms(self, batch: int, context_tokens: float) -> tuple[tuple[Component, ...], float]:
         f = self._factor
@@ -232,6 +246,8 @@ class RooflineStepCost:
             floor = linear_flop(float(active), batch * per_seq) / (self._n * self._flops)  # type: ignore[arg-type]
             m = f * mult
             comps.append((fixed * m, per * m, floor * m))
+        if self._fixed:
+            comps.append((self._fixed, 0.0, 0.0))
         return tuple(comps), breakpoint_
 
 

@@ -246,3 +246,30 @@ def fmt_headroom(value: float | None) -> str:
     from budgetlint.model.units import format_headroom
 
     return format_headroom(value)
+
+
+def calibration_words(analysis: dict, percentile: str | None = None) -> str | None:
+    """``p95 TTFT 640 ms +/- 12 %, TPOT ... ; calibrated from 6 runs of vllm 0.11 (cal.yaml, declared at
+    budgets.yaml:9:5); leave-one-out median error ...`` from ``analysis.calibration``; None when absent."""
+    cal = analysis.get("calibration")
+    if not isinstance(cal, dict):
+        return None
+    where = f"{cal.get('source')}, declared at {cal.get('declared_at')}"
+    if not cal.get("usable"):
+        return f"calibration not used ({where}): " + "; ".join(cal.get("problems") or ())
+    band = cal.get("band") or {}
+    pred = cal.get("predicted") or {}
+    parts = []
+    for key, label, unit in (("ttft", "TTFT", "s"), ("tpot", "TPOT", "s")):
+        v = pred.get(f"{key}_s")
+        if v is None:
+            continue
+        b = band.get(key)
+        parts.append(f"{label} {format_quantity(v, unit)} " + (f"+/- {b:.0%}" if b is not None else "(no band)"))
+    engine = " ".join(x for x in (cal.get("engine"), cal.get("engine_version")) if x) or "an unrecorded engine"
+    med = cal.get("leave_one_out_median_error") or {}
+    loo = ", ".join(f"{k.upper()} {v:.0%}" for k, v in med.items())
+    runs = cal.get("runs")
+    head = (f"{percentile + ' ' if percentile else ''}" + ", ".join(parts) + "; ") if parts else ""
+    return (f"{head}calibrated from {runs} run{'s' if runs != 1 else ''} of {engine} ({where})"
+            + (f"; leave-one-out median error {loo}" if loo else ""))

@@ -33,7 +33,8 @@ from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_quantity, promise_rows, worst_first
+from budgetlint.reporters._common import (TOOL_NAME, analysis_value, calibration_words, format_quantity, promise_rows,
+                                          worst_first)
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
     PALETTE,
@@ -362,6 +363,9 @@ def _card(b: dict, anchor: str, index: int) -> str:
                      _fv(analysis_value(br, "headroom", p), "%"), _badge(p.verdict)])
     out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict"],
                       rows, cls="bl-promises", numeric=[1, 2, 3, 4, 5]))
+    cal_words = calibration_words(analysis, b.get("percentile"))
+    if cal_words:
+        out.append(f'<p class="meta bl-calibration">Estimate: {_e(cal_words)}.</p>')
     if analysis.get("skipped"):
         out.append(f'<p class="note">No charts: the physics was not run ({_e(analysis["skipped"])}).</p>')
     elif isinstance(bound, dict) and isinstance(real, dict):

@@ -24,6 +24,7 @@ from budgetlint.reporters.markdown_text import text
 from budgetlint.reporters._common import (
     TOOL_NAME,
     analysis_value,
+    calibration_words,
     counts_phrase,
     format_headroom_cell,
     format_quantity,
@@ -229,6 +230,13 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     else:
         out.add("No budgets were checked.")
         out.add("")
+
+    calibrated = [(b.name, calibration_words(b.analysis, b.percentile)) for b in budgets]
+    calibrated = [(n, w) for n, w in calibrated if w]
+    if calibrated:
+        section = "### Calibration\n\n" + "\n".join(f"- **{cell(n)}**: {cell(w)}" for n, w in calibrated) + "\n"
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
 
     if problems:
         out.add(f"### Findings ({counts_phrase(report)})")

@@ -21,6 +21,12 @@ known):
 | `bench-impossible-value` | a negative latency, throughput, request count or token length, or a zero TTFT/E2E (dropped: not measured) |
 | `bench-limit` | a limit was reached: file size (`max-bench-size`), lines or values read |
 
+Workload lengths taken from a benchmark file
+(`prompt_tokens: {from_bench: runs/sweep.json}`, docs/load.md) are read the
+same way; a file that is missing, refused, unreadable or without
+per-request lengths of that kind is reported at the budget's `from_bench`
+key, and the budget's physics is not run (its lengths are unknown).
+
 A `bench:` path or glob that matches no file is reported at its line in
 the budget file, and so is a `--bench` glob that matches none. Globs (in
 `bench:` and in `--bench`) are expanded in sorted order (by name, folder
@@ -107,6 +113,14 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                       fix="fix the path or glob, or commit the benchmark file")
     for i, pattern, kept in getattr(ev.evidence, "capped_globs", ()):
         yield _capped(f"bench entry {pattern!r}", kept, b.loc("bench", i), b.name)
+    for src in getattr(ev, "lengths", ()):  # workload lengths `from_bench: FILE`
+        if src.problem is not None:
+            yield Finding(CODE, SEVERITY, f"workload.{src.key} from_bench {src.pattern!r}: {src.problem}; "
+                          "the budget's physics and load simulation were not run", src.where, budget=b.name,
+                          fix=src.fix)
+        if src.file is not None:  # what the reader found wrong in the file itself, once per file
+            for p in src.file.problems:
+                yield problem_finding(p, src.file.path)
 
 
 def _capped(entry: str, kept: int, where: Location | None, budget: str | None) -> Finding:

@@ -162,7 +162,9 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     on = today()
     env = Environment(catalog, options.assumptions(), store, run_files,
                       only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
-                      today=on, evidence_defaults=options.evidence_defaults(), simulate=options.simulate)
+                      today=on, evidence_defaults=options.evidence_defaults(),
+                      simulate=options.simulate,
+                      calibration_max_age_days=options.calibration_max_age_days())
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
@@ -273,6 +275,7 @@ class _Stage:
         out = _FileChecked([], unbudgeted, [], [], [])
         for b in fb.budgets:
             ev = evaluate_budget(b, self.env)
+            b = ev.budget  # with its `from_bench` lengths read
             out.evidence.append(ev.evidence)
             for rule in self.rules:
                 for f in rule.check(b, ev, self.rctx):
@@ -417,7 +420,7 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
     for doc in loaded.documents:
         kind = doc.data.get("kind") if isinstance(doc.data, dict) else None
         if kind not in KINDS:
-            if doc.data is None:
+            if doc.data is None or kind == "calibration":  # read where a deployment names it (docs/calibration.md)
                 continue
             got = f"kind {kind!r}" if kind is not None else "no 'kind'"
             findings.append(Finding(

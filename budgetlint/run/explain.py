@@ -75,6 +75,7 @@ def explain_budget(evaluation: Any) -> str:
     if ev.skipped:
         add(f"  physics not checked: {printable(ev.skipped)}")
         lines.extend(evidence_lines(evaluation.links, b))
+        lines.extend(calibration_lines(evaluation))
         return "\n".join(lines)
 
     dep, wl, bd = b.deployment, ev.workload, ev.bound
@@ -229,69 +230,44 @@ def explain_budget(evaluation: Any) -> str:
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
+    lines.extend(calibration_lines(evaluation))
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
     return "\n".join(lines)
 
 
-def under_load(evaluation: Any) -> list[str]:
-    """The "Under load" section: the declared traffic simulated (docs/load.md)."""
-    from budgetlint.evaluate.load import load_words, mechanism, utilisation
-
-    load = evaluation.load
-    b = evaluation.budget
-    out = ["  Under load (simulated, docs/load.md)"]
-    if load.skipped is not None:
-        out.append(f"    not simulated: {load.skipped}")
+def calibration_lines(evaluation: Any) -> list[str]:
+    """The deployment's calibration (docs/calibration.md): calibrated or assumed, the band, the runs."""
+    ce = getattr(evaluation, "calibration", None)
+    if ce is None:
+        return ["", "  Calibration: none; the estimates use assumed efficiencies (docs/calibration.md)"] \
+            if not evaluation.roofline.skipped else []
+    out = ["", f"  Calibration ({ce.path}, declared at {ce.declared_at})"]
+    if ce.calibration is None:
+        out.extend(f"    not used: {f.message}" for f in ce.problems)
+        out.append("    the estimates use assumed efficiencies")
         return out
-    r = load.result
-    wl = b.workload
-    if load.arrival_rate_per_s is not None:
-        per = "replica" if wl.arrival_rate_per == "replica" else "service"
-        out.append(f"    traffic: {wl.arrival} arrivals at {format_quantity(load.arrival_rate_per_s, 'request_rate')} "
-                   f"for the service (declared per {per}) over {load.replicas} replica(s), "
-                   f"{b.deployment.load_balancer.replace('_', '-')}")
-    else:
-        out.append(f"    traffic: closed loop, {load.concurrency} users per replica, {load.replicas} replica(s)")
-    out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
-               f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
-    u = utilisation(load)
-    ut = f"{u:.2f}" if u is not None else "unknown"
-    sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
-           if load.saturation_request_per_s else "")
-    out.append(f"    utilisation {ut}{sat}; busy {r.busy_fraction:.0%} of the time")
-    out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
-               f"preemptions {r.preemptions_per_request:.2g} per request"
-               + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))
-    pct = f"p{load.percentile:g}"
-    for metric, label in (("queue_s", "queue"), ("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
-        row = r.predicted[metric]
-        extra = load.edge_extra_s if metric in ("ttft_s", "e2e_s") else 0.0
-        cells = "  ".join(f"{k} {_t(v + extra)}" for k, v in row.items() if k in ("p50", "p90", "p95", "p99"))
-        out.append(f"    {label:<5} {cells}")
-    for name, verdict in load.verdicts.items():
-        iv = load.interval(name)
-        value = load.predicted(name)
-        ivs = f" (95 % interval {_t(iv[0])}-{_t(iv[1])})" if iv else ""
-        got = _t(value) if value is not None else "?"
-        line = (f"    {name:<5} {pct} {got}{ivs} {load_words(load)}; promise {_t(load.limits[name])}"
-                f"  ->  {VERDICT_WORDS[verdict]}")
-        out.append(line)
-        if verdict == "at-risk":
-            out.append(f"           why: {mechanism(load, name)}")
-    if r.slo_attainment == r.slo_attainment:  # not NaN
-        out.append(f"    SLO attainment {r.slo_attainment:.1%} (every promise at once); goodput "
-                   f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")
-    cap = load.capacity
-    if cap is not None:
-        needed = f"; {load.replicas_needed} replica(s) for the declared rate" if load.replicas_needed else ""
-        out.append(f"    capacity {format_quantity(cap.request_per_s, 'request_rate')} per replica with every "
-                   f"promise held ({cap.simulations} simulations){needed}")
-    if load.throughput_verdict is not None:
-        out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
-                   f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
-    out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
+    c = ce.calibration
+    p = c.params
+    out.append(f"    {ce.origin_words()}, fitted {c.created or 'on an unrecorded date'}")
+    out.append(f"    parameters: {p.bandwidth:.0%} of bandwidth, {p.compute:.0%} of compute, "
+               f"{_t(p.iteration_overhead_s)} per iteration, {_t(p.collective_latency_s)} per layer under "
+               f"tensor parallelism, {_t(p.ttft_overhead_s)} on every first token")
+    for metric in ("ttft", "tpot"):
+        e = c.error.get(metric)
+        if e:
+            out.append(f"    leave-one-out {metric}: median error {e['median']:.1%}, max {e['max']:.1%} "
+                       f"over {e['runs']} runs (the band)")
+    for key, label in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
+        v = ce.predicted.get(key)
+        if v is not None:
+            out.append(f"    predicted {label} {_t(v)} {ce.band_words(label)}")
+    for check_name, message in ce.stale:
+        out.append(f"    STALE ({check_name}): {message}")
+    for o in ce.outside:
+        out.append(f"    OUTSIDE THE BAND: {o.run} {o.metric} {o.stat} measured {_t(o.measured_s)}, "
+                   f"predicted {_t(o.predicted_s)} ({o.error:+.0%})")
     return out
 
 
@@ -336,4 +312,66 @@ def evidence_lines(links: Any, b: Any) -> list[str]:
             out.append(f"      stale ({st.check}): {st.message}")
         if lk.expires:
             out.append(f"      entry expires {lk.expires}" + (" (expired)" if lk.expired else ""))
+    return out
+
+
+def under_load(evaluation: Any) -> list[str]:
+    """The "Under load" section: the declared traffic simulated (docs/load.md)."""
+    from budgetlint.evaluate.load import load_words, mechanism, utilisation
+
+    load = evaluation.load
+    b = evaluation.budget
+    out = ["  Under load (simulated, docs/load.md)"]
+    if load.skipped is not None:
+        out.append(f"    not simulated: {load.skipped}")
+        return out
+    r = load.result
+    wl = b.workload
+    if load.arrival_rate_per_s is not None:
+        per = "replica" if wl.arrival_rate_per == "replica" else "service"
+        out.append(f"    traffic: {wl.arrival} arrivals at {format_quantity(load.arrival_rate_per_s, 'request_rate')} "
+                   f"for the service (declared per {per}) over {load.replicas} replica(s), "
+                   f"{b.deployment.load_balancer.replace('_', '-')}")
+    else:
+        out.append(f"    traffic: closed loop, {load.concurrency} users per replica, {load.replicas} replica(s)")
+    out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
+               f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
+    out.append(f"    step cost: {load.calibrated}" if load.calibrated
+               else "    step cost: the roofline at the assumed efficiencies (no calibration)")
+    u = utilisation(load)
+    ut = f"{u:.2f}" if u is not None else "unknown"
+    sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
+           if load.saturation_request_per_s else "")
+    out.append(f"    utilisation {ut}{sat}; busy {r.busy_fraction:.0%} of the time")
+    out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
+               f"preemptions {r.preemptions_per_request:.2g} per request"
+               + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))
+    pct = f"p{load.percentile:g}"
+    for metric, label in (("queue_s", "queue"), ("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
+        row = r.predicted[metric]
+        extra = load.edge_extra_s if metric in ("ttft_s", "e2e_s") else 0.0
+        cells = "  ".join(f"{k} {_t(v + extra)}" for k, v in row.items() if k in ("p50", "p90", "p95", "p99"))
+        out.append(f"    {label:<5} {cells}")
+    for name, verdict in load.verdicts.items():
+        iv = load.interval(name)
+        value = load.predicted(name)
+        ivs = f" (95 % interval {_t(iv[0])}-{_t(iv[1])})" if iv else ""
+        got = _t(value) if value is not None else "?"
+        line = (f"    {name:<5} {pct} {got}{ivs} {load_words(load)}; promise {_t(load.limits[name])}"
+                f"  ->  {VERDICT_WORDS[verdict]}")
+        out.append(line)
+        if verdict == "at-risk":
+            out.append(f"           why: {mechanism(load, name)}")
+    if r.slo_attainment == r.slo_attainment:  # not NaN
+        out.append(f"    SLO attainment {r.slo_attainment:.1%} (every promise at once); goodput "
+                   f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")
+    cap = load.capacity
+    if cap is not None:
+        needed = f"; {load.replicas_needed} replica(s) for the declared rate" if load.replicas_needed else ""
+        out.append(f"    capacity {format_quantity(cap.request_per_s, 'request_rate')} per replica with every "
+                   f"promise held ({cap.simulations} simulations){needed}")
+    if load.throughput_verdict is not None:
+        out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
+                   f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
+    out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
     return out

@@ -157,7 +157,7 @@ _JS_STRATEGY, _JS_REASON = _jsonschema_strategy_or_reason()
 
 
 @pytest.mark.skipif(_JS_STRATEGY is None, reason=_JS_REASON or "unavailable")
-@fuzz_settings()
+@fuzz_settings(long_examples=3_000)
 @given(st.data())
 def test_hypothesis_jsonschema_budgets(work: Path, data: st.DataObject) -> None:
     """Valid-by-construction budgets from hypothesis-jsonschema (when it works here)."""

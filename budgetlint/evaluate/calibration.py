@@ -1,0 +1,307 @@
+"""The edge between benchmark measurements and the calibration core.
+
+:func:`observation` turns one :class:`~budgetlint.bench.Measurement` into a
+:class:`~budgetlint.physics.calibration.Observation` at the run's own
+conditions (lengths, concurrency, arrival rate, request count), or says why
+it cannot. :func:`calibrated_prediction` predicts a budget's promises at a
+calibration, with its band. No file reading or writing here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from budgetlint.physics import calibration as core
+from budgetlint.physics.shapes import Deployment
+
+#: the statistics a fit uses of each metric, most robust first; tails are the band's business
+FIT_STATS = ("p50", "mean", "p90")
+TPOT_DEFINITIONS = {
+    "budgetlint": core.TPOT_BUDGETLINT,
+    "excludes_first_token": core.TPOT_EXCLUDES_FIRST,
+    "per_token_timestamp": core.TPOT_EXCLUDES_FIRST,  # inference-perf: mean gap between tokens
+    "includes_ttft": core.TPOT_INCLUDES_TTFT,
+}
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """Where a run came from (for the calibration document)."""
+
+    file: str
+    label: str
+    engine: Optional[str]
+    engine_version: Optional[str]
+    date: Optional[str]
+
+
+def run_ref(m: Any) -> RunRef:
+    prov = m.provenance
+    return RunRef(m.source, m.label or "run 1", prov.engine, prov.engine_version, prov.date)
+
+
+def observation(m: Any, deployment: Deployment, scheduler: tuple[int, int], replicas: int = 1) -> tuple[Optional[core.Observation], str]:
+    """The run as a calibration observation, or ``(None, why not)``."""
+    c = m.conditions
+    # what the requests got, before what they asked for
+    prompt = m.run.mean_prompt_tokens or c.prompt_tokens
+    output = m.run.mean_output_tokens or c.output_tokens
+    if not prompt or not output:
+        return None, "its prompt and output lengths are not recorded"
+    targets = []
+    for metric in ("ttft", "tpot"):
+        met = m.metrics.get(metric)
+        if met is None:
+            continue
+        definition = TPOT_DEFINITIONS.get(met.definition, core.TPOT_EXCLUDES_FIRST)
+        for stat in FIT_STATS:
+            v = met.get(stat)
+            if v is not None and math.isfinite(v) and v > 0:
+                targets.append(core.Target(metric, stat, v, definition))
+    if not targets:
+        return None, "it has no TTFT or TPOT mean or median"
+    rate = c.request_rate if c.request_rate is not None else m.run.request_rate
+    conc = c.concurrency if c.concurrency is not None else m.run.max_concurrency
+    requests = m.run.completed or c.successful_requests or c.num_requests
+    if rate is None and conc is None:
+        conc = m.run.mean_in_flight
+        if conc is None:
+            return None, "neither its concurrency nor its request rate is recorded"
+    if rate is not None and math.isinf(rate) and not requests and conc is None:
+        return None, "all requests were sent at once but their number is not recorded"
+    dep = deployment
+    if c.devices and c.devices != dep.devices:
+        dep = replace(dep, devices=int(c.devices))
+    try:
+        obs = core.Observation(deployment=dep, prompt_tokens=float(prompt), output_tokens=float(output),
+                               targets=tuple(targets), concurrency=conc, request_rate=rate,
+                               requests=int(requests) if requests else None,
+                               max_num_seqs=scheduler[0], max_num_batched_tokens=scheduler[1],
+                               replicas=replicas,
+                               label=f"{m.source} {m.label or 'run 1'}")
+    except ValueError as exc:
+        return None, str(exc)
+    return obs, ""
+
+
+SATURATED_WHY = ("every request was sent at once, more than the batch holds: its TTFT is queueing, not the "
+                 "engine's speed, and simulating it costs tens of times a rate run (--include-saturated fits it)")
+
+
+def saturated(obs: core.Observation) -> bool:
+    """A run whose requests queue without bound (all sent at once, more than the batch holds):
+    its TTFT is queueing, not physics; the TTFT criterion is for runs below saturation."""
+    return obs.mode == "burst" and (obs.requests or 0) > (obs.concurrency or obs.max_num_seqs or 0) \
+        or obs.mode == "burst" and obs.concurrency is None
+
+
+# ---- a budget's deployment, calibrated ------------------------------------------
+
+#: staleness checks (BL311) and a run outside the band (BL312)
+ENGINE_VERSION = "engine-version"
+AGE = "age"
+
+
+@dataclass
+class Outside:
+    """A linked run whose measurement lies outside the calibration's band."""
+
+    run: str  # file and label
+    metric: str
+    stat: str
+    measured_s: float
+    predicted_s: float
+    band: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted_s / self.measured_s - 1.0
+
+
+@dataclass
+class CalibrationEvaluation:
+    """What a deployment's ``calibration:`` gives its budget."""
+
+    path: str  # as resolved (relative to the working directory)
+    declared_at: Any  # Location of the deployment's `calibration` key
+    calibration: Any = None  # run.calibrate.Calibration, None when unusable
+    problems: list = field(default_factory=list)  # Findings: unreadable, invalid, other model/hardware
+    predicted: dict = field(default_factory=dict)  # ttft_s, tpot_s, e2e_s
+    bands: dict = field(default_factory=dict)  # ttft, tpot, e2e -> relative band (None: no leave-one-out)
+    stale: list = field(default_factory=list)  # (check, message)
+    outside: list = field(default_factory=list)  # Outside
+
+    def band_words(self, metric: str) -> str:
+        b = self.bands.get(metric)
+        return f"+/- {b:.0%}" if b is not None else "(no band: fewer than 3 runs)"
+
+    def origin_words(self) -> str:
+        c = self.calibration
+        engine = " ".join(x for x in (c.engine, c.engine_version) if x) or "an unrecorded engine"
+        return f"calibrated from {c.runs} run{'s' if c.runs != 1 else ''} of {engine} ({self.path})"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"source": self.path, "declared_at": str(self.declared_at)}
+        c = self.calibration
+        if c is None:
+            out["usable"] = False
+            out["problems"] = [f.message for f in self.problems]
+            return out
+        out.update({
+            "usable": True,
+            "runs": c.runs,
+            "engine": c.engine,
+            "engine_version": c.engine_version,
+            "created": c.created,
+            "parameters": c.params.as_dict(),
+            "leave_one_out_median_error": {m: v["median"] for m, v in c.error.items()},
+            "leave_one_out_max_error": {m: v["max"] for m, v in c.error.items()},
+            "predicted": dict(self.predicted),
+            "band": dict(self.bands),
+            "stale": [{"check": k, "message": m} for k, m in self.stale],
+            "outside_band": [{"run": o.run, "metric": f"{o.metric}.{o.stat}", "measured_s": o.measured_s,
+                              "predicted_s": o.predicted_s, "error": o.error, "band": o.band}
+                             for o in self.outside],
+        })
+        return out
+
+
+def _load(path: str, cache: dict | None) -> tuple[Any, list]:
+    """A calibration file, read once per run (``cache`` is the run's, in its Environment)."""
+    from budgetlint.files.calibration_file import load_calibration
+
+    if cache is None:
+        return load_calibration(path)
+    hit = cache.get(path)
+    if hit is None:
+        hit = load_calibration(path)
+        cache[path] = hit
+    return hit
+
+
+def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_age_days: Any = None,
+                         roots: Any = None, cache: dict | None = None) -> Optional[CalibrationEvaluation]:
+    """The budget's calibration: its predictions with their band, staleness, runs outside the band.
+
+    Updates ``roof``'s realistic TTFT/TPOT/E2E to the calibrated values (the
+    top of the band), so the at-risk verdicts use the calibration; the
+    bound and the *cannot be met* verdicts are never touched.
+    """
+    from pathlib import Path
+
+    from budgetlint.findings import Finding, Severity
+
+    dep = b.deployment
+    if dep is None or not dep.calibration:
+        return None
+    raw = Path(dep.calibration)
+    path = raw if raw.is_absolute() else Path(b.doc.file).parent / raw
+    ce = CalibrationEvaluation(str(path), b.loc("deployment", "calibration"))
+    from budgetlint.files.discovery import inside, outside_words
+
+    if roots is not None and not inside(path, roots):
+        ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} is not read: it is "
+                                   + outside_words(roots), ce.declared_at,
+                                   budget=b.name))
+        return ce
+    if not path.is_file():
+        ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} does not exist",
+                                   ce.declared_at, budget=b.name))
+        return ce
+    cal, problems = _load(str(path), cache)
+    if cal is None:
+        ce.problems.extend(problems)
+        return ce
+    if dep.model is not None and dep.hardware is not None and (
+            cal.model.lower() != dep.model.name.lower() or cal.hardware.lower() != dep.hardware.name.lower()):
+        ce.problems.append(Finding(
+            "BL310", Severity.ERROR,
+            f"calibration {str(path)!r} is for {cal.model} on {cal.hardware}, not {dep.model.name} on "
+            f"{dep.hardware.name}", ce.declared_at, budget=b.name))
+        return ce
+    ce.calibration = cal
+    for m in ("ttft", "tpot"):
+        ce.bands[m] = cal.band(m)
+    ce.bands["e2e"] = max((v for v in (ce.bands["ttft"], ce.bands["tpot"]) if v is not None), default=None)
+    if roof.skipped or roof.deployment is None or roof.workload is None:
+        return ce
+    wl, d = roof.workload, roof.deployment
+    try:
+        obs = core.Observation(deployment=d, prompt_tokens=max(1.0, wl.uncached_prompt_tokens),
+                               output_tokens=max(1.0, float(wl.output_tokens)),
+                               targets=(core.Target("ttft", "mean", 1.0), core.Target("tpot", "mean", 1.0)),
+                               concurrency=wl.concurrency)
+        pred = core.predict(obs, cal.params)
+    except ValueError:
+        return ce
+    rl = roof.realistic
+    extra = rl.ttft_s - rl.prefill_s  # declared queue and edge allowances, as the realistic TTFT has
+    ttft = pred[("ttft", "mean")] + extra
+    tpot = pred[("tpot", "mean")]
+    ce.predicted = {"ttft_s": ttft, "tpot_s": tpot, "e2e_s": ttft + wl.output_tokens * tpot}
+    _rejudge(roof, ce)
+    _staleness(ce, links, today, max_age_days)
+    _outside(ce, links, d)
+    return ce
+
+
+def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:
+    roof.calibrated = ce.origin_words()
+    roof.calibration_bands = dict(ce.bands)
+    for name in ("ttft", "tpot", "e2e"):
+        v = roof.verdicts.get(name)
+        value = ce.predicted.get(f"{name}_s")
+        if v is None or value is None:
+            continue
+        v.realistic_value = value
+        if v.verdict == "cannot-be-met" or v.verdict == "unknown":
+            continue
+        top = value * (1.0 + (ce.bands.get(name) or 0.0))
+        v.verdict = "at-risk" if top > v.budget_value * (1 + 1e-9) else "met"
+
+
+def _staleness(ce: CalibrationEvaluation, links: Any, today: Any, max_age_days: Any) -> None:
+    import datetime as dt
+
+    cal = ce.calibration
+    newest = None
+    for lk in links or ():
+        prov = lk.measurement.provenance
+        if prov.engine_version and (newest is None or (prov.date or "") > (newest.date or "")):
+            newest = prov
+    if newest is not None and cal.engine_version and newest.engine_version != cal.engine_version:
+        ce.stale.append((ENGINE_VERSION, f"calibrated on {cal.engine or 'the engine'} {cal.engine_version}, but "
+                         f"the newest linked run is on {newest.engine or 'the engine'} {newest.engine_version}"))
+    if max_age_days is not None and cal.created and today is not None:
+        try:
+            made = dt.date.fromisoformat(str(cal.created)[:10])
+        except ValueError:
+            return
+        age = (today - made).days
+        if age > max_age_days:
+            ce.stale.append((AGE, f"calibrated {age} days ago ({cal.created}), older than the {max_age_days:g} "
+                             "days allowed"))
+
+
+def _outside(ce: CalibrationEvaluation, links: Any, d: Deployment) -> None:
+    from budgetlint.evaluate.load import engine_defaults
+
+    cal = ce.calibration
+    for lk in links or ():
+        if not getattr(lk, "counts", True):
+            continue
+        m = lk.measurement
+        obs, _ = observation(m, d, engine_defaults(d.accelerator.memory_bytes, ""))
+        if obs is None or saturated(obs):
+            continue
+        try:
+            pred = core.predict(obs, cal.params)
+        except ValueError:
+            continue
+        for t in obs.targets:
+            band = ce.bands.get(t.metric)
+            p = pred[(t.metric, t.stat)]
+            if band is not None and abs(p / t.value_s - 1.0) > band:
+                ce.outside.append(Outside(f"{m.source} {m.label or 'run 1'}", t.metric, t.stat, t.value_s, p, band))

@@ -1,0 +1,65 @@
+"""A ``kind: calibration`` file, read and validated with positions (docs/calibration.md).
+
+Written by ``budgetlint calibrate`` (:mod:`budgetlint.run.calibrate`); read
+where a deployment names it (:mod:`budgetlint.evaluate.calibration`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from budgetlint.files import schema as schema_mod
+from budgetlint.files.loader import load_file
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A loaded calibration document (SI values), with where it was read from."""
+
+    path: str
+    params: Any  # physics.calibration.Params
+    runs: int
+    engine: Optional[str]
+    engine_version: Optional[str]
+    created: Optional[str]
+    error: dict[str, dict[str, float]]
+    model: str
+    hardware: str
+
+    def band(self, metric: str) -> Optional[float]:
+        """The calibration's relative error band for a metric: its largest leave-one-out error."""
+        e = self.error.get(metric)
+        return e["max"] if e else None
+
+
+def load_calibration(path: str | Path) -> tuple[Optional[Calibration], list[Any]]:
+    """Read and validate a ``kind: calibration`` file: (calibration, findings with file:line:column)."""
+    from budgetlint.findings import Finding, Severity
+    from budgetlint.physics.calibration import Params
+
+    p = Path(path)
+    result = load_file(p, str(path))
+    findings = list(result.findings)
+    if findings or not result.documents:
+        if not findings:
+            findings.append(Finding("BL013", Severity.ERROR, f"{path}: no calibration document", None))
+        return None, findings
+    doc = result.documents[0]
+    if not isinstance(doc.data, dict) or doc.data.get("kind") != "calibration":
+        found = doc.data.get("kind") if isinstance(doc.data, dict) else type(doc.data).__name__
+        findings.append(Finding("BL013", Severity.ERROR,
+                                f"expected a `kind: calibration` document, found kind {found!r}", doc.loc(())))
+        return None, findings
+    errs = schema_mod.validate(doc, "calibration")
+    if errs:
+        return None, errs
+    d = doc.data
+    try:
+        params = Params(**d["parameters"])
+    except (TypeError, ValueError) as exc:
+        return None, [Finding("BL003", Severity.ERROR, str(exc), doc.loc(("parameters",)))]
+    dep = d["deployment"]
+    return Calibration(str(path), params, len(d["runs"]), dep.get("engine"), dep.get("engine_version"),
+                       d.get("created"), dict(d.get("error") or {}), dep["model"], dep["hardware"]), []

@@ -1,0 +1,44 @@
+"""A deployment's calibration file that cannot be used.
+
+## What it checks
+`deployment.calibration` names a file that does not exist, is not a valid
+`kind: calibration` document (every problem with its own file:line:column),
+or was fitted for another model or hardware.
+
+## Why
+The budget's predictions fall back to the assumed efficiencies, without a
+band: a calibration that silently did not apply would be a quiet pass.
+
+## Example
+```yaml
+deployment: {model: llama-3.1-8b, hardware: h100-sxm, calibration: cal/llama70b-h200.yaml}
+# BL310: calibration 'cal/llama70b-h200.yaml' is for llama-3.3-70b on h200-sxm,
+#        not llama-3.1-8b on h100-sxm
+```
+
+## Fix
+Point at the right file, or refit it: `budgetlint calibrate RUNS... --model M
+--hardware H -o cal.yaml` (docs/calibration.md).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+
+CODE = "BL310"
+NAME = "calibration-unusable"
+SUMMARY = "A deployment's calibration file that cannot be used."
+SEVERITY = Severity.ERROR
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    ce = ev.calibration
+    if ce is None:
+        return
+    for f in ce.problems:
+        where = f" ({f.rule})" if f.rule != CODE else ""
+        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: calibration {ce.path!r} cannot be used{where}: {f.message}",
+                      f.location or ce.declared_at, budget=b.name,
+                      fix="refit it with `budgetlint calibrate` (docs/calibration.md)")

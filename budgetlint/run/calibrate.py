@@ -1,0 +1,152 @@
+"""``budgetlint calibrate``: fit a deployment's calibration to benchmark runs and write it.
+
+Reads the benchmark files (every format ``check --bench`` reads), turns each
+run into an observation at its own conditions
+(:mod:`budgetlint.evaluate.calibration`), fits the five parameters
+(:mod:`budgetlint.physics.calibration`), refits without each run in turn,
+and returns a ``kind: calibration`` document (schemas/calibration.schema.json).
+Runs that cannot be used are listed with why; they never stop the fit.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from budgetlint.files.calibration_file import Calibration, load_calibration  # noqa: F401 (the command's API)
+
+
+class CalibrateError(Exception):
+    """Bad input to the command: a message for the user, exit code 2."""
+
+
+@dataclass
+class CalibrateResult:
+    document: dict[str, Any]
+    problems: list[str] = field(default_factory=list)  # unreadable benchmark files
+
+
+def bench_paths(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl", ".txt")))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise CalibrateError(f"{raw}: no such file or directory")
+    return out
+
+
+def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, replicas: int = 1,
+              weight_precision: str = "bf16", kv_precision: Optional[str] = None,
+              engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False, today: Optional[_dt.date] = None) -> CalibrateResult:
+    from budgetlint.bench import read_benchmark
+    from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
+    from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
+    from budgetlint.evaluate.load import engine_defaults
+    from budgetlint.model.build import Sink
+    from budgetlint.physics import calibration as core
+    from budgetlint.physics import precision
+    from budgetlint.physics.shapes import Deployment
+    from budgetlint.run.check import _load_builtin_catalog
+
+    catalog = _load_builtin_catalog(Sink())
+    md = catalog.models.get(model.lower())
+    hd = catalog.hardware.get(hardware.lower())
+    for name, entry, table in (("--model", md, catalog.models), ("--hardware", hd, catalog.hardware)):
+        if entry is None:
+            value = model if name == "--model" else hardware
+            hint = catalog.suggest(value, table)
+            raise CalibrateError(f"{name} {value!r} is not in the catalog"
+                                 + (f"; did you mean {hint!r}?" if hint else "")
+                                 + " (`budgetlint catalog models` / `catalog hardware` list them)")
+    try:
+        dep = Deployment(model=model_shape(md), accelerator=accelerator(hd), devices=devices,
+                         weight_bytes_per_param=precision.bytes_per_element(weight_precision),
+                         kv_bytes_per_elem=precision.bytes_per_element(kv_precision or "bf16"))
+    except (Skip, ValueError, KeyError) as exc:
+        raise CalibrateError(f"cannot model {model} on {hardware}: {exc}") from None
+    scheduler = engine_defaults(hd.memory_bytes, hd.name)
+    problems: list[str] = []
+    observations = []
+    refs = []
+    skipped = []
+    for path in bench_paths(paths):
+        ms, probs = read_benchmark(path)
+        problems.extend(str(p) for p in probs)
+        for m in ms:
+            ref = run_ref(m)
+            if engine and ref.engine and ref.engine.lower() != engine.lower():
+                skipped.append({"file": ref.file, "run": ref.label, "reason": f"engine {ref.engine}, not {engine}"})
+                continue
+            obs, why = observation(m, dep, scheduler, replicas)
+            if obs is None:
+                skipped.append({"file": ref.file, "run": ref.label, "reason": why})
+                continue
+            if saturated(obs) and not include_saturated:
+                skipped.append({"file": ref.file, "run": ref.label, "reason": SATURATED_WHY})
+                continue
+            observations.append(obs)
+            refs.append(ref)
+    if not observations:
+        raise CalibrateError("no usable run in the benchmark files"
+                             + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
+    fit = core.fit(observations)
+    held_out = core.leave_one_out(observations, fit) if loo else []
+    runs = []
+    for i, (obs, ref) in enumerate(zip(observations, refs)):
+        row: dict[str, Any] = {"file": ref.file, "run": ref.label, "engine": ref.engine,
+                               "engine_version": ref.engine_version, "date": ref.date, "mode": obs.mode,
+                               "residuals": {f"{t.metric}.{t.stat}": _round(_rel(r))
+                                             for t, r in zip(obs.targets, fit.residuals[i])}}
+        if held_out:
+            row["leave_one_out"] = {f"{m}.{s}": _round(e) for (m, s), e in held_out[i].errors.items()}
+        runs.append(row)
+    versions = [r.engine_version for r in refs if r.engine_version]
+    engines = [r.engine for r in refs if r.engine]
+    doc: dict[str, Any] = {
+        "version": 1,
+        "kind": "calibration",
+        "created": (today or _dt.date.today()).isoformat(),
+        "deployment": {"model": md.name, "hardware": hd.name, "devices": devices, "replicas": replicas,
+                       "weight_precision": weight_precision, "kv_precision": kv_precision or "bf16",
+                       "engine": engine or (max(set(engines), key=engines.count) if engines else None),
+                       "engine_version": max(versions, key=_version_key) if versions else None},
+        "parameters": {k: _round(v) for k, v in fit.params.as_dict().items()},
+        "held": dict(fit.held),
+        "runs": runs,
+    }
+    if skipped:
+        doc["skipped"] = skipped
+    if held_out:
+        doc["error"] = {metric: {"median": _round(v["median"]), "max": _round(v["max"]), "runs": int(v["count"])}
+                        for metric, v in core.error_summary(held_out).items()}
+    return CalibrateResult(doc, problems)
+
+
+def _rel(log_ratio: float) -> float:
+    import math
+
+    return math.exp(log_ratio) - 1.0
+
+
+def _round(v: float) -> float:
+    return float(f"{v:.6g}")
+
+
+def _version_key(v: str) -> tuple:
+    parts = []
+    for p in v.lstrip("v").replace("-", ".").split("."):
+        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+    return tuple(parts)
+
+
+def dump(doc: dict[str, Any]) -> str:
+    import yaml
+
+    head = "# Written by `budgetlint calibrate` (docs/calibration.md). Refit rather than edit.\n"
+    return head + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
