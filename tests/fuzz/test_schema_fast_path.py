@@ -23,7 +23,7 @@ from budgetlint.files.loader import load_file
 
 from fuzz_support import REPO_ROOT, extreme_scalar, from_our_schema, fuzz_settings, inlined_schema
 
-KINDS = ("budgets", "hardware", "models", "teams")
+KINDS = tuple(schema_mod.KIND_SCHEMAS)
 
 
 def _agree(kind: str, data: Any) -> None:
