@@ -96,10 +96,18 @@ def _emit(report: Any, formats: tuple[str, ...], outputs: tuple[str, ...], sarif
         pieces = get_chunks(fmt)(report, color=painted, **extra)
         if to_stdout:
             last = ""
-            for piece in pieces:  # written as made: a large report is never held whole
+            batch: list[str] = []
+            size = 0
+            for piece in pieces:  # written as made, 64 KiB at a time: a large report is never held whole
                 if piece:
-                    click.echo(piece, nl=False, color=painted)  # click keeps what we decided
+                    batch.append(piece)
+                    size += len(piece)
                     last = piece
+                    if size >= 65536:
+                        click.echo("".join(batch), nl=False, color=painted)  # click keeps what we decided
+                        batch, size = [], 0
+            if batch:
+                click.echo("".join(batch), nl=False, color=painted)
             if not last.endswith("\n"):
                 click.echo("")  # as before: an empty output is one newline
         else:
@@ -199,6 +207,9 @@ def _step_summary(report: Any) -> None:
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
               help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+@click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
+              help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
+                   "Small runs stay in one process; the output is the same either way.")
 @click.option("--no-simulate", is_flag=True, default=False,
               help="Do not simulate declared traffic (docs/load.md); the report says it was not simulated.")
 @click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
@@ -220,7 +231,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
           efficiency_compute: float | None, no_summary: bool, config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
-          fail_on_regression: bool, regression_threshold: float | None, quiet: bool,
+          fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
           allow_read: tuple[str, ...], no_simulate: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
@@ -237,7 +248,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
                        regression_threshold=regression_threshold, allow_read=allow_read,
-                       no_simulate=no_simulate)
+                       no_simulate=no_simulate, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options, with_configured_paths), options)

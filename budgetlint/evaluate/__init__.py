@@ -49,6 +49,7 @@ class Environment:
     calibrations: dict = field(default_factory=dict)  # calibration files, read once per run
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
+    shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
 
 
@@ -106,7 +107,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
                                    getattr(env.bench, "roots", None), env.calibrations)
     levers: tuple[Any, ...] = ()
     if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
-        levers = levers_for(env.catalog, roof)
+        levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
     from budgetlint.evaluate.arithmetic import e2e_arithmetic
 

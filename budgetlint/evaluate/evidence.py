@@ -474,7 +474,7 @@ def _trust(link: Link, expires: str | None, on: dt.date, defaults: Any) -> None:
 
 def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
     from budgetlint.evaluate import adapter
-    from budgetlint.physics import analysis as phys
+    from budgetlint.evaluate import share
     from budgetlint.physics.shapes import Efficiency
 
     d, wl, _edge, _queue = adapter.physics_inputs(b)
@@ -482,7 +482,7 @@ def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
     prompt = max(0.0, round(prompt))
     w = replace(wl, concurrency=max(1, int(round(concurrency))), prompt_tokens=prompt,
                 output_tokens=max(1.0, round(output)), cached_prompt_tokens=cached_frac * prompt)
-    return phys.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
+    return share.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
 
 
 def _physics(link: Link, skipped: bool) -> None:
@@ -616,7 +616,7 @@ def _explain(link: Link, name: str, value: float, bound_s: float, prompt_origin:
 def _alt_bound(link: Link, **changes: Any) -> float | None:
     """TPOT bound (concurrency 1) with the budget's deployment changed."""
     from budgetlint.evaluate import adapter
-    from budgetlint.physics import analysis as phys
+    from budgetlint.evaluate import share
     from budgetlint.physics import precision as phys_precision
     from budgetlint.physics.shapes import Efficiency
 
@@ -629,7 +629,7 @@ def _alt_bound(link: Link, **changes: Any) -> float | None:
             d = replace(d, weight_bytes_per_param=phys_precision.bytes_per_element(wp))
         w = replace(wl, concurrency=1, prompt_tokens=bound.prompt_tokens, output_tokens=bound.output_tokens,
                     cached_prompt_tokens=min(bound.cached_prompt_tokens, bound.prompt_tokens))
-        return phys.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
+        return share.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
     except Exception:  # noqa: BLE001
         return None
 

@@ -37,30 +37,51 @@ LEVER_ORDER = ("proxy-flush", "weights-8bit", "weights-4bit", "kv-8bit", "prefix
                "more-devices", "fewer-sequences", "faster-accelerator")
 
 
-def levers_for(catalog: Any, ev: RooflineEvaluation) -> tuple[Any, ...]:
-    """The standard levers that would make every promise hold at the realistic efficiency."""
-    from budgetlint.physics.levers import evaluate_levers
+def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) -> tuple[Any, ...]:
+    """The standard levers that would make every promise hold at the realistic efficiency.
+
+    With ``cache`` (one per run: the catalog's), a budget whose physics
+    inputs and promises equal an earlier budget's gets that budget's levers
+    (budgetlint.evaluate.share).
+    """
+    from budgetlint.evaluate import share
 
     b = ev.budget
-    accelerators = []
-    for hw in catalog.all_hardware():
-        if hw is b.deployment.hardware:
-            continue
-        try:
-            accelerators.append((hw.name, accelerator(hw)))
-        except Skip:
-            continue
+    hardware = catalog.all_hardware()
+    # the alternatives: every catalog accelerator but the budget's own (by identity: a user
+    # entry that extends a built-in one is another accelerator)
+    own = next((i for i, hw in enumerate(hardware) if hw is b.deployment.hardware), -1)
     draft = None
     if b.deployment.draft_model is not None:
         try:
             draft = model_shape(b.deployment.draft_model)
         except Skip:
             draft = None
+    if cache is None:
+        return _levers(hardware, own, draft, b, ev)
+    p = b.promise
+    k = share.key("levers", own, draft, ev.deployment, ev.workload, ev.efficiency, ev.queue_s, ev.edge,
+                  b.workload.shared_prefix_tokens, p.ttft_s, p.tpot_s, p.e2e_s)
+    return share.shared(cache, k, lambda: _levers(hardware, own, draft, b, ev))
+
+
+def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluation) -> tuple[Any, ...]:
+    from budgetlint.evaluate import share
+    from budgetlint.physics.levers import evaluate_levers
+
+    accelerators = []
+    for i, hw in enumerate(hardware):
+        if i == own:
+            continue
+        try:
+            accelerators.append((hw.name, accelerator(hw)))
+        except Skip:
+            continue
     try:
         found = evaluate_levers(
             ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
             edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
-            accelerators=accelerators,
+            accelerators=accelerators, analyse_with=share.analyse,
         )
     except ValueError:
         found = []

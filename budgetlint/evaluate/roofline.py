@@ -34,7 +34,7 @@ from typing import Any
 from budgetlint.evaluate.adapter import (Skip, bound_deployment, physics_inputs, realistic_deployment,
                                          realistic_efficiency)
 from budgetlint.model.types import Budget
-from budgetlint.physics import analysis as phys_analysis
+from budgetlint.evaluate import share
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 
@@ -138,8 +138,8 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         d, wl, edge, queue = physics_inputs(b)
         ev.efficiency = realistic_efficiency(b, options)
         bound_d, real_d = bound_deployment(d, b), realistic_deployment(d, b, options)
-        ev.bound = phys_analysis.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
-        ev.realistic = phys_analysis.analyse(real_d, wl, ev.efficiency, queue, edge)
+        ev.bound = share.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
+        ev.realistic = share.analyse(real_d, wl, ev.efficiency, queue, edge)
     except Skip as exc:
         ev.skipped = str(exc)
         return ev
@@ -256,7 +256,7 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
         else:
             w = replace(w, cached_prompt_tokens=0.0)
         try:
-            without = phys_analysis.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
+            without = share.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
         except ValueError:
             continue
         for name, attr in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):

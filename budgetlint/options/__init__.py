@@ -32,6 +32,7 @@ class Options:
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
     regression_threshold: float = 0.0
+    jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
     simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
     #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
     allow_read: list[str] = field(default_factory=list)

@@ -156,8 +156,27 @@ class Analysis:
         # (which deep-copies, at ~1 ms per call: bench_speed.py)
         return {name: getattr(self, name) for name in _ANALYSIS_FIELDS}
 
+    def __reduce__(self) -> tuple:
+        """Pickled as its values (a worker process sends analyses to the parent: ``--jobs``);
+        equal analyses unpickle to one object, as budgets on one deployment share one."""
+        return (_unpickled, (tuple(getattr(self, name) for name in _ANALYSIS_FIELDS),))
+
 
 _ANALYSIS_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Analysis))
+_UNPICKLED: dict[bytes, Analysis] = {}
+
+
+def _unpickled(values: tuple) -> Analysis:
+    import marshal
+
+    key = marshal.dumps(values)  # 1 and 1.0, 0.0 and -0.0 apart: equal keys print the same
+    found = _UNPICKLED.get(key)
+    if found is None:
+        found = Analysis(*values)
+        if len(_UNPICKLED) >= 4096:  # bounded: a run of all-different deployments stays flat
+            _UNPICKLED.clear()
+        _UNPICKLED[key] = found
+    return found
 
 
 def _reply_sum(

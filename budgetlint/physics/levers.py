@@ -98,11 +98,16 @@ def evaluate_levers(
     max_devices: int = DEFAULT_MAX_DEVICES,
     accelerators: Sequence[tuple[str, Accelerator]] = (),
     effect: Callable[[Analysis], float] = lambda a: a.e2e_s,
+    analyse_with: Callable[..., Analysis] = analyse,
 ) -> list[Lever]:
-    """Evaluate the standard levers (module doc) and order them by effect."""
+    """Evaluate the standard levers (module doc) and order them by effect.
+
+    ``analyse_with`` is :func:`analyse` or a function that returns what it
+    would (the evaluation stage passes one that shares equal inputs' results).
+    """
 
     def run(name: str, what: str, dep: Deployment, wl: Workload) -> Lever:
-        a = analyse(dep, wl, efficiency, queue_s, edge)
+        a = analyse_with(dep, wl, efficiency, queue_s, edge)
         return Lever(name, f"{what}: {_summary(a)}", a, bool(meets(a)), dep, wl)
 
     levers: list[Lever] = []

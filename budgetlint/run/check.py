@@ -120,11 +120,14 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     # 1. definitions first
     early: dict[Path, tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]] = {}
     by_kind: dict[str, list[Document]] = {k: [] for k in DEFINITION_KINDS}
+    sizes: dict[Path, int] = {}  # characters per file: is the run worth worker processes?
     for path in found.files:
         if not read_all_first:
             text, _ = read_text(path, "")
-            if text is not None and not _DEFINES.search(text):
-                continue
+            if text is not None:
+                sizes[path] = len(text)
+                if not _DEFINES.search(text):
+                    continue
         checked = _checked(path, display_path(path))
         early[path] = checked
         for kind in DEFINITION_KINDS:
@@ -169,39 +172,54 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
 
     suggest_owner = Suggester(sorted(teams), cutoff=0.5)  # one per run: its work is bounded per run
     rctx = RuleContext(teams, teams_source, options, suggest_owner=suggest_owner)
-    reported: set[Finding] = set()  # findings about a file, not a budget (a shared benchmark file): once
+    reported: set[Any] = set()  # findings about a file, not a budget (a shared benchmark file): once
     per_budget_evidence = []
     kept_budgets: list[Budget] = []
     result = RunResult(report, catalog)
     total = 0
-    for fb in batches:
-        if not fb.budgets:
-            report.findings.extend(fb.findings)
-            continue
-        total += len(fb.budgets)
-        batch = Report(findings=fb.findings)
-        for b in fb.budgets:
-            ev = evaluate_budget(b, env)
-            b = ev.budget  # with its `from_bench` lengths read
-            per_budget_evidence.append(ev.evidence)
-            for rule in rules:
-                for f in rule.check(b, ev, rctx):
-                    if f.budget is None:
-                        if f in reported:
-                            continue
-                        reported.add(f)
-                    batch.findings.append(f)
-            batch.budgets.append(_result(b, ev))
-            if keep:
-                result.evaluations.append(ev)
-        if not options.base_ref:  # with --base, after the diff: a budget may suppress its BL505
-            raised = apply_suppressions(batch, fb.budgets, on)  # replaces batch.findings
-            batch.findings.extend(raised)
-        report.findings.extend(batch.findings)
-        report.budgets.extend(batch.budgets)
-        report.suppressed.extend(batch.suppressed)
+    stage = _Stage(env, rules, rctx, options, on, keep)
+
+    def merge(file_findings: list[Finding], budgets: int, checked: _FileChecked | None,
+              kept: list[Budget]) -> None:
+        nonlocal total
+        if not budgets or checked is None:
+            report.findings.extend(file_findings)
+            return
+        total += budgets
+        findings = checked.findings
+        for f in checked.unbudgeted:  # already said about an earlier file: once per run
+            key = _once(f)
+            if key in reported:
+                findings = [g for g in findings if g is not f]
+            else:
+                reported.add(key)
+        report.findings.extend(findings)
+        report.budgets.extend(checked.rows)
+        report.suppressed.extend(checked.suppressed)
+        per_budget_evidence.extend(checked.evidence)
+        result.evaluations.extend(checked.evaluations)
         if options.base_ref:
-            kept_budgets.extend(fb.budgets)
+            kept_budgets.extend(kept)
+
+    jobs = _jobs(options.jobs)
+    pending = [p for p in found.files if p not in early]
+    if run_wide or keep or jobs < 2 or run_files or not _worth_workers(pending, sizes, jobs):
+        for fb in batches:
+            merge(fb.findings, len(fb.budgets), stage.check(fb) if fb.budgets else None, fb.budgets)
+    else:
+        def serial(path: Path) -> None:  # the file as the one-process run checks it
+            report.files.append(display_path(path))
+            if path in early:
+                findings, docs, invalid = early.pop(path)
+            else:
+                findings, docs, invalid = _checked(path, display_path(path))
+            bsink = Sink()
+            budgets = _build_budgets(docs["budgets"], catalog, bsink, seen, invalid)
+            merge(findings + bsink.findings, len(budgets), stage.check(_FileBudgets(path, findings + bsink.findings,
+                                                                                    budgets)) if budgets else None,
+                  budgets)
+
+        _parallel(found.files, early, pending, jobs, catalog, seen, stage, report, serial, merge)
 
     # 3. the run
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
@@ -210,9 +228,9 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     for rule in run_rules:
         for f in rule.check_run(run_ctx):
             if f.budget is None:
-                if f in reported:
+                if _once(f) in reported:
                     continue
-                reported.add(f)
+                reported.add(_once(f))
             report.findings.append(f)
     if options.base_ref:
         from budgetlint.run.diff import attach_diff
@@ -222,6 +240,167 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         report.findings.extend(raised)
     apply_policy(report, options.config, on=on)
     return result
+
+
+@dataclass
+class _FileChecked:
+    """One budgets file's share of the report, as pass 2 leaves it (picklable, for worker processes)."""
+
+    findings: list[Finding]  # the file's findings, rule findings and suppression findings, suppressions applied
+    unbudgeted: list[Finding]  # the rule findings naming no budget (said once per run: the merge drops repeats)
+    rows: list[BudgetResult]
+    suppressed: list[Any]
+    evidence: list[Any]  # each budget's BudgetEvidence (the run rules' --bench pass)
+    evaluations: list[Any] = field(default_factory=list)  # with keep (``explain``)
+
+
+@dataclass
+class _Stage:
+    """Pass 2 for one file: evaluate each budget once, run the budget rules, apply suppressions."""
+
+    env: Any
+    rules: list[Any]
+    rctx: Any
+    options: Options
+    on: Any
+    keep: bool
+
+    def check(self, fb: _FileBudgets) -> _FileChecked:
+        from budgetlint.evaluate import evaluate_budget
+        from budgetlint.run.policy import apply_suppressions
+
+        batch = Report(findings=list(fb.findings))
+        unbudgeted: list[Finding] = []
+        said: set[Finding] = set()
+        out = _FileChecked([], unbudgeted, [], [], [])
+        for b in fb.budgets:
+            ev = evaluate_budget(b, self.env)
+            b = ev.budget  # with its `from_bench` lengths read
+            out.evidence.append(ev.evidence)
+            for rule in self.rules:
+                for f in rule.check(b, ev, self.rctx):
+                    if f.budget is None:
+                        if f in said:
+                            continue
+                        said.add(f)
+                        unbudgeted.append(f)
+                    batch.findings.append(f)
+            batch.budgets.append(_result(b, ev))
+            if self.keep:
+                out.evaluations.append(ev)
+        if not self.options.base_ref:  # with --base, after the diff: a budget may suppress its BL505
+            raised = apply_suppressions(batch, fb.budgets, self.on)  # replaces batch.findings
+            batch.findings.extend(raised)
+        out.findings, out.rows, out.suppressed = batch.findings, batch.budgets, batch.suppressed
+        return out
+
+
+# --------------------------------------------------------------------------- pass 2 in worker processes
+
+#: Below this many characters of budget files, worker processes cost more than they save
+#: (a fork and a pickled result per file against ~1.5 ms per budget; docs/performance.md).
+MIN_PARALLEL_CHARS = 200_000
+
+
+def _jobs(jobs: int | None) -> int:
+    """``--jobs``: 0 or None is the cores this process may run on."""
+    import os
+
+    if jobs:
+        return max(1, int(jobs))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _worth_workers(pending: list[Path], sizes: dict[Path, int], jobs: int) -> bool:
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False  # workers inherit the definitions by fork; elsewhere the run stays in one process
+    return len(pending) >= 2 * jobs and sum(sizes.get(p, 0) for p in pending) >= MIN_PARALLEL_CHARS
+
+
+#: what a forked worker inherits from the parent: (catalog, stage), set just before the fork
+_WORKER: Any = None
+
+
+@dataclass
+class _WorkerFile:
+    path: Path
+    late: bool  # the file defines hardware, models or teams: pass 1 missed it
+    findings: list[Finding] = field(default_factory=list)  # load, schema and build findings
+    names: list[tuple[str, Location]] = field(default_factory=list)  # budget names first seen in the file
+    budgets: int = 0
+    checked: _FileChecked | None = None
+
+
+def _work(path: Path) -> _WorkerFile:
+    """In a worker: pass 2 for one file, with the definitions inherited from the parent."""
+    catalog, stage = _WORKER
+    findings, docs, invalid = _checked(path, display_path(path))
+    if any(docs[k] for k in DEFINITION_KINDS):
+        return _WorkerFile(path, True)
+    bsink = Sink()
+    seen: dict[str, Location] = {}  # this file's names; the parent holds the run's (BL009)
+    budgets = _build_budgets(docs["budgets"], catalog, bsink, seen, invalid)
+    file_findings = findings + bsink.findings
+    checked = stage.check(_FileBudgets(path, file_findings, budgets)) if budgets else None
+    if checked is not None:
+        for row in checked.rows:  # a mapping proxy does not pickle; the parent wraps it again
+            row.analysis = dict(row.analysis)
+    return _WorkerFile(path, False, file_findings, list(seen.items()), len(budgets), checked)
+
+
+def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, catalog: Any,
+              seen: dict[str, Location], stage: _Stage, report: Report, serial: Any, merge: Any) -> None:
+    """Pass 2 over ``pending`` in ``jobs`` forked workers, merged in file order.
+
+    The output is the one-process run's, byte for byte: results are taken in
+    file order; a file whose budget name an earlier file already took (BL009
+    spans the run) is checked again here with the run's names, as one process
+    would; a rule finding about no budget is kept once per run.
+    """
+    import multiprocessing
+    from types import MappingProxyType
+
+    global _WORKER
+    _WORKER = (catalog, stage)
+    chunk = max(1, min(16, len(pending) // (jobs * 8)))
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = pool.imap(_work, pending, chunk)
+            for path in files:
+                if path in early:
+                    serial(path)
+                    continue
+                got: _WorkerFile = next(results)
+                if got.late:
+                    raise _LateDefinition
+                if any(name in seen for name, _ in got.names):
+                    early[path] = _checked(path, display_path(path))
+                    serial(path)
+                    continue
+                report.files.append(display_path(path))
+                seen.update(got.names)
+                if got.checked is not None:
+                    for row in got.checked.rows:
+                        row.analysis = MappingProxyType(row.analysis)
+                merge(got.findings, got.budgets, got.checked, [])
+    finally:
+        _WORKER = None
+
+
+def _once(f: Finding) -> Any:
+    """What makes a finding about no budget the same one again: a worker names a shared benchmark
+    file by the path of the first budget *it* met (team2/../shared.json), one process by the run's first."""
+    if f.location is None:
+        return f
+    import os
+
+    return (f.rule, f.severity, f.message, os.path.realpath(f.location.file), f.location.line,
+            f.location.column, f.promise, f.fix)
 
 
 def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Document]], set[tuple[str, str]]]:

@@ -1,0 +1,96 @@
+"""Identical deployments share their physics (evaluate/share.py), and sharing changes no number."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from budgetlint.evaluate import share
+from budgetlint.physics.shapes import Accelerator, Deployment, Efficiency, ModelShape, Workload
+from budgetlint.reporters import get_reporter
+from budgetlint.run import check as checker
+from budgetlint.run.check import Options
+
+ROOT = Path(__file__).resolve().parents[2]
+
+MODEL = ModelShape(total_params=8e9, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8)
+ACC = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+
+
+def _dep(**kw) -> Deployment:
+    return Deployment(model=MODEL, accelerator=ACC, **kw)
+
+
+def test_equal_inputs_share_one_analysis_and_different_inputs_do_not() -> None:
+    share._ANALYSES.clear()
+    wl = Workload(prompt_tokens=1000, output_tokens=200)
+    a = share.analyse(_dep(), wl, Efficiency(0.7, 0.5))
+    # equal inputs built separately: the same object back
+    assert share.analyse(_dep(), Workload(prompt_tokens=1000, output_tokens=200), Efficiency(0.7, 0.5)) is a
+    # any field different: computed again
+    assert share.analyse(_dep(devices=2), wl, Efficiency(0.7, 0.5)) is not a
+    assert share.analyse(_dep(), Workload(prompt_tokens=1001, output_tokens=200), Efficiency(0.7, 0.5)) is not a
+    assert share.analyse(_dep(), wl, Efficiency(0.7, 0.5), queue_s=0.01) is not a
+
+
+def test_keys_tell_apart_what_equality_does_not() -> None:
+    # 1 == 1.0 and 0.0 == -0.0 in Python, but they print differently in a report: not the same key
+    assert share.key(Workload(prompt_tokens=1000, output_tokens=200)) != share.key(
+        Workload(prompt_tokens=1000.0, output_tokens=200))
+    assert share.key(0.0) != share.key(-0.0)
+    assert share.key(_dep(), 1) == share.key(_dep(), 1)
+
+
+def test_the_caches_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(share, "LIMIT", 3)
+    share._ANALYSES.clear()
+    for n in range(10):
+        share.analyse(_dep(), Workload(prompt_tokens=100 + n, output_tokens=20), Efficiency())
+        assert len(share._ANALYSES) <= 3
+    cache: dict = {}
+    for n in range(10):
+        assert share.shared(cache, str(n), lambda: n) == n
+        assert len(cache) <= 3
+
+
+class _Forgetful(dict):
+    """A cache that never keeps anything: every budget computed from scratch."""
+
+    def __setitem__(self, key, value) -> None:
+        pass
+
+
+def test_sharing_changes_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_speed import generate
+    finally:
+        sys.path.pop(0)
+    generate(tmp_path / "repo", 12, per_file=10, configs=5)  # 120 budgets on 5 configurations
+    monkeypatch.chdir(tmp_path / "repo")
+    share._ANALYSES.clear()
+    from budgetlint.physics import analysis
+
+    calls = {"asked": 0, "computed": 0}
+    real_share, real_compute = share.analyse, analysis.analyse
+
+    def asked(*a, **k):
+        calls["asked"] += 1
+        return real_share(*a, **k)
+
+    def computed(*a, **k):
+        calls["computed"] += 1
+        return real_compute(*a, **k)
+
+    monkeypatch.setattr(share, "analyse", asked)
+    monkeypatch.setattr(analysis, "analyse", computed)
+    shared = checker.run_check(["."], Options(use_codeowners=False))
+    assert calls["asked"] >= 2 * len(shared.budgets) == 240
+    assert calls["computed"] < calls["asked"] / 2  # most budgets shared another's analyses
+    monkeypatch.setattr(share, "_ANALYSES", _Forgetful())
+    monkeypatch.setattr(share, "shared", lambda cache, k, compute: compute())
+    alone = checker.run_check(["."], Options(use_codeowners=False))
+    for fmt in ("json", "text", "sarif"):
+        assert get_reporter(fmt)(shared) == get_reporter(fmt)(alone)
