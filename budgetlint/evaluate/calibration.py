@@ -206,7 +206,9 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
                                    + outside_words(roots), ce.declared_at,
                                    budget=b.name))
         return ce
-    if not path.is_file():
+    from budgetlint.files import fs
+
+    if not fs.is_file(path):
         ce.problems.append(Finding("BL310", Severity.ERROR, f"calibration file {str(path)!r} does not exist",
                                    ce.declared_at, budget=b.name))
         return ce

@@ -65,7 +65,10 @@ def inside(path: Path | str, roots: list[str] | None) -> bool:
     """Whether ``path`` (resolved, symlinks followed) lies in one of ``roots`` (None: no limit)."""
     if roots is None:
         return True
-    real = os.path.realpath(path)
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):  # a NUL byte, a name the OS refuses: no such file, judged by its text
+        real = os.path.abspath(str(path).replace("\0", ""))
     return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
 
 

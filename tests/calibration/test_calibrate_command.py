@@ -151,3 +151,16 @@ def test_a_calibration_outside_the_folders_a_run_reads_is_refused(tmp_path: Path
     found = [f for f in report["findings"] if f["rule"] == "BL310"]
     assert len(found) == 1 and "not read" in found[0]["message"]
     assert report["budgets"][0]["analysis"]["calibration"]["usable"] is False
+
+
+def test_a_calibration_path_with_a_nul_byte_is_a_finding_not_an_internal_error(tmp_path: Path) -> None:
+    """Found by the fuzz run: `calibration: "a\\0b.yaml"` raised ValueError in the read-roots check."""
+    (tmp_path / "b.yaml").write_text(
+        'version: 1\nkind: budgets\nbudgets:\n  - name: c\n    owner: "@a/b"\n'
+        '    workload: {prompt_tokens: 100, output_tokens: 10}\n    promise: {ttft: 1 s}\n'
+        '    deployment: {model: llama-3.1-8b, hardware: h100-sxm, calibration: "a\\0b.yaml"}\n')
+    r = CliRunner().invoke(main, ["check", str(tmp_path / "b.yaml"), "--no-codeowners", "--no-summary",
+                                  "--format", "json"])
+    assert r.exit_code in (1, 2), r.output
+    findings = json.loads(r.output)["findings"]
+    assert any(f["rule"] in ("BL310", "BL003") for f in findings)
