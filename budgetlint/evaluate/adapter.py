@@ -7,7 +7,6 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from typing import Any
 

@@ -380,7 +380,6 @@ class _Converter:
             return node.value
 
     def _mapping(self, node: Any, path: tuple, doc: Document, depth: int) -> dict:
-        yaml = self._yaml
         out: dict = {}
         first_seen: dict = {}
         pairs = list(node.value)

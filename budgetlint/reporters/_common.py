@@ -6,7 +6,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from budgetlint.findings import Finding, Severity
+from budgetlint.findings import Finding
 from budgetlint.report import BudgetResult, Report
 
 TOOL_NAME = "budgetlint"

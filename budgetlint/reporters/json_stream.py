@@ -12,7 +12,7 @@ indent=2)`` of the same value with the arrays materialised
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from budgetlint.report import Lazy  # noqa: F401  (re-exported: what chunks() streams)
 

@@ -110,7 +110,7 @@ class _FileBudgets:
 
 
 def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all_first: bool) -> RunResult:
-    from budgetlint.evaluate import Environment, evaluate_budget, evidence
+    from budgetlint.evaluate import Environment, evidence
     from budgetlint.rules import RuleContext, checks
     from budgetlint.run.policy import apply_policy, apply_suppressions, today
 

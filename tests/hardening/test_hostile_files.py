@@ -30,20 +30,8 @@ TIME_LIMIT_S = 20.0
 MEMORY_LIMIT_MIB = 200.0
 
 
-#: runs the CLI (argv[2:]) and, at exit, writes its peak RSS line (VmHWM) to argv[1]
-_PEAK_WRAPPER = (
-    "import atexit, sys\n"
-    "def _peak(path=sys.argv[1]):\n"
-    "    try:\n"
-    "        line = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
-    "    except OSError:\n"
-    "        return\n"
-    "    open(path, 'w').write(line)\n"
-    "atexit.register(_peak)\n"
-    "sys.argv = ['budgetlint'] + sys.argv[2:]\n"
-    "from budgetlint.cli import main\n"
-    "main()\n"
-)
+# the child that runs the CLI and writes its peak RSS (one wrapper for every hardening test)
+from hardening_bounds import _WRAPPER as _PEAK_WRAPPER  # noqa: E402
 
 
 @dataclass

@@ -103,16 +103,7 @@ def test_shipped_budgets_and_every_case_file(monkeypatch, workers_always) -> Non
     assert '"rule": "BL009"' in one["json"]
 
 
-BUDGET = """version: 1
-kind: budgets
-budgets:
-  - name: {name}
-    owner: "@acme/chat"
-    workload: {{prompt_tokens: 1000, output_tokens: 200}}
-    promise: {{pace: 35 token/s}}
-    deployment: {{model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16, devices: 2}}
-    bench: [../shared.json]
-{suppress}"""
+from test_streaming import BUDGET  # noqa: E402  (the same budget file as the streaming tests)
 
 
 def test_shared_benchmark_file_duplicates_and_suppressions(tmp_path, monkeypatch, workers_always) -> None:
