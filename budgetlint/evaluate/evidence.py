@@ -33,14 +33,15 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from budgetlint.files import fs
-from budgetlint.bench import Measurement, Problem, read_benchmark
-from budgetlint.bench.measurement import label_percent
 from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+
+if TYPE_CHECKING:  # the readers load when a budget has evidence (a run without any skips ~5 ms of imports)
+    from budgetlint.bench import Measurement, Problem
 
 #: relative tolerance on mean prompt and output lengths (0.25 = within ±25 %)
 LENGTH_TOLERANCE = 0.25
@@ -178,6 +179,8 @@ class BenchStore:
     def read(self, path: Path, display: str | None = None) -> BenchFile:
         key = str(path.resolve()) if fs.exists(path) else str(path)
         if key not in self._files:
+            from budgetlint.bench import read_benchmark
+
             measurements, problems = read_benchmark(path, self.bench_format, max_bytes=self.max_bytes)
             self._files[key] = BenchFile(display or display_path(path), measurements, problems)
         return self._files[key]
@@ -520,6 +523,8 @@ def _at_run_concurrency(label: str) -> bool:
     request can run while fewer sequences are in flight (ramp-up, ramp-down)."""
     if label == "mean":
         return True
+    from budgetlint.bench.measurement import label_percent
+
     pct = label_percent(label)
     return pct is not None and pct >= 50.0
 

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from budgetlint.bench.measurement import Provenance
+if TYPE_CHECKING:  # only in annotations: the config's policy needs no benchmark reader
+    from budgetlint.bench.measurement import Provenance
 
 
 @dataclass(frozen=True)

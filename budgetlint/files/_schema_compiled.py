@@ -7,6 +7,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # fmt: off
 
 SCHEMAS_DIGEST = 'f813065fa6c19fc01c7ac21cdbfd181b05267f6b6dd7678a097785f4ea82d88b'
+SOURCES_CHECKSUM = 'crc32:74a292c3'
 
 
 class JsonSchemaValueException(ValueError):

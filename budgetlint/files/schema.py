@@ -8,10 +8,7 @@ at the offending value (or at the key, for an unexpected key).
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
-import json
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -28,16 +25,23 @@ KIND_SCHEMAS = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def schema_dir() -> Path:
-    """Where the schemas are: inside the installed wheel, or the repo's schemas/."""
-    packaged = resources.files("budgetlint") / "_schemas"
+    """Where the schemas are: inside the installed wheel (budgetlint/_schemas), or the repo's schemas/.
+
+    A plain path next to this package, as ``importlib.resources.files`` gives for a package on
+    the file system (its import was ~4 ms of every start)."""
+    here = Path(__file__).resolve().parents[1]
+    packaged = here / "_schemas"
     if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "schemas"
+        return packaged
+    return here.parent / "schemas"
 
 
 @functools.lru_cache(maxsize=None)
 def load_schema(filename: str) -> dict:
+    import json  # only when jsonschema validates a document (or the fast path is regenerated)
+
     return json.loads((schema_dir() / filename).read_text(encoding="utf-8"))
 
 
@@ -181,11 +185,29 @@ def fast_schema(kind: str) -> dict | None:
 
 
 def schemas_digest() -> str:
-    """A digest of every kind's fast-path schema: the compiled module is current when it names this one."""
+    """A digest of every kind's fast-path schema: the compiled module is current when it names this one
+    (a test holds it: tests/fuzz/test_schema_fast_path.py)."""
     import hashlib
+    import json
 
     text = json.dumps({kind: fast_schema(kind) for kind in KIND_SCHEMAS}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def sources_checksum() -> str:
+    """A cheap checksum of the schema files the fast path is compiled from (the kinds' files: a
+    ``$ref`` to any other file leaves a kind to jsonschema alone), checked at every start instead of
+    ``schemas_digest`` (which loads, inlines and hashes every schema: ~10 ms of a cold start). Edit a
+    schema and the compiled checks are off until regenerated; the digest test still covers a change
+    to how the fast-path schemas are derived (``_guard``, ``_inline_refs``)."""
+    import zlib
+
+    crc = 0
+    for filename in sorted(set(KIND_SCHEMAS.values())):
+        data = (schema_dir() / filename).read_bytes().replace(b"\r\n", b"\n")  # a checkout's line ends
+        crc = zlib.crc32(b"%s %d\n" % (filename.encode(), len(data)), crc)
+        crc = zlib.crc32(data, crc)
+    return f"crc32:{crc:08x}"
 
 
 def is_date(value: Any) -> bool:
@@ -221,6 +243,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # fmt: off
 
 SCHEMAS_DIGEST = {schemas_digest()!r}
+SOURCES_CHECKSUM = {sources_checksum()!r}
 
 
 class JsonSchemaValueException(ValueError):
@@ -279,7 +302,7 @@ def fast_validator(kind: str) -> Any:
     except ImportError:
         return None
     check = compiled.VALIDATORS.get(kind)
-    if check is None or compiled.SCHEMAS_DIGEST != _digest():
+    if check is None or getattr(compiled, "SOURCES_CHECKSUM", None) != _checksum():
         return None
 
     def vouches(data: Any) -> bool:
@@ -293,8 +316,11 @@ def fast_validator(kind: str) -> Any:
 
 
 @functools.lru_cache(maxsize=None)
-def _digest() -> str:
-    return schemas_digest()
+def _checksum() -> str | None:
+    try:
+        return sources_checksum()
+    except OSError:  # a schema file unreadable: no fast path (jsonschema reports what it can)
+        return None
 
 
 def validate(doc: Document, kind: str) -> list[Finding]:
@@ -337,6 +363,12 @@ def _where(doc: Document, path: tuple) -> str:
     return ".".join(str(p) for p in path) or "the document"
 
 
+def _close(word: str, choices: list[str], n: int, cutoff: float) -> list[str]:
+    import difflib  # only for a document jsonschema rejects
+
+    return difflib.get_close_matches(word, choices, n=n, cutoff=cutoff)
+
+
 def _to_findings(doc: Document, error: Any) -> list[Finding]:
     path = tuple(error.absolute_path)
     where = _where(doc, path)
@@ -346,7 +378,7 @@ def _to_findings(doc: Document, error: Any) -> list[Finding]:
         allowed = _allowed_keys(error.schema)
         out = []
         for key in sorted((k for k in value if k not in error.schema.get("properties", {})), key=str):
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            close = _close(str(key), allowed, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             out.append(Finding(
                 "BL004", Severity.ERROR,
@@ -366,7 +398,7 @@ def _to_findings(doc: Document, error: Any) -> list[Finding]:
         message = f"{where}: expected {expected}; found {_describe(value)}"
     elif v in ("enum", "const"):
         allowed = error.validator_value if v == "enum" else [error.validator_value]
-        close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.6)
+        close = _close(str(value), [str(a) for a in allowed], n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         message = (f"{where}: expected one of {', '.join(repr(a) for a in allowed)}; "
                    f"found {_describe(value)}{hint}")

@@ -14,8 +14,6 @@ answer for ordinary cases and bounds the hostile ones:
 
 from __future__ import annotations
 
-import heapq
-from difflib import SequenceMatcher
 from typing import Iterable
 
 #: distinct words that get a did-you-mean per suggester (a run); later ones get none
@@ -41,6 +39,9 @@ class Suggester:
 
 def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None:
     """The candidate most similar to ``word`` (ratio >= cutoff), as get_close_matches(n=1) picks it."""
+    import heapq  # here: a run with every owner known never asks (difflib is ~1 ms of a cold start)
+    from difflib import SequenceMatcher
+
     s = SequenceMatcher()
     s.set_seq2(word)
     shortlist: list[tuple[float, int, str]] = []

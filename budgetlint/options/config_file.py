@@ -16,7 +16,6 @@ No click here: the CLI maps a :class:`Config` onto ``checker.Options``.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import sys
@@ -275,6 +274,8 @@ def parse_config(path: Path) -> Config:
 
 
 def _did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str:
+    import difflib  # only for a key or value the config gets wrong
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     if not close and "_" in word:
         close = [word.replace("_", "-")] if word.replace("_", "-") in choices else []

@@ -118,13 +118,14 @@ def test_the_compiled_module_is_current() -> None:
     from budgetlint.files import _schema_compiled
 
     assert _schema_compiled.SCHEMAS_DIGEST == schema_mod.schemas_digest()
+    assert _schema_compiled.SOURCES_CHECKSUM == schema_mod.sources_checksum()
     assert set(_schema_compiled.VALIDATORS) == set(KINDS)
 
 
 def test_a_stale_compiled_module_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     from budgetlint.files import _schema_compiled
 
-    monkeypatch.setattr(_schema_compiled, "SCHEMAS_DIGEST", "0" * 64)
+    monkeypatch.setattr(_schema_compiled, "SOURCES_CHECKSUM", "crc32:00000000")
     schema_mod.fast_validator.cache_clear()
     try:
         assert schema_mod.fast_validator("budgets") is None
@@ -132,6 +133,33 @@ def test_a_stale_compiled_module_is_not_used(monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.undo()
         schema_mod.fast_validator.cache_clear()
     assert schema_mod.fast_validator("budgets") is not None
+
+
+@pytest.mark.parametrize("filename", sorted(set(schema_mod.KIND_SCHEMAS.values())))
+def test_editing_any_schema_file_turns_the_fast_path_off(filename: str, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start-up check reads the schema files themselves (not the digest, which costs ~10 ms):
+    one changed byte in any of them and no kind is vouched for until the checks are regenerated;
+    a checkout's CRLF line ends are not a change."""
+    for name in schema_mod.KIND_SCHEMAS.values():
+        (tmp_path / name).write_bytes((schema_mod.schema_dir() / name).read_bytes())
+
+    def fresh() -> list:
+        schema_mod._checksum.cache_clear()
+        schema_mod.fast_validator.cache_clear()
+        return [schema_mod.fast_validator(kind) for kind in schema_mod.KIND_SCHEMAS]
+
+    monkeypatch.setattr(schema_mod, "schema_dir", lambda: tmp_path)
+    try:
+        assert all(v is not None for v in fresh())  # the copy is current
+        original = (tmp_path / filename).read_bytes()
+        (tmp_path / filename).write_bytes(original.replace(b"\n", b"\r\n"))
+        assert all(v is not None for v in fresh())
+        (tmp_path / filename).write_bytes(original.replace(b'"type"', b'"type" ', 1))
+        assert all(v is None for v in fresh())
+    finally:
+        monkeypatch.undo()
+        fresh()
 
 
 @fuzz_settings(suppress_health_check=list(HealthCheck))
