@@ -275,3 +275,45 @@ def test_quiet_leaves_out_information_findings(monkeypatch: pytest.MonkeyPatch) 
     code, out = run("check", "tests/examples/overpromised.yaml", "--quiet", "--format", "json")
     report = json.loads(out)
     assert code == 1 and report["summary"]["errors"] == 3 and report["summary"]["infos"] == 0
+
+
+def test_a_command_collects_less_often_and_gives_the_thresholds_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a command runs, a full collection comes every 100 middle-generation passes (Python's
+    default: 10); an in-process caller gets its own thresholds back, and a collector switched off
+    (threshold 0) stays off."""
+    import gc
+
+    import budgetlint.run.check as check_mod
+
+    seen: list[tuple[int, int, int]] = []
+    real = check_mod.run_check
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_threshold())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check_mod, "run_check", spy)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        code, _ = run("check", str(REPO / "budgets"), "--no-summary", "--no-codeowners")
+        assert code == 0 and seen[-1] == (5000, 10, 100)
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(0, 10, 10)
+        run("check", str(REPO / "budgets"), "--no-summary", "--no-codeowners")
+        assert seen[-1][0] == 0 and gc.get_threshold() == (0, 10, 10)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_the_heap_is_frozen_before_the_final_collection() -> None:
+    """At exit the CLI freezes the heap (gc.freeze), so the interpreter's last full collection
+    has nothing to traverse."""
+    probe = ("import atexit, gc, sys\n"
+             "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0))\n"
+             "from budgetlint.cli import main\n"
+             "sys.argv = ['budgetlint', 'check', 'budgets/', '--no-summary', '--no-codeowners', '-q']\n"
+             "main()\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.rstrip().endswith("frozen True")
