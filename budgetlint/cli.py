@@ -32,28 +32,42 @@ def _internal_error(exc: BaseException) -> None:
     sys.exit(EXIT_INTERNAL)
 
 
-#: the collector's thresholds while a command runs (Python's defaults: 700, 10, 10). A run keeps
-#: what it reports (rows, findings, shared analyses) and makes no reference cycles of its own, yet
-#: each full pass traverses all of it: at 10,000 budgets 20 full passes (that found nothing) were
-#: 1.1 s of 7 s CPU. A full pass every 100 middle-generation passes instead of 10, and young passes
-#: every 5,000 net allocations, took the run to 5.9 s, peak memory the same (benchmarks/bench_speed.py,
+#: the collector's thresholds when budgetlint runs as its own process (Python's defaults: 700, 10,
+#: 10). A run keeps what it reports (rows, findings, shared analyses) and makes no reference cycles of
+#: its own, yet each full pass traverses all of it: at 10,000 budgets 20 full passes (that found
+#: nothing) were 1.1 s of 7 s CPU. A full pass every 100 middle-generation passes instead of 10, and
+#: young passes every 50,000 net allocations (a check of budgets/, ~18,000 after its first imports,
+#: needs none), took the run to 5.9 s, peak memory the same (benchmarks/bench_speed.py,
 #: docs/performance.md). Cycles are still collected; only less often.
-GC_THRESHOLDS = (5000, 10, 100)
+GC_THRESHOLDS = (50_000, 10, 100)
+
+
+def _own_process_gc() -> None:
+    """Tune the collector for a process budgetlint owns (the console script, ``python -m budgetlint``).
+
+    The thresholds above (never lowered; a collector switched off stays off), and at exit every
+    object frozen into the permanent generation (``gc.freeze``) before the interpreter's final full
+    collection, which then has nothing to traverse: the process is ending and the operating system
+    takes its memory back (that collection was ~10 ms of a ~130 ms check of budgets/). Nothing of
+    the output or the exit code changes: atexit handlers run after the command has written
+    everything. In-process callers (tests, a program calling ``main([...])``) are left as they are.
+    """
+    import atexit
+    import gc
+
+    before = gc.get_threshold()
+    if before[0]:
+        gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(GC_THRESHOLDS, before)))
+    atexit.register(gc.freeze)
 
 
 class _Group(click.Group):
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        if args is None:  # the arguments are the process's own: budgetlint owns the process
+            _own_process_gc()
+        return super().main(args, *rest, **kwargs)
+
     def invoke(self, ctx: click.Context) -> Any:
-        import gc
-
-        before = gc.get_threshold()
-        if before[0]:  # a threshold of 0 (the collector off) is left as it is
-            gc.set_threshold(*(max(mine, theirs) for mine, theirs in zip(GC_THRESHOLDS, before)))
-        try:
-            return self._invoke(ctx)
-        finally:
-            gc.set_threshold(*before)  # in-process callers (tests, an embedding program) get theirs back
-
-    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit):
@@ -79,24 +93,6 @@ def main() -> None:
     promise is owned and adds up, and uses roofline arithmetic to flag
     promises the hardware cannot keep.
     """
-    _no_collection_at_exit()
-
-
-_AT_EXIT: list[bool] = []
-
-
-def _no_collection_at_exit() -> None:
-    """At exit, freeze every object into the collector's permanent generation (``gc.freeze``) before the
-    interpreter's final full collection, which then has nothing to traverse: the process is ending and
-    the operating system takes its memory back. That collection was ~10 ms of a ~130 ms check of
-    budgets/ (benchmarks/bench_speed.py); nothing of the run's output or exit code changes (atexit
-    handlers run after the command has written everything)."""
-    if not _AT_EXIT:
-        import atexit
-        import gc
-
-        atexit.register(gc.freeze)
-        _AT_EXIT.append(True)
 
 
 def _color(to_stdout: bool, choice: str = "auto") -> bool:

@@ -277,10 +277,13 @@ def test_quiet_leaves_out_information_findings(monkeypatch: pytest.MonkeyPatch) 
     assert code == 1 and report["summary"]["errors"] == 3 and report["summary"]["infos"] == 0
 
 
-def test_a_command_collects_less_often_and_gives_the_thresholds_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    """While a command runs, a full collection comes every 100 middle-generation passes (Python's
-    default: 10); an in-process caller gets its own thresholds back, and a collector switched off
-    (threshold 0) stays off."""
+def test_its_own_process_collects_less_often_and_in_process_callers_are_left_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run on the process's own arguments (the console script), budgetlint does a full collection
+    every 100 middle-generation passes (Python's default: 10) and never lowers a threshold nor turns
+    a switched-off collector on; called with arguments (CliRunner, a program embedding it), it
+    changes nothing."""
+    import atexit
     import gc
 
     import budgetlint.run.check as check_mod
@@ -293,15 +296,25 @@ def test_a_command_collects_less_often_and_gives_the_thresholds_back(monkeypatch
         return real(*args, **kwargs)
 
     monkeypatch.setattr(check_mod, "run_check", spy)
+    monkeypatch.setattr(atexit, "register", lambda *a, **k: None)  # no gc.freeze at this test run's exit
     before = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
         code, _ = run("check", str(REPO / "budgets"), "--no-summary", "--no-codeowners")
-        assert code == 0 and seen[-1] == (5000, 10, 100)
-        assert gc.get_threshold() == (700, 10, 10)
+        assert code == 0 and seen[-1] == (700, 10, 10) and gc.get_threshold() == (700, 10, 10)
+        monkeypatch.setattr(sys, "argv", ["budgetlint", "check", str(REPO / "budgets"), "--no-summary",
+                                          "--no-codeowners", "-q"])
+        with pytest.raises(SystemExit) as exited:
+            main()
+        assert exited.value.code == 0 and seen[-1] == (50_000, 10, 100)
+        gc.set_threshold(700, 10, 1000)
+        with pytest.raises(SystemExit):
+            main()
+        assert seen[-1] == (50_000, 10, 1000)
         gc.set_threshold(0, 10, 10)
-        run("check", str(REPO / "budgets"), "--no-summary", "--no-codeowners")
-        assert seen[-1][0] == 0 and gc.get_threshold() == (0, 10, 10)
+        with pytest.raises(SystemExit):
+            main()
+        assert seen[-1] == (0, 10, 10)
     finally:
         gc.set_threshold(*before)
 
