@@ -727,6 +727,8 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
 def expand_cli_bench(raw: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[str, int, bool]]]:
     """``--bench`` values with their globs expanded (relative to the working directory), as
     ``bench:`` entries are: the paths to read, and each glob's (pattern, files kept, cut)."""
+    if not raw:
+        return [], []
     from budgetlint.files import globwalk
 
     out: list[str] = []

@@ -42,14 +42,18 @@ class Options:
     max_bench_bytes: int | None = None
 
     def evidence_defaults(self) -> Any:
-        """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``)."""
-        from budgetlint.evaluate.freshness import Policy
-
+        """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``); None
+        when it sets none of them (a budget's own ``evidence:`` then decides alone, as with no config)."""
         cfg = self.config
         if cfg is None:
             return None
-        return Policy(getattr(cfg, "evidence_max_age_days", None), getattr(cfg, "evidence_engine", None),
-                      getattr(cfg, "evidence_engine_version", None), "config", "config", "config")
+        values = (getattr(cfg, "evidence_max_age_days", None), getattr(cfg, "evidence_engine", None),
+                  getattr(cfg, "evidence_engine_version", None))
+        if all(v is None for v in values):
+            return None
+        from budgetlint.evaluate.freshness import Policy
+
+        return Policy(*values, "config", "config", "config")
 
     def calibration_max_age_days(self) -> float:
         """How old a calibration may be before BL311 (``calibration-max-age``, default 180 days)."""
