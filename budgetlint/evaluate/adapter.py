@@ -64,6 +64,34 @@ def accelerator(hw: HardwareDef) -> Accelerator:
         raise Skip(f"hardware {hw.name!r}: {exc}") from None
 
 
+#: each model's and device's physics view, made once per catalog entry (by identity, the entry
+#: held so that its id is not reused): the catalog's entries are built once per run and not
+#: changed after (model/build.py), and every budget on one deployment asked for the same views
+#: again (with the levers, every catalog device's for each budget that fails). Bounded.
+_VIEWS: dict[int, tuple[Any, Any]] = {}
+
+
+def _view(entry: Any, make: Any) -> Any:
+    hit = _VIEWS.get(id(entry))
+    if hit is not None and hit[0] is entry:
+        return hit[1]
+    view = make(entry)  # a Skip propagates and is not kept
+    if len(_VIEWS) >= 4096:
+        _VIEWS.clear()
+    _VIEWS[id(entry)] = (entry, view)
+    return view
+
+
+def shape_of(m: ModelDef) -> ModelShape:
+    """:func:`model_shape` of a catalog entry, made once per entry."""
+    return _view(m, model_shape)
+
+
+def accelerator_of(hw: HardwareDef) -> Accelerator:
+    """:func:`accelerator` of a catalog entry, made once per entry."""
+    return _view(hw, accelerator)
+
+
 def default_compute_precision(weight_precision: str, hw: HardwareDef) -> str:
     """Weight-only quantisation computes at bf16 unless the hardware has the narrow units.
 
@@ -94,12 +122,12 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
         raise Skip("no workload declared")
     if dep.model is None or dep.hardware is None:
         raise Skip("the deployment's model or hardware is not defined")
-    shape = model_shape(dep.model)
-    acc = accelerator(dep.hardware)
+    shape = shape_of(dep.model)
+    acc = accelerator_of(dep.hardware)
     weight_p = dep.weight_precision or "bf16"
     kv_p = dep.kv_precision or "bf16"
     compute_p = dep.compute_precision or default_compute_precision(weight_p, dep.hardware)
-    draft_shape = model_shape(dep.draft_model) if (draft and dep.draft_model is not None) else None
+    draft_shape = shape_of(dep.draft_model) if (draft and dep.draft_model is not None) else None
     try:
         deployment = Deployment(
             model=shape, accelerator=acc, devices=dep.devices,

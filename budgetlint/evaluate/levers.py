@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
+from budgetlint.evaluate.adapter import Skip, accelerator_of, shape_of
 from budgetlint.evaluate.roofline import RooflineEvaluation
 from budgetlint.model.types import Budget
 
@@ -54,7 +54,7 @@ def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) 
     draft = None
     if b.deployment.draft_model is not None:
         try:
-            draft = model_shape(b.deployment.draft_model)
+            draft = shape_of(b.deployment.draft_model)
         except Skip:
             draft = None
     if cache is None:
@@ -74,7 +74,7 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
         if i == own:
             continue
         try:
-            accelerators.append((hw.name, accelerator(hw)))
+            accelerators.append((hw.name, accelerator_of(hw)))
         except Skip:
             continue
     try:

@@ -20,6 +20,27 @@ Attention = Literal["mha", "gqa", "mla"]
 MAX_COLLECTIVE_OVERHEAD = 0.5
 
 
+def _repr_once(cls: type) -> type:
+    """``cls`` (a frozen dataclass) with its own ``repr`` written once per instance.
+
+    The evaluation keys the analyses it shares by the ``repr`` of their inputs
+    (budgetlint.evaluate.share), and one model shape and one accelerator sit in
+    every deployment variant a run analyses. The text is the dataclass's own;
+    an instance does not change after ``__post_init__``.
+    """
+    plain = cls.__repr__
+
+    def __repr__(self: object) -> str:
+        text = self.__dict__.get("_repr")
+        if text is None:
+            text = self.__dict__["_repr"] = plain(self)
+        return text
+
+    __repr__.__qualname__ = f"{cls.__qualname__}.__repr__"
+    cls.__repr__ = __repr__  # type: ignore[assignment]
+    return cls
+
+
 def _positive(name: str, value: float) -> None:
     if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
@@ -30,6 +51,7 @@ def _non_negative(name: str, value: float) -> None:
         raise ValueError(f"{name} must be a non-negative finite number, got {value!r}")
 
 
+@_repr_once
 @dataclass(frozen=True, kw_only=True)
 class ModelShape:
     """Architecture facts of a decoder-only transformer.
@@ -126,6 +148,7 @@ class ModelShape:
         return self.layers - (self.sliding_window_layers or 0)
 
 
+@_repr_once
 @dataclass(frozen=True, kw_only=True)
 class Accelerator:
     """One device: memory (bytes), memory bandwidth (bytes/s), dense peak
