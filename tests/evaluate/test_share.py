@@ -94,3 +94,29 @@ def test_sharing_changes_no_output(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     alone = checker.run_check(["."], Options(use_codeowners=False))
     for fmt in ("json", "text", "sarif"):
         assert get_reporter(fmt)(shared) == get_reporter(fmt)(alone)
+
+
+def test_a_catalog_entry_has_one_physics_view_and_an_equal_entry_its_own() -> None:
+    """adapter.shape_of/accelerator_of: one view per catalog entry (by identity), a Skip never kept,
+    and the view's repr (the shared analyses' key) is the dataclass's own text."""
+    from budgetlint.evaluate import adapter
+    from budgetlint.files.loader import Document
+    from budgetlint.model.types import HardwareDef, ModelDef
+
+    doc = Document("t.yaml", {})
+    m = ModelDef(doc, (), name="m", parameters=8e9, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8)
+    twin = ModelDef(doc, (), name="m", parameters=8e9, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8)
+    assert adapter.shape_of(m) is adapter.shape_of(m)
+    assert adapter.shape_of(twin) is not adapter.shape_of(m) and adapter.shape_of(twin) == adapter.shape_of(m)
+    assert adapter.shape_of(m) == adapter.model_shape(m) == MODEL
+    assert repr(adapter.shape_of(m)) == repr(MODEL) and repr(MODEL).startswith("ModelShape(total_params=8000000000.0,")
+    hw = HardwareDef(doc, (), name="h", memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12,
+                     compute_flop_per_s={"bf16": 989e12})
+    assert adapter.accelerator_of(hw) is adapter.accelerator_of(hw) and adapter.accelerator_of(hw) == ACC
+    assert repr(adapter.accelerator_of(hw)) == ("Accelerator(bandwidth_bytes_per_s=3350000000000.0, memory_bytes="
+                                                "80000000000.0, compute_flop_per_s={'bf16': 989000000000000.0}, "
+                                                "interconnect_bytes_per_s=None)")
+    bare = HardwareDef(doc, (), name="bare")
+    for _ in range(2):  # raised every time, never cached as a view
+        with pytest.raises(adapter.Skip, match="lacks bandwidth"):
+            adapter.accelerator_of(bare)
