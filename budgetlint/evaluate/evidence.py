@@ -673,7 +673,7 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     unmatched: list[tuple[int, str]] = []
     declined: list[tuple[str, int, str]] = []
     seen: set[tuple[str, int]] = set()
-    base = Path(b.doc.file).parent
+    base = Path(b.doc.file).parent if b.bench else None  # the budget file's folder, for its `bench:` entries
     capped: list[tuple[int, str, int]] = []
     refused: list[tuple[int, str, str]] = []
     cut: list[tuple[int, str, str]] = []
