@@ -76,10 +76,10 @@ def _row_key(b: BudgetResult) -> tuple:
     return (b.file, b.line, b.name)
 
 
-def _row_out(b: BudgetResult) -> BudgetResult:  # a mapping proxy does not pickle
-    import dataclasses
-
-    return b if type(b.analysis) is dict else dataclasses.replace(b, analysis=dict(b.analysis))
+def _row_out(b: BudgetResult) -> BudgetResult:  # a mapping proxy does not pickle (the row moves to disk)
+    if type(b.analysis) is not dict:
+        b.analysis = dict(b.analysis)
+    return b
 
 
 def _row_in(b: BudgetResult) -> BudgetResult:

@@ -184,6 +184,8 @@ def apply_policy(report: Report, config: Any = None, *, on: dt.date | None = Non
 
 def policy_findings(findings: Any, config: Any) -> list[Finding]:
     """``findings`` with select/ignore, per-file ignores and severity overrides applied (idempotent)."""
+    if config.select is None and not config.ignore and not config.per_file_ignores and not config.severity:
+        return list(findings)  # no policy: every finding as it is
     out: list[Finding] = []
     for f in findings:
         if not is_enabled(f.rule, config.select, config.ignore):
