@@ -86,11 +86,13 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     the evaluation's ``budget`` is then the budget with those lengths in it, and
     rules and reporters read that one."""
     from budgetlint.evaluate import evidence, roofline
-    from budgetlint.evaluate.lengths import resolve_lengths
     from budgetlint.evaluate.levers import levers_for
-    from budgetlint.evaluate.load import evaluate_load
 
-    budget, lengths = resolve_lengths(budget, env.bench)
+    lengths: tuple[Any, ...] = ()
+    if budget.workload is not None and budget.workload.reads_bench_lengths:  # else nothing to read (or import)
+        from budgetlint.evaluate.lengths import resolve_lengths
+
+        budget, lengths = resolve_lengths(budget, env.bench)
     roof = roofline.evaluate(budget, env.assumptions)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
@@ -119,5 +121,9 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     analysis.update(evidence.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
-    load = evaluate_load(budget, roof, env, cal)
+    load = None
+    if budget.declares_load:  # else no simulation (and its module is not imported)
+        from budgetlint.evaluate.load import evaluate_load
+
+        load = evaluate_load(budget, roof, env, cal)
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths)

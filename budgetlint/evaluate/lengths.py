@@ -62,8 +62,7 @@ def _prefix(wl: Any, src: LengthsSource, changes: dict[str, Any]) -> LengthsSour
 def resolve_lengths(b: Budget, store: Any) -> tuple[Budget, tuple[LengthsSource, ...]]:
     """``b`` with its ``from_bench`` lengths read (unchanged when it has none), and what was read."""
     wl = b.workload
-    if wl is None or not any(isinstance(getattr(wl, f), tuple) and getattr(wl, f)[0] == "bench"
-                             for f, _, _ in _FIELDS.values()):
+    if wl is None or not wl.reads_bench_lengths:
         return b, ()
     from budgetlint.files import fs
     from budgetlint.files.discovery import inside, outside_words

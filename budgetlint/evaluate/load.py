@@ -53,14 +53,8 @@ def engine_defaults(memory_bytes: float, hardware_name: str) -> tuple[int, int]:
 
 
 def declares_load(b: Budget) -> bool:
-    """Whether the budget says anything the simulation speaks for."""
-    wl, dep = b.workload, b.deployment
-    if wl is not None and wl.declares_traffic:
-        return True
-    if dep is not None and (dep.replicas > 1 or dep.max_num_seqs is not None
-                            or dep.max_num_batched_tokens is not None):
-        return True
-    return b.promise.throughput_request_per_s is not None or b.promise.throughput_token_per_s is not None
+    """Whether the budget says anything the simulation speaks for (:attr:`Budget.declares_load`)."""
+    return b.declares_load
 
 
 def percentile_number(label: Optional[str]) -> Optional[float]:

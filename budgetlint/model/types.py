@@ -118,6 +118,11 @@ class WorkloadDef:
         return (self.arrival_rate_per_s is not None or self.prompt_dist is not None
                 or self.output_dist is not None)
 
+    @property
+    def reads_bench_lengths(self) -> bool:
+        """Whether a length is given ``from_bench`` (the evaluation reads the file: evaluate/lengths.py)."""
+        return any(isinstance(d, tuple) and d[0] == "bench" for d in (self.prompt_dist, self.output_dist))
+
 
 @dataclass
 class Promise:
@@ -191,6 +196,17 @@ class Budget(Located):
     evidence: EvidencePolicy | None = None
     suppressions: list[Suppression] = field(default_factory=list)
     complete: bool = True  # False when a field could not be read: physics is skipped
+
+    @property
+    def declares_load(self) -> bool:
+        """Whether the budget says anything the load simulation speaks for (evaluate/load.py)."""
+        wl, dep = self.workload, self.deployment
+        if wl is not None and wl.declares_traffic:
+            return True
+        if dep is not None and (dep.replicas > 1 or dep.max_num_seqs is not None
+                                or dep.max_num_batched_tokens is not None):
+            return True
+        return self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
 
 
 @dataclass

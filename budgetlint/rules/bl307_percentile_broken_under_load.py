@@ -51,12 +51,12 @@ SEVERITY = Severity.WARNING
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.evaluate.load import miss_message
-    from budgetlint.rules._verdicts import promise_location
-
     load = ev.load
     if load is None or load.skipped is not None or load.result is None:
         return
+    from budgetlint.evaluate.load import miss_message
+    from budgetlint.rules._verdicts import promise_location
+
     for promise in ("ttft", "tpot", "e2e"):
         if load.verdicts.get(promise) != "at-risk":
             continue
