@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 #: characters that must not reach a terminal or a CI log raw: C0 and C1 controls
 #: (a newline in a file name would start a line GitHub reads as "::error ..."),
 #: DEL, Unicode line and paragraph separators and the bidirectional overrides
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE_CLASS = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+_UNPRINTABLE: re.Pattern[str] | None = None  # compiled on the first text that needs it
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -25,7 +26,13 @@ def printable(text: object) -> str:
     and JUnit reports, ``explain``, ``catalog``) goes through here: one line
     stays one line, and no escape sequence reaches the terminal.
     """
-    return _UNPRINTABLE.sub(_escape, str(text))
+    global _UNPRINTABLE
+    text = str(text)
+    if text.isascii() and text.isprintable():  # ASCII without C0 controls or DEL: nothing to escape
+        return text
+    if _UNPRINTABLE is None:
+        _UNPRINTABLE = re.compile(_UNPRINTABLE_CLASS)
+    return _UNPRINTABLE.sub(_escape, text)
 
 
 def printable_lines(text: str) -> list[str]:
