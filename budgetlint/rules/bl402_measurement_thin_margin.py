@@ -41,6 +41,8 @@ SEVERITY = Severity.WARNING
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
+    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
+        return
     from budgetlint.evaluate import evidence as ev_mod
     from budgetlint.model.units import format_percent
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)

@@ -59,6 +59,8 @@ SEVERITY = Severity.ERROR
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
+    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
+        return
     from budgetlint.evaluate import evidence as ev_mod
     from budgetlint.rules._messages import deployment_words
     for link in ev.links:

@@ -42,6 +42,8 @@ SEVERITY = Severity.WARNING
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
+    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
+        return
     from budgetlint.evaluate import evidence as ev_mod
 
     for link in ev.links:
