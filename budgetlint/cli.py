@@ -188,9 +188,9 @@ def _step_summary(report: Any) -> None:
               help="CODEOWNERS file to read owner handles from (default: found in the repository).")
 @click.option("--no-codeowners", is_flag=True, help="Do not read CODEOWNERS for owner handles.")
 @click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth for at-risk verdicts (default 0.7).")
+              help="Realistic fraction of peak bandwidth for at-risk verdicts, for every deployment (default: the median of public runs of the deployment's class, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute for at-risk verdicts (default 0.5).")
+              help="Realistic fraction of peak compute for at-risk verdicts, for every deployment (default 0.5).")
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Leave out information findings (met promises and their headroom); report warnings and errors.")
@@ -363,9 +363,9 @@ def rule_cmd(code: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
 @click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth (default 0.7).")
+              help="Realistic fraction of peak bandwidth, for every deployment (default: its class's, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute (default 0.5).")
+              help="Realistic fraction of peak compute, for every deployment (default 0.5).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
 @click.option("--no-simulate", is_flag=True, default=False,

@@ -1,0 +1,70 @@
+"""Default realistic efficiencies per deployment class, from public measurements.
+
+Where nobody has calibrated a deployment (docs/calibration.md), the
+realistic estimate assumes the efficiency that public runs of its *class*
+reached: dense or mixture-of-experts, on one device or tensor-parallel over
+several. Each class's bandwidth fraction is the **median** of the implied
+fractions of that class's rows in the table of docs/calibration.md section
+"Defaults for uncalibrated deployments" (decode at batch 1, serving engines
+only; a test recomputes the medians from that table, so the two cannot
+drift). The implied fraction of a run is its roofline bound over what it
+measured: (weight bytes read per token x tokens/s) / (peak bandwidth x
+devices).
+
+* ``compute`` was not measured by these runs (they are decode, bandwidth
+  bound): it stays at 50 % of peak for every class.
+* ``collective_overhead`` is 0 for the tensor-parallel classes: their runs
+  were measured *with* the all-reduce, so its cost is already inside their
+  bandwidth fraction. The single-device classes keep 10 %: it is charged
+  only when a lever adds devices (the physics charges it for N > 1 only).
+
+Pure: floats and strings, no I/O. The bound (100 %) is not touched here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: where the rows behind every default are written (the messages cite it)
+SOURCE_DOC = "docs/calibration.md"
+
+
+@dataclass(frozen=True)
+class ClassDefault:
+    """The assumed efficiencies of one deployment class and where they come from."""
+
+    key: str  # dense-1 | dense-tp | moe-1 | moe-tp
+    label: str  # "dense, 1 device"
+    bandwidth: float  # fraction of peak memory bandwidth: the median of ``runs`` rows
+    compute: float  # fraction of peak compute (not measured: 0.5 for every class)
+    collective_overhead: float  # fraction of a decode step lost to the all-reduce when N > 1
+    runs: int  # rows in the median
+
+
+#: class -> defaults. ``bandwidth`` is the median of the class's rows in
+#: docs/calibration.md (tests/calibration/test_default_efficiency.py recomputes it).
+DEFAULTS: dict[str, ClassDefault] = {
+    "dense-1": ClassDefault("dense-1", "dense, 1 device", 0.723, 0.5, 0.10, 3),
+    "dense-tp": ClassDefault("dense-tp", "dense, tensor-parallel", 0.569, 0.5, 0.0, 3),
+    "moe-1": ClassDefault("moe-1", "MoE, 1 device", 0.4245, 0.5, 0.10, 2),
+    "moe-tp": ClassDefault("moe-tp", "MoE, tensor-parallel", 0.030, 0.5, 0.0, 3),
+}
+
+
+def class_key(moe: bool, devices: int) -> str:
+    """The class of a deployment: ``dense-1``, ``dense-tp``, ``moe-1`` or ``moe-tp``."""
+    return ("moe" if moe else "dense") + ("-tp" if devices > 1 else "-1")
+
+
+def class_default(moe: bool, devices: int) -> ClassDefault:
+    """The defaults of the deployment's class."""
+    return DEFAULTS[class_key(moe, devices)]
+
+
+def median(values: list[float]) -> float:
+    """The median (the mean of the middle two for an even count)."""
+    if not values:
+        raise ValueError("median of no values")
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
