@@ -138,6 +138,19 @@ class AssumedEfficiency:
     compute: float
     collective_overhead: float
     sources: tuple[tuple[str, str], ...]  # (figure, "default" | "deployment" | "run"), in figure order
+    moe: bool = False
+
+    def at_devices(self, devices: int) -> tuple[Efficiency, float]:
+        """The (efficiency, collective overhead) the same deployment on ``devices`` devices
+        is assumed at: given figures stay, class defaults follow the class of that count (a
+        lever that adds devices is judged as the deployment declared with them would be)."""
+        from budgetlint.physics.default_efficiency import class_default
+
+        cls = class_default(self.moe, devices)
+        given = dict(self.sources)
+        pick = {f: getattr(self, f) if given[f] != "default" else getattr(cls, f)
+                for f in ("bandwidth", "compute", "collective_overhead")}
+        return Efficiency(pick["bandwidth"], pick["compute"]), pick["collective_overhead"]
 
     def source(self, figure: str) -> str:
         return dict(self.sources)[figure]
@@ -222,7 +235,7 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
     return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
-                             values["collective_overhead"], tuple(sources))
+                             values["collective_overhead"], tuple(sources), is_moe(dep.model))
 
 
 def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
@@ -234,8 +247,8 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
     """The deployment at the realistic assumptions: declared values, else the run's, else the class's.
 
     The collective overhead is kept whatever the device count (the physics
-    charges it only when N > 1), so a lever that adds devices pays the same
-    overhead a deployment declared with those devices would.
+    charges it only when N > 1); the more-devices lever re-reads it, with the
+    efficiencies, for the device count it tries (AssumedEfficiency.at_devices).
     """
     dep = b.deployment
     overhead = collective_overhead
