@@ -150,6 +150,8 @@ class AssumedEfficiency:
         given = dict(self.sources)
         pick = {f: getattr(self, f) if given[f] != "default" else getattr(cls, f)
                 for f in ("bandwidth", "compute", "collective_overhead")}
+        if given["collective_overhead"] == "default":
+            pick["collective_overhead"] = _default_overhead(cls, given["bandwidth"])
         return Efficiency(pick["bandwidth"], pick["compute"]), pick["collective_overhead"]
 
     def source(self, figure: str) -> str:
@@ -166,19 +168,30 @@ class AssumedEfficiency:
         from budgetlint.physics.default_efficiency import SOURCE_DOC
 
         tp = self.devices > 1
-        in_it = tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
+        in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
+                 and self.source("bandwidth") == "default")
         parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else ""),
                  f"{_pct(self.compute)} of compute"]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
         where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
-        given = [f"{figure.replace('_', ' ')} {_SOURCE_WORDS[src]}" for figure, src in self.sources
-                 if src != "default" and (figure != "collective_overhead" or tp)]
-        basis = f"median of {self.runs} public run{'s' if self.runs != 1 else ''}, {SOURCE_DOC}"
-        if given:
-            rest = len(given) < (3 if tp else 2)
-            basis = "; ".join(given) + (f"; the rest: the class default ({basis})" if rest else "")
-        return f"{where}: {', '.join(parts)} ({basis})"
+        median = f"median of {self.runs} public run{'s' if self.runs != 1 else ''}, {SOURCE_DOC}"
+        shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
+        if all(src == "default" for _, src in shown):
+            return f"{where}: {', '.join(parts)} ({median})"
+        words = []
+        for figure, src in shown:
+            name = figure.replace("_", " ")
+            if src != "default":
+                words.append(f"{name} {_SOURCE_WORDS[src]}")
+            elif figure == "bandwidth":
+                words.append(f"bandwidth: the class {median}")
+            elif figure == "compute":
+                words.append("compute: the class default")
+            else:
+                words.append("collective overhead: the 10% assumed on a given bandwidth"
+                             if self.source("bandwidth") != "default" else "collective overhead: the class default")
+        return f"{where}: {', '.join(parts)} ({'; '.join(words)})"
 
     def basis(self, figure: str) -> str:
         """Where one figure came from, in words: "dense, 1 device: median of 3 public runs,
@@ -209,6 +222,14 @@ def _pct(x: float) -> str:
     return format_percent(x)
 
 
+def _default_overhead(cls: Any, bandwidth_source: str) -> float:
+    """The class's collective overhead on its own bandwidth figure; on a declared or configured
+    bandwidth (a kernel figure, no all-reduce in it) the 10 % budgetlint has always charged."""
+    from budgetlint.physics.default_efficiency import GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+
+    return cls.collective_overhead if bandwidth_source == "default" else GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+
+
 def is_moe(m: ModelDef) -> bool:
     """A mixture-of-experts model: it lists experts, or fewer active than total parameters."""
     return m.experts is not None or (m.active_parameters is not None and m.parameters is not None
@@ -231,6 +252,8 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = declared, "deployment"
         elif run is not None:
             values[figure], src = run, "run"
+        elif figure == "collective_overhead":
+            values[figure], src = _default_overhead(cls, sources[0][1]), "default"
         else:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))

@@ -15,8 +15,11 @@ devices).
   bound): it stays at 50 % of peak for every class.
 * ``collective_overhead`` is 0 for the tensor-parallel classes: their runs
   were measured *with* the all-reduce, so its cost is already inside their
-  bandwidth fraction. The single-device classes keep 10 %: it is charged
-  only when a lever adds devices (the physics charges it for N > 1 only).
+  bandwidth fraction. The single-device classes keep 10 % (the physics
+  charges it for N > 1 only). A bandwidth fraction that is declared or
+  configured rather than a class default is a kernel figure: 10 % is charged
+  on top of it for N > 1 unless an overhead is given too
+  (:data:`GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD`).
 
 Pure: floats and strings, no I/O. The bound (100 %) is not touched here.
 """
@@ -27,6 +30,11 @@ from dataclasses import dataclass
 
 #: where the rows behind every default are written (the messages cite it)
 SOURCE_DOC = "docs/calibration.md"
+
+#: the collective overhead charged for N > 1 on top of a bandwidth fraction that is *not* a
+#: class default (declared or configured: a kernel figure without the all-reduce in it), when
+#: no overhead is given either; the assumption budgetlint has always made
+GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD = 0.10
 
 
 @dataclass(frozen=True)

@@ -203,17 +203,19 @@ def test_moe_on_one_and_on_eight_devices(tmp_path: Path) -> None:
 
 
 def test_config_efficiency_overrides_every_class(tmp_path: Path) -> None:
-    """A config file's `efficiency` applies to every class; the bound does not move."""
-    for dep, klass in (("{model: llama-3.1-8b, hardware: h100-sxm}", "dense-1"),
-                       ("{model: mixtral-8x7b, hardware: a100-sxm-80gb, devices: 8, weight_precision: int8}",
-                        "moe-tp")):
+    """A config file's `efficiency` applies to every class; the bound does not move. A configured
+    bandwidth is a kernel figure: on 8 devices the 10 % collective overhead is charged on top
+    (realistic = bound / (0.8 x 0.9)), as before the class defaults."""
+    for dep, klass, factor in (("{model: llama-3.1-8b, hardware: h100-sxm}", "dense-1", 0.8),
+                               ("{model: mixtral-8x7b, hardware: a100-sxm-80gb, devices: 8, weight_precision: int8}",
+                                "moe-tp", 0.8 * 0.9)):
         default, _ = _check(tmp_path, dep)
         b, _ = _check(tmp_path, dep, config="efficiency = { bandwidth = 0.8, compute = 0.6 }\n")
         a = b["analysis"]
         assert a["efficiency_bandwidth"] == 0.8 and a["efficiency_compute"] == 0.6
         assert a["efficiency_assumed"]["class"] == klass
         assert a["efficiency_assumed"]["source"]["bandwidth"] == "run"
-        assert a["realistic_tpot_s"] / a["bound_tpot_s"] == pytest.approx(1 / 0.8, rel=1e-9)
+        assert a["realistic_tpot_s"] / a["bound_tpot_s"] == pytest.approx(1 / factor, rel=1e-9)
         assert a["bound_tpot_s"] == default["analysis"]["bound_tpot_s"]  # the bound is the bound
         assert "set for the run" in a["efficiency_assumed"]["words"]
 
