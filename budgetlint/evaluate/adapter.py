@@ -206,11 +206,22 @@ class AssumedEfficiency:
         return f"{self.label} default, not measured"
 
     def as_dict(self) -> dict[str, Any]:
-        """The report's ``analysis.efficiency_assumed``."""
-        return {"class": self.klass, "label": self.label, "devices": self.devices, "runs": self.runs,
+        """The report's ``analysis.efficiency_assumed``: one object per distinct assumption in a
+        run (a repository has a few deployment classes; a 10,000-budget report keeps a few of
+        these, not 10,000). Read-only by contract, like the rest of the analysis."""
+        found = _AS_DICT.get(self)
+        if found is None:
+            if len(_AS_DICT) >= 1024:
+                _AS_DICT.clear()
+            found = _AS_DICT[self] = {
+                "class": self.klass, "label": self.label, "devices": self.devices, "runs": self.runs,
                 "bandwidth": self.bandwidth, "compute": self.compute,
                 "collective_overhead": self.collective_overhead, "source": dict(self.sources),
                 "words": self.words()}
+        return found
+
+
+_AS_DICT: dict[AssumedEfficiency, dict[str, Any]] = {}
 
 
 _SOURCE_WORDS = {"deployment": "declared by the deployment", "run": "set for the run (flag or config)"}
