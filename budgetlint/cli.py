@@ -235,7 +235,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           with_configured_paths: bool, sarif_info: bool, color: str,
           allow_read: tuple[str, ...], no_simulate: bool) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
-    from budgetlint.findings import Severity, exit_code
+    from budgetlint.findings import Severity
     from budgetlint.run.check import InputError, run_check
 
     config = _config(config_path, select, ignore)
@@ -256,11 +256,11 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if quiet:
-        report.findings = [f for f in report.findings if f.severity > Severity.INFO]
+        report.drop_findings_below(Severity.WARNING)
     _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)
-    sys.exit(exit_code(report.findings, Severity.parse(fail_on)))
+    sys.exit(report.exit_code(Severity.parse(fail_on)))
 
 
 def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:

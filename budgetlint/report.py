@@ -72,19 +72,89 @@ class Lazy:
         return iter(self.items)
 
 
+def _row_key(b: BudgetResult) -> tuple:
+    return (b.file, b.line, b.name)
+
+
+def _row_out(b: BudgetResult) -> BudgetResult:  # a mapping proxy does not pickle (the row moves to disk)
+    if type(b.analysis) is not dict:
+        b.analysis = dict(b.analysis)
+    return b
+
+
+def _row_in(b: BudgetResult) -> BudgetResult:
+    from types import MappingProxyType
+
+    b.analysis = MappingProxyType(b.analysis)
+    return b
+
+
 @dataclass
 class Report:
+    """What a run found. ``findings`` and ``budgets`` are lists, or, in a run too
+    big to hold (:meth:`spill`), :class:`~budgetlint.spill.SpillList` on disk that
+    read back sorted; read them through :meth:`sorted_findings`,
+    :meth:`sorted_budgets` and :meth:`count`, which mean the same either way."""
+
     files: list[str] = field(default_factory=list)
-    budgets: list[BudgetResult] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    budgets: Any = field(default_factory=list)  # list[BudgetResult] | SpillList
+    findings: Any = field(default_factory=list)  # list[Finding] | SpillList
     suppressed: list[SuppressedFinding] = field(default_factory=list)
     diff: dict | None = None  # the PR diff against --base REF (budgetlint.run.diff), when asked for
+    #: with a spill, the findings below this severity are left out as they are read (``--quiet``)
+    _floor: Severity | None = None
+    _counts: dict | None = None  # severity -> findings, kept while spilled (a count reads nothing back)
 
-    def sorted_findings(self) -> list[Finding]:
-        return sort_findings(self.findings)
+    @property
+    def spilled(self) -> bool:
+        return not isinstance(self.findings, list)
+
+    def spill(self) -> None:
+        """From now on keep findings and rows on disk (docs/performance.md); what
+        is held so far moves there first, in order, so nothing is reordered."""
+        if self.spilled:
+            return
+        from budgetlint.spill import SpillList
+
+        findings = SpillList(Finding.sort_key, on_add=self._counted)
+        rows = SpillList(_row_key, prepare=_row_out, restore=_row_in)
+        self._counts = {s: 0 for s in Severity}
+        findings.extend(self.findings)
+        rows.extend(self.budgets)
+        self.findings, self.budgets = findings, rows
+
+    def _counted(self, f: Finding) -> None:
+        assert self._counts is not None
+        self._counts[f.severity] += 1
+
+    def drop_findings_below(self, severity: Severity) -> None:
+        """Leave out the findings below ``severity`` (``--quiet`` drops information)."""
+        if self.spilled:
+            self._floor = severity
+        else:
+            self.findings = [f for f in self.findings if f.severity >= severity]
+
+    def sorted_findings(self) -> Iterable[Finding]:
+        """By file, line, column, rule, message (a list, or read back from disk in that order)."""
+        if not self.spilled:
+            return sort_findings(self.findings)
+        floor = self._floor
+        return (f for f in self.findings if floor is None or f.severity >= floor)
+
+    def sorted_budgets(self) -> Iterable[BudgetResult]:
+        """By file, line, name."""
+        if not self.spilled:
+            return sorted(self.budgets, key=_row_key)
+        return iter(self.budgets)
 
     def count(self, severity: Severity) -> int:
+        if self._counts is not None:
+            return 0 if self._floor is not None and severity < self._floor else self._counts[severity]
         return sum(1 for f in self.findings if f.severity == severity)
+
+    def exit_code(self, fail_on: Severity) -> int:
+        """0 when no finding reaches ``fail_on``, else 1 (budgetlint.findings.exit_code)."""
+        return 1 if any(self.count(s) for s in Severity if s >= fail_on) else 0
 
     def summary(self) -> dict:
         return {
@@ -100,7 +170,7 @@ class Report:
         """The JSON report contract; with ``lazy``, the three long arrays are
         :class:`Lazy` (built while written)."""
         findings = (f.as_dict() for f in self.sorted_findings())
-        budgets = (b.as_dict() for b in sorted(self.budgets, key=lambda b: (b.file, b.line, b.name)))
+        budgets = (b.as_dict() for b in self.sorted_budgets())
         suppressed = (s.as_dict() for s in sorted(self.suppressed, key=lambda s: s.finding.sort_key()))
         if lazy:
             arrays: tuple = (Lazy(findings), Lazy(budgets), Lazy(suppressed))

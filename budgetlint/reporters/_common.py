@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Iterable
 
 from budgetlint.findings import Finding
 from budgetlint.report import BudgetResult, Report
@@ -43,7 +44,7 @@ def summary_line(report: Report) -> str:
     return f"Found {counts_phrase(report)} in {scope_phrase(report)}.{tail}"
 
 
-def worst_first(findings: list[Finding]) -> list[Finding]:
+def worst_first(findings: Iterable[Finding]) -> list[Finding]:
     """Errors, then warnings, then infos; each in file/line order."""
     return sorted(findings, key=lambda f: (-int(f.severity), f.sort_key()))
 

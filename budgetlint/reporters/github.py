@@ -57,7 +57,7 @@ def annotation(finding: Finding) -> str:
 
 
 def render(report: Report, *, color: bool = False) -> str:
-    ordered = worst_first(report.findings)
+    ordered = worst_first(report.sorted_findings())
     by_kind: dict[Severity, list[Finding]] = {s: [] for s in Severity}
     for finding in ordered:
         by_kind[finding.severity].append(finding)

@@ -130,14 +130,14 @@ def render(report: Report, *, color: bool = False) -> str:
     from budgetlint.reporters.json_report import _finite
 
     light, whole = [], {}
-    for b in report.budgets:
+    for b in report.sorted_budgets():
         d = _finite({"name": b.name, "file": b.file, "line": b.line, "owner": b.owner, "percentile": b.percentile,
                      "promises": dict(b.promises), "verdicts": dict(b.verdicts),
                      "analysis": {k: v for k, v in b.analysis.items() if not hasattr(v, "as_dict")}})
         light.append(d)
         whole[id(d)] = b
     problems, infos = [], []
-    for f in worst_first(report.findings):  # errors before warnings: those are what a capped list keeps
+    for f in worst_first(report.sorted_findings()):  # errors before warnings: those are what a capped list keeps
         group = problems if f.severity >= Severity.WARNING else infos
         if len(group) < MAX_FINDINGS:
             group.append(_finite(f.as_dict()))

@@ -39,7 +39,7 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
     by_budget: dict[str, _Case] = {}
     budget_files: dict[str, tuple[str, int]] = {}
 
-    for budget in sorted(report.budgets, key=lambda b: (b.file, b.line, b.name)):
+    for budget in report.sorted_budgets():
         budget_files.setdefault(budget.name, (budget.file, budget.line))
         cases = suites.setdefault(budget.file, [])
         rows = promise_rows(budget)

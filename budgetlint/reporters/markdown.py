@@ -136,7 +136,7 @@ def headroom_chart(report: Report) -> str:
     has one. GitHub renders Mermaid in markdown, job summaries included; the
     table below carries the same numbers."""
     found = []
-    for b in report.budgets:
+    for b in report.sorted_budgets():
         promise, h = smallest_headroom(b.analysis)
         if h is not None:
             found.append((h, b.name, promise))
@@ -205,7 +205,7 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     out.add(heading(report))
     out.add("")
 
-    budgets = sorted(report.budgets, key=lambda b: (b.file, b.line, b.name))
+    budgets = list(report.sorted_budgets())
     rows = [r for b in budgets for r in budget_rows(b)]
     problems = [f for f in report.sorted_findings() if f.severity >= Severity.WARNING]
     problems.sort(key=lambda f: -int(f.severity))  # stable: errors first, file order within

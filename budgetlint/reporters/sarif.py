@@ -132,7 +132,7 @@ def _all_rule_codes(report: Report) -> list[str]:
 
     codes = [r.code for r in all_rules()]
     known = set(codes)
-    seen = {f.rule for f in report.findings}
+    seen = {f.rule for f in report.sorted_findings()}
     seen |= {item.finding.rule for item in getattr(report, "suppressed", None) or [] if hasattr(item, "finding")}
     extra = sorted(seen - known)
     return codes + extra
@@ -141,7 +141,7 @@ def _all_rule_codes(report: Report) -> list[str]:
 def _headrooms(report: Report) -> dict[tuple[str, str], float]:
     """(budget, promise) -> ``analysis["headroom_<promise>"]``."""
     out: dict[tuple[str, str], float] = {}
-    for b in report.budgets:
+    for b in report.sorted_budgets():
         for key, value in b.analysis.items():
             if isinstance(key, str) and key.startswith("headroom_") and isinstance(value, (int, float)) \
                     and math.isfinite(value):
@@ -158,7 +158,7 @@ def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> 
     index = {code: i for i, code in enumerate(codes)}
 
     shown = [f for f in report.sorted_findings() if include_info or f.severity > Severity.INFO]
-    info_left_out = len(report.findings) - len(shown)
+    info_left_out = sum(report.count(s) for s in Severity) - len(shown)
     located = [f for f in shown if f.location is not None]
     unlocated = [f for f in shown if f.location is None]
     omitted = 0

@@ -112,7 +112,7 @@ class _FileBudgets:
 def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all_first: bool) -> RunResult:
     from budgetlint.evaluate import Environment, evidence
     from budgetlint.rules import RuleContext, checks
-    from budgetlint.run.policy import apply_policy, apply_suppressions, today
+    from budgetlint.run.policy import apply_policy, apply_suppressions, policy_findings, today
 
     report = Report()
     report.findings.extend(found.findings)
@@ -179,11 +179,18 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     total = 0
     stage = _Stage(env, rules, rctx, options, on, keep)
 
+    config = options.config
+    if config is None:
+        from budgetlint.options.config_file import Config
+
+        config = Config()
+    may_spill = not (options.base_ref or keep)  # the diff and explain need every budget at hand
+
     def merge(file_findings: list[Finding], budgets: int, checked: _FileChecked | None,
               kept: list[Budget]) -> None:
         nonlocal total
         if not budgets or checked is None:
-            report.findings.extend(file_findings)
+            report.findings.extend(policy_findings(file_findings, config) if report.spilled else file_findings)
             return
         total += budgets
         findings = checked.findings
@@ -193,13 +200,17 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                 findings = [g for g in findings if g is not f]
             else:
                 reported.add(key)
-        report.findings.extend(findings)
+        report.findings.extend(policy_findings(findings, config) if report.spilled else findings)
         report.budgets.extend(checked.rows)
         report.suppressed.extend(checked.suppressed)
-        per_budget_evidence.extend(checked.evidence)
+        if run_files:  # only the --bench run rule reads them
+            per_budget_evidence.extend(checked.evidence)
         result.evaluations.extend(checked.evaluations)
         if options.base_ref:
             kept_budgets.extend(kept)
+        if may_spill and not report.spilled and len(report.budgets) >= SPILL_AFTER_BUDGETS:
+            report.findings = policy_findings(report.findings, config)  # what is spilled is final
+            report.spill()
 
     jobs = _jobs(options.jobs)
     pending = [p for p in found.files if p not in early]
@@ -225,13 +236,15 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
                           unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)),
                           paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner)
+    tail: list[Finding] = []
     for rule in run_rules:
         for f in rule.check_run(run_ctx):
             if f.budget is None:
                 if _once(f) in reported:
                     continue
                 reported.add(_once(f))
-            report.findings.append(f)
+            tail.append(f)
+    report.findings.extend(policy_findings(tail, config) if report.spilled else tail)
     if options.base_ref:
         from budgetlint.run.diff import attach_diff
 
@@ -296,6 +309,10 @@ class _Stage:
 
 
 # --------------------------------------------------------------------------- pass 2 in worker processes
+
+#: A run holding this many budgets keeps its findings and report rows on disk from then on
+#: (budgetlint.spill): at about 5 KiB a budget, 100,000 budgets held 660 MiB (docs/performance.md).
+SPILL_AFTER_BUDGETS = 5_000
 
 #: Below this many characters of budget files, worker processes cost more than they save
 #: (a fork and a pickled result per file against ~1.5 ms per budget; docs/performance.md).

@@ -167,12 +167,25 @@ def apply_policy(report: Report, config: Any = None, *, on: dt.date | None = Non
     """select/ignore, per-file ignores and severity overrides; returns ``report``.
 
     Suppressions were applied before, per budgets file (:func:`apply_suppressions`).
+    A spilled report (too big to hold) had the policy applied to each file's
+    findings as they were added (:func:`policy_findings`): only the config's own
+    findings are left to add.
     """
     from budgetlint.options.config_file import Config
 
     config = config if config is not None else Config()
+    if report.spilled:
+        report.findings.extend(policy_findings(config.findings, config))
+        return report
     findings = list(report.findings) + [f for f in config.findings if f not in report.findings]
+    report.findings = policy_findings(findings, config)
+    return report
 
+
+def policy_findings(findings: Any, config: Any) -> list[Finding]:
+    """``findings`` with select/ignore, per-file ignores and severity overrides applied (idempotent)."""
+    if config.select is None and not config.ignore and not config.per_file_ignores and not config.severity:
+        return list(findings)  # no policy: every finding as it is
     out: list[Finding] = []
     for f in findings:
         if not is_enabled(f.rule, config.select, config.ignore):
@@ -183,5 +196,4 @@ def apply_policy(report: Report, config: Any = None, *, on: dt.date | None = Non
             continue
         level = _severity_for(f, config.severity)
         out.append(f if level == f.severity else dataclasses.replace(f, severity=level))
-    report.findings = out
-    return report
+    return out
