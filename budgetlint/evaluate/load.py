@@ -63,11 +63,19 @@ def declares_load(b: Budget) -> bool:
     return b.promise.throughput_request_per_s is not None or b.promise.throughput_token_per_s is not None
 
 
-def percentile_number(label: Optional[str]) -> float:
-    """``"p95" -> 95.0``, ``"median" -> 50.0``; no percentile declared: the median."""
+def percentile_number(label: Optional[str]) -> Optional[float]:
+    """``"p95" -> 95.0``, ``"median" -> 50.0``; no percentile declared: the median.
+
+    None when the label is no percentile strictly between 0 and 100 (``ptrue``,
+    ``p150``, ``pnan``: the schema check reports it; nothing is simulated for it).
+    """
     if not label or label == "median":
         return 50.0
-    return float(label.lstrip("p"))
+    try:
+        value = float(label[1:] if label.startswith("p") else label)
+    except ValueError:
+        return None
+    return value if 0.0 < value < 100.0 else None
 
 
 @dataclass
@@ -186,7 +194,13 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     """
     if not declares_load(b):
         return None
-    out = LoadEvaluation(percentile=percentile_number(b.percentile))
+    pct = percentile_number(b.percentile)
+    if pct is None:
+        out = LoadEvaluation()
+        out.skipped = (f"the budget's percentile {b.percentile!r} is not a percentile between p0 and p100 "
+                       f"(the schema check reports it): nothing to read off the simulation")
+        return out
+    out = LoadEvaluation(percentile=pct)
     if not getattr(env, "simulate", True):
         out.skipped = "the load simulation is turned off (--no-simulate or simulate = false)"
         return out

@@ -105,9 +105,10 @@ def _loo(doc: dict, metric: str, keep=lambda run: True) -> list[float]:
 @needs_shared
 def test_leave_one_out_on_the_vllm_sweep(tmp_path: Path) -> None:
     """vLLM benchmark_serving on 4 replicas of Llama-3.2-3B (one L40S each), rates 10 and 30 over three
-    gateway set-ups; the three rate-inf runs are saturated and left out. Reached (see
-    docs/calibration.md): TTFT median 18 %, TPOT median 21 % (the issue's target is 10 %: the model's
-    TPOT grows less with the batch than the measured one)."""
+    gateway set-ups; the three rate-inf runs are saturated and left out. The issue's targets: TPOT
+    within 10 % median error, TTFT below saturation within 20 %. Reached (docs/calibration.md): TTFT
+    13 %, TPOT 0.8 %, once each run is simulated with its own request count (with 160 requests the
+    rate-30 runs never reached their steady batch: TPOT 21 %)."""
     from budgetlint.run.calibrate import calibrate
 
     res = calibrate([str(SHARED / "vllm" / "vllm-bench-automation_llmd_l40s_llama3b_jsonl.json")],
@@ -116,7 +117,7 @@ def test_leave_one_out_on_the_vllm_sweep(tmp_path: Path) -> None:
     print("vLLM sweep leave-one-out:", doc["error"])
     assert len(doc["runs"]) == 6 and len(doc["skipped"]) == 3
     assert statistics.median(_loo(doc, "ttft")) < 0.20
-    assert statistics.median(_loo(doc, "tpot")) < 0.25
+    assert statistics.median(_loo(doc, "tpot")) < 0.10
 
 
 @pytest.mark.slow

@@ -1,0 +1,45 @@
+"""The simulation reads each budget's percentile off its samples; a label that is no
+percentile (found by the long fuzz profile: ``percentile: true`` beside ``max_num_seqs``
+ended in an internal error, exit 3) is reported by the schema check and simulated for nothing."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from budgetlint.cli import main
+from budgetlint.evaluate.load import percentile_number
+
+
+@pytest.mark.parametrize("label, expected", [
+    (None, 50.0), ("median", 50.0), ("p50", 50.0), ("p95", 95.0), ("p99.9", 99.9), ("95", 95.0),
+])
+def test_percentile_labels(label, expected) -> None:
+    assert math.isclose(percentile_number(label), expected)
+
+
+@pytest.mark.parametrize("label", ["ptrue", "pabc", "p", "p0", "p100", "p150", "p-5", "pnan", "pinf", "p1e400"])
+def test_labels_that_are_no_percentile(label) -> None:
+    assert percentile_number(label) is None
+
+
+def test_a_boolean_percentile_with_load_settings_is_a_schema_error_not_an_internal_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n"
+        "  - name: chat\n"
+        "    owner: '@team/a'\n"
+        "    percentile: true\n"
+        "    workload: {prompt_tokens: 100, output_tokens: 100}\n"
+        "    promise: {ttft: 1 s}\n"
+        "    deployment: {model: llama-3.1-8b, hardware: h100-sxm, max_num_seqs: 1}\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-summary", "--no-codeowners", "b.yaml"])
+    assert result.exit_code == 1, result.output
+    assert "internal error" not in result.output
+    assert "b.yaml:6:17: BL003 error: budget 'chat' percentile: expected string or number; found the boolean true" \
+        in result.output
+    assert "the load simulation did not run: the budget's percentile 'ptrue'" in result.output
