@@ -165,7 +165,7 @@ class AssumedEfficiency:
     def words(self) -> str:
         """The one sentence every output format prints for it, e.g. "dense, 1 device: 72% of
         bandwidth, 50% of compute (median of 3 public runs, docs/calibration.md)"."""
-        from budgetlint.physics.default_efficiency import SOURCE_DOC
+        from budgetlint.physics.default_efficiency import DEFAULTS, SOURCE_DOC
 
         tp = self.devices > 1
         in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
@@ -175,7 +175,7 @@ class AssumedEfficiency:
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
         where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
-        median = f"median of {self.runs} public run{'s' if self.runs != 1 else ''}, {SOURCE_DOC}"
+        median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
             return f"{where}: {', '.join(parts)} ({median})"
@@ -196,13 +196,13 @@ class AssumedEfficiency:
     def basis(self, figure: str) -> str:
         """Where one figure came from, in words: "dense, 1 device: median of 3 public runs,
         docs/calibration.md", "declared by the deployment", "set for the run (flag or config)"."""
-        from budgetlint.physics.default_efficiency import SOURCE_DOC
+        from budgetlint.physics.default_efficiency import DEFAULTS, SOURCE_DOC
 
         src = self.source(figure)
         if src != "default":
             return _SOURCE_WORDS[src]
         if figure == "bandwidth":
-            return f"{self.label}: median of {self.runs} public run{'s' if self.runs != 1 else ''}, {SOURCE_DOC}"
+            return f"{self.label}: {DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
         return f"{self.label} default, not measured"
 
     def as_dict(self) -> dict[str, Any]:
