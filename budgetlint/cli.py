@@ -516,13 +516,15 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--kv-precision", default=None, help="Default: bf16.")
 @click.option("--engine", default=None, help="Use only runs of this engine (vllm, sglang, ...).")
 @click.option("--no-loo", is_flag=True, help="Skip the leave-one-out refits (faster; no error band).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Processes for the leave-one-out refits (0: every core; 1: one process).")
 @click.option("--include-saturated", is_flag=True,
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration here (default: standard output).")
 def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, replicas: int,
               weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
-              include_saturated: bool, output: str | None) -> None:
+              include_saturated: bool, output: str | None, jobs: int) -> None:
     """Fit a deployment's efficiency to benchmark runs (docs/calibration.md)."""
     from budgetlint.run.calibrate import CalibrateError, dump
     from budgetlint.run.calibrate import calibrate as run_calibrate
@@ -531,7 +533,7 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
-                               include_saturated=include_saturated)
+                               include_saturated=include_saturated, jobs=jobs)
     except CalibrateError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
