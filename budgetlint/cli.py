@@ -222,9 +222,9 @@ def _step_summary(report: Any) -> None:
               help="CODEOWNERS file to read owner handles from (default: found in the repository).")
 @click.option("--no-codeowners", is_flag=True, help="Do not read CODEOWNERS for owner handles.")
 @click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth for at-risk verdicts (default 0.7).")
+              help="Realistic fraction of peak bandwidth for at-risk verdicts, for every deployment (default: the median of public runs of the deployment's class, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute for at-risk verdicts (default 0.5).")
+              help="Realistic fraction of peak compute for at-risk verdicts, for every deployment (default 0.5).")
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Leave out information findings (met promises and their headroom); report warnings and errors.")
@@ -397,9 +397,9 @@ def rule_cmd(code: str) -> None:
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
 @click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth (default 0.7).")
+              help="Realistic fraction of peak bandwidth, for every deployment (default: its class's, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute (default 0.5).")
+              help="Realistic fraction of peak compute, for every deployment (default 0.5).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
 @click.option("--no-simulate", is_flag=True, default=False,
@@ -550,13 +550,15 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
 @click.option("--kv-precision", default=None, help="Default: bf16.")
 @click.option("--engine", default=None, help="Use only runs of this engine (vllm, sglang, ...).")
 @click.option("--no-loo", is_flag=True, help="Skip the leave-one-out refits (faster; no error band).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Processes for the leave-one-out refits (0: every core; 1: one process).")
 @click.option("--include-saturated", is_flag=True,
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration here (default: standard output).")
 def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, replicas: int,
               weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
-              include_saturated: bool, output: str | None) -> None:
+              include_saturated: bool, output: str | None, jobs: int) -> None:
     """Fit a deployment's efficiency to benchmark runs (docs/calibration.md)."""
     from budgetlint.run.calibrate import CalibrateError, dump
     from budgetlint.run.calibrate import calibrate as run_calibrate
@@ -565,7 +567,7 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
-                               include_saturated=include_saturated)
+                               include_saturated=include_saturated, jobs=jobs)
     except CalibrateError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -26,11 +26,16 @@ from budgetlint.model.types import Budget
 
 @dataclass(frozen=True)
 class Assumptions:
-    """The realistic efficiencies a run assumes where a deployment does not say."""
+    """The realistic efficiencies a run assumes where a deployment does not say.
 
-    efficiency_bandwidth: float = 0.7
-    efficiency_compute: float = 0.5
-    collective_overhead: float = 0.10
+    ``None`` (the default): each deployment's class default, the median of
+    public runs of its class (``physics.default_efficiency``,
+    docs/calibration.md); a number set here (a flag or the config file)
+    applies to every class."""
+
+    efficiency_bandwidth: float | None = None
+    efficiency_compute: float | None = None
+    collective_overhead: float | None = None
     memory_usable_fraction: float = 0.9
     memory_reserve_bytes: float | None = None  # None: adapter.DEFAULT_RUNTIME_RESERVE_BYTES
 

@@ -7,7 +7,7 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from budgetlint.model.types import Budget, HardwareDef, ModelDef
@@ -149,22 +149,173 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
     return deployment, workload, edge, queue
 
 
-def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
+@dataclass(frozen=True)
+class AssumedEfficiency:
+    """The realistic efficiencies one budget is estimated at, and where each came from.
+
+    Each figure is the deployment's own declaration, else the run's (a flag or
+    the config file's ``efficiency`` / ``collective-overhead``), else the
+    default of the deployment's class (``physics.default_efficiency``: the
+    median of public runs of that class, docs/calibration.md)."""
+
+    klass: str  # dense-1 | dense-tp | moe-1 | moe-tp
+    label: str  # "dense, 1 device"
+    runs: int  # public runs behind the class default
+    devices: int
+    bandwidth: float
+    compute: float
+    collective_overhead: float
+    sources: tuple[tuple[str, str], ...]  # (figure, "default" | "deployment" | "run"), in figure order
+    moe: bool = False
+
+    def at_devices(self, devices: int) -> tuple[Efficiency, float]:
+        """The (efficiency, collective overhead) the same deployment on ``devices`` devices
+        is assumed at: given figures stay, class defaults follow the class of that count (a
+        lever that adds devices is judged as the deployment declared with them would be)."""
+        from budgetlint.physics.default_efficiency import class_default
+
+        cls = class_default(self.moe, devices)
+        given = dict(self.sources)
+        pick = {f: getattr(self, f) if given[f] != "default" else getattr(cls, f)
+                for f in ("bandwidth", "compute", "collective_overhead")}
+        if given["collective_overhead"] == "default":
+            pick["collective_overhead"] = _default_overhead(cls, given["bandwidth"])
+        return Efficiency(pick["bandwidth"], pick["compute"]), pick["collective_overhead"]
+
+    def source(self, figure: str) -> str:
+        return dict(self.sources)[figure]
+
+    @property
+    def default(self) -> bool:
+        """Every figure is the class default (nothing declared or configured)."""
+        return all(src == "default" for _, src in self.sources)
+
+    def words(self) -> str:
+        """The one sentence every output format prints for it, e.g. "dense, 1 device: 72% of
+        bandwidth, 50% of compute (median of 3 public runs, docs/calibration.md)"."""
+        from budgetlint.physics.default_efficiency import DEFAULTS, SOURCE_DOC
+
+        tp = self.devices > 1
+        in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
+                 and self.source("bandwidth") == "default")
+        parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else ""),
+                 f"{_pct(self.compute)} of compute"]
+        if tp and not in_it:
+            parts.append(f"{_pct(self.collective_overhead)} collective overhead")
+        where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
+        median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
+        if all(src == "default" for _, src in shown):
+            return f"{where}: {', '.join(parts)} ({median})"
+        words = []
+        for figure, src in shown:
+            name = figure.replace("_", " ")
+            if src != "default":
+                words.append(f"{name} {_SOURCE_WORDS[src]}")
+            elif figure == "bandwidth":
+                words.append(f"bandwidth: the class {median}")
+            elif figure == "compute":
+                words.append("compute: the class default")
+            else:
+                words.append("collective overhead: the 10% assumed on a given bandwidth"
+                             if self.source("bandwidth") != "default" else "collective overhead: the class default")
+        return f"{where}: {', '.join(parts)} ({'; '.join(words)})"
+
+    def basis(self, figure: str) -> str:
+        """Where one figure came from, in words: "dense, 1 device: median of 3 public runs,
+        docs/calibration.md", "declared by the deployment", "set for the run (flag or config)"."""
+        from budgetlint.physics.default_efficiency import DEFAULTS, SOURCE_DOC
+
+        src = self.source(figure)
+        if src != "default":
+            return _SOURCE_WORDS[src]
+        if figure == "bandwidth":
+            return f"{self.label}: {DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        return f"{self.label} default, not measured"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report's ``analysis.efficiency_assumed``: one object per distinct assumption in a
+        run (a repository has a few deployment classes; a 10,000-budget report keeps a few of
+        these, not 10,000). Read-only by contract, like the rest of the analysis."""
+        found = _AS_DICT.get(self)
+        if found is None:
+            if len(_AS_DICT) >= 1024:
+                _AS_DICT.clear()
+            found = _AS_DICT[self] = {
+                "class": self.klass, "label": self.label, "devices": self.devices, "runs": self.runs,
+                "bandwidth": self.bandwidth, "compute": self.compute,
+                "collective_overhead": self.collective_overhead, "source": dict(self.sources),
+                "words": self.words()}
+        return found
+
+
+_AS_DICT: dict[AssumedEfficiency, dict[str, Any]] = {}
+
+
+_SOURCE_WORDS = {"deployment": "declared by the deployment", "run": "set for the run (flag or config)"}
+
+
+def _pct(x: float) -> str:
+    from budgetlint.model.units import format_percent
+
+    return format_percent(x)
+
+
+def _default_overhead(cls: Any, bandwidth_source: str) -> float:
+    """The class's collective overhead on its own bandwidth figure; on a declared or configured
+    bandwidth (a kernel figure, no all-reduce in it) the 10 % budgetlint has always charged."""
+    from budgetlint.physics.default_efficiency import GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+
+    return cls.collective_overhead if bandwidth_source == "default" else GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+
+
+def is_moe(m: ModelDef) -> bool:
+    """A mixture-of-experts model: it lists experts, or fewer active than total parameters."""
+    return m.experts is not None or (m.active_parameters is not None and m.parameters is not None
+                                     and m.active_parameters < m.parameters)
+
+
+def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
+    """The deployment's realistic efficiencies: declared, else the run's, else its class default."""
+    from budgetlint.physics.default_efficiency import class_default
+
     dep = b.deployment
-    bw = dep.efficiency_bandwidth if dep and dep.efficiency_bandwidth else options.efficiency_bandwidth
-    cp = dep.efficiency_compute if dep and dep.efficiency_compute else options.efficiency_compute
-    return Efficiency(bw, cp)
+    cls = class_default(is_moe(dep.model), dep.devices)
+    sources = []
+    values = {}
+    for figure, declared, run in (
+            ("bandwidth", dep.efficiency_bandwidth or None, getattr(options, "efficiency_bandwidth", None)),
+            ("compute", dep.efficiency_compute or None, getattr(options, "efficiency_compute", None)),
+            ("collective_overhead", dep.collective_overhead, getattr(options, "collective_overhead", None))):
+        if declared is not None:
+            values[figure], src = declared, "deployment"
+        elif run is not None:
+            values[figure], src = run, "run"
+        elif figure == "collective_overhead":
+            values[figure], src = _default_overhead(cls, sources[0][1]), "default"
+        else:
+            values[figure], src = getattr(cls, figure), "default"
+        sources.append((figure, src))
+    return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
+                             values["collective_overhead"], tuple(sources), is_moe(dep.model))
 
 
-def realistic_deployment(d: Deployment, b: Budget, options: Any) -> Deployment:
-    """The deployment at the realistic assumptions: declared values, else the run's defaults.
+def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
+    a = assumed_efficiency(b, options)
+    return Efficiency(a.bandwidth, a.compute)
+
+
+def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:
+    """The deployment at the realistic assumptions: declared values, else the run's, else the class's.
 
     The collective overhead is kept whatever the device count (the physics
-    charges it only when N > 1), so a lever that adds devices pays the same
-    overhead a deployment declared with those devices would.
+    charges it only when N > 1); the more-devices lever re-reads it, with the
+    efficiencies, for the device count it tries (AssumedEfficiency.at_devices).
     """
     dep = b.deployment
-    overhead = dep.collective_overhead if dep.collective_overhead is not None else options.collective_overhead
+    overhead = collective_overhead
+    if overhead is None:
+        overhead = assumed_efficiency(b, options).collective_overhead
     usable = dep.memory_usable_fraction if dep.memory_usable_fraction is not None else options.memory_usable_fraction
     reserve = dep.memory_overhead_bytes
     if reserve is None:

@@ -60,7 +60,7 @@ def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) 
     if cache is None:
         return _levers(hardware, own, draft, b, ev)
     p = b.promise
-    k = share.key("levers", own, draft, ev.deployment, ev.workload, ev.efficiency, ev.queue_s, ev.edge,
+    k = share.key("levers", own, draft, ev.deployment, ev.workload, ev.efficiency, ev.assumed, ev.queue_s, ev.edge,
                   b.workload.shared_prefix_tokens, p.ttft_s, p.tpot_s, p.e2e_s)
     return share.shared(cache, k, lambda: _levers(hardware, own, draft, b, ev))
 
@@ -82,6 +82,7 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
             ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
             edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
             accelerators=accelerators, analyse_with=share.analyse,
+            at_devices=ev.assumed.at_devices if ev.assumed is not None else None,
         )
     except ValueError:
         found = []

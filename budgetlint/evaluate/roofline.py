@@ -9,11 +9,12 @@ the analysis twice:
   ``collective_overhead`` or ``memory_overhead`` is a fact of that
   deployment and is in the bound): the physical bound. A promise this misses
   *cannot be met* at any percentile;
-* at a **realistic efficiency** (default 70 % of bandwidth, 50 % of compute,
-  10 % collective overhead for N > 1, 90 % of memory usable and a runtime
-  reserve of ``adapter.DEFAULT_RUNTIME_RESERVE_BYTES`` per device, each
-  unless declared; overridable per deployment or per run): a promise this
-  misses is *at risk*.
+* at a **realistic efficiency** (by default the median of public runs of the
+  deployment's class, dense or MoE, one device or tensor-parallel:
+  ``physics.default_efficiency``, docs/calibration.md; 90 % of memory usable
+  and a runtime reserve of ``adapter.DEFAULT_RUNTIME_RESERVE_BYTES`` per
+  device; each unless declared; overridable per deployment or per run): a
+  promise this misses is *at risk*.
 
 Facts that are missing narrow what is checked, never silently: hardware
 without a compute peak gets the bandwidth bounds only (a promise can be
@@ -31,8 +32,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from budgetlint.evaluate.adapter import (Skip, bound_deployment, physics_inputs, realistic_deployment,
-                                         realistic_efficiency)
+from budgetlint.evaluate.adapter import (AssumedEfficiency, Skip, assumed_efficiency, bound_deployment,
+                                         physics_inputs, realistic_deployment)
 from budgetlint.model.types import Budget
 from budgetlint.evaluate import share
 from budgetlint.physics import precision as phys_precision
@@ -58,6 +59,7 @@ class RooflineEvaluation:
     bound: Any = None  # physics Analysis at 100 %
     realistic: Any = None  # physics Analysis at the realistic efficiency
     efficiency: Efficiency | None = None
+    assumed: AssumedEfficiency | None = None  # the efficiencies above, their class and where each came from
     verdicts: dict[str, PromiseVerdict] = field(default_factory=dict)
     skipped: str | None = None  # why no physics could be done
     notes: list[str] = field(default_factory=list)  # caveats on the verdicts
@@ -89,6 +91,8 @@ class RooflineEvaluation:
             out["model"] = dep.model.name
         out["efficiency_bandwidth"] = self.efficiency.bandwidth
         out["efficiency_compute"] = self.efficiency.compute
+        if self.assumed is not None:
+            out["efficiency_assumed"] = self.assumed.as_dict()
         for name, v in self.verdicts.items():
             if name.startswith("segment:"):
                 decode = v.binding != "" and not v.binding.startswith("prefill")
@@ -136,8 +140,10 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         return ev
     try:
         d, wl, edge, queue = physics_inputs(b)
-        ev.efficiency = realistic_efficiency(b, options)
-        bound_d, real_d = bound_deployment(d, b), realistic_deployment(d, b, options)
+        ev.assumed = assumed_efficiency(b, options)
+        ev.efficiency = Efficiency(ev.assumed.bandwidth, ev.assumed.compute)
+        bound_d = bound_deployment(d, b)
+        real_d = realistic_deployment(d, b, options, ev.assumed.collective_overhead)
         ev.bound = share.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
         ev.realistic = share.analyse(real_d, wl, ev.efficiency, queue, edge)
     except Skip as exc:

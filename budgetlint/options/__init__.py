@@ -17,9 +17,10 @@ from typing import Any
 class Options:
     """What a run assumes; the CLI and config file fill it in."""
 
-    efficiency_bandwidth: float = 0.7
-    efficiency_compute: float = 0.5
-    collective_overhead: float = 0.10
+    #: None: the deployment class's default (physics.default_efficiency, docs/calibration.md)
+    efficiency_bandwidth: float | None = None
+    efficiency_compute: float | None = None
+    collective_overhead: float | None = None
     memory_usable_fraction: float = 0.9
     memory_reserve_bytes: float | None = None  # None: the default runtime reserve (evaluate.adapter)
     teams_files: list[str] = field(default_factory=list)

@@ -440,7 +440,7 @@ class _Reader:
         if "efficiency" in t:
             value = t["efficiency"]
             if not isinstance(value, dict):
-                self.error("'efficiency' must be a table {bandwidth = 0.7, compute = 0.5}", "efficiency")
+                self.error("'efficiency' must be a table {bandwidth = 0.6, compute = 0.5}", "efficiency")
             else:
                 for k, v in value.items():
                     if k not in EFFICIENCY_KEYS:

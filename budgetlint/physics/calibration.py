@@ -37,10 +37,11 @@ honest error of a prediction, and the calibration's band.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from .shapes import Deployment, Efficiency
 from .step_cost import RooflineStepCost, kv_capacity_tokens
@@ -388,18 +389,26 @@ class HeldOut:
     errors: dict[tuple[str, str], float]  # (metric, stat) -> predicted/measured - 1, fitted without it
 
 
-def leave_one_out(observations: Sequence[Observation], full: Fit, max_evals: int = 400) -> list[HeldOut]:
-    """Refit without each run (from the full fit's point) and predict it. Needs 3 runs or more."""
-    out: list[HeldOut] = []
+def leave_one_out(observations: Sequence[Observation], full: Fit, max_evals: int = 400,
+                  mapper: Callable[..., Any] = map) -> list[HeldOut]:
+    """Refit without each run (from the full fit's point) and predict it. Needs 3 runs or more.
+
+    The refits are independent: ``mapper`` (``map`` by default; the command passes a pool's)
+    runs :func:`held_out` over the run indices, in order."""
     if len(observations) < 3:
-        return out
-    for i, obs in enumerate(observations):
-        rest = [o for j, o in enumerate(observations) if j != i]
-        f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15)
-        pred = predict(obs, f.params)
-        out.append(HeldOut(obs.label, {(t.metric, t.stat): pred[(t.metric, t.stat)] / t.value_s - 1.0
-                                       for t in obs.targets}))
-    return out
+        return []
+    return list(mapper(functools.partial(held_out, tuple(observations), full, max_evals=max_evals),
+                       range(len(observations))))
+
+
+def held_out(observations: Sequence[Observation], full: Fit, i: int, max_evals: int = 400) -> HeldOut:
+    """Run ``i`` predicted by the fit to the others."""
+    obs = observations[i]
+    rest = [o for j, o in enumerate(observations) if j != i]
+    f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15)
+    pred = predict(obs, f.params)
+    return HeldOut(obs.label, {(t.metric, t.stat): pred[(t.metric, t.stat)] / t.value_s - 1.0
+                               for t in obs.targets})
 
 
 def error_summary(held_out: Sequence[HeldOut]) -> dict[str, dict[str, float]]:

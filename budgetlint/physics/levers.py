@@ -99,16 +99,27 @@ def evaluate_levers(
     accelerators: Sequence[tuple[str, Accelerator]] = (),
     effect: Callable[[Analysis], float] = lambda a: a.e2e_s,
     analyse_with: Callable[..., Analysis] = analyse,
+    at_devices: Optional[Callable[[int], tuple[Efficiency, float]]] = None,
 ) -> list[Lever]:
     """Evaluate the standard levers (module doc) and order them by effect.
 
     ``analyse_with`` is :func:`analyse` or a function that returns what it
     would (the evaluation stage passes one that shares equal inputs' results).
+    ``at_devices(n)``, when given, is the (efficiency, collective overhead) a
+    deployment on ``n`` devices is assumed at (the default efficiencies
+    differ between one device and tensor parallelism): the more-devices lever
+    is then judged as that deployment, declared, would be.
     """
 
-    def run(name: str, what: str, dep: Deployment, wl: Workload) -> Lever:
-        a = analyse_with(dep, wl, efficiency, queue_s, edge)
+    def run(name: str, what: str, dep: Deployment, wl: Workload, eff: Efficiency = efficiency) -> Lever:
+        a = analyse_with(dep, wl, eff, queue_s, edge)
         return Lever(name, f"{what}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+
+    def on(n: int) -> tuple[Deployment, Efficiency]:
+        if at_devices is None:
+            return replace(dep, devices=n), efficiency
+        eff_n, overhead = at_devices(n)
+        return replace(dep, devices=n, collective_overhead=overhead), eff_n
 
     levers: list[Lever] = []
     dep, wl = deployment, workload
@@ -142,7 +153,8 @@ def evaluate_levers(
     for n in range(dep.devices + 1, max_devices + 1):
         if heads % n:
             continue
-        lever = run("more-devices", f"{n} tensor-parallel devices", replace(dep, devices=n), wl)
+        dep_n, eff_n = on(n)
+        lever = run("more-devices", f"{n} tensor-parallel devices", dep_n, wl, eff_n)
         if lever.meets:
             levers.append(lever)
             break
@@ -150,7 +162,8 @@ def evaluate_levers(
         candidates = [n for n in range(dep.devices + 1, max_devices + 1) if heads % n == 0]
         if candidates:
             n = candidates[-1]
-            levers.append(run("more-devices", f"{n} tensor-parallel devices (the most tried)", replace(dep, devices=n), wl))
+            dep_n, eff_n = on(n)
+            levers.append(run("more-devices", f"{n} tensor-parallel devices (the most tried)", dep_n, wl, eff_n))
 
     if wl.concurrency > 1:
         lo, hi, best = 1, wl.concurrency - 1, None

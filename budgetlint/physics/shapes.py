@@ -279,8 +279,8 @@ class Workload:
 @dataclass(frozen=True)
 class Efficiency:
     """Fractions (0, 1] of peak bandwidth and compute that kernels reach.
-    ``Efficiency(1, 1)`` is the pure roofline; :data:`REALISTIC_EFFICIENCY`
-    (0.7, 0.5) is the suggested default for an *at-risk* judgement."""
+    ``Efficiency(1, 1)`` is the pure roofline; the *at-risk* judgement uses
+    the deployment class's default (default_efficiency.py)."""
 
     bandwidth: float = 1.0
     compute: float = 1.0
@@ -295,7 +295,8 @@ class Efficiency:
 
 #: Pure roofline: 100 % of bandwidth and compute.
 ROOFLINE = Efficiency(1.0, 1.0)
-#: Suggested realistic efficiency: 70 % of bandwidth, 50 % of compute.
+#: A fixed realistic pair (70 % of bandwidth, 50 % of compute) for the physics' own tests and
+#: benchmarks; the linter's defaults are per deployment class (default_efficiency.py).
 REALISTIC_EFFICIENCY = Efficiency(0.7, 0.5)
 
 

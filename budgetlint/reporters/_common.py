@@ -249,6 +249,16 @@ def fmt_headroom(value: float | None) -> str:
     return format_headroom(value)
 
 
+def assumed_efficiency_words(analysis: dict) -> str | None:
+    """``dense, 1 device: 72% of bandwidth, 50% of compute (class default: median of 3 public runs,
+    docs/calibration.md)`` from ``analysis.efficiency_assumed`` (written once, by the evaluation);
+    None when the physics did not run."""
+    assumed = analysis.get("efficiency_assumed")
+    if not isinstance(assumed, dict) or not isinstance(assumed.get("words"), str):
+        return None
+    return assumed["words"]
+
+
 def calibration_words(analysis: dict, percentile: str | None = None) -> str | None:
     """``p95 TTFT 640 ms +/- 12 %, TPOT ... ; calibrated from 6 runs of vllm 0.11 (cal.yaml, declared at
     budgets.yaml:9:5); leave-one-out median error ...`` from ``analysis.calibration``; None when absent."""

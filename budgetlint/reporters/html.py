@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import (TOOL_NAME, analysis_value, calibration_words, format_quantity, promise_rows,
+from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
                                           worst_first)
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
@@ -351,8 +351,10 @@ def _card(b: dict, anchor: str, index: int) -> str:
                    f'{_e(bound.get("compute_precision_key"))}, '
                    f'{_e(bound.get("concurrency"))} sequences, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
                    f'{_e(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
-                   f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
-                   f'{_fv(_num(analysis.get("efficiency_compute")), "%")} of compute.</p>')
+                   + (_e(assumed_efficiency_words(analysis)) if assumed_efficiency_words(analysis) else
+                      f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
+                      f'{_fv(_num(analysis.get("efficiency_compute")), "%")} of compute')
+                   + '.</p>')
     rows = []
     for p in promise_rows(br):
         promised = format_quantity(p.value, p.unit) + (f" ({p.also})" if p.also else "")

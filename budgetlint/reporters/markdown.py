@@ -24,6 +24,7 @@ from budgetlint.reporters.markdown_text import text
 from budgetlint.reporters._common import (
     TOOL_NAME,
     analysis_value,
+    assumed_efficiency_words,
     calibration_words,
     counts_phrase,
     format_headroom_cell,
@@ -230,6 +231,19 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     else:
         out.add("No budgets were checked.")
         out.add("")
+
+    # the assumed efficiencies of the budgets estimated without a calibration, once per distinct
+    # assumption (a repository has a few deployment classes, not one line per budget)
+    assumed: dict[str, int] = {}
+    for b in budgets:
+        words = assumed_efficiency_words(b.analysis)
+        if words and not calibration_words(b.analysis, b.percentile):
+            assumed[words] = assumed.get(words, 0) + 1
+    if assumed:
+        section = ("### Assumed efficiency\n\n" + "\n".join(
+            f"- {cell(w)}: {n} budget{'s' if n != 1 else ''}" for w, n in assumed.items()) + "\n")
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
 
     calibrated = [(b.name, calibration_words(b.analysis, b.percentile)) for b in budgets]
     calibrated = [(n, w) for n, w in calibrated if w]

@@ -40,6 +40,25 @@ def _prefill_why(a: Any, ev: Any) -> str:
     return f"bandwidth-bound: one read of {_b(read)} of weights over {n} devices"
 
 
+def assumed_words(ev: Any) -> str:
+    """The assumed efficiencies with their class and source (AssumedEfficiency.words), as every
+    output format prints them."""
+    a = getattr(ev, "assumed", None)
+    if a is not None:
+        return a.words()
+    eff = ev.efficiency
+    return f"{eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
+
+
+def assumed_figure(ev: Any, resource: str) -> str:
+    """"72% of bandwidth (dense, 1 device: median of 3 public runs, docs/calibration.md)"."""
+    eff = ev.efficiency
+    value = eff.bandwidth if resource == "bandwidth" else eff.compute
+    a = getattr(ev, "assumed", None)
+    basis = f" ({a.basis(resource)})" if a is not None else ""
+    return f"{value:.0%} of {resource}{basis}"
+
+
 def headroom(v: Any) -> float:
     """The one headroom: ``promise / realistic estimate - 1`` (negative: a miss). For
     memory the promise is the usable memory and the estimate the memory required."""
@@ -59,7 +78,6 @@ def calibrated_words(ev: Any, promise: str) -> str | None:
 def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
     b, bd, rl = ev.budget, ev.bound, ev.realistic
     name = b.name
-    eff = ev.efficiency
     cal = None if bound else calibrated_words(ev, v.promise)
     if cal is not None:
         label = {"tpot": "tpot", "ttft": "ttft", "e2e": "end-to-end"}[v.promise]
@@ -74,9 +92,9 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
             return (f"budget {name!r}: pace needs {want:.3g} token/s; the roofline bound is {got_bound:.3g} token/s "
                     f"for {deployment_words(ev)} ({_decode_why(bd, ev)}): {_pct(want / got_bound - 1)} short")
         resource = "bandwidth" if bd.decode_binding == "bandwidth" else "compute"
-        assumed = eff.bandwidth if resource == "bandwidth" else eff.compute
         return (f"budget {name!r}: pace {want:.3g} token/s needs {_pct(v.required_efficiency)} of peak {resource} "
-                f"(bound {got_bound:.3g} token/s; at the assumed {assumed:.0%}: {got_real:.3g} token/s)")
+                f"(bound {got_bound:.3g} token/s; at the assumed {assumed_figure(ev, resource)}: "
+                f"{got_real:.3g} token/s)")
     if v.promise == "ttft":
         other = bd.ttft_s - bd.prefill_s
         parts = f" after {_t(other)} of queue/edge allowances" if other > 0 else ""
@@ -89,7 +107,7 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
         what = ("of the roofline for prefill and the proxy's flush" if bd.proxy_delay_s
                 else f"of peak {'compute' if bd.prefill_binding == 'compute' else 'bandwidth'} for prefill")
         return (f"budget {name!r}: ttft {_t(v.budget_value)} needs {req} {what} "
-                f"(bound {_t(bd.ttft_s)}; at the assumed efficiency: {_t(rl.ttft_s)})")
+                f"(bound {_t(bd.ttft_s)}; at the assumed efficiency: {_t(rl.ttft_s)}; assumed {assumed_words(ev)})")
     # e2e
     if bound:
         n = ev.workload.output_tokens
@@ -99,7 +117,7 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
                 f"for {deployment_words(ev)}: {_pct(bd.e2e_s / v.budget_value - 1)} over the promise")
     req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
     return (f"budget {name!r}: end-to-end {_t(v.budget_value)} needs {req} of the roofline "
-            f"(bound {_t(bd.e2e_s)}; at the assumed efficiency: {_t(rl.e2e_s)})")
+            f"(bound {_t(bd.e2e_s)}; at the assumed efficiency: {_t(rl.e2e_s)}; assumed {assumed_words(ev)})")
 
 
 def describe_met(ev: Any, v: Any) -> str:
@@ -115,11 +133,12 @@ def describe_met(ev: Any, v: Any) -> str:
                 f"{cal} (bound {_t(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
     if v.promise == "tpot":
         return (f"budget {name!r}: pace {1 / v.budget_value:.3g} token/s is met: estimate "
-                f"{1 / v.realistic_value:.3g} token/s at the assumed efficiency (bound {1 / v.bound_value:.3g} token/s), "
-                f"headroom {format_headroom(headroom(v))}")
+                f"{1 / v.realistic_value:.3g} token/s (bound {1 / v.bound_value:.3g} token/s), "
+                f"headroom {format_headroom(headroom(v))}; assumed "
+                f"{assumed_figure(ev, 'bandwidth' if ev.bound.decode_binding == 'bandwidth' else 'compute')}")
     label = "ttft" if v.promise == "ttft" else "end-to-end"
     return (f"budget {name!r}: {label} {_t(v.budget_value)} is met: estimate {_t(v.realistic_value)} "
-            f"at the assumed efficiency (bound {_t(v.bound_value)}), headroom {format_headroom(headroom(v))}")
+            f"(bound {_t(v.bound_value)}), headroom {format_headroom(headroom(v))}; assumed {assumed_words(ev)}")
 
 
 def _overhead_words(ev: Any, a: Any) -> str:
@@ -177,7 +196,7 @@ def describe_memory_tail(ev: Any) -> str:
 
 def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
     """A prefill allowance or decode pace a segment's owner was given, against the physics."""
-    b, eff = ev.budget, ev.efficiency
+    b = ev.budget
     owner = f" (owner {seg.owner})" if seg.owner else ""
     if seg.kind == "prefill":
         if bound:
@@ -186,13 +205,12 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
                     f"{_pct(v.bound_value / v.budget_value - 1)} over the allowance")
         return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}, which needs "
                 f"{_pct(v.required_efficiency)} of peak compute (bound {_t(v.bound_value)}; at the assumed "
-                f"{eff.compute:.0%}: {_t(v.realistic_value)})")
+                f"{assumed_figure(ev, 'compute')}: {_t(v.realistic_value)})")
     want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
     if bound:
         return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {want:.3g} token/s; the "
                 f"roofline bound is {got_bound:.3g} token/s ({_decode_why(ev.bound, ev)}): {_pct(want / got_bound - 1)} short")
     resource = "bandwidth" if ev.bound.decode_binding == "bandwidth" else "compute"
-    assumed = eff.bandwidth if resource == "bandwidth" else eff.compute
     return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {want:.3g} token/s needs "
             f"{_pct(v.required_efficiency)} of peak {resource} (bound {got_bound:.3g} token/s; at the assumed "
-            f"{assumed:.0%}: {got_real:.3g} token/s)")
+            f"{assumed_figure(ev, resource)}: {got_real:.3g} token/s)")

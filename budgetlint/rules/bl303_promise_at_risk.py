@@ -2,12 +2,15 @@
 
 ## What it checks
 Promises the pure roofline meets but the same arithmetic at a realistic
-efficiency misses. Defaults: 70 % of peak bandwidth, 50 % of peak compute,
-10 % of each decode step lost to tensor-parallel all-reduce when N > 1.
+efficiency misses. Defaults, per deployment class: the median fraction of
+peak bandwidth that public runs of the class reached (dense on one device
+72 %, dense tensor-parallel 57 % with the all-reduce in it, MoE on one device
+42 %, MoE tensor-parallel 3 %; docs/calibration.md), 50 % of peak compute.
 Override per deployment (`efficiency: {bandwidth: 0.8, compute: 0.6}`,
 `collective_overhead`) or per run (`--efficiency-bandwidth`,
-`--efficiency-compute`). The message states the efficiency the budget
-requires: bound / budget.
+`--efficiency-compute`, the config file's `efficiency`), or calibrate. The
+message states the efficiency the budget requires (bound / budget) and the
+one assumed, with its class and source.
 
 ## Why
 Real kernels reach a fraction of peak: a promise that needs 95 % of the
@@ -19,7 +22,8 @@ budget assumes is what makes it reviewable.
 promise: {pace: 20 token/s}
 deployment: {model: llama-3.1-70b, hardware: h100-sxm, weight_precision: bf16}
 # BL303: pace 20 token/s needs 83% of peak bandwidth (bound 24.1 token/s;
-#        at the assumed 70%: 16.9 token/s)
+#        at the assumed 72% of bandwidth (dense, 1 device: median of 3 public
+#        runs, docs/calibration.md): 17.4 token/s)
 ```
 
 ## Fix

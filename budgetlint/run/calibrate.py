@@ -41,9 +41,26 @@ def bench_paths(paths: list[str]) -> list[Path]:
     return out
 
 
+def _leave_one_out(observations: list, fit: Any, jobs: Optional[int]) -> list:
+    """The leave-one-out refits, one per run, over ``jobs`` forked processes (default: every
+    core; 1: in this process). Each refit is independent and the results come back in run
+    order, so the document is the same whatever the worker count."""
+    import multiprocessing
+
+    from budgetlint.physics import calibration as core
+    from budgetlint.run.check import _jobs
+
+    workers = min(_jobs(jobs), len(observations))
+    if workers < 2 or len(observations) < 3 or "fork" not in multiprocessing.get_all_start_methods():
+        return core.leave_one_out(observations, fit)
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return core.leave_one_out(observations, fit, mapper=pool.map)
+
+
 def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, replicas: int = 1,
               weight_precision: str = "bf16", kv_precision: Optional[str] = None,
-              engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False, today: Optional[_dt.date] = None) -> CalibrateResult:
+              engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
+              today: Optional[_dt.date] = None, jobs: Optional[int] = None) -> CalibrateResult:
     from budgetlint.bench import read_benchmark
     from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
@@ -96,7 +113,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
         raise CalibrateError("no usable run in the benchmark files"
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
     fit = core.fit(observations)
-    held_out = core.leave_one_out(observations, fit) if loo else []
+    held_out = _leave_one_out(observations, fit, jobs) if loo else []
     runs = []
     for i, (obs, ref) in enumerate(zip(observations, refs)):
         row: dict[str, Any] = {"file": ref.file, "run": ref.label, "engine": ref.engine,

@@ -186,6 +186,8 @@ def explain_budget(evaluation: Any) -> str:
     eff = ev.efficiency
     rl = ev.realistic
     add("")
+    if ev.assumed is not None:
+        add(f"  Assumed efficiency: {ev.assumed.words()}")
     add(f"  At the realistic efficiency ({eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
         + (f", {d.collective_overhead:.0%} collective overhead" if n > 1 else "")
         + f", {d.memory_usable_fraction:.0%} of memory usable, "

@@ -165,3 +165,23 @@ def test_a_calibration_path_with_a_nul_byte_is_a_finding_not_an_internal_error(t
     assert r.exit_code in (1, 2), r.output
     findings = json.loads(r.output)["findings"]
     assert any(f["rule"] in ("BL310", "BL003") for f in findings)
+
+
+def test_the_leave_one_out_refits_in_worker_processes_give_the_same_document(tmp_path: Path) -> None:
+    """--jobs: the refits run in forked processes and come back in run order: the document is
+    byte for byte the one-process document."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("worker processes need fork; elsewhere the refits run in one process")
+    bench = _native_run(tmp_path, "runs.json", [(1, 0.060, 0.0110), (8, 0.075, 0.0122), (32, 0.140, 0.0165),
+                                                (64, 0.230, 0.0215)])
+    texts = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"cal{jobs}.yaml"
+        r = CliRunner().invoke(main, ["calibrate", str(bench), "--model", "llama-3.1-8b", "--hardware",
+                                      "h100-sxm", "--jobs", jobs, "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        texts.append(out.read_text().replace(f"cal{jobs}.yaml", ""))
+    assert texts[0] == texts[1]
+    assert "leave_one_out" in texts[0]
