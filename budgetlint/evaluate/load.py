@@ -291,8 +291,8 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
             cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS), 2
         hit = (result, cap, mu, sims)
         cache[key] = hit
-    else:
-        hit = (*hit[:3], 0)
+    # ``simulations``: those behind the result, shared or not (one number whatever the run's
+    # cache held: worker processes each have their own, and the report must not say so)
     out.result, out.capacity, out.saturation_request_per_s, out.simulations = hit
     if out.capacity is not None and out.arrival_rate_per_s is not None:
         out.replicas_needed = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)

@@ -332,11 +332,11 @@ def _jobs(jobs: int | None) -> int:
 
 
 def _worth_workers(pending: list[Path], sizes: dict[Path, int], jobs: int) -> bool:
+    if len(pending) < 2 * jobs or sum(sizes.get(p, 0) for p in pending) < MIN_PARALLEL_CHARS:
+        return False  # a small run: no multiprocessing import (~5 ms of every cold start)
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return False  # workers inherit the definitions by fork; elsewhere the run stays in one process
-    return len(pending) >= 2 * jobs and sum(sizes.get(p, 0) for p in pending) >= MIN_PARALLEL_CHARS
+    return "fork" in multiprocessing.get_all_start_methods()  # workers inherit the definitions by fork
 
 
 #: what a forked worker inherits from the parent: (catalog, stage), set just before the fork

@@ -53,14 +53,14 @@ def _outputs(paths: list[str], jobs: int) -> dict[str, str]:
     return {fmt: get_reporter(fmt)(report) for fmt in FORMATS}
 
 
-def _generated(tmp_path: Path, files: int, per_file: int = 3) -> Path:
+def _generated(tmp_path: Path, files: int, per_file: int = 3, **kwargs) -> Path:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
         from bench_speed import generate
     finally:
         sys.path.pop(0)
     repo = tmp_path / "repo"
-    generate(repo, files, per_file=per_file)
+    generate(repo, files, per_file=per_file, **kwargs)
     return repo
 
 
@@ -73,6 +73,18 @@ def test_generated_repo_every_format_any_worker_count(tmp_path, monkeypatch, wor
         assert _outputs(["."], jobs) == one
     assert len(workers_always) == 3
     assert '"rule": "BL301"' in one["json"] or '"rule": "BL303"' in one["json"]  # not an all-green run
+
+
+def test_budgets_with_traffic_any_worker_count(tmp_path, monkeypatch, workers_always) -> None:
+    """The load simulation's cache is per process: what a budget reports must not depend on
+    which process met its configuration first (``load.simulations`` did: 7 in a worker, 0 in
+    one process)."""
+    repo = _generated(tmp_path, 16, configs=3, traffic=2)
+    monkeypatch.chdir(repo)
+    one = _outputs(["."], 1)
+    assert '"simulated": true' in one["json"]
+    assert _outputs(["."], 2) == one
+    assert workers_always
 
 
 _REAL_WORK = checker._work
