@@ -98,3 +98,19 @@ def assert_bounded(run: Bounded, *, names: str, codes: tuple[int, ...] = (0, 1, 
         assert rule in run.output, run.output[-3000:]
     if line is not None:
         assert f"{names}:{line}" in run.output, run.output[-3000:]
+
+
+#: a vLLM benchmark_serving result, small and valid (the hardening tests bend it)
+VLLM_RUN = {"date": "20250101-000000", "backend": "vllm", "model_id": "m", "num_prompts": 3, "request_rate": 4.0,
+            "duration": 2.0, "completed": 3, "total_input_tokens": 30, "total_output_tokens": 12,
+            "output_throughput": 6.0, "mean_ttft_ms": 100.0, "median_ttft_ms": 90.0, "p99_ttft_ms": 150.0}
+
+#: one budget whose ``bench:`` list is ``{bench}`` (``.format(bench=...)``)
+BUDGET_WITH_BENCH = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    promise: {{ttft: 1 s}}
+    bench: [{bench}]
+"""

@@ -21,24 +21,12 @@ import pytest
 
 from budgetlint.bench import _common
 
+from hardening_bounds import BUDGET_WITH_BENCH as BUDGET, VLLM_RUN as VLLM
 from hardening_bounds import MEMORY_LIMIT_MIB, TIME_LIMIT_S, _limit_memory, assert_bounded, run_bounded
-
-VLLM = {"date": "20250101-000000", "backend": "vllm", "model_id": "m", "num_prompts": 3, "request_rate": 4.0,
-        "duration": 2.0, "completed": 3, "total_input_tokens": 30, "total_output_tokens": 12,
-        "output_throughput": 6.0, "mean_ttft_ms": 100.0, "median_ttft_ms": 90.0, "p99_ttft_ms": 150.0}
-
-BUDGET = """version: 1
-kind: budgets
-budgets:
-  - name: chat
-    owner: "@acme/chat"
-    promise: {ttft: 1 s}
-    bench: [run.json]
-"""
 
 
 def _check(tmp_path: Path, *extra: str):
-    (tmp_path / "b.yaml").write_text(BUDGET)
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="run.json"))
     return run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", *extra, cwd=tmp_path)
 
 

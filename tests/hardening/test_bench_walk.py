@@ -14,16 +14,7 @@ import pytest
 
 from budgetlint.files import globwalk
 
-from hardening_bounds import assert_bounded, run_bounded
-
-BUDGET = """version: 1
-kind: budgets
-budgets:
-  - name: chat
-    owner: "@acme/chat"
-    promise: {{ttft: 1 s}}
-    bench: [{bench}]
-"""
+from hardening_bounds import BUDGET_WITH_BENCH as BUDGET, assert_bounded, run_bounded
 
 
 def test_glob_over_the_whole_disk_allowed_is_bounded(tmp_path: Path) -> None:

@@ -15,20 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hardening_bounds import assert_bounded, run_bounded
-
-VLLM = {"date": "20250101-000000", "backend": "vllm", "model_id": "m", "num_prompts": 3, "request_rate": 4.0,
-        "duration": 2.0, "completed": 3, "total_input_tokens": 30, "total_output_tokens": 12,
-        "output_throughput": 6.0, "mean_ttft_ms": 100.0, "median_ttft_ms": 90.0, "p99_ttft_ms": 150.0}
-
-BUDGET = """version: 1
-kind: budgets
-budgets:
-  - name: chat
-    owner: "@acme/chat"
-    promise: {{ttft: 1 s}}
-    bench: [{bench}]
-"""
+from hardening_bounds import BUDGET_WITH_BENCH as BUDGET, VLLM_RUN as VLLM, assert_bounded, run_bounded
 
 
 @pytest.fixture()
