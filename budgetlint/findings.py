@@ -110,8 +110,3 @@ class Finding:
 def sort_findings(findings: list[Finding]) -> list[Finding]:
     """Deterministic order: by file, line, column, rule, message."""
     return sorted(findings, key=Finding.sort_key)
-
-
-def exit_code(findings: list[Finding], fail_on: Severity = Severity.ERROR) -> int:
-    """0 when nothing reaches ``fail_on``, else 1 (2 is the CLI's, for usage errors)."""
-    return 1 if any(f.severity >= fail_on for f in findings) else 0

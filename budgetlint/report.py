@@ -153,7 +153,7 @@ class Report:
         return sum(1 for f in self.findings if f.severity == severity)
 
     def exit_code(self, fail_on: Severity) -> int:
-        """0 when no finding reaches ``fail_on``, else 1 (budgetlint.findings.exit_code)."""
+        """0 when no finding reaches ``fail_on``, else 1 (2 and 3 are the CLI's: usage, internal)."""
         return 1 if any(self.count(s) for s in Severity if s >= fail_on) else 0
 
     def summary(self) -> dict:

@@ -43,9 +43,6 @@ class SpillList:
     def __len__(self) -> int:
         return self._len
 
-    def append(self, item: Any) -> None:
-        self.extend([item])
-
     def extend(self, items: Iterable[Any]) -> None:
         """Add ``items`` (one file's, usually), grouped by the file each is about."""
         groups: dict[str, list[Any]] = {}

@@ -20,7 +20,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from budgetlint.run.check import InputError, Options, evaluate_run, run_check
-from budgetlint.findings import Severity, exit_code
+from budgetlint.findings import Severity
 from budgetlint.reporters import FORMATS, render
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def check_in_process(paths: list[str], *, explain: bool = False) -> int:
 
         for evaluation in evaluate_run(paths, options, keep=True).evaluations:
             assert isinstance(explain_budget(evaluation), str)
-    code = exit_code(report.findings, Severity.ERROR)
+    code = report.exit_code(Severity.ERROR)
     assert code in (0, 1), code
     return code
 
