@@ -28,6 +28,8 @@ facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -272,8 +274,6 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
 
 
 def _fmt(promise: str, value: float) -> str:
-    from budgetlint.model.units import format_quantity
-
     if promise == "tpot":
-        return f"{1 / value:.3g} token/s"
-    return format_quantity(value, "time")
+        return numbers.quantity(1 / value, "token/s")
+    return numbers.quantity(value, "s")

@@ -314,56 +314,23 @@ def parse_count(value: Any) -> float:
 
 
 def format_quantity(value: float, kind: str) -> str:
-    """Render an SI float for people: 3.35e12 B/s -> "3.35 TB/s"."""
-    unit = KINDS[kind][1]
-    if kind == "time":
-        if abs(value) < 1:
-            return f"{value * 1e3:.3g} ms"
-        return f"{value:.3g} s"
-    if kind in ("pace", "tokens", "time_per_token", "request_rate"):
-        if kind == "time_per_token":
-            return f"{value * 1e3:.3g} ms/token"
-        return f"{value:.3g} {unit}"
-    prefixes = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")]
-    for factor, prefix in prefixes:
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+    """An SI float of ``kind`` for people (``3.35e12`` bandwidth -> ``"3.35 TB/s"``): the one
+    formatter, :func:`budgetlint.text.numbers.quantity`, in the kind's SI unit."""
+    from budgetlint.text.numbers import quantity
 
-
-# --------------------------------------------------------------------------- one rounding rule
-#
-# Every headroom, shortfall and required efficiency is a fraction shown as a
-# percent with the same rule in every output: two significant figures (whole
-# numbers from 100 % up, and as many digits as it takes near 100 % to show
-# which side of it a value is), so a value that is not zero never prints as
-# 0, a miss never prints as "1x" or as no miss at all, and 99.6 % never as 100 %.
+    return quantity(value, KINDS[kind][1])
 
 
 def format_percent(fraction: float) -> str:
-    """``0.0813`` -> ``"8.1%"``; ``0.004`` -> ``"0.4%"``; ``1.14`` -> ``"114%"``; ``2e-5`` -> ``"0.002%"``.
+    """``0.0813`` -> ``"8.1%"``, unsigned magnitude (the caller words the direction);
+    :func:`budgetlint.text.numbers.percent` holds the rounding rule."""
+    from budgetlint.text.numbers import percent
 
-    Two significant figures, at least the units digit, more near 100 %
-    (``0.996`` -> ``"99.6%"``); unsigned magnitude.
-    """
-    p = abs(fraction) * 100.0
-    if not math.isfinite(p):
-        return "∞%"
-    if p == 0:
-        return "0%"
-    digits = 0 if p >= 99.5 else max(0, 1 - int(math.floor(math.log10(p))))
-    text = f"{p:.{digits}f}"
-    # near 100 % (a required efficiency, a ratio of 1) the side matters: 99.6 % is not 100 %
-    while float(text) == 100.0 and p != 100.0 and digits < 6:
-        digits += 1
-        text = f"{p:.{digits}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return f"{text}%"
+    return percent(abs(fraction))
 
 
 def format_headroom(fraction: float) -> str:
-    """Headroom ``promise / estimate - 1`` signed: ``+8.1%`` (slack), ``-0.4%`` (a miss)."""
-    if fraction == 0:
-        return "0%"
-    return ("+" if fraction > 0 else "-") + format_percent(fraction)
+    """Headroom ``promise / estimate - 1`` signed: :func:`budgetlint.text.numbers.headroom`."""
+    from budgetlint.text.numbers import headroom
+
+    return headroom(fraction)
