@@ -14,6 +14,7 @@ from typing import Any
 
 from budgetlint.findings import printable
 from budgetlint.model.units import format_headroom, format_percent, format_quantity
+from budgetlint.evaluate.roofline import lever_words
 from budgetlint.rules._messages import headroom
 
 
@@ -97,7 +98,7 @@ def explain_budget(evaluation: Any) -> str:
                  else "no compute peak (unknown: compute is not checked)")
     add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
-    add(f"    deploy    N = {n} device(s), {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+    add(f"    deploy    N = {numbers.count(n, 'device')}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
@@ -152,9 +153,9 @@ def explain_budget(evaluation: Any) -> str:
       f"pace = {wl.output_tokens:g} / {_t(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
       f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
-      f"{bd.prefill_linear_flop:.3g} + {bd.prefill_attention_flop:.3g} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
+      f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
     if bd.compute_known:
-        add(f"         time = FLOP / (N x F) = {bd.prefill_flop:.3g} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
+        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
             f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
     else:
         add(f"         time = FLOP / (N x F): unknown (no compute peak); only the floor, one weight read "
@@ -231,7 +232,7 @@ def explain_budget(evaluation: Any) -> str:
         if levers:
             add("  Levers that would meet every promise at the realistic efficiency")
             for lv in levers:
-                add(f"    - {lv.description}")
+                add(f"    - {lever_words(lv)}")
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
