@@ -28,8 +28,6 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import datetime as dt
 import math
 import re
@@ -41,6 +39,7 @@ from budgetlint.files import fs
 from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:  # the readers load when a budget has evidence (a run without any skips ~5 ms of imports)
     from budgetlint.bench import Measurement, Problem

@@ -86,6 +86,7 @@ class RuleContext:
     run_files: tuple = ()  # the run's --bench files, as read (check_run)
     unlinked: tuple = ()  # --bench measurements no budget took: (file, measurement, reasons)
     paths: tuple = ()  # the paths the run was given, as written (check_run: BL014 names them)
+    first_path_is_file: bool = False  # whether paths[0] is a file (BL014 points at it; the run looks)
     bench_globs: tuple = ()  # --bench globs: (pattern, files kept, cut by the limit) (check_run)
     suggest_owner: Any = None  # did-you-mean for owners, bounded per run (model.suggest.Suggester)
 

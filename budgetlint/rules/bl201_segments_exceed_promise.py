@@ -57,12 +57,11 @@ Shrink an allowance, or loosen the promise in review with the product owner.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_quantity
+from budgetlint.text import numbers
 
 CODE = "BL201"
 NAME = "segments-exceed-promise"

@@ -30,12 +30,11 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_percent as _pct, format_quantity
+from budgetlint.text import numbers
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"

@@ -27,12 +27,11 @@ lever that shortens each step.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 CODE = "BL308"
 NAME = "throughput-not-sustained"

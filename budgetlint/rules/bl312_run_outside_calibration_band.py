@@ -25,11 +25,10 @@ Refit with the new run included, or find what changed.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 CODE = "BL312"
 NAME = "run-outside-calibration-band"

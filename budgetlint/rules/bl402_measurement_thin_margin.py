@@ -30,11 +30,10 @@ if the margin is deliberate, lower the threshold for the run.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 CODE = "BL402"
 NAME = "measurement-thin-margin"

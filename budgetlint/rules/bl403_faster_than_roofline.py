@@ -48,11 +48,10 @@ in the file; then declare what the run used: `workload.prefix_cache_hit`,
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 CODE = "BL403"
 NAME = "faster-than-roofline"
