@@ -310,11 +310,6 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
                              values["collective_overhead"], tuple(sources), is_moe(dep.model))
 
 
-def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
-    a = assumed_efficiency(b, options)
-    return Efficiency(a.bandwidth, a.compute)
-
-
 def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:
     """The deployment at the realistic assumptions: declared values, else the run's, else the class's.
 

@@ -226,15 +226,6 @@ def _glob(base: Path, pattern: str, limit: int | None = None, roots: list[str] |
     return Globbed([p] if fs.exists(p) else [])
 
 
-def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
-    """The files ``pattern`` matches in walk order (names sorted, folder by folder), at most
-    ``limit``, and whether more matched (a bounded walk: budgetlint.files.globwalk)."""
-    from budgetlint.files import globwalk
-
-    found = globwalk.walk(pattern, max_files=limit)
-    return found.files, found.capped
-
-
 # --------------------------------------------------------------------------- matching
 
 

@@ -43,11 +43,6 @@ class RuleInfo:
     check_run: Callable | None = None  # check_run(ctx): once per run
     other_severities: Any = None  # {Severity: when} a finding may take instead of ``severity``
 
-    @property
-    def scope(self) -> str:
-        """"budget" when the rule looks at budgets one at a time, "run" when only at the run."""
-        return "budget" if self.check is not None else "run"
-
     def section(self, title: str) -> str:
         """One section of the docs (text under ``## title``)."""
         lines = self.doc.splitlines()

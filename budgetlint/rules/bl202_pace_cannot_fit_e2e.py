@@ -30,11 +30,16 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_percent as _pct, format_quantity
 from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"
@@ -47,7 +52,7 @@ def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     a = ev.analysis
     if "e2e_arithmetic_total_s" not in a:
         return
