@@ -195,6 +195,15 @@ class Deployment:
     to tensor-parallel all-reduce, applied only when N > 1 (default 0: the pure
     bound). ``memory_usable_fraction`` (default 1.0: the physical bound) and
     ``memory_overhead_bytes`` (per device: activations, runtime) enter the fit.
+    ``iteration_overhead_s`` (seconds every engine iteration costs: scheduling,
+    kernel launches) and ``collective_latency_s`` (seconds per layer per
+    iteration under tensor parallelism, N > 1: the all-reduce's latency) are
+    added to each step (default 0: the pure bound; :mod:`.step`).
+    ``engine_terms``: charge the costs of a real serving engine that physics.md's
+    bound leaves out (a bound may leave a cost out and stay a lower bound):
+    decode attention FLOPs, and in the flat analysis each decode pass's share of
+    the other sequences' prefill (continuous batching with chunked prefill).
+    Default False: the bound; the realistic estimate sets it (:mod:`.step`).
     """
 
     model: ModelShape
@@ -210,6 +219,9 @@ class Deployment:
     collective_overhead: float = 0.0
     memory_usable_fraction: float = 1.0
     memory_overhead_bytes: float = 0.0
+    iteration_overhead_s: float = 0.0
+    collective_latency_s: float = 0.0
+    engine_terms: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:
@@ -243,6 +255,8 @@ class Deployment:
         if self.memory_usable_fraction > 1:
             raise ValueError("memory_usable_fraction must be in (0, 1]")
         _non_negative("memory_overhead_bytes", self.memory_overhead_bytes)
+        _non_negative("iteration_overhead_s", self.iteration_overhead_s)
+        _non_negative("collective_latency_s", self.collective_latency_s)
 
     @property
     def lookahead(self) -> int:
