@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'f813065fa6c19fc01c7ac21cdbfd181b05267f6b6dd7678a097785f4ea82d88b'
-SOURCES_CHECKSUM = 'crc32:74a292c3'
+SCHEMAS_DIGEST = 'd4b21b34cb82c11f1d53bc478d63bea34fbcf9d1ca623d27e684a58be2aa603e'
+SOURCES_CHECKSUM = 'crc32:f2240fa7'
 
 
 class JsonSchemaValueException(ValueError):
@@ -900,6 +900,16 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                             raise JsonSchemaValueException('')
                                         if data__budgets_item__deployment__memoryusablefraction <= 0:
                                             raise JsonSchemaValueException('')
+                                if 'iteration_overhead' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('iteration_overhead')
+                                    data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
+                                    if not isinstance(data__budgets_item__deployment__iterationoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__iterationoverhead, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'collective_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('collective_latency')
+                                    data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                    if not isinstance(data__budgets_item__deployment__collectivelatency, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__collectivelatency, bool):
+                                        raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
