@@ -204,6 +204,10 @@ class Deployment:
     decode attention FLOPs, and in the flat analysis each decode pass's share of
     the other sequences' prefill (continuous batching with chunked prefill).
     Default False: the bound; the realistic estimate sets it (:mod:`.step`).
+    ``overlap`` in [0, 1]: how much of the smaller of a step's memory and compute
+    time hides under the larger: ``step = max + (1 - overlap) x min`` (1, the
+    default: the roofline's ``max``; 0: they add, as kernels that do not overlap
+    reads and matmuls at large batch).
     """
 
     model: ModelShape
@@ -222,6 +226,7 @@ class Deployment:
     iteration_overhead_s: float = 0.0
     collective_latency_s: float = 0.0
     engine_terms: bool = False
+    overlap: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:
@@ -257,6 +262,9 @@ class Deployment:
         _non_negative("memory_overhead_bytes", self.memory_overhead_bytes)
         _non_negative("iteration_overhead_s", self.iteration_overhead_s)
         _non_negative("collective_latency_s", self.collective_latency_s)
+        _non_negative("overlap", self.overlap)
+        if self.overlap > 1:
+            raise ValueError(f"overlap must be in [0, 1], got {self.overlap!r}")
 
     @property
     def lookahead(self) -> int:

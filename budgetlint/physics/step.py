@@ -14,7 +14,7 @@ and ``F`` the effective bandwidth and compute per device (peak x efficiency)::
     kv         = KV(X) / N / BW  (+ the prefill chunks' earlier tokens)
     linear     = 2 P_a T / (N F)  (+ 2 P_draft U for a draft model's prefill)
     attention  = (k + 1) x 4 h d x X' / (N F) + prefill attention / (N F)
-    target     = max(weights + kv, linear + attention)
+    target     = max(weights + kv, linear + attention) (+ (1 - overlap) x the smaller)
     collective = target x (1/(1 - c) - 1)               (N > 1 and B > 0)
     draft      = k x the draft model's own step          (B > 0)
     overhead   = o + L x a                               (o per iteration; a per layer, N > 1)
@@ -149,6 +149,7 @@ class StepTerms:
     draft_s: float
     overhead_s: float
     binding: str
+    overlap: float = 1.0  # the deployment's: step = max + (1 - overlap) x min of memory and compute
 
     @property
     def memory_s(self) -> float:
@@ -160,8 +161,17 @@ class StepTerms:
 
     @property
     def target_s(self) -> float:
-        """The target model's pass, the collective share in it: the decode step of physics.md."""
-        return max(self.memory_s, self.compute_s) + self.collective_s
+        """The target model's pass, the collective share in it: the decode step of physics.md
+        (``max(t_mem, t_cmp)``, plus ``(1 - overlap) x min(t_mem, t_cmp)`` where they do not overlap)."""
+        return self.roofline_s + self.collective_s
+
+    @property
+    def roofline_s(self) -> float:
+        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``."""
+        m, c = self.memory_s, self.compute_s
+        if self.overlap >= 1.0:
+            return max(m, c)
+        return max(m, c) + (1.0 - self.overlap) * min(m, c)
 
     @property
     def step_s(self) -> float:
@@ -178,7 +188,7 @@ TERM_LABELS: tuple[tuple[str, str], ...] = (
     ("kv_s", "KV cache read, B x KV(L)/N / BW"),
     ("linear_s", "linear layers, 2 x P_active x tokens / (N x F)"),
     ("attention_s", "attention, 4 x heads x head_dim x layers x L x tokens / (N x F)"),
-    ("collective_s", "tensor-parallel all-reduce share, max(memory, compute) x c/(1 - c)"),
+    ("collective_s", "tensor-parallel all-reduce share, the pass x c/(1 - c)"),
     ("draft_s", "draft model, k x its own step"),
     ("overhead_s", "per-iteration overhead + per-layer all-reduce latency"),
 )
@@ -205,6 +215,7 @@ class StepInputs:
     target: PassInputs
     draft: Optional[PassInputs]
     overhead_s: float  # o + L x a (a only for N > 1)
+    overlap: float = 1.0  # step = max + (1 - overlap) x min of memory and compute
     weight_bytes_total: float = 0.0  # the target's, whole model
     draft_weight_bytes_total: float = 0.0
 
@@ -239,7 +250,7 @@ class StepInputs:
             target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
-            overhead_s=overhead,
+            overhead_s=overhead, overlap=dep.overlap,
             weight_bytes_total=weight_bytes(model.total_params, b_w),
             draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
         )
@@ -266,7 +277,14 @@ class StepInputs:
         cmp_ = (2.0 * d.active_params * batch
                 + d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens)) \
             / (self.devices * self.compute_flop_per_s)
-        return max(mem, cmp_) * self.collective_factor
+        return _roofline(mem, cmp_, self.overlap) * self.collective_factor
+
+
+def _roofline(memory_s: float, compute_s: float, overlap: float) -> float:
+    """``max + (1 - overlap) x min``."""
+    if overlap >= 1.0:
+        return max(memory_s, compute_s)
+    return max(memory_s, compute_s) + (1.0 - overlap) * min(memory_s, compute_s)
 
 
 def prefill_load(inputs: StepInputs, chunks: Sequence[tuple[float, float]]) -> PrefillLoad:
@@ -307,11 +325,11 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     memory, compute = weights + kv, linear + attention
     collective = draft = 0.0
     if batch > 0:
-        collective = max(memory, compute) * (s.collective_factor - 1.0)
+        collective = _roofline(memory, compute, s.overlap) * (s.collective_factor - 1.0)
         if s.draft is not None:
             draft = s.lookahead * s._draft_step_s(batch, context_tokens)
     return StepTerms(weights, kv, linear, attention, collective, draft, s.overhead_s,
-                     BANDWIDTH if memory >= compute else COMPUTE)
+                     BANDWIDTH if memory >= compute else COMPUTE, s.overlap)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
@@ -352,6 +370,9 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
                 fixed += p.kv_window_bytes * cap / per_bw
                 floor += per_seq * p.attention_window_flop * cap / per_f
         m = s.collective_factor * mult
+        if s.overlap < 1.0:  # max(a, b) + (1 - o) min(a, b) = max(a + (1 - o) b, b + (1 - o) a): still two lines
+            u = 1.0 - s.overlap
+            fixed, per, floor, floor_per = fixed + u * floor, per + u * floor_per, floor + u * fixed, floor_per + u * per
         comps.append((fixed * m, per * m, floor * m, floor_per * m))
     if s.overhead_s:
         comps.append((s.overhead_s, 0.0, 0.0, 0.0))
