@@ -32,3 +32,20 @@ def test_a_closed_loop_below_the_batch_is_fitted(c: int) -> None:
 def test_more_users_than_the_batch_or_no_cap_is_saturated() -> None:
     assert saturated(_run(512, requests=1000))  # 512 users, 256 in the batch: the rest queue
     assert saturated(_run(None))  # every request at once
+
+
+def test_a_parameter_at_its_bound_and_a_residual_outside_the_band_are_warned() -> None:
+    """bandwidth fitted to 1.0 (the upper bound: the run is faster than the roofline allows) and a
+    run 25 % off the fit where the leave-one-out band is 10 %: two warnings; inside, none."""
+    from budgetlint.physics.calibration import Fit, Params
+    from budgetlint.run.calibrate import fit_warnings
+
+    obs = [_run(4)]
+    at_bound = Fit(Params(bandwidth=1.0), ("bandwidth", "iteration_overhead_s"), {}, 0.0, 1,
+                   ((math.log(1.25),),))
+    words = fit_warnings(at_bound, obs, {"tpot": {"median": 0.05, "max": 0.10, "count": 3}})
+    assert len(words) == 2
+    assert "bandwidth = 1 sits at its upper bound" in words[0]
+    assert "+25% off the fit" in words[1] and "band (10%" in words[1]
+    inside = Fit(Params(bandwidth=0.8), ("bandwidth",), {}, 0.0, 1, ((math.log(1.05),),))
+    assert fit_warnings(inside, obs, {"tpot": {"median": 0.05, "max": 0.10, "count": 3}}) == []
