@@ -280,6 +280,7 @@ class _Stage:
 
     def check(self, fb: _FileBudgets) -> _FileChecked:
         from budgetlint.evaluate import evaluate_budget
+        from budgetlint.judge import judged
         from budgetlint.run.policy import apply_suppressions
 
         batch = Report(findings=list(fb.findings))
@@ -287,7 +288,7 @@ class _Stage:
         said: set[Finding] = set()
         out = _FileChecked([], unbudgeted, [], [], [])
         for b in fb.budgets:
-            ev = evaluate_budget(b, self.env)
+            ev = judged(evaluate_budget(b, self.env))  # evaluate/, then judge/: one verdict per promise
             b = ev.budget  # with its `from_bench` lengths read
             out.evidence.append(ev.evidence)
             for rule in self.rules:
@@ -502,6 +503,7 @@ def _result(b: Budget, ev: Any) -> BudgetResult:
         name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
         promises=_promises(b), analysis=ev.analysis, verdicts=ev.verdict_words(),
         load=ev.load.as_dict() if ev.load is not None else None,
+        judgement={k: j.as_dict() for k, j in ev.judgement.items()},
     )
 
 
