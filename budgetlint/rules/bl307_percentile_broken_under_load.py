@@ -69,4 +69,4 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         if load.replicas_needed is not None and load.replicas_needed > load.replicas:
             fix = f"deployment.replicas: {load.replicas_needed}"
         yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, fix=fix)
+                      budget=b.name, promise=promise, fix=fix)
