@@ -337,7 +337,12 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     from budgetlint.evaluate.load import percentile_number
 
     number = percentile_number(pct) or 50.0
-    if decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
+    load = ev.load
+    if decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and load is not None \
+            and load.skipped is not None:
+        note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): the declared traffic "
+                f"was not simulated ({load.skipped})")
+    elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
         note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
     words = decider.words
