@@ -276,7 +276,11 @@ def is_moe(m: ModelDef) -> bool:
 
 
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
-    """The deployment's realistic efficiencies: declared, else the run's, else its class default."""
+    """The deployment's realistic efficiencies: declared, else the run's, else its class default.
+
+    A run's figure equal to the class's own is the class default, said as such: setting
+    ``--efficiency-bandwidth`` to the value a report shows as assumed reproduces that report
+    byte for byte (issue 23)."""
     from budgetlint.physics.default_efficiency import class_default
 
     dep = b.deployment
@@ -289,7 +293,7 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             ("collective_overhead", dep.collective_overhead, getattr(options, "collective_overhead", None))):
         if declared is not None:
             values[figure], src = declared, "deployment"
-        elif run is not None:
+        elif run is not None and not (figure != "collective_overhead" and run == getattr(cls, figure)):
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"

@@ -186,7 +186,7 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
                     t = tpot.get("mean") if tpot.get("mean") is not None else tpot.get("p50")
                 conc = m.conditions.concurrency or m.run.max_concurrency
                 if t and conc:
-                    value, how = conc / t, f"{conc:g} users x {1 / t:.3g} token/s each"
+                    value, how = conc / t, f"{conc:g} users x {1 / t:.3g} token/s each ="
         else:
             value, how = m.request_throughput, "request throughput"
         if value is None or not math.isfinite(value) or value <= 0:

@@ -35,7 +35,7 @@ from xml.sax.saxutils import escape, quoteattr
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
                                           worst_first)
-from budgetlint.reporters._common import estimate_value, judged, judged_headroom, measured_value
+from budgetlint.reporters._common import estimate_value, format_headroom_cell, judged, judged_headroom, measured_value
 from budgetlint.reporters._common import smallest_judged_headroom
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
@@ -277,7 +277,7 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
         rows.append([
             link, _e(b.get("owner") or "—"), _e(b.get("percentile") or "—"), _e(promise or "—"),
             f'<span data-key="{repr(h) if h is not None else "Infinity"}">'
-            f'{_e(format_value(h, "%")) if h is not None else "—"}</span>',
+            f'{_e(format_headroom_cell(h))}</span>',
             _badge(worst_verdict(b)), _status_badge(status_of(b)), _e(f"{b.get('file')}:{b.get('line')}"),
         ])
     out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Status", "Where"],
@@ -397,7 +397,7 @@ def _card(b: dict, anchor: str, index: int) -> str:
                      _e(format_quantity(analysis_value(br, "bound", p), p.unit)),
                      _e(format_quantity(estimate_value(br, p), p.unit)),
                      _e(format_quantity(measured_value(br, p), p.unit)),
-                     _fv(judged_headroom(br, p), "%"), _badge(p.verdict), _e(judged(br, p).get("basis") or "—")])
+                     _e(format_headroom_cell(judged_headroom(br, p))), _badge(p.verdict), _e(judged(br, p).get("basis") or "—")])
     out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict", "Basis"],
                       rows, cls="bl-promises", numeric=[1, 2, 3, 4, 5]))
     cal_words = calibration_words(analysis, b.get("percentile"))
