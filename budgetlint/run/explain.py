@@ -198,7 +198,13 @@ def explain_budget(evaluation: Any) -> str:
         + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
            if rl.memory_available_bytes_per_device is not None else ""))
     add("")
-    add("  Verdicts")
+    if evaluation.load is not None and evaluation.load.result is not None:
+        from budgetlint.judge import FLAT_IGNORES
+
+        add(f"  Verdicts of the flat estimate (one request on an idle system: {FLAT_IGNORES};")
+        add("  the simulated figures under load are below, and the Judgement at the end is what counts)")
+    else:
+        add("  Verdicts")
     for name, v in ev.verdicts.items():
         seg = next((x for x in b.segments if f"segment:{x.name}" == name), None)
         if seg is not None and seg.kind == "decode":

@@ -313,3 +313,20 @@ def test_no_sequence_at_the_usable_fraction_is_an_error(tmp_path: Path) -> None:
     assert r.exit_code == 1
     line = next(x for x in r.output.splitlines() if "BL302" in x)
     assert "BL302 error" in line and "90%" in line and "--gpu-memory-utilization 0.9" in line
+
+
+def test_closed_loop_does_not_contradict_itself(tmp_path: Path) -> None:
+    # 128 users on one H100: the saturation run (every one of vLLM's 1024 slots busy) preempts on the
+    # KV cache and completes fewer requests per second than the 128-user loop itself did; utilisation
+    # was 1.24. A closed loop's completions are a sustained rate: utilisation <= 1, goodput <= throughput.
+    budgets = OVERLOADED.replace("arrival_rate: 11 request/s", "concurrency: 128").replace(
+        "ttft: 800 ms\n      tpot: 50 ms", "ttft: 2 s\n      e2e: 40 s")
+    write(tmp_path, budgets)
+    r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-codeowners", "--no-summary", "--format", "json"])
+    (b,) = json.loads(r.output)["budgets"]
+    load = b["load"]
+    assert 0 < load["utilisation"] <= 1.0
+    assert load["goodput_request_per_s"] <= load["throughput_request_per_s"]
+    assert load["goodput_request_per_s"] == pytest.approx(load["slo_attainment"] * load["throughput_request_per_s"])
+    # the flat E2E beside the simulated one says what it leaves out
+    assert "idle system" in b["judgement"]["e2e"]["words"] and b["judgement"]["e2e"]["basis"] == "simulated"
