@@ -85,8 +85,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
 
         usable = ev.roofline.deployment.memory_usable_fraction
         severity = Severity.ERROR
-        message += (f"; no sequence fits at the usable fraction {format_percent(usable)} of device memory: "
-                    f"the engine would not start (vLLM: --gpu-memory-utilization {usable:g}; raise it, "
-                    "or set deployment.memory_usable_fraction, only if the device runs nothing else)")
+        message += (f"; at the usable fraction {format_percent(usable)} of device memory the engine would not "
+                    f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
+                    "deployment.memory_usable_fraction, only if the device runs nothing else)")
     yield Finding(CODE, severity, message, b.loc("deployment"), budget=b.name,
                   promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")

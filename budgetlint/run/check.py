@@ -462,11 +462,11 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
 
 
 def _meant_kind(data: Any, kind: Any) -> str | None:
-    """The kind a document with ``version:`` and a ``budgets:``/``teams:``/``hardware:``/``models:``
-    key meant (``kind: budget`` -> ``budgets``: the closest kind to what is written, else the key's);
+    """The kind a document with ``version:``, a ``kind:`` budgetlint does not know, and a
+    ``budgets:``/``teams:``/``hardware:``/``models:`` key meant (``kind: budget`` -> ``budgets``: the closest kind to what is written, else the key's);
     None for YAML that is no budgetlint document."""
-    if not isinstance(data, dict) or "version" not in data:
-        return None
+    if not isinstance(data, dict) or "version" not in data or kind is None:
+        return None  # no kind at all stays the BL013 warning (other YAML can share a folder)
     keys = [k for k in KINDS if k in data]
     if not keys:
         return None

@@ -312,7 +312,7 @@ def test_no_sequence_at_the_usable_fraction_is_an_error(tmp_path: Path) -> None:
     r = CliRunner().invoke(main, ["check", str(tmp_path), "--no-codeowners", "--no-summary"])
     assert r.exit_code == 1
     line = next(x for x in r.output.splitlines() if "BL302" in x)
-    assert "BL302 error" in line and "90%" in line and "--gpu-memory-utilization 0.9" in line
+    assert "BL302 error" in line and "usable fraction 90%" in line and "--gpu-memory-utilization 0.9" in line
 
 
 def test_closed_loop_does_not_contradict_itself(tmp_path: Path) -> None:

@@ -132,8 +132,10 @@ def test_overpromised_card_says_at_risk_with_its_numbers() -> None:
     card = page[page.index('data-budget="research-assistant"'):]
     assert "at risk" in card
     # the promise table shows the JSON report's headroom, formatted
-    h = b["analysis"]["headroom_ttft"]
-    assert f"{h * 100:.1f}%" in card
+    h = b["judgement"]["ttft"]["headroom"]  # the judged headroom (issue 23), in the one signed rounding
+    from budgetlint.model.units import format_headroom
+
+    assert format_headroom(h) in card
 
 
 # ------------------------------------------------------------------ a hand-made report with traffic
