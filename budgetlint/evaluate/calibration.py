@@ -259,6 +259,8 @@ def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:
         value = ce.predicted.get(f"{name}_s")
         if v is None or value is None:
             continue
+        if v.estimate_value is None:
+            v.estimate_value = v.realistic_value  # the flat estimate, weighed by the judgement
         v.realistic_value = value
         if v.verdict == "cannot-be-met" or v.verdict == "unknown":
             continue

@@ -46,7 +46,8 @@ def _n(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
 
 
-VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
+VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown",
+                 "not-shown": "NOT SHOWN"}
 
 
 def _queue_words(ev: Any) -> str:
@@ -201,7 +202,13 @@ def explain_budget(evaluation: Any) -> str:
         + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
            if rl.memory_available_bytes_per_device is not None else ""))
     add("")
-    add("  Verdicts")
+    if evaluation.load is not None and evaluation.load.result is not None:
+        from budgetlint.judge import FLAT_IGNORES
+
+        add(f"  Verdicts of the flat estimate (one request on an idle system: {FLAT_IGNORES};")
+        add("  the simulated figures under load are below, and the Judgement at the end is what counts)")
+    else:
+        add("  Verdicts")
     for name, v in ev.verdicts.items():
         seg = next((x for x in b.segments if f"segment:{x.name}" == name), None)
         if seg is not None and seg.kind == "decode":
@@ -240,7 +247,30 @@ def explain_budget(evaluation: Any) -> str:
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
+    lines.extend(judgement_lines(evaluation))
     return "\n".join(lines)
+
+
+def judgement_lines(evaluation: Any) -> list[str]:
+    """The one verdict per promise and what decided it (budgetlint.judge; docs/judgement.md):
+    what every output format shows, with every other basis's value weighed."""
+    judgement = getattr(evaluation, "judgement", None) or {}
+    if not judgement:
+        return []
+    from budgetlint.judge import _fmt
+
+    out = ["", "  Judgement (what every output shows; precedence in docs/judgement.md)"]
+    for name, j in judgement.items():
+        room = f"; headroom {format_headroom(j.headroom)}" if j.headroom is not None else ""
+        value = f" {_fmt(j.value, j.unit)}" if j.value is not None else ""
+        others = ", ".join(f"{basis} {_fmt(v, j.unit)}" for basis, v in j.considered.items())
+        out.append(f"    {name:<6} {VERDICT_WORDS.get(j.verdict, j.verdict)} on the {j.basis}{value}{room}"
+                   + (f"; considered: {others}" if others else ""))
+        if j.words:
+            out.append(f"           {j.words}")
+        if j.note:
+            out.append(f"           {j.note}")
+    return out
 
 
 def calibration_lines(evaluation: Any) -> list[str]:
