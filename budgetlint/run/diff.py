@@ -40,7 +40,7 @@ PROMISE_KEYS: dict[str, tuple[str, bool]] = {
     "tpot_s": ("tpot", True),
     "e2e_s": ("e2e", True),
 }
-VERDICT_RANK = {"met": 0, "at-risk": 1, "cannot-be-met": 2}
+VERDICT_RANK = {"met": 0, "not-shown": 1, "at-risk": 2, "cannot-be-met": 3}
 CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 
 
@@ -230,6 +230,16 @@ def _where(b: BudgetResult) -> dict:
     return {"name": b.name, "file": b.file, "line": b.line}
 
 
+def _judged_headroom(row: Any, key: str) -> float | None:
+    """The headroom BL505 compares: the judgement's, on its basis (docs/judgement.md); the
+    analysis's flat-estimate headroom only for a promise without a judgement."""
+    name = key[len("headroom_"):]
+    j = (getattr(row, "judgement", None) or {}).get(name)
+    if isinstance(j, dict):
+        return _finite(j.get("headroom"))
+    return _finite(row.analysis.get(key))
+
+
 def _one_entry_per_number(headroom: list[dict]) -> list[dict]:
     """A segment whose headroom is the same number as a promise's (the decode segment's
     pace and the budget's pace) is one change, not two: it is folded into the promise's
@@ -262,9 +272,10 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
         promises.append({"promise": name, "key": key, "old": x, "new": y, "change": change,
                          "regression": change in ("loosened", "removed")})
     headroom = []
-    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")})
+    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")}
+                  | {f"headroom_{p}" for p in (*a.judgement, *b.judgement)})
     for key in keys:
-        x, y = _finite(a.analysis.get(key)), _finite(b.analysis.get(key))
+        x, y = _judged_headroom(a, key), _judged_headroom(b, key)
         if x is None or y is None or not (y < x):
             continue
         shrink = headroom_shrink(x, y)

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
     ("budgetlint.bench",),  # benchmark readers -> Measurement
     ("budgetlint.evaluate",),  # each budget evaluated once
-    ("budgetlint.judge",),  # reserved: the judgement step (budget, evaluation) -> judgement
+    ("budgetlint.judge",),  # the judgement: one verdict per promise, on one basis
     ("budgetlint.rules",),  # pure functions of (budget, evaluation[, judgement], ctx)
     ("budgetlint.options",),  # flags over config file over defaults (reads the rule registry)
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
