@@ -846,12 +846,12 @@ def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | 
     if promise == "tpot":
         if pace:
             return (None if not seconds else 1.0 / seconds), "token/s"
-        return seconds, "s/token"
+        return seconds, "s"  # a TPOT reads as a time ("50 ms"), as in every report
     return seconds, "s"
 
 
 def fmt_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
-    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms/token`` (a TPOT), ``400 ms``."""
+    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms`` (a TPOT), ``400 ms``."""
     value, unit = _shown_as(promise, seconds, pace)
     return numbers.quantity(value, unit, figures=figures)
 
