@@ -615,3 +615,39 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     else:
         click.echo(text, nl=False)
     sys.exit(exit_code(document, findings))
+
+
+@main.command("schema")
+@click.argument("kind", required=False, default="budgets",
+                type=click.Choice(["budgets", "teams", "hardware", "models", "calibration", "benchmark", "config",
+                                   "report"]))
+@click.option("--bundle", is_flag=True,
+              help="One self-contained schema of every file kind (dispatched on kind:), for SchemaStore or an "
+                   "editor that takes one file; otherwise the KIND's schema file as shipped.")
+@click.option("--id", "schema_id", default=None, metavar="URI",
+              help="The $id to give the bundle (SchemaStore's: https://json.schemastore.org/budgetlint.json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the schema here (default: standard output).")
+def schema_cmd(kind: str, bundle: bool, schema_id: str | None, output: str | None) -> None:
+    """Print a JSON schema of budgetlint's files (docs/editors.md)."""
+    import json
+
+    from budgetlint.files.schema import schema_dir
+
+    if bundle:
+        if kind != "budgets":
+            raise click.UsageError("--bundle bundles every file kind into one schema; give no KIND")
+        from budgetlint.files.bundle import bundle as make_bundle
+
+        text = json.dumps(make_bundle(schema_id), indent=2, ensure_ascii=False) + "\n"
+    else:
+        if schema_id:
+            raise click.UsageError("--id is for --bundle")
+        text = (schema_dir() / f"{kind}.schema.json").read_text(encoding="utf-8")
+    if output:
+        try:
+            write_atomically(output, (text,))
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False)

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'f813065fa6c19fc01c7ac21cdbfd181b05267f6b6dd7678a097785f4ea82d88b'
-SOURCES_CHECKSUM = 'crc32:74a292c3'
+SCHEMAS_DIGEST = 'ad23b042bbeed921f715b3d9e04fe83bc189cf4f0b3ab3ae842c1077bddcf8e8'
+SOURCES_CHECKSUM = 'crc32:69f807fa'
 
 
 class JsonSchemaValueException(ValueError):
@@ -26,10 +26,10 @@ VALIDATORS = {}
 VERSION = '2.22.3'
 from decimal import Decimal
 import re
-_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
+_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
 NoneType = type(None)
 
-def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, custom_formats={}, name_prefix=None):
+def _budgets_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -319,6 +319,9 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                     data__budgets_item__workload__prefixcachehit = data__budgets_item__workload['prefix_cache_hit']
                                     if not isinstance(data__budgets_item__workload__prefixcachehit, (int, float, Decimal, str)) or isinstance(data__budgets_item__workload__prefixcachehit, bool):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__workload__prefixcachehit, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*$'].search(data__budgets_item__workload__prefixcachehit):
+                                            raise JsonSchemaValueException('')
                                 if 'shared_prefix_tokens' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('shared_prefix_tokens')
                                     data__budgets_item__workload__sharedprefixtokens = data__budgets_item__workload['shared_prefix_tokens']
@@ -335,8 +338,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'arrival_rate' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate')
                                     data__budgets_item__workload__arrivalrate = data__budgets_item__workload['arrival_rate']
-                                    if not isinstance(data__budgets_item__workload__arrivalrate, (str, int, float, Decimal)) or isinstance(data__budgets_item__workload__arrivalrate, bool):
+                                    if not isinstance(data__budgets_item__workload__arrivalrate, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__workload__arrivalrate, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__workload__arrivalrate):
+                                            raise JsonSchemaValueException('')
                                 if 'arrival_rate_per' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate_per')
                                     data__budgets_item__workload__arrivalrateper = data__budgets_item__workload['arrival_rate_per']
@@ -383,28 +389,43 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'ttft' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('ttft')
                                     data__budgets_item__promise__ttft = data__budgets_item__promise['ttft']
-                                    if not isinstance(data__budgets_item__promise__ttft, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__ttft, bool):
+                                    if not isinstance(data__budgets_item__promise__ttft, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__ttft, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__ttft):
+                                            raise JsonSchemaValueException('')
                                 if 'tpot' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('tpot')
                                     data__budgets_item__promise__tpot = data__budgets_item__promise['tpot']
-                                    if not isinstance(data__budgets_item__promise__tpot, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__tpot, bool):
+                                    if not isinstance(data__budgets_item__promise__tpot, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__tpot, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$'].search(data__budgets_item__promise__tpot):
+                                            raise JsonSchemaValueException('')
                                 if 'pace' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('pace')
                                     data__budgets_item__promise__pace = data__budgets_item__promise['pace']
-                                    if not isinstance(data__budgets_item__promise__pace, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__pace, bool):
+                                    if not isinstance(data__budgets_item__promise__pace, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__pace, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__pace):
+                                            raise JsonSchemaValueException('')
                                 if 'e2e' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('e2e')
                                     data__budgets_item__promise__e2e = data__budgets_item__promise['e2e']
-                                    if not isinstance(data__budgets_item__promise__e2e, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__e2e, bool):
+                                    if not isinstance(data__budgets_item__promise__e2e, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__e2e, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__e2e):
+                                            raise JsonSchemaValueException('')
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
-                                    if not isinstance(data__budgets_item__promise__throughput, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__throughput, bool):
+                                    if not isinstance(data__budgets_item__promise__throughput, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__throughput, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$'].search(data__budgets_item__promise__throughput):
+                                            raise JsonSchemaValueException('')
                                 if data__budgets_item__promise_keys:
                                     raise JsonSchemaValueException('')
                         if 'segments' in data__budgets_item_keys:
@@ -441,13 +462,19 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                         if 'allowance' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('allowance')
                                             data__budgets_item__segments_item__allowance = data__budgets_item__segments_item['allowance']
-                                            if not isinstance(data__budgets_item__segments_item__allowance, (str, int, float, Decimal)) or isinstance(data__budgets_item__segments_item__allowance, bool):
+                                            if not isinstance(data__budgets_item__segments_item__allowance, str):
                                                 raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__segments_item__allowance, str):
+                                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__segments_item__allowance):
+                                                    raise JsonSchemaValueException('')
                                         if 'pace' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('pace')
                                             data__budgets_item__segments_item__pace = data__budgets_item__segments_item['pace']
-                                            if not isinstance(data__budgets_item__segments_item__pace, (str, int, float, Decimal)) or isinstance(data__budgets_item__segments_item__pace, bool):
+                                            if not isinstance(data__budgets_item__segments_item__pace, str):
                                                 raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__segments_item__pace, str):
+                                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__segments_item__pace):
+                                                    raise JsonSchemaValueException('')
                                         if 'owner' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('owner')
                                             data__budgets_item__segments_item__owner = data__budgets_item__segments_item['owner']
@@ -731,13 +758,19 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                 if 'memory' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('memory')
                                                     data__budgets_item__deployment__hardware__memory = data__budgets_item__deployment__hardware['memory']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__memory, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__memory, bool):
+                                                    if not isinstance(data__budgets_item__deployment__hardware__memory, str):
                                                         raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__hardware__memory, str):
+                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__budgets_item__deployment__hardware__memory):
+                                                            raise JsonSchemaValueException('')
                                                 if 'bandwidth' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('bandwidth')
                                                     data__budgets_item__deployment__hardware__bandwidth = data__budgets_item__deployment__hardware['bandwidth']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__bandwidth, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__bandwidth, bool):
+                                                    if not isinstance(data__budgets_item__deployment__hardware__bandwidth, str):
                                                         raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__hardware__bandwidth, str):
+                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__deployment__hardware__bandwidth):
+                                                            raise JsonSchemaValueException('')
                                                 if 'compute' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('compute')
                                                     data__budgets_item__deployment__hardware__compute = data__budgets_item__deployment__hardware['compute']
@@ -749,8 +782,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                         for data__budgets_item__deployment__hardware__compute_key in data__budgets_item__deployment__hardware__compute_keys:
                                                             if data__budgets_item__deployment__hardware__compute_key not in []:
                                                                 data__budgets_item__deployment__hardware__compute_value = data__budgets_item__deployment__hardware__compute.get(data__budgets_item__deployment__hardware__compute_key)
-                                                                if not isinstance(data__budgets_item__deployment__hardware__compute_value, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__compute_value, bool):
+                                                                if not isinstance(data__budgets_item__deployment__hardware__compute_value, str):
                                                                     raise JsonSchemaValueException('')
+                                                                if isinstance(data__budgets_item__deployment__hardware__compute_value, str):
+                                                                    if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$'].search(data__budgets_item__deployment__hardware__compute_value):
+                                                                        raise JsonSchemaValueException('')
                                                         data__budgets_item__deployment__hardware__compute_len = len(data__budgets_item__deployment__hardware__compute)
                                                         if data__budgets_item__deployment__hardware__compute_len != 0:
                                                             data__budgets_item__deployment__hardware__compute_property_names = True
@@ -765,8 +801,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                 if 'interconnect' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('interconnect')
                                                     data__budgets_item__deployment__hardware__interconnect = data__budgets_item__deployment__hardware['interconnect']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__interconnect, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__interconnect, bool):
+                                                    if not isinstance(data__budgets_item__deployment__hardware__interconnect, str):
                                                         raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__hardware__interconnect, str):
+                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__deployment__hardware__interconnect):
+                                                            raise JsonSchemaValueException('')
                                                 if 'source' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('source')
                                                     data__budgets_item__deployment__hardware__source = data__budgets_item__deployment__hardware['source']
@@ -903,8 +942,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
-                                    if not isinstance(data__budgets_item__deployment__memoryoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__memoryoverhead, bool):
+                                    if not isinstance(data__budgets_item__deployment__memoryoverhead, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__memoryoverhead, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__budgets_item__deployment__memoryoverhead):
+                                            raise JsonSchemaValueException('')
                                 if 'replicas' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('replicas')
                                     data__budgets_item__deployment__replicas = data__budgets_item__deployment['replicas']
@@ -947,8 +989,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'connection_setup' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('connection_setup')
                                     data__budgets_item__edge__connectionsetup = data__budgets_item__edge['connection_setup']
-                                    if not isinstance(data__budgets_item__edge__connectionsetup, (str, int, float, Decimal)) or isinstance(data__budgets_item__edge__connectionsetup, bool):
+                                    if not isinstance(data__budgets_item__edge__connectionsetup, str):
                                         raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__edge__connectionsetup, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__edge__connectionsetup):
+                                            raise JsonSchemaValueException('')
                                 if 'proxy_flush_tokens' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('proxy_flush_tokens')
                                     data__budgets_item__edge__proxyflushtokens = data__budgets_item__edge['proxy_flush_tokens']
@@ -962,8 +1007,11 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                         if 'queue' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('queue')
                             data__budgets_item__queue = data__budgets_item['queue']
-                            if not isinstance(data__budgets_item__queue, (str, int, float, Decimal)) or isinstance(data__budgets_item__queue, bool):
+                            if not isinstance(data__budgets_item__queue, str):
                                 raise JsonSchemaValueException('')
+                            if isinstance(data__budgets_item__queue, str):
+                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__queue):
+                                    raise JsonSchemaValueException('')
                         if 'bench' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('bench')
                             data__budgets_item__bench = data__budgets_item['bench']
@@ -1091,14 +1139,16 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
     return data
 
 
-VALIDATORS['budgets'] = _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json
+VALIDATORS['budgets'] = _budgets_validate
 
 # ---- kind: hardware
 VERSION = '2.22.3'
 from decimal import Decimal
+import re
+_HARDWARE_PATTERNS = {'^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*\\Z')}
 NoneType = type(None)
 
-def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data, custom_formats={}, name_prefix=None):
+def _hardware_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1173,13 +1223,19 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                         if 'memory' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('memory')
                             data__hardware_item__memory = data__hardware_item['memory']
-                            if not isinstance(data__hardware_item__memory, (str, int, float, Decimal)) or isinstance(data__hardware_item__memory, bool):
+                            if not isinstance(data__hardware_item__memory, str):
                                 raise JsonSchemaValueException('')
+                            if isinstance(data__hardware_item__memory, str):
+                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__hardware_item__memory):
+                                    raise JsonSchemaValueException('')
                         if 'bandwidth' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('bandwidth')
                             data__hardware_item__bandwidth = data__hardware_item['bandwidth']
-                            if not isinstance(data__hardware_item__bandwidth, (str, int, float, Decimal)) or isinstance(data__hardware_item__bandwidth, bool):
+                            if not isinstance(data__hardware_item__bandwidth, str):
                                 raise JsonSchemaValueException('')
+                            if isinstance(data__hardware_item__bandwidth, str):
+                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__hardware_item__bandwidth):
+                                    raise JsonSchemaValueException('')
                         if 'compute' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('compute')
                             data__hardware_item__compute = data__hardware_item['compute']
@@ -1191,8 +1247,11 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                                 for data__hardware_item__compute_key in data__hardware_item__compute_keys:
                                     if data__hardware_item__compute_key not in []:
                                         data__hardware_item__compute_value = data__hardware_item__compute.get(data__hardware_item__compute_key)
-                                        if not isinstance(data__hardware_item__compute_value, (str, int, float, Decimal)) or isinstance(data__hardware_item__compute_value, bool):
+                                        if not isinstance(data__hardware_item__compute_value, str):
                                             raise JsonSchemaValueException('')
+                                        if isinstance(data__hardware_item__compute_value, str):
+                                            if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$'].search(data__hardware_item__compute_value):
+                                                raise JsonSchemaValueException('')
                                 data__hardware_item__compute_len = len(data__hardware_item__compute)
                                 if data__hardware_item__compute_len != 0:
                                     data__hardware_item__compute_property_names = True
@@ -1207,8 +1266,11 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                         if 'interconnect' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('interconnect')
                             data__hardware_item__interconnect = data__hardware_item['interconnect']
-                            if not isinstance(data__hardware_item__interconnect, (str, int, float, Decimal)) or isinstance(data__hardware_item__interconnect, bool):
+                            if not isinstance(data__hardware_item__interconnect, str):
                                 raise JsonSchemaValueException('')
+                            if isinstance(data__hardware_item__interconnect, str):
+                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__hardware_item__interconnect):
+                                    raise JsonSchemaValueException('')
                         if 'source' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('source')
                             data__hardware_item__source = data__hardware_item['source']
@@ -1226,14 +1288,14 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
     return data
 
 
-VALIDATORS['hardware'] = _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json
+VALIDATORS['hardware'] = _hardware_validate
 
 # ---- kind: models
 VERSION = '2.22.3'
 from decimal import Decimal
 NoneType = type(None)
 
-def _models_validate_https___budgetlint_dev_schemas_models_schema_json(data, custom_formats={}, name_prefix=None):
+def _models_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1449,7 +1511,7 @@ def _models_validate_https___budgetlint_dev_schemas_models_schema_json(data, cus
     return data
 
 
-VALIDATORS['models'] = _models_validate_https___budgetlint_dev_schemas_models_schema_json
+VALIDATORS['models'] = _models_validate
 
 # ---- kind: teams
 VERSION = '2.22.3'
@@ -1458,7 +1520,7 @@ import re
 _TEAMS_PATTERNS = {'^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z')}
 NoneType = type(None)
 
-def _teams_validate_https___budgetlint_dev_schemas_teams_schema_json(data, custom_formats={}, name_prefix=None):
+def _teams_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1526,14 +1588,14 @@ def _teams_validate_https___budgetlint_dev_schemas_teams_schema_json(data, custo
     return data
 
 
-VALIDATORS['teams'] = _teams_validate_https___budgetlint_dev_schemas_teams_schema_json
+VALIDATORS['teams'] = _teams_validate
 
 # ---- kind: calibration
 VERSION = '2.22.3'
 from decimal import Decimal
 NoneType = type(None)
 
-def _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json(data, custom_formats={}, name_prefix=None):
+def _calibration_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1849,4 +1911,4 @@ def _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json
     return data
 
 
-VALIDATORS['calibration'] = _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json
+VALIDATORS['calibration'] = _calibration_validate
