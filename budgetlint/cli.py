@@ -19,6 +19,7 @@ from budgetlint.findings import printable
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 from budgetlint.reporters import FORMATS  # the registry: one list of formats
+from budgetlint import cli_check as _conventions  # check's -, --fix, --diff, --exit-zero, ... (issue 27)
 
 
 def _internal_error(exc: BaseException) -> None:
@@ -260,6 +261,7 @@ def _step_summary(report: Any) -> None:
               help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
                    "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
                    "together with the budgets that use it.")
+@_conventions.options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
@@ -267,12 +269,21 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool) -> None:
-    """Check budget files and directories (default: the config's paths, else budgets/)."""
+          allow_read: tuple[str, ...], no_simulate: bool, **conventions: Any) -> None:
+    """Check budget files and directories (default: the config's paths, else budgets/).
+
+    '-' reads one file from standard input (name it with --stdin-filename)."""
     from budgetlint.findings import Severity
     from budgetlint.run.check import InputError, run_check
 
-    config = _config(config_path, select, ignore)
+    conv = _conventions.Conventions.take(conventions)
+    conv.check_usage(paths, formats, outputs)
+    if conv.isolated and config_path:
+        raise click.UsageError("--isolated reads no config file: leave out --config")
+    config = _config(config_path, select, ignore, isolated=conv.isolated)
+    paths = conv.read_stdin(paths)
+    if "-" in paths or conv.fix or conv.diff or conv.stdin_filename:
+        jobs = 1  # the texts read instead of files (loader OVERLAY) live in this process
     if fail_on_regression:  # the flag beats a severity override of BL505 in the file
         config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
     if (fail_on_regression or regression_threshold is not None) and not base_ref:
@@ -284,22 +295,38 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        regression_threshold=regression_threshold, allow_read=allow_read,
                        no_simulate=no_simulate, jobs=jobs)
     fail_on = fail_on or config.fail_on or "error"
+    targets = _targets(paths, config, options, with_configured_paths)
+    if conv.show_settings:
+        click.echo(_conventions.show_settings(config, options, targets), nl=False)
+        sys.exit(EXIT_OK)
+    diffed = False
     try:
-        report = run_check(_targets(paths, config, options, with_configured_paths), options)
+        if conv.fix or conv.diff:
+            report, diffed = _conventions.fix_and_report(conv, lambda: run_check(targets, options))
+        else:
+            report = run_check(targets, options)
     except InputError as exc:
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
     if quiet:
         report.drop_findings_below(Severity.WARNING)
-    _emit(report, formats, outputs, sarif_info, color)
+    if conv.statistics:
+        click.echo(_conventions.statistics(report), nl=False)
+    elif not conv.diff:
+        _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)
+    if conv.exit_zero:
+        sys.exit(EXIT_OK)
+    if conv.diff:
+        sys.exit(EXIT_FINDINGS if diffed else EXIT_OK)
     sys.exit(report.exit_code(Severity.parse(fail_on)))
 
 
-def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:
+def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (), *,
+            isolated: bool = False) -> Any:
     """The config file (found, or named with --config), with --select/--ignore applied."""
-    from budgetlint.options.config_file import ConfigError, load_config
+    from budgetlint.options.config_file import Config, ConfigError, load_config
     from budgetlint.run.policy import today
 
     try:
@@ -308,7 +335,7 @@ def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     try:
-        config = load_config(config_path)
+        config = Config() if isolated else load_config(config_path)  # --isolated: no config file
     except ConfigError as exc:
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)

@@ -61,7 +61,7 @@ OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the u
 
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory, describe_memory_tail
-    from budgetlint.rules._verdicts import lever_text
+    from budgetlint.rules._verdicts import lever_edit, lever_text
 
     v = ev.verdicts.get("memory")
     if v is None or v.verdict == "unknown":
@@ -76,4 +76,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         return
     severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
     yield Finding(CODE, severity, describe_memory(ev.roofline), b.loc("deployment"), budget=b.name,
-                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")
+                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context",
+                  data=lever_edit(ev, "memory"))

@@ -62,8 +62,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             continue
         if ev.verdicts.get(promise) is not None and ev.verdicts[promise].verdict == "cannot-be-met":
             continue  # BL301 already says it; the simulation adds nothing to an impossibility
-        fix = None
+        fix, data = None, {}
         if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+            from budgetlint.rules._fixes import edit
+
             fix = f"deployment.replicas: {load.replicas_needed}"
+            data = edit(b, [(("deployment", "replicas"), load.replicas_needed)], safe=False, title=fix)
         yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, fix=fix)
+                      budget=b.name, fix=fix, data=data)

@@ -1,0 +1,161 @@
+"""The terminal conventions of ``budgetlint check`` (issue 27), kept apart from cli.py.
+
+ruff's and other linters' flags, as their users expect them: ``-`` reads the
+file from standard input (``--stdin-filename`` names it: the same findings as
+the file), ``--fix`` / ``--unsafe-fixes`` / ``--diff`` (run/fix.py),
+``--exit-zero``, ``--isolated`` (no config file), ``--show-settings``,
+``--statistics``. :func:`options` adds the flags to the command;
+:class:`Conventions` carries them through it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import click
+
+_FLAGS = [
+    click.option("--stdin-filename", default=None, metavar="PATH",
+                 help="The path of the file read from standard input ('-' among the PATHS): findings, "
+                      "relative references and per-file-ignores are as for that file."),
+    click.option("--fix", "fix", is_flag=True, default=False,
+                 help="Apply the safe fixes (the help's edit when it keeps every promise and the deployment) "
+                      "to the files, keeping comments and layout; then report what is left."),
+    click.option("--unsafe-fixes", is_flag=True, default=False,
+                 help="With --fix or --diff, also the unsafe fixes: loosen a promise, change the deployment."),
+    click.option("--diff", "diff", is_flag=True, default=False,
+                 help="Print the fixes as a unified diff instead of writing them (exit 1 if there are any)."),
+    click.option("--exit-zero", is_flag=True, default=False,
+                 help="Exit 0 even when findings are at or above --fail-on (errors reading input still exit 2)."),
+    click.option("--isolated", is_flag=True, default=False,
+                 help="Read no config file (pyproject.toml, budgetlint.toml): the defaults and the flags only."),
+    click.option("--show-settings", is_flag=True, default=False,
+                 help="Print the settings the check would use (config file, paths, efficiencies, overheads) "
+                      "and exit."),
+    click.option("--statistics", is_flag=True, default=False,
+                 help="Print the number of findings per rule instead of the findings."),
+]
+
+
+def options(f: Callable) -> Callable:
+    """Add the conventions' flags to a command."""
+    for flag in reversed(_FLAGS):
+        f = flag(f)
+    return f
+
+
+@dataclass
+class Conventions:
+    stdin_filename: str | None = None
+    fix: bool = False
+    unsafe_fixes: bool = False
+    diff: bool = False
+    exit_zero: bool = False
+    isolated: bool = False
+    show_settings: bool = False
+    statistics: bool = False
+
+    @classmethod
+    def take(cls, kwargs: dict) -> "Conventions":
+        return cls(**{k: kwargs.pop(k) for k in list(kwargs) if k in cls.__dataclass_fields__})
+
+    def check_usage(self, paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...]) -> None:
+        """The combinations that are usage errors (exit 2), before any work."""
+        if len(formats) > 1 and not outputs:
+            raise click.UsageError(
+                f"{len(formats)} formats and no --output: standard output takes one format (several would "
+                "be one document after another, which no reader parses); give one --output per --format "
+                "('-' for the one that goes to standard output)")
+        if outputs and sum(1 for o in outputs if o == "-") > 1:
+            raise click.UsageError("more than one --output is '-': standard output takes one format")
+        if "-" in paths and paths.count("-") > 1:
+            raise click.UsageError("'-' (standard input) given twice")
+        if self.stdin_filename and "-" not in paths:
+            raise click.UsageError("--stdin-filename names the file read from standard input: give '-' too")
+        if self.unsafe_fixes and not (self.fix or self.diff):
+            raise click.UsageError("--unsafe-fixes goes with --fix or --diff")
+        if self.fix and self.diff:
+            raise click.UsageError("--fix writes the fixes, --diff prints them: give one")
+        if "-" in paths and self.fix:
+            raise click.UsageError("--fix cannot write standard input back; use --diff")
+
+    def read_stdin(self, paths: tuple[str, ...]) -> tuple[str, ...]:
+        """``-`` replaced by the --stdin-filename (default ``stdin.yaml``), its text put in the loader's overlay."""
+        if "-" not in paths:
+            return paths
+        from budgetlint.files.loader import OVERLAY
+
+        name = self.stdin_filename or "stdin.yaml"
+        data = sys.stdin.buffer.read()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise click.UsageError(f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                                   f"offset {exc.start})") from None
+        OVERLAY[os.path.abspath(name)] = text
+        return tuple(name if p == "-" else p for p in paths)
+
+
+def show_settings(config: Any, options: Any, targets: list[str]) -> str:
+    """The settings as ``--show-settings`` prints them: one ``key = value`` a line."""
+    import dataclasses
+
+    lines = [f"config-file = {config.path if config.path else '(none)'}", f"paths = {targets}"]
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        if f.name == "roots" and value:
+            value = list(value)
+        lines.append(f"{f.name.replace('_', '-')} = {value!r}")
+    lines.append(f"select = {config.select!r}")
+    lines.append(f"ignore = {config.ignore!r}")
+    lines.append(f"fail-on = {config.fail_on or 'error'}")
+    return "\n".join(lines) + "\n"
+
+
+def statistics(report: Any) -> str:
+    """Findings per rule, most first, as ``ruff --statistics``: count, code, name, severity."""
+    from collections import Counter
+
+    from budgetlint.rules import get_rule
+
+    counts = Counter((f.rule, f.severity.label) for f in report.findings)
+    if not counts:
+        return "no findings\n"
+    rows = []
+    for (code, severity), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = get_rule(code)
+        rows.append(f"{n:>5}  {code}  {severity:<8} {rule.name if rule else ''}")
+    return "\n".join(rows) + "\n"
+
+
+def fix_and_report(conv: Conventions, check: Callable[[], Any]) -> tuple[Any, bool]:
+    """Run the check with --fix or --diff; returns (report, diff printed and non-empty)."""
+    from budgetlint.files.loader import OVERLAY
+    from budgetlint.run.fix import run_fixes, unified_diff, write_fixed
+
+    def read(file: str) -> str:
+        with open(file, encoding="utf-8-sig", newline="") as fh:  # line ends as they are (run/fix.py keeps them)
+            return fh.read()
+
+    report, run = run_fixes(check, unsafe=conv.unsafe_fixes, overlay=OVERLAY, read=read)
+    for problem in run.problems:
+        click.echo(f"budgetlint: warning: {problem}", err=True)
+    n = len(run.applied)
+    files = len(run.changed)
+    hint = (f"; {run.unsafe_left} more with --unsafe-fixes" if run.unsafe_left and not conv.unsafe_fixes else "")
+    if conv.diff:
+        text = unified_diff(run)
+        if text:
+            click.echo(text, nl=False)
+        verb = "would fix"
+    else:
+        from budgetlint.cli import write_atomically
+
+        write_fixed(run, lambda path, text: write_atomically(path, (text,)))
+        verb = "fixed"
+    click.echo(f"budgetlint: {verb} {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
+               f"{hint}", err=True)
+    return report, bool(conv.diff and run.changed)
