@@ -62,11 +62,31 @@ def _own_process_gc() -> None:
     atexit.register(gc.freeze)
 
 
+def _usage_error(exc: click.ClickException) -> None:
+    """A usage error as every budgetlint error reads: ``budgetlint: error: ...`` (click's own says
+    ``Error: ...``), after the usage line and the pointer to --help."""
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        click.echo(ctx.get_usage(), err=True)
+        click.echo(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n", err=True)
+    click.echo(f"budgetlint: error: {exc.format_message()}", err=True)
+
+
 class _Group(click.Group):
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         if args is None:  # the arguments are the process's own: budgetlint owns the process
             _own_process_gc()
-        return super().main(args, *rest, **kwargs)
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(args, *rest, standalone_mode=False, **kwargs)
+        try:  # click's standalone mode, with budgetlint's one error prefix
+            code = super().main(args, *rest, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            _usage_error(exc)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -302,7 +322,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     diffed = False
     try:
         if conv.fix or conv.diff:
-            report, diffed = _conventions.fix_and_report(conv, lambda: run_check(targets, options))
+            report, diffed = _conventions.fix_and_report(conv, lambda: run_check(targets, options),
+                                                          write_atomically)
         else:
             report = run_check(targets, options)
     except InputError as exc:
@@ -596,8 +617,8 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
                                include_saturated=include_saturated, jobs=jobs)
     except CalibrateError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
     for p in result.problems:
         click.echo(p, err=True)
     for s in result.document.get("skipped", []):

@@ -131,7 +131,7 @@ def statistics(report: Any) -> str:
     return "\n".join(rows) + "\n"
 
 
-def fix_and_report(conv: Conventions, check: Callable[[], Any]) -> tuple[Any, bool]:
+def fix_and_report(conv: Conventions, check: Callable[[], Any], write_atomically: Callable) -> tuple[Any, bool]:
     """Run the check with --fix or --diff; returns (report, diff printed and non-empty)."""
     from budgetlint.files.loader import OVERLAY
     from budgetlint.run.fix import run_fixes, unified_diff, write_fixed
@@ -152,8 +152,6 @@ def fix_and_report(conv: Conventions, check: Callable[[], Any]) -> tuple[Any, bo
             click.echo(text, nl=False)
         verb = "would fix"
     else:
-        from budgetlint.cli import write_atomically
-
         write_fixed(run, lambda path, text: write_atomically(path, (text,)))
         verb = "fixed"
     click.echo(f"budgetlint: {verb} {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
