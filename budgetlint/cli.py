@@ -581,9 +581,40 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(found, indent=2))
         return
-    for key, value in found.items():
-        if value not in (None, [], {}):
-            click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
+    for key, value in _catalog_lines(found):
+        click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
+
+
+#: catalog show's text: each SI field by the name and unit people read (the JSON keeps the raw floats)
+_CATALOG_UNITS = {"memory_bytes": ("memory", "information"), "bandwidth_bytes_per_s": ("bandwidth", "bandwidth"),
+                  "interconnect_bytes_per_s": ("interconnect", "bandwidth")}
+_CATALOG_COUNTS = ("parameters", "active_parameters")
+
+
+def _catalog_lines(row: dict) -> list[tuple[str, str]]:
+    """``catalog show``'s rows in units: "memory 80 GB", "compute bf16 989 TFLOP/s", "parameters 70.55B"."""
+    from budgetlint.model.units import format_quantity
+
+    out = []
+    for key, value in row.items():
+        if value in (None, [], {}):
+            continue
+        if key in _CATALOG_UNITS:
+            name, kind = _CATALOG_UNITS[key]
+            out.append((name, format_quantity(value, kind)))
+        elif key == "compute_flop_per_s":
+            out.extend((f"compute {prec}", format_quantity(rate, "compute_rate")) for prec, rate in value.items())
+        elif key in _CATALOG_COUNTS:
+            out.append((key.replace("_", " "), f"{value / 1e9:.4g}B" if value >= 1e9 else f"{value / 1e6:.4g}M"))
+        elif isinstance(value, bool):
+            out.append((key.replace("_", " "), "yes" if value else "no"))
+        elif isinstance(value, (list, tuple)):
+            out.append((key, ", ".join(str(v) for v in value)))
+        elif isinstance(value, float) and value.is_integer():
+            out.append((key.replace("_", " "), str(int(value))))
+        else:
+            out.append((key.replace("_", " "), str(value)))
+    return out
 
 
 @main.command()
