@@ -566,11 +566,16 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
 
     hw = {h.name.lower(): h for h in _catalog_entries("hardware", paths)}
     models = {m.name.lower(): m for m in _catalog_entries("models", paths)}
+    from budgetlint.model.build import normal_name
+
     found = None
-    for table, row in ((hw, _hardware_row), (models, _model_row)):
-        for entry in table.values():
-            if name.lower() in (entry.name.lower(), *[a.lower() for a in entry.aliases]):
-                found = row(entry)
+    for exact in (True, False):  # as written (case aside), else punctuation aside ("h100-sxm5")
+        for table, row in ((hw, _hardware_row), (models, _model_row)):
+            for entry in table.values():
+                names = (entry.name, *entry.aliases)
+                if (name.lower() in (n.lower() for n in names) if exact
+                        else normal_name(name) in (normal_name(n) for n in names)):
+                    found = found or row(entry)
     if found is None:
         import difflib
 
