@@ -320,6 +320,9 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         click.echo(_conventions.show_settings(config, options, targets), nl=False)
         sys.exit(EXIT_OK)
     diffed = False
+    from budgetlint.run import check as check_module
+
+    progress = _conventions.start_progress(check_module)  # a terminal's stderr only (10,000 budgets)
     try:
         if conv.fix or conv.diff:
             report, diffed = _conventions.fix_and_report(conv, lambda: run_check(targets, options),
@@ -329,6 +332,10 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     except InputError as exc:
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
+    finally:
+        if progress is not None:
+            progress.clear()
+            check_module.PROGRESS = None
     if quiet:
         report.drop_findings_below(Severity.WARNING)
     if conv.statistics:
@@ -647,6 +654,9 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
     from budgetlint.run.calibrate import CalibrateError, dump
     from budgetlint.run.calibrate import calibrate as run_calibrate
 
+    from budgetlint.run import calibrate as calibrate_module
+
+    progress = _conventions.start_progress(calibrate_module, kind="stage")  # a terminal's stderr only
     try:
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
@@ -655,6 +665,10 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
     except CalibrateError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    finally:
+        if progress is not None:
+            progress.clear()
+            calibrate_module.PROGRESS = None
     for p in result.problems:
         click.echo(p, err=True)
     for s in result.document.get("skipped", []):

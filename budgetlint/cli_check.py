@@ -157,3 +157,68 @@ def fix_and_report(conv: Conventions, check: Callable[[], Any], write_atomically
     click.echo(f"budgetlint: {verb} {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
                f"{hint}", err=True)
     return report, bool(conv.diff and run.changed)
+
+
+class Progress:
+    """A progress line on standard error, for long work, only when standard error is a terminal.
+
+    Redirected to a file or a CI log, nothing is written: the log keeps only what the command
+    reports. The line is rewritten in place (``\\r``) at most every :data:`EVERY_S` seconds,
+    only for runs of at least :data:`MIN_FILES` files, and erased when the work is done, so the
+    report that follows starts on a clean line.
+    """
+
+    EVERY_S = 0.2
+    MIN_FILES = 200
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.shown = False
+        self.last = 0.0
+
+    @classmethod
+    def wanted(cls, stream: Any = None) -> bool:
+        stream = stream if stream is not None else sys.stderr
+        try:
+            return bool(stream.isatty()) and os.environ.get("TERM") != "dumb"
+        except (AttributeError, ValueError):
+            return False
+
+    def _write(self, text: str) -> None:
+        self.stream.write("\r" + text + "\x1b[K")
+        self.stream.flush()
+        self.shown = True
+
+    def files(self, done: int, total: int) -> None:
+        import time
+
+        if total < self.MIN_FILES:
+            return
+        now = time.monotonic()
+        if done < total and now - self.last < self.EVERY_S:
+            return
+        self.last = now
+        self._write(f"budgetlint: checked {done:,} of {total:,} files")
+        if done >= total:
+            self.clear()
+
+    def stage(self, words: str | None) -> None:
+        if words is None:
+            self.clear()
+        else:
+            self._write(f"budgetlint: {words}...")
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def start_progress(module: Any, attribute: str = "PROGRESS", kind: str = "files") -> Progress | None:
+    """Hook a :class:`Progress` into ``module.PROGRESS`` when standard error is a terminal."""
+    if not Progress.wanted():
+        return None
+    progress = Progress()
+    setattr(module, attribute, progress.files if kind == "files" else progress.stage)
+    return progress

@@ -105,3 +105,48 @@ def test_usage_errors_have_one_prefix() -> None:
         assert proc.returncode == 2, args
         errors = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
         assert errors and all(line.startswith("budgetlint: error: ") for line in errors), proc.stderr
+
+
+class _Tty:
+    def __init__(self, tty: bool) -> None:
+        self.tty, self.text = tty, ""
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_only_on_a_terminal_and_only_for_long_runs() -> None:
+    from budgetlint.cli_check import Progress
+
+    assert not Progress.wanted(_Tty(False)) and Progress.wanted(_Tty(True)) in (True, False)
+    tty = _Tty(True)
+    p = Progress(tty)
+    p.files(1, 10)  # a short run: nothing
+    assert tty.text == ""
+    p.files(1, 1000)
+    p.files(1000, 1000)  # the last file: shown, then erased
+    assert "checked 1 of 1,000 files" in tty.text and "checked 1,000 of 1,000 files" in tty.text
+    assert tty.text.endswith("\r\x1b[K")
+
+
+def test_progress_is_called_per_file(monkeypatch, tmp_path: Path) -> None:
+    from budgetlint.run import check as check_module
+
+    for i in range(3):
+        (tmp_path / f"b{i}.yaml").write_text((REPO / "budgets" / "chat.yaml").read_text()
+                                             .replace("name: chat-reply", f"name: chat-{i}"))
+    calls = []
+    monkeypatch.setattr(check_module, "PROGRESS", lambda done, total: calls.append((done, total)))
+    check_module.run_check([str(tmp_path)])
+    assert calls == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_no_progress_in_a_pipe() -> None:
+    proc = _cli(["check", "budgets/", "--no-summary", "-q"])
+    assert "\r" not in proc.stderr and "checked" not in proc.stderr
