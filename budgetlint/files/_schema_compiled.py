@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'ad23b042bbeed921f715b3d9e04fe83bc189cf4f0b3ab3ae842c1077bddcf8e8'
-SOURCES_CHECKSUM = 'crc32:69f807fa'
+SCHEMAS_DIGEST = '3055b5fa6496196c984f3c10b8bec14c8ca436d13102775edcf241c51acc1f52'
+SOURCES_CHECKSUM = 'crc32:f398a643'
 
 
 class JsonSchemaValueException(ValueError):
@@ -976,6 +976,35 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                     if isinstance(data__budgets_item__deployment__maxnumbatchedtokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__maxnumbatchedtokens, bool)):
                                         if data__budgets_item__deployment__maxnumbatchedtokens < 1:
                                             raise JsonSchemaValueException('')
+                                if 'engine' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('engine')
+                                    data__budgets_item__deployment__engine = data__budgets_item__deployment['engine']
+                                    if not (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'vllm' or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'sglang') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'trtllm') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'tgi') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'other')):
+                                        raise JsonSchemaValueException('')
+                                if 'engine_version' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('engine_version')
+                                    data__budgets_item__deployment__engineversion = data__budgets_item__deployment['engine_version']
+                                    if not isinstance(data__budgets_item__deployment__engineversion, str):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__engineversion, str):
+                                        data__budgets_item__deployment__engineversion_len = len(data__budgets_item__deployment__engineversion)
+                                        if data__budgets_item__deployment__engineversion_len < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'config' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('config')
+                                    data__budgets_item__deployment__config = data__budgets_item__deployment['config']
+                                    if not isinstance(data__budgets_item__deployment__config, (list, tuple)):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__config_is_list = isinstance(data__budgets_item__deployment__config, (list, tuple))
+                                    if data__budgets_item__deployment__config_is_list:
+                                        data__budgets_item__deployment__config_len = len(data__budgets_item__deployment__config)
+                                        for data__budgets_item__deployment__config_x, data__budgets_item__deployment__config_item in enumerate(data__budgets_item__deployment__config):
+                                            if not isinstance(data__budgets_item__deployment__config_item, str):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__config_item, str):
+                                                data__budgets_item__deployment__config_item_len = len(data__budgets_item__deployment__config_item)
+                                                if data__budgets_item__deployment__config_item_len < 1:
+                                                    raise JsonSchemaValueException('')
                                 if data__budgets_item__deployment_keys:
                                     raise JsonSchemaValueException('')
                         if 'edge' in data__budgets_item_keys:
