@@ -99,19 +99,59 @@ class Conventions:
         return tuple(name if p == "-" else p for p in paths)
 
 
+#: what a setting left unset means (``--show-settings``)
+_UNSET = {
+    "efficiency-bandwidth": "per deployment: its class's default below, or its calibration",
+    "efficiency-compute": "per deployment: its class's default below (0.5)",
+    "collective-overhead": "per deployment: its class's default below; 10% on top of a declared or "
+                           "configured bandwidth fraction for N > 1 devices",
+    "memory-reserve-bytes": "3 GiB per device, in the realistic judgement only",
+    "codeowners": "found in the repository (.github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS)",
+    "bench-format": "detected per file",
+    "base-ref": "no PR diff",
+    "roots": "the git top level of the working directory and of the paths checked",
+    "max-bench-bytes": "64 MiB",
+    "select": "every rule",
+}
+
+
+def _setting(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value) if value else "(none)"
+    return str(value)
+
+
 def show_settings(config: Any, options: Any, targets: list[str]) -> str:
-    """The settings as ``--show-settings`` prints them: one ``key = value`` a line."""
+    """The settings as ``--show-settings`` prints them: ``key = value`` a line (unset: what that means),
+    then the default efficiencies by deployment class, the assumptions a check makes unless told."""
     import dataclasses
 
-    lines = [f"config-file = {config.path if config.path else '(none)'}", f"paths = {targets}"]
+    from budgetlint.physics.default_efficiency import DEFAULTS, GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+
+    rows = [("config-file", str(config.path) if config.path else "(none)"), ("paths", _setting(targets))]
     for f in dataclasses.fields(options):
-        value = getattr(options, f.name)
-        if f.name == "roots" and value:
-            value = list(value)
-        lines.append(f"{f.name.replace('_', '-')} = {value!r}")
-    lines.append(f"select = {config.select!r}")
-    lines.append(f"ignore = {config.ignore!r}")
-    lines.append(f"fail-on = {config.fail_on or 'error'}")
+        if f.name == "config":
+            continue
+        rows.append((f.name.replace("_", "-"), getattr(options, f.name)))
+    rows += [("select", config.select), ("ignore", config.ignore), ("fail-on", config.fail_on or "error")]
+    lines = []
+    for key, value in rows:
+        if value is None:
+            lines.append(f"{key} = (unset: {_UNSET.get(key, 'the default')})")
+        else:
+            lines.append(f"{key} = {value if isinstance(value, str) else _setting(value)}")
+    lines.append("")
+    lines.append("default efficiencies by deployment class (docs/calibration.md), used where a budget, its "
+                 "calibration and the flags say nothing:")
+    for d in DEFAULTS.values():
+        lines.append(f"  {d.key:<9} {d.label:<24} bandwidth {d.bandwidth:.1%} ({d.basis()}), compute "
+                     f"{d.compute:.0%}, collective overhead {d.collective_overhead:.0%} for N > 1 devices"
+                     + (" (the runs were measured with the all-reduce: its cost is inside the bandwidth)"
+                        if d.collective_overhead == 0 else ""))
+    lines.append(f"  a declared or configured bandwidth fraction: collective overhead "
+                 f"{GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD:.0%} for N > 1 devices unless one is given too")
     return "\n".join(lines) + "\n"
 
 

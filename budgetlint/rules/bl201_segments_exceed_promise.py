@@ -134,7 +134,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                           f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
                           b.loc("edge") if edge and not first else b.loc("segments"), budget=b.name,
                           promise="ttft",
-                          fix=f"{_flush_fix(b, slack)}cut {_t(total - p.ttft_s)} from the "
+                          fix=f"{_flush_fix(b, slack)}cut {time_text(total - p.ttft_s, up=True)} from the "
                               f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft",
                           data=edit(b, [(("promise", "ttft"), time_text(total, up=True))], safe=False,
                                     title=f"promise.ttft: {time_text(total, up=True)}"))
@@ -155,7 +155,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                           f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
                           f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
                           b.loc("segments"), budget=b.name, promise="e2e",
-                          fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e",
+                          fix=f"cut {time_text(total - p.e2e_s, up=True)} from the segments or loosen promise.e2e",
                           data=edit(b, [(("promise", "e2e"), time_text(total, up=True))], safe=False,
                                     title=f"promise.e2e: {time_text(total, up=True)}"))
     if p.tpot_s is not None:
