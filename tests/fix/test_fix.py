@@ -134,3 +134,22 @@ def test_directed_rounding(x: float, up: bool, want: str) -> None:
 def test_usage_errors() -> None:
     assert _run(str(OVERPROMISED), "--unsafe-fixes")[0] == 2
     assert _run(str(OVERPROMISED), "--fix", "--diff")[0] == 2
+
+
+def test_a_cut_is_rounded_up(tmp_path: Path) -> None:
+    """212.34 ms + 200 ms of first-token segments against 400 ms: 12.34 ms over; cutting the
+    three-figure 12.3 ms would leave 0.04 ms over, so the help says 12.4 ms."""
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    workload: {prompt_tokens: 100, output_tokens: 10}
+    promise: {ttft: 400 ms}
+    segments:
+      - {name: queue, kind: queue, allowance: 212.34 ms, owner: "@acme/chat"}
+      - {name: prefill, kind: prefill, allowance: 200 ms, owner: "@acme/chat"}
+""")
+    code, out, _ = _run(str(tmp_path / "b.yaml"), "-f", "json", "--isolated")
+    bl201 = next(f for f in json.loads(out)["findings"] if f["rule"] == "BL201")
+    assert bl201["fix"].startswith("cut 12.4 ms from the segments"), bl201["fix"]
