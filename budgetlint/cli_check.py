@@ -194,8 +194,9 @@ def fix_and_report(conv: Conventions, check: Callable[[], Any], write_atomically
     else:
         write_fixed(run, lambda path, text: write_atomically(path, (text,)))
         verb = "fixed"
-    click.echo(f"budgetlint: {verb} {n} finding{'' if n == 1 else 's'} in {files} file{'' if files == 1 else 's'}"
-               f"{hint}", err=True)
+    from budgetlint.text.numbers import count
+
+    click.echo(f"budgetlint: {verb} {count(n, 'finding')} in {count(files, 'file')}{hint}", err=True)
     return report, bool(conv.diff and run.changed)
 
 

@@ -30,6 +30,8 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -78,7 +80,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
         data = edit(b, [(("promise", "e2e"), loosen)], safe=False, title=f"promise.e2e: {loosen}")
     yield Finding(CODE, SEVERITY,
-                  f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
+                  f"budget {b.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
                   f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
                   f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
                   b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix, data=data)
