@@ -6,7 +6,7 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '3055b5fa6496196c984f3c10b8bec14c8ca436d13102775edcf241c51acc1f52'
+SCHEMAS_DIGEST = '79e4e64ff88006bd705426b7f000b1547693261b2ecf4f2ecf435ede63f1c234'
 SOURCES_CHECKSUM = 'crc32:f398a643'
 
 
@@ -26,7 +26,7 @@ VALIDATORS = {}
 VERSION = '2.22.3'
 from decimal import Decimal
 import re
-_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
+_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
 NoneType = type(None)
 
 def _budgets_validate(data, custom_formats={}, name_prefix=None):
@@ -317,11 +317,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'prefix_cache_hit' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('prefix_cache_hit')
                                     data__budgets_item__workload__prefixcachehit = data__budgets_item__workload['prefix_cache_hit']
-                                    if not isinstance(data__budgets_item__workload__prefixcachehit, (int, float, Decimal, str)) or isinstance(data__budgets_item__workload__prefixcachehit, bool):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__workload__prefixcachehit, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*$'].search(data__budgets_item__workload__prefixcachehit):
-                                            raise JsonSchemaValueException('')
                                 if 'shared_prefix_tokens' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('shared_prefix_tokens')
                                     data__budgets_item__workload__sharedprefixtokens = data__budgets_item__workload['shared_prefix_tokens']
@@ -338,11 +333,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'arrival_rate' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate')
                                     data__budgets_item__workload__arrivalrate = data__budgets_item__workload['arrival_rate']
-                                    if not isinstance(data__budgets_item__workload__arrivalrate, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__workload__arrivalrate, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__workload__arrivalrate):
-                                            raise JsonSchemaValueException('')
                                 if 'arrival_rate_per' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate_per')
                                     data__budgets_item__workload__arrivalrateper = data__budgets_item__workload['arrival_rate_per']
@@ -389,43 +379,18 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'ttft' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('ttft')
                                     data__budgets_item__promise__ttft = data__budgets_item__promise['ttft']
-                                    if not isinstance(data__budgets_item__promise__ttft, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__promise__ttft, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__ttft):
-                                            raise JsonSchemaValueException('')
                                 if 'tpot' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('tpot')
                                     data__budgets_item__promise__tpot = data__budgets_item__promise['tpot']
-                                    if not isinstance(data__budgets_item__promise__tpot, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__promise__tpot, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$'].search(data__budgets_item__promise__tpot):
-                                            raise JsonSchemaValueException('')
                                 if 'pace' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('pace')
                                     data__budgets_item__promise__pace = data__budgets_item__promise['pace']
-                                    if not isinstance(data__budgets_item__promise__pace, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__promise__pace, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__pace):
-                                            raise JsonSchemaValueException('')
                                 if 'e2e' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('e2e')
                                     data__budgets_item__promise__e2e = data__budgets_item__promise['e2e']
-                                    if not isinstance(data__budgets_item__promise__e2e, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__promise__e2e, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__promise__e2e):
-                                            raise JsonSchemaValueException('')
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
-                                    if not isinstance(data__budgets_item__promise__throughput, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__promise__throughput, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(requests|request|reqs|req)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s))\\s*$'].search(data__budgets_item__promise__throughput):
-                                            raise JsonSchemaValueException('')
                                 if data__budgets_item__promise_keys:
                                     raise JsonSchemaValueException('')
                         if 'segments' in data__budgets_item_keys:
@@ -462,19 +427,9 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                         if 'allowance' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('allowance')
                                             data__budgets_item__segments_item__allowance = data__budgets_item__segments_item['allowance']
-                                            if not isinstance(data__budgets_item__segments_item__allowance, str):
-                                                raise JsonSchemaValueException('')
-                                            if isinstance(data__budgets_item__segments_item__allowance, str):
-                                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__segments_item__allowance):
-                                                    raise JsonSchemaValueException('')
                                         if 'pace' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('pace')
                                             data__budgets_item__segments_item__pace = data__budgets_item__segments_item['pace']
-                                            if not isinstance(data__budgets_item__segments_item__pace, str):
-                                                raise JsonSchemaValueException('')
-                                            if isinstance(data__budgets_item__segments_item__pace, str):
-                                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(tokens|token|toks|tok)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__segments_item__pace):
-                                                    raise JsonSchemaValueException('')
                                         if 'owner' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('owner')
                                             data__budgets_item__segments_item__owner = data__budgets_item__segments_item['owner']
@@ -758,19 +713,9 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                 if 'memory' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('memory')
                                                     data__budgets_item__deployment__hardware__memory = data__budgets_item__deployment__hardware['memory']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__memory, str):
-                                                        raise JsonSchemaValueException('')
-                                                    if isinstance(data__budgets_item__deployment__hardware__memory, str):
-                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__budgets_item__deployment__hardware__memory):
-                                                            raise JsonSchemaValueException('')
                                                 if 'bandwidth' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('bandwidth')
                                                     data__budgets_item__deployment__hardware__bandwidth = data__budgets_item__deployment__hardware['bandwidth']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__bandwidth, str):
-                                                        raise JsonSchemaValueException('')
-                                                    if isinstance(data__budgets_item__deployment__hardware__bandwidth, str):
-                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__deployment__hardware__bandwidth):
-                                                            raise JsonSchemaValueException('')
                                                 if 'compute' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('compute')
                                                     data__budgets_item__deployment__hardware__compute = data__budgets_item__deployment__hardware['compute']
@@ -779,14 +724,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                     data__budgets_item__deployment__hardware__compute_is_dict = isinstance(data__budgets_item__deployment__hardware__compute, dict)
                                                     if data__budgets_item__deployment__hardware__compute_is_dict:
                                                         data__budgets_item__deployment__hardware__compute_keys = set(data__budgets_item__deployment__hardware__compute.keys())
-                                                        for data__budgets_item__deployment__hardware__compute_key in data__budgets_item__deployment__hardware__compute_keys:
-                                                            if data__budgets_item__deployment__hardware__compute_key not in []:
-                                                                data__budgets_item__deployment__hardware__compute_value = data__budgets_item__deployment__hardware__compute.get(data__budgets_item__deployment__hardware__compute_key)
-                                                                if not isinstance(data__budgets_item__deployment__hardware__compute_value, str):
-                                                                    raise JsonSchemaValueException('')
-                                                                if isinstance(data__budgets_item__deployment__hardware__compute_value, str):
-                                                                    if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$'].search(data__budgets_item__deployment__hardware__compute_value):
-                                                                        raise JsonSchemaValueException('')
                                                         data__budgets_item__deployment__hardware__compute_len = len(data__budgets_item__deployment__hardware__compute)
                                                         if data__budgets_item__deployment__hardware__compute_len != 0:
                                                             data__budgets_item__deployment__hardware__compute_property_names = True
@@ -801,11 +738,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                 if 'interconnect' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('interconnect')
                                                     data__budgets_item__deployment__hardware__interconnect = data__budgets_item__deployment__hardware['interconnect']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__interconnect, str):
-                                                        raise JsonSchemaValueException('')
-                                                    if isinstance(data__budgets_item__deployment__hardware__interconnect, str):
-                                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__deployment__hardware__interconnect):
-                                                            raise JsonSchemaValueException('')
                                                 if 'source' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('source')
                                                     data__budgets_item__deployment__hardware__source = data__budgets_item__deployment__hardware['source']
@@ -942,11 +874,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
-                                    if not isinstance(data__budgets_item__deployment__memoryoverhead, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__deployment__memoryoverhead, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__budgets_item__deployment__memoryoverhead):
-                                            raise JsonSchemaValueException('')
                                 if 'replicas' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('replicas')
                                     data__budgets_item__deployment__replicas = data__budgets_item__deployment['replicas']
@@ -1018,11 +945,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'connection_setup' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('connection_setup')
                                     data__budgets_item__edge__connectionsetup = data__budgets_item__edge['connection_setup']
-                                    if not isinstance(data__budgets_item__edge__connectionsetup, str):
-                                        raise JsonSchemaValueException('')
-                                    if isinstance(data__budgets_item__edge__connectionsetup, str):
-                                        if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__edge__connectionsetup):
-                                            raise JsonSchemaValueException('')
                                 if 'proxy_flush_tokens' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('proxy_flush_tokens')
                                     data__budgets_item__edge__proxyflushtokens = data__budgets_item__edge['proxy_flush_tokens']
@@ -1036,11 +958,6 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                         if 'queue' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('queue')
                             data__budgets_item__queue = data__budgets_item['queue']
-                            if not isinstance(data__budgets_item__queue, str):
-                                raise JsonSchemaValueException('')
-                            if isinstance(data__budgets_item__queue, str):
-                                if not _BUDGETS_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__budgets_item__queue):
-                                    raise JsonSchemaValueException('')
                         if 'bench' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('bench')
                             data__budgets_item__bench = data__budgets_item['bench']
@@ -1173,8 +1090,6 @@ VALIDATORS['budgets'] = _budgets_validate
 # ---- kind: hardware
 VERSION = '2.22.3'
 from decimal import Decimal
-import re
-_HARDWARE_PATTERNS = {'^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*\\Z'), '^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$': re.compile('^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*\\Z')}
 NoneType = type(None)
 
 def _hardware_validate(data, custom_formats={}, name_prefix=None):
@@ -1252,19 +1167,9 @@ def _hardware_validate(data, custom_formats={}, name_prefix=None):
                         if 'memory' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('memory')
                             data__hardware_item__memory = data__hardware_item['memory']
-                            if not isinstance(data__hardware_item__memory, str):
-                                raise JsonSchemaValueException('')
-                            if isinstance(data__hardware_item__memory, str):
-                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*$'].search(data__hardware_item__memory):
-                                    raise JsonSchemaValueException('')
                         if 'bandwidth' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('bandwidth')
                             data__hardware_item__bandwidth = data__hardware_item['bandwidth']
-                            if not isinstance(data__hardware_item__bandwidth, str):
-                                raise JsonSchemaValueException('')
-                            if isinstance(data__hardware_item__bandwidth, str):
-                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__hardware_item__bandwidth):
-                                    raise JsonSchemaValueException('')
                         if 'compute' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('compute')
                             data__hardware_item__compute = data__hardware_item['compute']
@@ -1273,14 +1178,6 @@ def _hardware_validate(data, custom_formats={}, name_prefix=None):
                             data__hardware_item__compute_is_dict = isinstance(data__hardware_item__compute, dict)
                             if data__hardware_item__compute_is_dict:
                                 data__hardware_item__compute_keys = set(data__hardware_item__compute.keys())
-                                for data__hardware_item__compute_key in data__hardware_item__compute_keys:
-                                    if data__hardware_item__compute_key not in []:
-                                        data__hardware_item__compute_value = data__hardware_item__compute.get(data__hardware_item__compute_key)
-                                        if not isinstance(data__hardware_item__compute_value, str):
-                                            raise JsonSchemaValueException('')
-                                        if isinstance(data__hardware_item__compute_value, str):
-                                            if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*((micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(FLOPs|flops|FLOP|flop|OPs|ops|OP|op)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)|(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?FLOPS)\\s*$'].search(data__hardware_item__compute_value):
-                                                raise JsonSchemaValueException('')
                                 data__hardware_item__compute_len = len(data__hardware_item__compute)
                                 if data__hardware_item__compute_len != 0:
                                     data__hardware_item__compute_property_names = True
@@ -1295,11 +1192,6 @@ def _hardware_validate(data, custom_formats={}, name_prefix=None):
                         if 'interconnect' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('interconnect')
                             data__hardware_item__interconnect = data__hardware_item['interconnect']
-                            if not isinstance(data__hardware_item__interconnect, str):
-                                raise JsonSchemaValueException('')
-                            if isinstance(data__hardware_item__interconnect, str):
-                                if not _HARDWARE_PATTERNS['^\\s*\\+?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(bytes|bits|byte|bit|B)\\s*/\\s*(micro|milli|gibi|giga|kibi|kilo|mebi|mega|nano|pebi|peta|tebi|tera|exa|Gi|Ki|Mi|Pi|Ti|E|G|K|M|P|T|k|m|n|u|µ|μ)?(minutes|seconds|minute|second|hours|hour|secs|min|sec|hr|h|s)\\s*$'].search(data__hardware_item__interconnect):
-                                    raise JsonSchemaValueException('')
                         if 'source' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('source')
                             data__hardware_item__source = data__hardware_item['source']
