@@ -67,6 +67,10 @@ def _own_process_gc() -> None:
 def _usage_error(exc: click.ClickException) -> None:
     """A usage error as every budgetlint error reads: ``budgetlint: error: ...`` (click's own says
     ``Error: ...``), after the usage line and the pointer to --help."""
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)  # `budgetlint` alone: the help, as click shows it
+    if no_args is not None and isinstance(exc, no_args):
+        exc.show()
+        return
     ctx = getattr(exc, "ctx", None)
     if isinstance(exc, click.UsageError) and ctx is not None:
         click.echo(ctx.get_usage(), err=True)

@@ -154,3 +154,9 @@ def test_progress_is_called_per_file(monkeypatch, tmp_path: Path) -> None:
 def test_no_progress_in_a_pipe() -> None:
     proc = _cli(["check", "budgets/", "--no-summary", "-q"])
     assert "\r" not in proc.stderr and "checked" not in proc.stderr
+
+
+def test_no_command_shows_the_help() -> None:
+    proc = _cli([])
+    assert proc.returncode == 2 and "budgetlint: error" not in proc.stderr
+    assert proc.stderr.startswith("Usage: ") and "Commands:" in proc.stderr and "\n  schema " in proc.stderr
