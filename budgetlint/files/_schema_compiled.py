@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '79e4e64ff88006bd705426b7f000b1547693261b2ecf4f2ecf435ede63f1c234'
-SOURCES_CHECKSUM = 'crc32:f398a643'
+SCHEMAS_DIGEST = '8423bd34d339a935e206ebcc4061a9ff20ec0658f989990c8c3423da3e795be7'
+SOURCES_CHECKSUM = 'crc32:26055304'
 
 
 class JsonSchemaValueException(ValueError):
@@ -871,6 +871,16 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                             raise JsonSchemaValueException('')
                                         if data__budgets_item__deployment__memoryusablefraction <= 0:
                                             raise JsonSchemaValueException('')
+                                if 'iteration_overhead' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('iteration_overhead')
+                                    data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
+                                    if not isinstance(data__budgets_item__deployment__iterationoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__iterationoverhead, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'collective_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('collective_latency')
+                                    data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                    if not isinstance(data__budgets_item__deployment__collectivelatency, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__collectivelatency, bool):
+                                        raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
