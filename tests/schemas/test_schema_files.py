@@ -195,3 +195,25 @@ def test_the_jsonschema_hook(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stdout + good.stderr
     bad = subprocess.run(run + [str(NO_UNIT)], capture_output=True, text=True, cwd=tmp_path)
     assert bad.returncode == 1 and "promise.ttft" in bad.stdout, bad.stdout + bad.stderr
+
+
+def test_every_quantity_key_has_its_dimension() -> None:
+    """A key that takes a string or a number, other than those that are not quantities, refers to a
+    quantity definition (a new quantity key without one would pass ttft: 300 in other tools)."""
+    not_quantities = {"percentile", "engine_version", "parameters", "active_parameters", "prefix_cache_hit"}
+    loose = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            t = node.get("type")
+            if isinstance(t, list) and "string" in t and "number" in t and path[-1] not in not_quantities:
+                loose.append("/".join(path))
+            for k, v in node.items():
+                walk(v, path + [k])
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, path + [str(i)])
+
+    for name in ("budgets", "hardware", "models"):
+        walk(json.loads((SCHEMAS / f"{name}.schema.json").read_text()), [name])
+    assert not loose, f"give these a $ref to a $defs quantity entry (model/quantity_patterns.py): {loose}"
