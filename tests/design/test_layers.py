@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.options",),  # flags over config file over defaults (reads the rule registry)
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
     ("budgetlint.reporters",),  # render a Report
-    ("budgetlint.cli", "budgetlint.__main__"),
+    ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27)
 ]
 
 #: imports of the pure core (physics/, stats/) from outside it and evaluate/, each with why it is
@@ -47,6 +47,8 @@ CORE_READERS = {
         "whether a lognormal's mean and p95 can be one (one definition, checked at the YAML position)",
     ("budgetlint.run.calibrate", "budgetlint.physics.calibration"):
         "the calibrate command drives the core's fit and leave-one-out refits",
+    ("budgetlint.cli_check", "budgetlint.physics.default_efficiency"):
+        "check --show-settings prints the core's table of default efficiencies as it is",
 }
 
 
