@@ -190,3 +190,24 @@ def test_interval_of_ten_samples_by_hand() -> None:
     assert iv99.coverage == pytest.approx(1 - 2 / 1024, abs=1e-12)
     r = os_.ranks_interval(10, 0.5, 0.99)
     assert (r.lower_rank, r.upper_rank, r.confidence) == (1, 10, 0.99)
+
+
+def test_presorted_samples_are_taken_as_given() -> None:
+    xs = [float(i) for i in range(1, 51)]
+    assert os_.interval(xs, 0.5, presorted=True) == os_.interval(list(reversed(xs)), 0.5)
+    # presorted means the caller vouches for the order: the ranks index the list as it is
+    assert os_.interval(list(reversed(xs)), 0.5, presorted=True).lower == 51.0 - 18.0
+
+
+def test_bounds_at_the_ends_of_the_sample() -> None:
+    """Three samples, by hand. p = 1/2 at 95 %: P(B = 0) = P(B = 3) = 1/8 > 0.025, so r = 0 and
+    s = n + 1: no bound at either end (never the last or first sample in its place).
+    p = 0.99 at 90 %: F(2) = 1 - 0.99^3 = 0.0297 <= 0.05, so r = 3 = n: the largest sample is
+    the lower bound, and 0.99^3 = 0.970 > 0.05 leaves no upper bound."""
+    xs = [1.0, 2.0, 3.0]
+    none = os_.interval(xs, 0.5)
+    assert (none.p, none.n, none.lower_rank, none.upper_rank, none.lower, none.upper) == (0.5, 3, 0, 4, None, None)
+    top = os_.interval(xs, 0.99, 0.90)
+    assert (top.lower_rank, top.lower, top.upper) == (3, 3.0, None)
+    r = os_.ranks_interval(3, 0.5)
+    assert (r.p, r.n) == (0.5, 3) and r.coverage == pytest.approx(1.0)
