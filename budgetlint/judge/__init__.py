@@ -115,15 +115,10 @@ def _unit(promise: str) -> str:
 
 
 def _fmt(value: float, unit: str) -> str:
-    from budgetlint.model.units import format_quantity
+    """The one number formatter (budgetlint/text/numbers.py), in the judgement's unit."""
+    from budgetlint.text.numbers import quantity
 
-    if unit == "s/token":
-        return format_quantity(value, "time_per_token")
-    if unit == "B":
-        return format_quantity(value, "information")
-    if unit in ("request/s", "token/s"):
-        return f"{value:.3g} {unit}"
-    return format_quantity(value, "time")
+    return quantity(value, unit)
 
 
 def _pct(ev: Any) -> str:
@@ -186,7 +181,7 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
                     t = tpot.get("mean") if tpot.get("mean") is not None else tpot.get("p50")
                 conc = m.conditions.concurrency or m.run.max_concurrency
                 if t and conc:
-                    value, how = conc / t, f"{conc:g} users x {1 / t:.3g} token/s each ="
+                    value, how = conc / t, f"{_fmt(conc, '')} users x {_fmt(1 / t, 'token/s')} each ="
         else:
             value, how = m.request_throughput, "request throughput"
         if value is None or not math.isfinite(value) or value <= 0:
@@ -194,7 +189,7 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
         limit = p.throughput_token_per_s if want_tokens else p.throughput_request_per_s
         counts = lk.counts and not lk.quality
         unit = "token/s" if want_tokens else "request/s"
-        words = f"measured {how} {value:.3g} {unit} ({lk.name})"
+        words = f"measured {how} {_fmt(value, unit)} ({lk.name})"
         verdict = ("met" if value >= limit * (1 - 1e-9) else "at-risk") if counts else None
         return Candidate("measured", value, verdict, None, words if counts else words + "; not counted")
     return None
@@ -215,7 +210,7 @@ def _simulated(ev: Any, name: str) -> Optional[Candidate]:
             mean_out = getattr(load.output_lengths, "mean", None) or 1.0
             value, unit = value * mean_out, "token/s"
         return Candidate("simulated", value, load.throughput_verdict,
-                         words=f"simulated sustained {value:.3g} {unit}{cal}")
+                         words=f"simulated sustained {_fmt(value, unit)}{cal}")
     if name not in load.verdicts:
         return None
     value = load.predicted(name)
