@@ -340,6 +340,9 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
         note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
+    if decider.basis == "simulated" and load is not None and load.overloaded and name != "throughput":
+        note = ("no steady state: arrivals exceed what the replicas complete, the queue grows without bound, "
+                "and the simulated percentile (and so this headroom) only grows with a longer simulation")
     words = decider.words
     if decider.basis == "simulated" and "estimate" in considered:
         words += f"; flat estimate {_fmt(considered['estimate'], unit)} (one request on an idle system: {FLAT_IGNORES})"
