@@ -115,10 +115,11 @@ def _unit(promise: str) -> str:
 
 
 def _fmt(value: float, unit: str) -> str:
-    """The one number formatter (budgetlint/text/numbers.py), in the judgement's unit."""
+    """The one formatter (budgetlint/text/numbers.py); a time per token is spelled as a time,
+    as every other output spells a TPOT ("38.8 ms")."""
     from budgetlint.text.numbers import quantity
 
-    return quantity(value, unit)
+    return quantity(value, "s" if unit == "s/token" else unit)
 
 
 def _pct(ev: Any) -> str:
