@@ -59,7 +59,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
 def met_on_basis(b, ev, j) -> str:
     """"ttft 500 ms is met under 10 request/s: simulated p95 TTFT 330 ms (95 % interval ...), headroom +52%"."""
     from budgetlint.judge import FLAT_IGNORES
-    from budgetlint.judge import _fmt as quantity  # a TPOT spelled as a time, as every output spells it
+    from budgetlint.judge import fmt as quantity  # a TPOT spelled as a time, as every output spells it
     from budgetlint.text.numbers import headroom
 
     label = {"ttft": "ttft", "tpot": "tpot", "e2e": "end-to-end"}[j.promise]

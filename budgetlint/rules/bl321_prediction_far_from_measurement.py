@@ -42,7 +42,7 @@ TOLERANCE = {"estimate": 2.0, "simulated": 1.0}
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.judge import _fmt
+    from budgetlint.judge import fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
     judged = getattr(ev, "judgement", None) or {}
