@@ -7,8 +7,6 @@ it; 2 usage error or input that could not be read at all; 3 internal error
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import os
 import sys
 from typing import Any
@@ -17,6 +15,7 @@ import click
 
 from budgetlint import __version__
 from budgetlint.findings import printable
+from budgetlint.text import numbers
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

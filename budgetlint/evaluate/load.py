@@ -24,13 +24,12 @@ the run's :class:`~budgetlint.evaluate.Environment`).
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 #: requests per simulation (the first tenth is warm-up) and per capacity step
 REQUESTS = 2000

@@ -28,8 +28,6 @@ facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,6 +38,7 @@ from budgetlint.model.types import Budget
 from budgetlint.evaluate import share
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
+from budgetlint.text import numbers
 
 
 

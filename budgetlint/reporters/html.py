@@ -28,8 +28,6 @@ headroom first); the summary table lists every budget.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
@@ -52,6 +50,7 @@ from budgetlint.reporters.svg import (
     format_value,
     xy_chart,
 )
+from budgetlint.text import numbers
 
 #: budgets drawn as cards with charts (the summary table lists them all)
 MAX_CARDS = 200

@@ -23,9 +23,14 @@ Nothing to fix.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL304"
 NAME = "promise-met"
@@ -33,7 +38,7 @@ SUMMARY = "A promise the roofline meets at a realistic efficiency, with its head
 SEVERITY = Severity.INFO
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_met
     from budgetlint.rules._verdicts import promise_location
 

@@ -28,9 +28,14 @@ deployment from the run (`budgetlint calibrate`).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL321"
 NAME = "prediction-far-from-measurement"
@@ -41,7 +46,7 @@ SEVERITY = Severity.WARNING
 TOLERANCE = {"estimate": 2.0, "simulated": 1.0}
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.judge import fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
