@@ -7,7 +7,7 @@ non-finite numbers as ``null`` exactly as the ``json`` format writes them),
 so every number on the page is a number of the JSON report:
 
 * a summary: the counts, budgets by verdict and owner, a headroom chart and
-  a table of the budgets, smallest headroom first; the errors and warnings;
+  a table of the budgets, failing first, then smallest (judged) headroom first; the errors and warnings;
 * per budget (in the same order) a card: owner, percentile, each promise
   with its bound, estimate, measured value and headroom; a roofline chart
   (``analysis.bound`` / ``analysis.realistic``: arithmetic intensity against
@@ -269,7 +269,7 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
     out.append(_headroom_chart(ordered))
     out.append("</div></div>")
 
-    out.append("<h4>Budgets, smallest headroom first</h4>")
+    out.append("<h4>Budgets: failing first, then warnings, each smallest headroom first</h4>")
     rows = []
     for i, b in enumerate(ordered):
         promise, h = smallest_headroom(b)

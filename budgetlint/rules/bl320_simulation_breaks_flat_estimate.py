@@ -44,7 +44,7 @@ SEVERITY = Severity.INFO
 
 
 def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    from budgetlint.judge import FLAT_IGNORES, _fmt
+    from budgetlint.judge import FLAT_IGNORES, fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
     judged = getattr(ev, "judgement", None) or {}

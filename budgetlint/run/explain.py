@@ -265,7 +265,7 @@ def judgement_lines(evaluation: Any) -> list[str]:
     judgement = getattr(evaluation, "judgement", None) or {}
     if not judgement:
         return []
-    from budgetlint.judge import _fmt
+    from budgetlint.judge import fmt as _fmt
 
     out = ["", "  Judgement (what every output shows; precedence in docs/judgement.md)"]
     for name, j in judgement.items():
