@@ -211,3 +211,14 @@ def test_bounds_at_the_ends_of_the_sample() -> None:
     assert (top.lower_rank, top.lower, top.upper) == (3, 3.0, None)
     r = os_.ranks_interval(3, 0.5)
     assert (r.p, r.n) == (0.5, 3) and r.coverage == pytest.approx(1.0)
+
+
+def test_needed_n_off_the_table_asks_the_search_with_every_argument() -> None:
+    """A percentile, confidence or tolerance the table lacks is searched, with the caller's
+    arguments (a wider tolerance or a lower confidence needs fewer requests than the table's)."""
+    assert os_.needed_n(0.8) == os_.search_needed_n(0.8)
+    assert os_.needed_n(0.8) not in os_.KNOWN_NEEDED_N.values()
+    loose = os_.needed_n(0.5, tolerance=2 * os_.TAIL_TOLERANCE)
+    assert loose == os_.search_needed_n(0.5, os_.CONFIDENCE, 2 * os_.TAIL_TOLERANCE) < os_.needed_n(0.5)
+    assert os_.needed_n(0.5, confidence=0.80) == os_.search_needed_n(0.5, 0.80) < os_.needed_n(0.5)
+    assert not os_.close_enough(1, 0.5) and os_.close_enough(os_.needed_n(0.5), 0.5)
