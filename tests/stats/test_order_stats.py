@@ -222,3 +222,16 @@ def test_needed_n_off_the_table_asks_the_search_with_every_argument() -> None:
     assert loose == os_.search_needed_n(0.5, os_.CONFIDENCE, 2 * os_.TAIL_TOLERANCE) < os_.needed_n(0.5)
     assert os_.needed_n(0.5, confidence=0.80) == os_.search_needed_n(0.5, 0.80) < os_.needed_n(0.5)
     assert not os_.close_enough(1, 0.5) and os_.close_enough(os_.needed_n(0.5), 0.5)
+
+
+@pytest.mark.parametrize(("n", "p", "confidence", "message"), [
+    (10, 0.0, 0.95, "p must be in (0, 1), got 0.0"), (10, 1.0, 0.95, "p must be in (0, 1), got 1.0"),
+    (10, 1.5, 0.95, "p must be in (0, 1), got 1.5"),
+    (10, 0.5, 0.0, "confidence must be in (0, 1), got 0.0"), (10, 0.5, 1.0, "confidence must be in (0, 1), got 1.0"),
+    (-1, 0.5, 0.95, "n must be >= 0, got -1"),
+])
+def test_out_of_range_arguments_say_which_and_what(n: int, p: float, confidence: float, message: str) -> None:
+    with pytest.raises(ValueError) as err:
+        os_.quantile_ranks(n, p, confidence)
+    assert str(err.value) == message
+    assert os_.close_enough(0, 0.5) is False
