@@ -218,6 +218,11 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     wl, dep, pr = b.workload, b.deployment, b.promise
     assert wl is not None and dep is not None
     deployment, eff = roof.deployment, roof.efficiency
+    if deployment.accelerator.memory_bytes is None:  # a bandwidth-only entry: no KV cache to size
+        name = dep.hardware.name if dep.hardware else "the hardware"
+        out.skipped = (f"{name} declares no memory, so the KV cache (what the scheduler admits against) "
+                       f"is unknown; give its `memory` to simulate the traffic")
+        return
     seqs, batched = engine_defaults(deployment.accelerator.memory_bytes, dep.hardware.name if dep.hardware else "")
     out.scheduler_from = "budget" if dep.max_num_seqs and dep.max_num_batched_tokens else \
         f"vLLM defaults for this device ({seqs} sequences, {batched} tokens per iteration) where not given"
