@@ -45,6 +45,20 @@ VLLM_SMALL = (256, 2048)
 VLLM_LARGE_MEMORY_BYTES = 70 * 2**30
 
 
+#: the lowest arrival rate per replica simulated: below it requests almost never overlap (the
+#: flat estimate says all there is), and REQUESTS gaps of 1 / rate seconds would make clock
+#: times too large for a float to resolve a millisecond (at 5e-324 request/s the first gap is
+#: infinite and the event loop stalled: issue 24)
+MIN_RATE_PER_REPLICA = 1e-6
+#: the longest single request simulated (s, about 11.6 days at the realistic efficiency):
+#: beyond it the clock times of REQUESTS requests lose the resolution of an iteration
+MAX_REQUEST_S = 1e6
+
+
+def _rate_words(rate: float) -> str:
+    return f"{rate:.3g} request/s"
+
+
 def engine_defaults(memory_bytes: float, hardware_name: str) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) vLLM picks for this device."""
     if memory_bytes >= VLLM_LARGE_MEMORY_BYTES and "a100" not in hardware_name.lower():
@@ -201,10 +215,19 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     if roof.skipped or roof.deployment is None or roof.efficiency is None:
         out.skipped = f"no physics for this budget: {roof.skipped or 'no deployment'}"
         return out
+    alone = getattr(roof.realistic, "e2e_s", None)
+    if isinstance(alone, float) and alone > MAX_REQUEST_S:
+        out.skipped = (f"one request alone takes {alone:.3g} s at the assumed efficiency, more than "
+                       f"{MAX_REQUEST_S:g} s: the simulator's clock cannot resolve its iterations over "
+                       f"{REQUESTS:,} such requests; the flat estimate judges this budget")
+        return out
     try:
         _simulate(b, roof, env, out, calibration)
     except ValueError as exc:  # the physics refused an input combination
         out.skipped = str(exc)
+        out.result = None
+    except RuntimeError as exc:  # the event loop stalled: a bug, but one budget's, not the run's
+        out.skipped = f"the simulation stopped ({exc}; a budgetlint bug: please report it)"
         out.result = None
     return out
 
@@ -254,6 +277,12 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     if wl.arrival_rate_per_s is not None:
         rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
         out.arrival_rate_per_s = rate
+        if rate / out.replicas < MIN_RATE_PER_REPLICA:
+            out.skipped = (f"{_rate_words(rate / out.replicas)} per replica is below "
+                           f"{MIN_RATE_PER_REPLICA:g} request/s (one request every {1 / MIN_RATE_PER_REPLICA / 86400:.3g} "
+                           f"days): requests would almost never meet, and {REQUESTS:,} arrivals that far apart "
+                           f"need clock times too large to resolve a millisecond; the flat estimate judges this budget")
+            return
         traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
                           cv=wl.arrival_cv, **common)
         per_replica = traffic.at_rate(rate / out.replicas)

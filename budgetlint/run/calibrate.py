@@ -156,9 +156,16 @@ def _round(v: float) -> float:
 
 
 def _version_key(v: str) -> tuple:
+    """Orders versions part by part, numbers as numbers: compared as digit strings by length
+    then text, never ``int()`` (a 5,000-digit part passed Python's limit on integer digits:
+    issue 24), so the cost stays linear in the version's length."""
     parts = []
     for p in v.lstrip("v").replace("-", ".").split("."):
-        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+        if p.isascii() and p.isdigit():
+            digits = p.lstrip("0") or "0"
+            parts.append((0, len(digits), digits, ""))
+        else:
+            parts.append((1, 0, "", p))
     return tuple(parts)
 
 

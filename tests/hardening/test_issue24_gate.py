@@ -1,0 +1,122 @@
+"""Issue 24: no input stops the gate (the crashes, stalls and silent passes found from outside).
+
+Each case runs the CLI in a bounded child process (hardening_bounds: 10 s and
+200 MiB of address space) and requires exit 0, 1 or 2, no traceback, and a
+finding naming the file. Each failed on the code before this issue (exit 3,
+a hang or MemoryError), as the test names say; docs/limits.md has the
+before/after figures (benchmarks/hostile_figures.py, benchmarks/bench_work_budget.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hardening_bounds import VLLM_RUN, assert_bounded, run_bounded
+
+LOAD_BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {{prompt_tokens: 1000, output_tokens: 200, arrival_rate: {rate} request/s}}
+    promise: {{ttft: 1 s, tpot: 60 ms}}
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm}}
+"""
+
+
+@pytest.mark.parametrize("rate", ["5e-324", "1e-310", "1e-300"])
+def test_a_tiny_arrival_rate_is_bl309_not_a_stalled_simulation(tmp_path: Path, rate: str) -> None:
+    # was: exit 3, RuntimeError: simulation stalled (the first gap, 1 / 5e-324, is infinite)
+    (tmp_path / "b.yaml").write_text(LOAD_BUDGET.format(rate=rate))
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0,), rule="BL309")
+    assert "below 1e-06 request/s" in run.output
+
+
+def test_max_concurrency_1e308_is_no_zero_division(tmp_path: Path) -> None:
+    # was: exit 3, ZeroDivisionError in evaluate/evidence.py _faster (a bound at 1e308 sequences
+    # has a zero aggregate throughput); a run of 3 requests has at most 3 in flight
+    run_json = dict(VLLM_RUN, max_concurrency=1e308, output_throughput=1e6)
+    (tmp_path / "run.json").write_text(json.dumps(run_json))
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+        "    workload: {prompt_tokens: 10, output_tokens: 4, concurrency: 4}\n    promise: {ttft: 1 s}\n"
+        "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n    bench: [run.json]\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    # the throughput is still judged against the bound at the run's 3 requests in flight
+    assert "BL403" in run.output and "3 sequences x the bound pace" in run.output
+
+
+def test_a_backtracking_glob_in_per_file_ignores_does_not_hang(tmp_path: Path) -> None:
+    # was: killed at the time limit (pathspec's regex backtracks: 13 characters, 6 stars)
+    folder = tmp_path / ("a" * 200) / ("a" * 200)
+    folder.mkdir(parents=True)
+    (folder / "b.yaml").write_text(Path(__file__).resolve().parents[2].joinpath("budgets", "chat.yaml").read_text())
+    (tmp_path / "budgetlint.toml").write_text('[per-file-ignores]\n"*a*a*a*a*a*a*a*a*ab" = ["BL104"]\n')
+    run = run_bounded("check", ".", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    assert "BL104" in run.output  # the glob does not match (no name ends in "b"): nothing ignored
+
+
+def test_calibrate_with_a_5000_digit_engine_version(tmp_path: Path) -> None:
+    # was: exit 3, ValueError: Exceeds the limit (4300 digits) for integer string conversion
+    ms = []
+    for i, (c, ttft, tpot) in enumerate([(1, 0.060, 0.0110), (8, 0.075, 0.0122), (32, 0.140, 0.0165)]):
+        ms.append({"source": "runs.json", "format": "native", "label": f"run {i + 1}",
+                   "conditions": {"concurrency": {"value": c, "provenance": "read"},
+                                  "prompt_tokens": {"value": 1000.0, "provenance": "read"},
+                                  "output_tokens": {"value": 200.0, "provenance": "read"}},
+                   "metrics": {"ttft": {"unit": "s", "definition": "first_token", "method": "reported",
+                                        "percentiles": {"p50": ttft}, "count": 500},
+                               "tpot": {"unit": "s", "definition": "budgetlint", "method": "reported",
+                                        "percentiles": {"p50": tpot}, "count": 500}},
+                   "provenance": {"engine": "vllm", "engine_version": ["0.11.0", "1" * 5000, "0.9"][i],
+                                  "date": "2026-10-01T12:00:00"}})
+    (tmp_path / "runs.json").write_text(json.dumps({"kind": "budgetlint-benchmark", "version": 1,
+                                                    "measurements": ms}))
+    run = run_bounded("calibrate", "runs.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm",
+                      "--no-loo", "-o", "cal.yaml", cwd=tmp_path)
+    assert_bounded(run, names="cal.yaml", codes=(0,))
+    assert ("1" * 5000) in (tmp_path / "cal.yaml").read_text()  # the newest version, by number
+
+
+def test_margin_warning_of_4000_nines_is_bl501(tmp_path: Path) -> None:
+    # was: exit 3, OverflowError: int too large to convert to float (options/config_file.py _fraction)
+    (tmp_path / "b.yaml").write_text(Path(__file__).resolve().parents[2].joinpath("budgets", "chat.yaml").read_text())
+    (tmp_path / "budgetlint.toml").write_text("margin-warning = " + "9" * 4000 + "\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="budgetlint.toml", codes=(1,), rule="BL501", line=1)
+    assert "an integer of about 4,00" in run.output and "9999999999" not in run.output
+
+
+#: in the child: the spill's temporary file is /dev/full (every write: ENOSPC), and the
+#: spill starts at the first budget, so a 30-budget run writes the whole report through it
+_FULL_DISK = (
+    "import tempfile, budgetlint.run.check as c\n"
+    "c.SPILL_AFTER_BUDGETS = 1\n"
+    "def full(*a, buffering=-1, **k):\n"
+    "    return open('/dev/full', 'r+b', buffering=buffering)\n"
+    "tempfile.TemporaryFile = full\n"
+)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_the_spill_on_a_full_disk_keeps_the_report(tmp_path: Path) -> None:
+    # was: exit 3, OSError: No space left on device, and an empty report: the buffered write
+    # "succeeded" and the flush failed later, at a seek, outside the fallback
+    budgets = "".join(f"  - name: b{i}\n    owner: \"@acme/chat\"\n    promise: {{ttft: 1 s}}\n" for i in range(30))
+    (tmp_path / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets:\n" + budgets)
+    site = Path(tempfile.mkdtemp())
+    (site / "sitecustomize.py").write_text(_FULL_DISK)
+    run = run_bounded("check", "b.yaml", "--format", "json", "--jobs", "1", cwd=tmp_path,
+                      env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    report = json.loads(run.stdout)
+    assert len(report["budgets"]) == 30  # every row came back, from memory
