@@ -221,8 +221,17 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
                        f"{MAX_REQUEST_S:g} s: the simulator's clock cannot resolve its iterations over "
                        f"{REQUESTS:,} such requests; the flat estimate judges this budget")
         return out
+    from budgetlint.physics.serving_sim import WorkSpent
+
+    work = getattr(env, "work", None)
+    if work is not None and work.spent:
+        out.skipped = work.why()
+        return out
     try:
         _simulate(b, roof, env, out, calibration)
+    except WorkSpent:
+        out.skipped = work.why() if work is not None else "the simulation's work budget was spent"
+        out.result = None
     except ValueError as exc:  # the physics refused an input combination
         out.skipped = str(exc)
         out.result = None
@@ -315,14 +324,17 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     key = (repr(deployment), cost_key, repr(traffic), repr(sched), repr([p for _, p in promises]))
     hit = cache.get(key)
     if hit is None:
-        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS)
+        work = getattr(env, "work", None)
+        allowance = work.take if work is not None else None
+        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS, allowance=allowance)
         one = replace(sched, replicas=1)
         if promises:
             cap = capacity(cost, per_replica, one, [p for _, p in promises], requests=CAPACITY_REQUESTS,
-                           rel_tol=CAPACITY_TOLERANCE)
+                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance)
             mu, sims = cap.saturation_request_per_s, 1 + cap.simulations
         else:
-            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS), 2
+            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
+                                             allowance=allowance), 2
         hit = (result, cap, mu, sims)
         cache[key] = hit
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
