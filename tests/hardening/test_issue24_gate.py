@@ -159,3 +159,42 @@ def test_segment_names_render_as_text_in_markdown_and_the_job_summary(tmp_path: 
         for line in (ln for ln in out.splitlines() if "tracker" in ln or "evil" in ln):
             assert not re.search(r"(?<!\\)[\[\]]", line), line
             assert "https://" not in line, line
+
+
+NAN_BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    workload: {{prompt_tokens: 2000, output_tokens: 600, concurrency: 32}}
+    promise: {{ttft: 10 ms, tpot: 1 ms, e2e: 1 s}}
+    deployment:
+      model: llama-3.1-70b
+      hardware: h100-sxm
+      devices: 2
+      {field}
+"""
+
+
+@pytest.mark.parametrize("field,line", [
+    ("efficiency: {bandwidth: .nan}", 12), ("collective_overhead: .nan", 12),
+    ("memory_usable_fraction: .nan", 12), ("speculative: {accepted_tokens_per_pass: .inf}", 12),
+    ("memory_overhead: -.inf", 12)])
+def test_nan_and_infinity_in_a_bounded_number_are_errors_at_their_line(tmp_path: Path, field: str, line: int) -> None:
+    # was: exit 0 with one BL306 warning (NaN passes `minimum`, and switched the physics off)
+    (tmp_path / "b.yaml").write_text(NAN_BUDGET.format(field=field))
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(1,), rule="BL003", line=line)
+    assert "expected a finite number" in run.output
+
+
+def test_a_nan_calibration_band_is_bl310_not_met(tmp_path: Path) -> None:
+    # was: the NaN band compared false everywhere: "at risk" became "met"
+    import shutil
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "bl311_calibration_stale"
+    shutil.copytree(case, tmp_path / "case")
+    cal = tmp_path / "case" / "cal.yaml"
+    cal.write_text(cal.read_text().replace("ttft: {median: 0.06, max: 0.12", "ttft: {median: .nan, max: .nan"))
+    run = run_bounded("check", "budgets.yaml", "teams.yaml", cwd=tmp_path / "case")
+    assert_bounded(run, names="cal.yaml", codes=(1,), rule="BL310", line=22)
