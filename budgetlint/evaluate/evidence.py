@@ -175,6 +175,11 @@ class BenchStore:
         self.max_bytes = max_bytes  # files larger are refused unread (None: bench.MAX_BENCH_BYTES)
         self.roots = roots  # `bench:` entries are read inside these folders only (None: anywhere)
         self._files: dict[str, BenchFile] = {}
+        #: per-request lengths by (file, field): read once per file, shared by every budget naming
+        #: it (20 budgets on one 54 MB file held 20 copies: 2.25 GB; issue 24), and the simulator's
+        #: Empirical distribution of each, by the identity of its values
+        self.lengths: dict[tuple[int, str], Any] = {}
+        self.empirical: dict[int, Any] = {}
 
     def read(self, path: Path, display: str | None = None) -> BenchFile:
         key = str(path.resolve()) if fs.exists(path) else str(path)

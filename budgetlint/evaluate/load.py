@@ -181,9 +181,15 @@ class LoadEvaluation:
         return out
 
 
-def _length(spec: Optional[tuple], fixed: int) -> Any:
+def _length(spec: Optional[tuple], fixed: int, shared: Optional[dict] = None) -> Any:
     from budgetlint.physics import traffic as t
 
+    if spec is not None and spec[0] == "values" and shared is not None:
+        # a from_bench file's lengths: one Empirical per file for the run, however many budgets
+        hit = shared.get(id(spec[1]))
+        if hit is None:
+            hit = shared[id(spec[1])] = (spec[1], t.Empirical(spec[1]))
+        return hit[1]
     if spec is None:
         return t.Fixed(fixed)
     if spec[0] == "uniform":
@@ -191,6 +197,17 @@ def _length(spec: Optional[tuple], fixed: int) -> Any:
     if spec[0] == "lognormal":
         return t.LogNormal(spec[1], spec[2], maximum=spec[3])
     return t.Empirical(tuple(spec[1]))
+
+
+def _traffic_key(traffic: Any) -> tuple:
+    """The traffic as a cache key: an Empirical by the identity of its values (shared per file),
+    not the repr of millions of lengths."""
+    import dataclasses
+
+    from budgetlint.physics.traffic import Empirical
+
+    return tuple((f.name, ("empirical", id(v.values), len(v.values)) if isinstance(v, Empirical) else repr(v))
+                 for f in dataclasses.fields(traffic) for v in (getattr(traffic, f.name),))
 
 
 def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Optional[LoadEvaluation]:
@@ -279,7 +296,9 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     if cal is not None:  # the fitted fixed TTFT overhead (scheduling, tokenisation) is outside the iterations
         out.edge_extra_s += cal.params.ttft_overhead_s
     cached_share = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
-    common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens), output=_length(wl.output_dist, wl.output_tokens),
+    shared = getattr(getattr(env, "bench", None), "empirical", None)
+    common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens, shared),
+                  output=_length(wl.output_dist, wl.output_tokens, shared),
                   prefix_hit_tokens=min(1.0, cached_share),
                   prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
     out.prompt_lengths, out.output_lengths = common["prompt"], common["output"]
@@ -321,7 +340,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         cost = RooflineStepCost(deployment, eff)
         cost_key = repr(eff)
     cache: dict = getattr(env, "load_cache", {})
-    key = (repr(deployment), cost_key, repr(traffic), repr(sched), repr([p for _, p in promises]))
+    key = (repr(deployment), cost_key, _traffic_key(traffic), repr(sched), repr([p for _, p in promises]))
     hit = cache.get(key)
     if hit is None:
         work = getattr(env, "work", None)
