@@ -58,7 +58,7 @@ MAX_REQUEST_S = 1e6
 
 
 def _rate_words(rate: float) -> str:
-    return f"{rate:.3g} request/s"
+    return numbers.quantity(rate, "request/s")
 
 
 def engine_defaults(memory_bytes: float, hardware_name: str) -> tuple[int, int]:
@@ -236,8 +236,9 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
         return out
     alone = getattr(roof.realistic, "e2e_s", None)
     if isinstance(alone, float) and alone > MAX_REQUEST_S:
-        out.skipped = (f"one request alone takes {alone:.3g} s at the assumed efficiency, more than "
-                       f"{MAX_REQUEST_S:g} s: the simulator's clock cannot resolve its iterations over "
+        out.skipped = (f"one request alone takes {numbers.quantity(alone, 's')} at the assumed efficiency, more "
+                       f"than {numbers.quantity(MAX_REQUEST_S, 's')}: the simulator's clock cannot resolve its "
+                       f"iterations over "
                        f"{REQUESTS:,} such requests; the flat estimate judges this budget")
         return out
     from budgetlint.physics.serving_sim import WorkSpent
@@ -309,9 +310,10 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         out.arrival_rate_per_s = rate
         if rate / out.replicas < MIN_RATE_PER_REPLICA:
             out.skipped = (f"{_rate_words(rate / out.replicas)} per replica is below "
-                           f"{MIN_RATE_PER_REPLICA:g} request/s (one request every {1 / MIN_RATE_PER_REPLICA / 86400:.3g} "
-                           f"days): requests would almost never meet, and {REQUESTS:,} arrivals that far apart "
-                           f"need clock times too large to resolve a millisecond; the flat estimate judges this budget")
+                           f"{_rate_words(MIN_RATE_PER_REPLICA)} (one request every "
+                           f"{numbers.number(1 / MIN_RATE_PER_REPLICA / 86400)} days): requests would almost never "
+                           f"meet, and {REQUESTS:,} arrivals that far apart need clock times too large to resolve "
+                           f"a millisecond; the flat estimate judges this budget")
             return
         traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
                           cv=wl.arrival_cv, **common)

@@ -37,7 +37,7 @@ def test_a_tiny_arrival_rate_is_bl309_not_a_stalled_simulation(tmp_path: Path, r
     (tmp_path / "b.yaml").write_text(LOAD_BUDGET.format(rate=rate))
     run = run_bounded("check", "b.yaml", cwd=tmp_path)
     assert_bounded(run, names="b.yaml", codes=(0,), rule="BL309")
-    assert "below 1e-06 request/s" in run.output
+    assert "below 0.000001 request/s" in run.output
 
 
 def test_max_concurrency_1e308_is_no_zero_division(tmp_path: Path) -> None:
@@ -203,18 +203,19 @@ def test_a_nan_calibration_band_is_bl310_not_met(tmp_path: Path) -> None:
 def test_from_bench_lengths_cost_memory_per_file_not_per_budget(tmp_path: Path) -> None:
     # was: every budget naming the file copied its lengths (and the simulator's distribution
     # copied them again): 20 budgets on one 54 MB file took 188 s and 2.25 GB
-    n = 400_000
+    n = 150_000
     detailed = dict(VLLM_RUN, num_prompts=n, completed=n, input_lens=[1000 + i % 977 for i in range(n)],
                     output_lens=[100 + i % 313 for i in range(n)])
     (tmp_path / "lens.json").write_text(json.dumps(detailed))
     budgets = "".join(
         f"  - name: b{i}\n    owner: \"@acme/chat\"\n"
         f"    workload: {{prompt_tokens: {{from_bench: lens.json}}, output_tokens: {{from_bench: lens.json}}, "
-        f"concurrency: {1 + i}}}\n"
+        f"concurrency: 4}}\n"
         f"    promise: {{ttft: 1 s}}\n    deployment: {{model: llama-3.1-8b, hardware: h100-sxm}}\n"
         for i in range(40))
     (tmp_path / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets:\n" + budgets)
-    run = run_bounded("check", "b.yaml", "--no-simulate", "--jobs", "1", cwd=tmp_path)
+    run = run_bounded("check", "b.yaml", "--jobs", "1", cwd=tmp_path)
     assert_bounded(run, names="b.yaml", codes=(0, 1))
     assert "BL406" not in run.output  # the lengths were read, for every budget
+    # (the code before: killed at the 10 s bound, copying and printing 300,000 lengths per budget)
 
