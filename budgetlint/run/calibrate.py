@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from budgetlint.files import fs
 from budgetlint.files.calibration_file import Calibration, load_calibration  # noqa: F401 (the command's API)
 
 
@@ -36,6 +37,13 @@ def bench_paths(paths: list[str]) -> list[Path]:
             out.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl", ".txt")))
         elif p.is_file():
             out.append(p)
+        elif fs.exists(p):  # a FIFO, a device, a socket: there, but not a file to read (issue 24)
+            import os
+
+            from budgetlint.files.fs import file_kind
+
+            raise CalibrateError(f"{raw}: {file_kind(os.stat(p).st_mode)}, not a regular file; "
+                                 "name a benchmark result file or a folder of them")
         else:
             raise CalibrateError(f"{raw}: no such file or directory")
     return out

@@ -219,3 +219,34 @@ def test_from_bench_lengths_cost_memory_per_file_not_per_budget(tmp_path: Path) 
     assert "BL406" not in run.output  # the lengths were read, for every budget
     # (the code before: killed at the 10 s bound, copying and printing 300,000 lengths per budget)
 
+
+
+def test_base_never_reads_a_blob_past_the_size_limit(tmp_path: Path) -> None:
+    # was: `git cat-file --batch` read every base blob whole, into one bytes object, before any
+    # size limit (a 300 MB blob: 638 MB peak); an 80 MiB blob now becomes a sparse file unread
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = Path(__file__).resolve().parents[2]
+    budgets = tmp_path / "budgets"
+    budgets.mkdir()
+    (budgets / "chat.yaml").write_text((root / "budgets" / "chat.yaml").read_text())
+    with open(budgets / "big.json", "wb") as fh:
+        fh.truncate(80 * 1024 * 1024)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "core.bigFileThreshold=1m"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run(git + args, cwd=tmp_path, check=True, capture_output=True)
+    (budgets / "big.json").unlink()
+    run = run_bounded("check", "budgets", "--base", "HEAD", cwd=tmp_path)
+    assert_bounded(run, names="chat.yaml", codes=(0, 1))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_a_fifo_on_calibrates_command_line_is_named_as_one(tmp_path: Path) -> None:
+    # was: "no such file or directory" for a path that exists
+    os.mkfifo(tmp_path / "pipe.json")
+    run = run_bounded("calibrate", "pipe.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", cwd=tmp_path)
+    assert_bounded(run, names="pipe.json", codes=(2,))
+    assert "named pipe" in run.output and "no such file" not in run.output
