@@ -97,7 +97,7 @@ def budget_rows(budget: BudgetResult) -> list[str]:
             _row(
                 [
                     text(budget.name),
-                    cell(promise),
+                    text(promise),  # a segment row: "segment:<name>", the name from the files
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
                     cell(format_quantity(estimate_value(budget, p), p.unit)),

@@ -80,37 +80,88 @@ def resolve_ref(ref: str, root: Path) -> str:
         raise BaseRefError(f"unknown git ref {ref!r} (fetch it first, e.g. `git fetch origin {ref}`)") from None
 
 
+#: a base-tree blob larger than this is not read (issue 24: a 300 MB blob peaked at 638 MB):
+#: it becomes a sparse file of its size, which the readers refuse unread, as they would the
+#: file itself (YAML over files.fs's 10 MiB, benchmark files over bench.MAX_BENCH_BYTES)
+MAX_BLOB_BYTES = 64 * 1024 * 1024
+
+
 def extract(ref: str, root: Path, prefixes: list[str], dest: Path) -> int:
-    """Write the blobs under ``prefixes`` (repo-relative posix paths) at ``ref`` into ``dest``."""
-    listing = _git(["ls-tree", "-r", "-z", "--full-tree", ref], root)
-    wanted: list[tuple[str, str, str]] = []
+    """Write the blobs under ``prefixes`` (repo-relative posix paths) at ``ref`` into ``dest``.
+
+    Blobs are streamed one at a time from ``git cat-file --batch``; one larger than
+    :data:`MAX_BLOB_BYTES` (its size is in the ``ls-tree -l`` listing) is never read."""
+    listing = _git(["ls-tree", "-r", "-z", "-l", "--full-tree", ref], root)
+    wanted: list[tuple[str, str, int]] = []
     for entry in listing.split(b"\0"):
         if not entry:
             continue
         meta, _, raw_path = entry.partition(b"\t")
-        mode, kind, sha = meta.decode().split()
+        fields = meta.decode().split()
+        if len(fields) != 4:
+            continue
+        mode, kind, sha, size_text = fields
         path = raw_path.decode("utf-8", "surrogateescape")
         if kind != "blob" or mode not in ("100644", "100755"):
             continue  # symlinks and submodules are not followed
-        if any(path == p or path.startswith(p.rstrip("/") + "/") or p in ("", ".") for p in prefixes):
-            wanted.append((sha, path, mode))
-    if not wanted:
-        return 0
-    out = _git(["cat-file", "--batch"], root, input="".join(f"{sha}\n" for sha, _, _ in wanted).encode())
-    pos = 0
-    for sha, path, _ in wanted:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        size = int(header[2])
-        body = out[nl + 1:nl + 1 + size]
-        pos = nl + 1 + size + 1
         parts = PurePosixPath(path).parts
         if any(part in ("..", "") for part in parts) or PurePosixPath(path).is_absolute():
             continue
-        target = dest.joinpath(*parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
+        if any(path == p or path.startswith(p.rstrip("/") + "/") or p in ("", ".") for p in prefixes):
+            wanted.append((sha, path, int(size_text) if size_text.isdigit() else 0))
+    if not wanted:
+        return 0
+    small = [(sha, path) for sha, path, size in wanted if size <= MAX_BLOB_BYTES]
+    for _sha, path, size in wanted:
+        if size > MAX_BLOB_BYTES:
+            target = dest.joinpath(*PurePosixPath(path).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.truncate(size)  # sparse: no byte of the blob read or written
+    if small:
+        _stream_blobs(root, small, dest)
     return len(wanted)
+
+
+def _stream_blobs(root: Path, blobs: list[tuple[str, str]], dest: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_INDEX_FILE", "GIT_WORK_TREE")}
+    request = "".join(f"{sha}\n" for sha, _ in blobs).encode()
+    try:
+        proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    except FileNotFoundError:
+        raise BaseRefError("--base needs git, and git was not found on PATH") from None
+    import threading
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(request)
+        finally:
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for _sha, path in blobs:
+            header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":
+                raise BaseRefError(f"git cat-file could not read {path} at the base ref")
+            size = int(header[2])
+            target = dest.joinpath(*PurePosixPath(path).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                left = size
+                while left:
+                    chunk = proc.stdout.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise BaseRefError(f"git cat-file ended early reading {path}")
+                    fh.write(chunk)
+                    left -= len(chunk)
+            proc.stdout.read(1)  # the newline after each blob
+    finally:
+        proc.stdout.close()
+        proc.wait()
+        writer.join(timeout=5)
 
 
 @contextlib.contextmanager
