@@ -240,7 +240,8 @@ def _step_summary(report: Any) -> None:
 @click.option("--fail-on-regression", is_flag=True, default=False,
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
-              help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+              help="Share of a promise's still-met headroom that may shrink before it is a regression "
+                   "(default 0.25; 0: any shrink). A worse verdict always is one.")
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
