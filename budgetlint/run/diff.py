@@ -30,7 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
+from budgetlint.reporters._common import analysis_value, fmt_fraction, fmt_headroom, fmt_value, promise_rows
 
 RULE = "BL505"
 #: a still-met headroom that shrinks by less than this share of itself is no regression
@@ -296,13 +296,45 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float, threshol
         change = "worse" if rx is not None and ry is not None and ry > rx else (
             "better" if rx is not None and ry is not None else "changed")
         verdicts.append({"promise": p, "old": x, "new": y, "change": change, "regression": change == "worse"})
+    values = judged_changes(a, b)
     owner = None
     if (a.owner or None) != (b.owner or None):
         change = "removed" if not b.owner else ("added" if not a.owner else "changed")
         owner = {"old": a.owner, "new": b.owner, "change": change, "regression": change == "removed"}
-    if not (promises or headroom or verdicts or owner):
+    if not (promises or headroom or verdicts or owner or values):
         return None
-    return {**_where(b), "promises": promises, "headroom": headroom, "verdicts": verdicts, "owner": owner}
+    return {**_where(b), "promises": promises, "headroom": headroom, "verdicts": verdicts, "owner": owner,
+            "values": values}
+
+
+def judged_value(budget: BudgetResult, row: Any) -> float | None:
+    """The number a promise is judged on: the realistic estimate (``realistic_<key>``)."""
+    return analysis_value(budget, "realistic", row)
+
+
+def _same(x: float | None, y: float | None) -> bool:
+    if x is None or y is None:
+        return x is y
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0)
+
+
+def judged_changes(a: BudgetResult, b: BudgetResult) -> list[dict]:
+    """Per promise in both: the judged value, verdict and headroom before and after, when
+    the value or the verdict changed (better or worse: the PR comment shows both)."""
+    before = {r.name: r for r in promise_rows(a)}
+    out = []
+    for row in promise_rows(b):
+        old_row = before.get(row.name)
+        if old_row is None:
+            continue
+        old, new = judged_value(a, old_row), judged_value(b, row)
+        if _same(old, new) and old_row.verdict == row.verdict:
+            continue
+        out.append({"promise": row.name, "unit": row.unit, "promised": row.value, "old": old, "new": new,
+                    "verdict_old": old_row.verdict, "verdict_new": row.verdict,
+                    "headroom_old": analysis_value(a, "headroom", old_row),
+                    "headroom_new": analysis_value(b, "headroom", row)})
+    return out
 
 
 # -- findings ----------------------------------------------------------------------------------
