@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'f813065fa6c19fc01c7ac21cdbfd181b05267f6b6dd7678a097785f4ea82d88b'
-SOURCES_CHECKSUM = 'crc32:74a292c3'
+SCHEMAS_DIGEST = '55865c676d9268a50e309045e38c9cbcd517a585ccb00b98e583bbe809080c0e'
+SOURCES_CHECKSUM = 'crc32:274580b8'
 
 
 class JsonSchemaValueException(ValueError):
@@ -934,6 +934,35 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                     if isinstance(data__budgets_item__deployment__maxnumbatchedtokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__maxnumbatchedtokens, bool)):
                                         if data__budgets_item__deployment__maxnumbatchedtokens < 1:
                                             raise JsonSchemaValueException('')
+                                if 'engine' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('engine')
+                                    data__budgets_item__deployment__engine = data__budgets_item__deployment['engine']
+                                    if not (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'vllm' or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'sglang') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'trtllm') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'tgi') or (isinstance(data__budgets_item__deployment__engine, str) and data__budgets_item__deployment__engine == 'other')):
+                                        raise JsonSchemaValueException('')
+                                if 'engine_version' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('engine_version')
+                                    data__budgets_item__deployment__engineversion = data__budgets_item__deployment['engine_version']
+                                    if not isinstance(data__budgets_item__deployment__engineversion, str):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__engineversion, str):
+                                        data__budgets_item__deployment__engineversion_len = len(data__budgets_item__deployment__engineversion)
+                                        if data__budgets_item__deployment__engineversion_len < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'config' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('config')
+                                    data__budgets_item__deployment__config = data__budgets_item__deployment['config']
+                                    if not isinstance(data__budgets_item__deployment__config, (list, tuple)):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__config_is_list = isinstance(data__budgets_item__deployment__config, (list, tuple))
+                                    if data__budgets_item__deployment__config_is_list:
+                                        data__budgets_item__deployment__config_len = len(data__budgets_item__deployment__config)
+                                        for data__budgets_item__deployment__config_x, data__budgets_item__deployment__config_item in enumerate(data__budgets_item__deployment__config):
+                                            if not isinstance(data__budgets_item__deployment__config_item, str):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__config_item, str):
+                                                data__budgets_item__deployment__config_item_len = len(data__budgets_item__deployment__config_item)
+                                                if data__budgets_item__deployment__config_item_len < 1:
+                                                    raise JsonSchemaValueException('')
                                 if data__budgets_item__deployment_keys:
                                     raise JsonSchemaValueException('')
                         if 'edge' in data__budgets_item_keys:

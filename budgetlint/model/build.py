@@ -489,6 +489,11 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 setattr(dp, key, dep[key])
         if isinstance(dep.get("calibration"), str) and dep["calibration"].strip():
             dp.calibration = dep["calibration"].strip()
+        if isinstance(dep.get("engine"), str) and dep["engine"].strip():
+            dp.engine = dep["engine"].strip().lower()
+        if isinstance(dep.get("engine_version"), str) and dep["engine_version"].strip():
+            dp.engine_version = dep["engine_version"].strip()
+        dp.config = [c.strip() for c in _as_list(dep.get("config")) if isinstance(c, str) and c.strip()]
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]
         if "memory_overhead" in dep:

@@ -159,6 +159,9 @@ class DeploymentDef:
     max_num_seqs: int | None = None  # None: the engine default (docs/load.md)
     max_num_batched_tokens: int | None = None
     calibration: str | None = None  # path of a `kind: calibration` file, relative to the budget's file
+    engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
+    engine_version: str | None = None  # "0.11.0"; None: not declared
+    config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
 
 
 @dataclass
