@@ -232,26 +232,35 @@ def _in(axis: Axis, v: float) -> bool:
 
 def _grid(out: list[str], f: _Frame, x: Axis | None, y: Axis | None) -> None:
     if x is not None:
+        last_right = -math.inf
         for t in x.ticks():
             if not _in(x, t):
                 continue
             px = _num(f.x(x, t))
             out.append(f'<line x1="{px}" y1="{f.y0}" x2="{px}" y2="{f.y1}" stroke="#e4e4e4"/>')
             label = format_value(t, x.unit)
-            half = _CHAR_W * len(label) / 2
+            width = _CHAR_W * len(label)
+            at = f.x(x, t)
             # a label that would run past the chart's edge is aligned to its tick from inside
-            anchor = ("end" if f.x(x, t) + half > f.width - 2 else
-                      "start" if f.x(x, t) - half < 2 else "middle")
-            out.append(f'<text x="{px}" y="{f.y1 + 14}" text-anchor="{anchor}" fill="#333">'
+            anchor = ("end" if at + width / 2 > f.width - 2 else "start" if at - width / 2 < 2 else "middle")
+            left = at - width if anchor == "end" else at if anchor == "start" else at - width / 2
+            if left < last_right + 6:
+                continue  # too close to the previous label (a log axis of wide labels): the grid line stays
+            last_right = left + width
+            out.append(f'<text x="{px}" y="{f.y1 + 18}" text-anchor="{anchor}" fill="#333">'
                        f'{escape(label)}</text>')
-        out.append(f'<text x="{_num((f.x0 + f.x1) / 2)}" y="{f.y1 + 30}" text-anchor="middle" '
+        out.append(f'<text x="{_num((f.x0 + f.x1) / 2)}" y="{f.y1 + 33}" text-anchor="middle" '
                    f'fill="#000">{escape(x.label)}</text>')
     if y is not None:
+        last_y = math.inf
         for t in y.ticks():
             if not _in(y, t):
                 continue
             py = _num(f.y(y, t))
             out.append(f'<line x1="{f.x0}" y1="{py}" x2="{f.x1}" y2="{py}" stroke="#e4e4e4"/>')
+            if last_y - f.y(y, t) < 14:
+                continue  # closer than a line of text to the previous label
+            last_y = f.y(y, t)
             out.append(f'<text x="{f.x0 - 5}" y="{py}" dy="0.35em" text-anchor="end" fill="#333">'
                        f'{escape(format_value(t, y.unit))}</text>')
         out.append(f'<text transform="translate(12 {_num((f.y0 + f.y1) / 2)}) rotate(-90)" '
