@@ -254,6 +254,9 @@ def _step_summary(report: Any) -> None:
               show_default=True,
               help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
                    "TERM=dumb turns it off). Files written with --output never hold colour.")
+@click.option("--history", "history_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Past JSON reports, one per line (oldest first): the HTML report adds each budget's "
+                   "headroom over commits.")
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
@@ -268,7 +271,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool) -> None:
+          allow_read: tuple[str, ...], no_simulate: bool, history_path: str | None = None) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity
     from budgetlint.run.check import InputError, run_check
@@ -292,6 +295,14 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         sys.exit(EXIT_USAGE)
     if quiet:
         report.drop_findings_below(Severity.WARNING)
+    if history_path:
+        from budgetlint.run.history import read_history
+
+        try:
+            report.history = read_history(history_path)
+        except InputError as exc:
+            click.echo(f"budgetlint: error: {printable(exc)}", err=True)
+            sys.exit(EXIT_USAGE)
     _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)

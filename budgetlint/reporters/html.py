@@ -143,6 +143,8 @@ def render(report: Report, *, color: bool = False) -> str:
             group.append(_finite(f.as_dict()))
     data = {"version": 1, "tool": {"name": TOOL_NAME, "version": __version__}, "summary": report.summary(),
             "findings": problems + infos, "budgets": light}
+    if getattr(report, "history", None):
+        data["history"] = report.history
     return render_dict(data, expand=lambda d: _finite(whole[id(d)].as_dict()) if id(d) in whole else d)
 
 
@@ -336,7 +338,7 @@ def _finding_table(findings: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- per budget
 
-def _card(b: dict, anchor: str, index: int) -> str:
+def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
     br = _budget_result(b)
     analysis = b.get("analysis") or {}
     out = [f'<section class="card budget" id="{anchor}" data-budget={quoteattr(str(b.get("name")))}>',
@@ -383,6 +385,8 @@ def _card(b: dict, anchor: str, index: int) -> str:
     load = b.get("load") if isinstance(b.get("load"), dict) else analysis.get("load")
     if isinstance(load, dict):
         out.append(_load(f"b{index}", b, load, analysis))
+    if history:
+        out.append(_history(f"b{index}", b, history))
     out.append("</section>")
     return "".join(out)
 
@@ -690,6 +694,45 @@ def _capacity_bars(cid: str, b: dict, load: dict) -> str:
     return _figure("Capacity", svg, _table(["", "Rate"], trows, numeric=[1]), chart_id)
 
 
+# --------------------------------------------------------------------------- over commits
+
+_HISTORY_SHAPES = ("circle", "square", "diamond", "triangle")
+_HISTORY_COLOURS = ("blue", "orange", "green", "purple", "vermillion", "sky", "black")
+
+
+def _history(cid: str, b: dict, history: list) -> str:
+    """Each promise's headroom over the past reports (``--history``) and this run."""
+    name = b.get("name")
+    now = {k[len("headroom_"):]: v for k, v in (b.get("analysis") or {}).items()
+           if isinstance(k, str) and k.startswith("headroom_") and _num(v) is not None}
+    past = [(e.get("label", ""), (e.get("budgets") or {}).get(name)) for e in history if isinstance(e, dict)]
+    labels = [str(label) for label, _ in past] + ["this run"]
+    runs = [(entry or {}).get("headroom", {}) for _, entry in past] + [now]
+    if not any(runs[:-1]):
+        return ""  # the budget is in no past report: nothing to draw against
+    promises = [p for p in dict.fromkeys(k for r in runs for k in r)]
+    series, values = [], []
+    for i, p in enumerate(promises):
+        pts = [(float(x + 1), float(r[p])) for x, r in enumerate(runs) if _num(r.get(p)) is not None]
+        values += [v for _, v in pts]
+        colour = PALETTE[_HISTORY_COLOURS[i % len(_HISTORY_COLOURS)]]
+        series.append(Series(f"{p} line", pts, "line", colour, dash=i % 2 == 1, legend=False))
+        series.append(Series(p, pts, "points", colour, shape=_HISTORY_SHAPES[i % len(_HISTORY_SHAPES)]))
+    x = Axis("report (oldest first; the last is this run)", "", 0.5, len(runs) + 0.5)
+    y = axis_for(values + [0.0], "headroom (0 % = the promise)", "%")
+    chart_id = f"{cid}-history"
+    svg = xy_chart(chart_id=chart_id, title=f"Headroom over commits: {name}",
+                   desc=(f"Headroom (promise / realistic estimate - 1) of each promise of {name} in "
+                         f"{len(runs) - 1} past reports and this run; below 0 the estimate is over the promise."),
+                   x=x, y=y, series=[s for s in series if not s.legend] + [s for s in series if s.legend],
+                   rules=[Rule("y", 0.0, "", PALETTE["black"], dash=False)])
+    header = ["#", "Report"] + [_e(p) for p in promises]
+    trows = [[str(i + 1), _e(label)] + [_fv(_num(r.get(p)), "%") for p in promises]
+             for i, (label, r) in enumerate(zip(labels, runs))]
+    return _figure("Headroom over commits", svg, _table(header, trows, numeric=list(range(2, 2 + len(promises)))),
+                   chart_id)
+
+
 # --------------------------------------------------------------------------- page
 
 def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str:
@@ -722,7 +765,7 @@ def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str
     if not ordered:
         out.append("<p>No budgets were checked.</p>")
     for i, b in enumerate(ordered[:MAX_CARDS]):
-        out.append(_card(expand(b) if expand else b, anchors[i], i + 1))
+        out.append(_card(expand(b) if expand else b, anchors[i], i + 1, data.get("history")))
     if len(ordered) > MAX_CARDS:
         out.append(f'<p class="note">{len(ordered) - MAX_CARDS} more budgets (those with the most headroom) '
                    "have no card here: they are in the summary table, and the JSON report has everything.</p>")

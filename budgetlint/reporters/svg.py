@@ -179,6 +179,7 @@ class Series:
     dash: bool = False
     shape: str = "circle"  # circle | square | diamond | triangle
     labels: list[str] = field(default_factory=list)  # one per point, drawn beside it
+    legend: bool = True  # False: not in the legend (a line whose points series names it)
 
 
 @dataclass
@@ -353,7 +354,7 @@ def xy_chart(*, chart_id: str, title: str, desc: str, x: Axis, y: Axis, series: 
     """Lines and points on ``x`` and ``y``; points outside the axes are left
     out (the data table beside the chart still lists them)."""
     items = [(s.name, s.colour, "line" if s.kind == "line" else "bar" if s.kind == "band" else s.shape, s.dash)
-             for s in series]
+             for s in series if s.legend]
     left, right = 90, 34
     rows = _legend_rows(items, 8, width)
     height += 16 * max(rows - 1, 0)

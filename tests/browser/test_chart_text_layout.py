@@ -59,8 +59,19 @@ LAYOUT_JS = """
 """
 
 
-def _page(*paths: str) -> str:
+def _page(*paths: str, history: int = 0) -> str:
     report = run_check([str(REPO / p) for p in paths])
+    if history:  # past reports: this run's headroom scaled, as a few commits that ate into it would leave it
+        past = report.as_dict()
+        report.history = []
+        for i in range(history):
+            for b in past["budgets"]:
+                b["analysis"] = {k: v * 1.1 if k.startswith("headroom_") and isinstance(v, float) else v
+                                 for k, v in b["analysis"].items()}
+            report.history.append({"label": f"commit {i}", "budgets": {
+                b["name"]: {"headroom": {k[9:]: v for k, v in b["analysis"].items() if k.startswith("headroom_")
+                                         and isinstance(v, float)}, "verdicts": b["verdicts"]}
+                for b in past["budgets"]}})
     return get_reporter("html")(report)
 
 
@@ -69,6 +80,7 @@ SOURCES = {
     "overpromised": ("tests/examples/overpromised.yaml",),
     "with-load": ("tests/browser/data",),
 }
+HISTORY = {"shipped-with-history": ("budgets",)}
 
 
 def _layout(browser, tmp_path: Path, name: str, page: str) -> list[dict]:
@@ -85,9 +97,10 @@ def _layout(browser, tmp_path: Path, name: str, page: str) -> list[dict]:
     return charts
 
 
-@pytest.mark.parametrize("name", list(SOURCES))
+@pytest.mark.parametrize("name", list(SOURCES) + list(HISTORY))
 def test_no_chart_text_is_clipped_or_overlaps(browser, tmp_path: Path, name: str) -> None:
-    charts = _layout(browser, tmp_path, name, _page(*SOURCES[name]))
+    page = _page(*SOURCES[name]) if name in SOURCES else _page(*HISTORY[name], history=5)
+    charts = _layout(browser, tmp_path, name, page)
     assert charts, "no chart on the page"
     assert all(c["texts"] >= 3 for c in charts), [c["id"] for c in charts if c["texts"] < 3]
     bad = [c for c in charts if c["clipped"] or c["overlapping"]]
@@ -95,6 +108,8 @@ def test_no_chart_text_is_clipped_or_overlaps(browser, tmp_path: Path, name: str
     if name == "with-load":  # the load charts are there, and were checked
         ids = {c["id"].split("-", 1)[-1] for c in charts}
         assert {"cdf-ttft", "cdf-e2e", "capacity-ttft"} <= ids, sorted(ids)
+    if name in HISTORY:
+        assert any(c["id"].endswith("-history") for c in charts)
 
 
 def test_the_check_finds_clipped_and_overlapping_text(browser, tmp_path: Path) -> None:
