@@ -7,6 +7,8 @@ it; 2 usage error or input that could not be read at all; 3 internal error
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import os
 import sys
 from typing import Any
@@ -596,7 +598,7 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
         err = result.document.get("error", {})
         summary = ", ".join(f"{m} median {v['median']:.1%} max {v['max']:.1%}" for m, v in err.items())
-        click.echo(f"calibrated from {len(result.document['runs'])} runs -> {output}"
+        click.echo(f"calibrated from {numbers.count(len(result.document['runs']), 'run')} -> {output}"
                    + (f" (leave-one-out error: {summary})" if summary else ""), err=True)
     else:
         click.echo(text, nl=False)

@@ -7,6 +7,8 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -202,7 +204,7 @@ class AssumedEfficiency:
                  f"{_pct(self.compute)} of compute"]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
-        where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
+        where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):

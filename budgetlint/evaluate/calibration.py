@@ -9,6 +9,8 @@ calibration, with its band. No file reading or writing here.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -135,7 +137,7 @@ class CalibrationEvaluation:
 
     def band_words(self, metric: str) -> str:
         b = self.bands.get(metric)
-        return f"+/- {b:.0%}" if b is not None else "(no band: fewer than 3 runs)"
+        return f"+/- {numbers.percent(b)}" if b is not None else "(no band: fewer than 3 runs)"
 
     def origin_words(self) -> str:
         c = self.calibration

@@ -24,6 +24,8 @@ the run's :class:`~budgetlint.evaluate.Environment`).
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -241,7 +243,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     simulated_replicas = out.simulated_replicas = out.replicas
     if out.replicas > MAX_SIMULATED_REPLICAS:  # round-robin: each replica gets its share
         simulated_replicas = out.simulated_replicas = 1
-        out.scheduler_from += (f"; one of the {out.replicas} replicas simulated at its share of the traffic "
+        out.scheduler_from += (f"; one of the {numbers.count(out.replicas, 'replica')} simulated at its share of the traffic "
                                f"(more than {MAX_SIMULATED_REPLICAS} are not simulated together)")
     # what the flat physics adds at the client edge, outside the engine
     if wl.measured_at == "client":
@@ -412,7 +414,7 @@ def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
         if cap.request_per_s > 0:
             msg += f"; holds up to {format_quantity(cap.request_per_s, 'request_rate')} per replica"
             if load.replicas_needed is not None:
-                msg += f"; {load.replicas_needed} replicas meet it"
+                msg += f"; {numbers.count(load.replicas_needed, 'replica')} {'meets' if load.replicas_needed == 1 else 'meet'} it"
         else:
             msg += "; no arrival rate holds it on this deployment"
     return msg

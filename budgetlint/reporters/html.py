@@ -28,12 +28,14 @@ headroom first); the summary table lists every budget.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
+from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_headroom_cell, format_quantity, promise_rows,
                                           worst_first)
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
@@ -246,7 +248,7 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
         rows.append([
             link, _e(b.get("owner") or "—"), _e(b.get("percentile") or "—"), _e(promise or "—"),
             f'<span data-key="{repr(h) if h is not None else "Infinity"}">'
-            f'{_e(format_value(h, "%")) if h is not None else "—"}</span>',
+            f'{_e(format_headroom_cell(h))}</span>',
             _badge(worst_verdict(b)), _e(f"{b.get('file')}:{b.get('line')}"),
         ])
     out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Where"],
@@ -291,7 +293,7 @@ def _headroom_chart(ordered: list[dict]) -> str:
                     x=axis, rows=rows, rules=[Rule("x", 0.0, "", PALETTE["black"], dash=False)],
                     legend=[(VERDICT_WORDS[v], VERDICT_COLOURS[v]) for v in VERDICT_ORDER])
     table = _table(["Budget", "Promise", "Headroom"],
-                   ([_e(b.get("name")), _e(p), _fv(h, "%")] for b, p, h in shown), numeric=[2])
+                   ([_e(b.get("name")), _e(p), _e(format_headroom_cell(h))] for b, p, h in shown), numeric=[2])
     more = len([b for b in ordered if smallest_headroom(b)[1] is not None]) - len(shown)
     tail = f'<p class="sub">{more} more budgets are in the table below.</p>' if more > 0 else ""
     return _figure("Headroom per budget", svg, table, "headroom") + tail
@@ -349,9 +351,9 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
     if isinstance(bound, dict):
         serving = f'{_e(analysis["model"])} on ' if isinstance(analysis.get("model"), str) else ""
         hardware = f' {_e(analysis["hardware"])}' if isinstance(analysis.get("hardware"), str) else ""
-        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} device(s) at '
+        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} {numbers.plural(bound.get("devices"), "device")} at '
                    f'{_e(bound.get("compute_precision_key"))}, '
-                   f'{_e(bound.get("concurrency"))} sequences, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
+                   f'{_e(bound.get("concurrency"))} {numbers.plural(bound.get("concurrency"), "sequence")}, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
                    f'{_e(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
                    + (_e(assumed_efficiency_words(analysis)) if assumed_efficiency_words(analysis) else
                       f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
@@ -364,7 +366,7 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
                      _e(format_quantity(analysis_value(br, "bound", p), p.unit)),
                      _e(format_quantity(analysis_value(br, "realistic", p), p.unit)),
                      _e(format_quantity(analysis_value(br, "measured", p), p.unit)),
-                     _fv(analysis_value(br, "headroom", p), "%"), _badge(p.verdict)])
+                     _e(format_headroom_cell(analysis_value(br, "headroom", p))), _badge(p.verdict)])
     out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict"],
                       rows, cls="bl-promises", numeric=[1, 2, 3, 4, 5]))
     cal_words = calibration_words(analysis, b.get("percentile"))

@@ -30,7 +30,8 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import analysis_value, fmt_fraction, fmt_headroom, fmt_value, promise_rows
+from budgetlint.reporters._common import analysis_value, promise_rows
+from budgetlint.text import numbers
 
 RULE = "BL505"
 #: a still-met headroom that shrinks by less than this share of itself is no regression
@@ -368,20 +369,20 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
         name = c["name"]
         for p in c["promises"]:
             if p["regression"]:
-                what = (f"{p['promise']} promise loosened: {fmt_value(p['key'], p['old'])} -> "
-                        f"{fmt_value(p['key'], p['new'])}" if p["change"] == "loosened"
-                        else f"{p['promise']} promise removed (was {fmt_value(p['key'], p['old'])})")
+                what = (f"{p['promise']} promise loosened: {numbers.quantity(p['old'], 's', absent='none')} -> "
+                        f"{numbers.quantity(p['new'], 's', absent='none')}" if p["change"] == "loosened"
+                        else f"{p['promise']} promise removed (was {numbers.quantity(p['old'], 's', absent='none')})")
                 out.append(Finding(RULE, severity, f"budget {name!r}: {what} (against {ref})", at(name, p["promise"]),
                                    budget=name, promise=p["promise"], fix="keep the promise, or review the change"))
         for h in c["headroom"]:
             if h["regression"]:
-                gone = f" (-{fmt_fraction(h['shrink'])} of it)" if h["shrink"] is not None else ""
+                gone = f" (-{numbers.percent(h['shrink'], absent='unbounded')} of it)" if h["shrink"] is not None else ""
                 twins = [f"segment {s[len('segment:'):]!r}" for s in h.get("same_as", [])]
                 also = f" (the same number as {' and '.join(twins)})" if twins else ""
                 still = "" if h.get("blocking", True) else "; still met"
                 out.append(Finding(RULE, severity if h.get("blocking", True) else Severity.WARNING,
-                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {fmt_headroom(h['old'])} "
-                                   f"-> {fmt_headroom(h['new'])}{gone}{still} (against {ref})",
+                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {numbers.headroom(h['old'], absent='unbounded')} "
+                                   f"-> {numbers.headroom(h['new'], absent='unbounded')}{gone}{still} (against {ref})",
                                    at(name, h["promise"]), budget=name,
                                    promise=h["promise"] if h["promise"] != "pace" else "tpot",
                                    fix="see `budgetlint explain` for what binds"))
