@@ -306,6 +306,13 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
     # cache held: worker processes each have their own, and the report must not say so)
     out.result, out.capacity, out.saturation_request_per_s, out.simulations = hit
+    if out.arrival_rate_per_s is None and out.result is not None and out.saturation_request_per_s:
+        # a closed loop's own completions are a rate the replica demonstrably sustains: the saturation
+        # (measured with every slot busy, where KV-cache preemption can cost more than the extra slots
+        # give) is at least that, so its utilisation is at most 1 (docs/load.md)
+        shown = out.result.throughput_request_per_s / out.simulated_replicas
+        if math.isfinite(shown) and shown > out.saturation_request_per_s:
+            out.saturation_request_per_s = shown
     if out.capacity is not None and out.arrival_rate_per_s is not None:
         out.replicas_needed = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
     bound = roof.bound

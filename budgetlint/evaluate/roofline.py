@@ -53,6 +53,7 @@ class PromiseVerdict:
     binding: str = ""  # bandwidth | compute | memory capacity | ...
     required_efficiency: float | None = None
     optimistic: list[str] = field(default_factory=list)  # assumptions it passes only because of
+    estimate_value: float | None = None  # the flat estimate, kept when a calibration replaces realistic_value
 
 
 @dataclass

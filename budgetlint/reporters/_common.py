@@ -64,6 +64,7 @@ def without_numbers(text: str) -> str:
 
 #: unit suffixes of the SI keys in ``BudgetResult.promises`` (longest first)
 _SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_request_per_s", "request/s"),
     ("_token_per_s", "token/s"),
     ("_tokens_per_s", "token/s"),
     ("_s_per_token", "s/token"),
@@ -147,6 +148,87 @@ def analysis_value(budget: BudgetResult, prefix: str, row: PromiseRow) -> float 
         if value is not None and math.isfinite(value):
             return value
     return None
+
+
+def judged(budget: BudgetResult, row: PromiseRow | str) -> dict:
+    """The judgement step's entry for a promise (``budgets[].judgement.<promise>``); {} when none."""
+    name = row if isinstance(row, str) else row.name
+    j = getattr(budget, "judgement", None) or {}
+    entry = j.get(name)
+    return entry if isinstance(entry, dict) else {}
+
+
+def judged_headroom(budget: BudgetResult, row: PromiseRow | str) -> float | None:
+    """The headroom every format prints: the judgement's, on its basis (docs/judgement.md);
+    the flat estimate's ``analysis.headroom_<promise>`` only where no judgement was made."""
+    j = judged(budget, row)
+    if j:
+        value = _number(j.get("headroom"))
+        return value if value is not None and math.isfinite(value) else None
+    if isinstance(row, str):
+        value = _number(budget.analysis.get(f"headroom_{row}"))
+        return value if value is not None and math.isfinite(value) else None
+    return analysis_value(budget, "headroom", row)
+
+
+def estimate_value(budget: BudgetResult, row: PromiseRow) -> float | None:
+    """The Estimate column: the prediction the judgement decided on or weighed, best first
+    (simulated, calibrated, flat estimate), so that the Headroom beside it is ``promise / it - 1``
+    whenever a prediction decided; the analysis's flat estimate where no judgement was made."""
+    j = judged(budget, row)
+    if j.get("basis") in ("simulated", "calibrated", "estimate"):
+        return _number(j.get("value"))
+    considered = j.get("considered") or {}
+    for basis in ("simulated", "calibrated", "estimate"):
+        if basis in considered:
+            return _number(considered[basis])
+    return analysis_value(budget, "realistic", row)
+
+
+def measured_value(budget: BudgetResult, row: PromiseRow) -> float | None:
+    """The Measured column: the linked run's value (a throughput: the judgement's measured value)."""
+    value = analysis_value(budget, "measured", row)
+    if value is not None:
+        return value
+    j = judged(budget, row)
+    if j.get("basis") == "measured":
+        return _number(j.get("value"))
+    return _number((j.get("considered") or {}).get("measured"))
+
+
+def judged_words(budget: BudgetResult, row: PromiseRow | str) -> str:
+    """``met (simulated)``: the judged verdict with its basis; the verdict alone without a judgement."""
+    j = judged(budget, row)
+    if not j:
+        name = row if isinstance(row, str) else row.name
+        return budget.verdicts.get(name, "") if isinstance(budget.verdicts.get(name), str) else ""
+    return f"{j.get('verdict')} ({j.get('basis')})"
+
+
+def smallest_judged_headroom(budget: BudgetResult) -> tuple[str | None, float | None]:
+    """The promise with the smallest judged headroom (:func:`judged_headroom`) and that headroom."""
+    if not getattr(budget, "judgement", None):
+        return smallest_headroom(budget.analysis)
+    best: tuple[str | None, float | None] = (None, None)
+    for name in budget.judgement:
+        v = judged_headroom(budget, name)
+        if v is not None and (best[1] is None or v < best[1]):
+            best = (name, v)
+    return best
+
+
+def status_counts(report: Report) -> dict[str, int]:
+    """``{"fail": n, "warn": n, "pass": n}``: budgets by ``status`` (their worst finding after policy)."""
+    out = {"fail": 0, "warn": 0, "pass": 0}
+    for b in report.sorted_budgets():
+        out[b.status or "pass"] = out.get(b.status or "pass", 0) + 1
+    return out
+
+
+def status_line(report: Report) -> str:
+    """``Budgets: 1 failing, 0 with warnings, 2 passing``."""
+    c = status_counts(report)
+    return f"Budgets: {c['fail']} failing, {c['warn']} with warnings, {c['pass']} passing"
 
 
 def smallest_headroom(analysis: dict) -> tuple[str | None, float | None]:

@@ -22,6 +22,8 @@ Not an output format of its own (it is not in ``REPORTERS``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters._common import (
@@ -58,7 +60,8 @@ def _budget(b: dict) -> BudgetResult:
     return BudgetResult(name=str(b.get("name", "")), file=str(b.get("file", "")), line=int(b.get("line") or 0),
                         owner=b.get("owner"), percentile=b.get("percentile"),
                         promises=dict(b.get("promises") or {}), analysis=dict(b.get("analysis") or {}),
-                        verdicts=dict(b.get("verdicts") or {}))
+                        verdicts=dict(b.get("verdicts") or {}), judgement=dict(b.get("judgement") or {}),
+                        status=b.get("status"))
 
 
 def _finding(f: dict) -> Finding:
@@ -88,10 +91,14 @@ def change_rows(diff: dict | None) -> list[tuple[str, str]]:
             promise = v["promise"]
             if v.get("promised") is not None:
                 promise += f" {format_quantity(v['promised'], v.get('unit', ''))}"
+            def value(x: Any, basis: Any) -> str:
+                shown = format_quantity(x, v.get("unit", ""))
+                return f"{shown} ({basis})" if basis and shown != "—" else shown
+
             rows.append((v.get("verdict_new") or "unknown", _row([
                 text(c["name"]), cell(promise),
-                cell(format_quantity(v.get("old"), v.get("unit", ""))),
-                cell(format_quantity(v.get("new"), v.get("unit", ""))),
+                cell(value(v.get("old"), v.get("basis_old"))),
+                cell(value(v.get("new"), v.get("basis_new"))),
                 cell(_headroom(v.get("headroom_old"), v.get("headroom_new"))),
                 cell(_transition(v.get("verdict_old"), v.get("verdict_new"))),
             ])))
@@ -129,7 +136,8 @@ def render_comment(data: dict, marker: str) -> str:
     changed_names = {c["name"] for c in (diff or {}).get("changed", []) if c.get("values")}
     if changed:
         lines += [f"### Changed against the base ({plural(len(changed), 'promise')})", "",
-                  "The judged value (the estimate at the realistic efficiency) before and after this change.", "",
+                  "The judged value (on its basis: measured, simulated, calibrated or the estimate; "
+                "docs/judgement.md) before and after this change.", "",
                   _row(CHANGE_HEADER), _row(["---"] * len(CHANGE_HEADER))]
         lines += [row for _, row in changed]
         lines.append("")

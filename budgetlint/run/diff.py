@@ -30,7 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import analysis_value, promise_rows
+from budgetlint.reporters._common import analysis_value, judged, judged_headroom, promise_rows
 from budgetlint.text import numbers
 
 RULE = "BL505"
@@ -46,7 +46,7 @@ PROMISE_KEYS: dict[str, tuple[str, bool]] = {
     "tpot_s": ("tpot", True),
     "e2e_s": ("e2e", True),
 }
-VERDICT_RANK = {"met": 0, "at-risk": 1, "cannot-be-met": 2}
+VERDICT_RANK = {"met": 0, "not-shown": 1, "at-risk": 2, "cannot-be-met": 3}
 CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 
 
@@ -240,6 +240,16 @@ def _where(b: BudgetResult) -> dict:
     return {"name": b.name, "file": b.file, "line": b.line}
 
 
+def _judged_headroom(row: Any, key: str) -> float | None:
+    """The headroom BL505 compares: the judgement's, on its basis (docs/judgement.md); the
+    analysis's flat-estimate headroom only for a promise without a judgement."""
+    name = key[len("headroom_"):]
+    j = (getattr(row, "judgement", None) or {}).get(name)
+    if isinstance(j, dict):
+        return _finite(j.get("headroom"))
+    return _finite(row.analysis.get(key))
+
+
 def _one_entry_per_number(headroom: list[dict]) -> list[dict]:
     """A segment whose headroom is the same number as a promise's (the decode segment's
     pace and the budget's pace) is one change, not two: it is folded into the promise's
@@ -272,9 +282,10 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float, threshol
         promises.append({"promise": name, "key": key, "old": x, "new": y, "change": change,
                          "regression": change in ("loosened", "removed")})
     headroom = []
-    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")})
+    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")}
+                  | {f"headroom_{p}" for p in (*a.judgement, *b.judgement)})
     for key in keys:
-        x, y = _finite(a.analysis.get(key)), _finite(b.analysis.get(key))
+        x, y = _judged_headroom(a, key), _judged_headroom(b, key)
         if x is None or y is None or not (y < x):
             continue
         shrink = headroom_shrink(x, y)
@@ -309,7 +320,13 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float, threshol
 
 
 def judged_value(budget: BudgetResult, row: Any) -> float | None:
-    """The number a promise is judged on: the realistic estimate (``realistic_<key>``)."""
+    """The number a promise is judged on: the judgement's value (``budgets[].judgement``, on
+    its basis: measured, simulated, calibrated or the estimate); without a judgement, the
+    realistic estimate (``realistic_<key>``)."""
+    j = judged(budget, row)
+    value = j.get("value") if j else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
     return analysis_value(budget, "realistic", row)
 
 
@@ -333,8 +350,9 @@ def judged_changes(a: BudgetResult, b: BudgetResult) -> list[dict]:
             continue
         out.append({"promise": row.name, "unit": row.unit, "promised": row.value, "old": old, "new": new,
                     "verdict_old": old_row.verdict, "verdict_new": row.verdict,
-                    "headroom_old": analysis_value(a, "headroom", old_row),
-                    "headroom_new": analysis_value(b, "headroom", row)})
+                    "basis_old": judged(a, old_row).get("basis"), "basis_new": judged(b, row).get("basis"),
+                    "headroom_old": judged_headroom(a, old_row),
+                    "headroom_new": judged_headroom(b, row)})
     return out
 
 

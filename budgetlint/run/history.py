@@ -50,6 +50,12 @@ def _entry(data: Any, lineno: int) -> dict | None:
         headroom = {k[len("headroom_"):]: float(v) for k, v in analysis.items()
                     if isinstance(k, str) and k.startswith("headroom_") and isinstance(v, (int, float))
                     and not isinstance(v, bool) and math.isfinite(v)}
+        # the judged headroom (budgets[].judgement, what every output shows) wins where there is one
+        judgement = b.get("judgement") if isinstance(b.get("judgement"), dict) else {}
+        for promise, j in judgement.items():
+            v = j.get("headroom") if isinstance(j, dict) else None
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                headroom[str(promise)] = float(v)
         verdicts = {k: v for k, v in (b.get("verdicts") or {}).items() if isinstance(v, str)} \
             if isinstance(b.get("verdicts"), dict) else {}
         budgets[b["name"]] = {"headroom": headroom, "verdicts": verdicts}

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
     ("budgetlint.bench",),  # benchmark readers -> Measurement
     ("budgetlint.evaluate",),  # each budget evaluated once
+    ("budgetlint.judge",),  # one verdict per promise, on one basis
     ("budgetlint.rules",),  # pure functions of (budget, evaluation)
     ("budgetlint.reporters",),  # render a Report
     ("budgetlint.options",),  # flags over config file over defaults

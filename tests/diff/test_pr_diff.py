@@ -298,3 +298,20 @@ def test_default_threshold_ignores_a_small_still_met_shrink_and_flags_a_worse_ve
                    threshold=DEFAULT_REGRESSION_THRESHOLD, threshold_set=False)
     (h,) = [h for h in past["changed"][0]["headroom"] if h["promise"] == "memory"]
     assert h["regression"] and not h["blocking"]
+
+
+def test_the_diff_keeps_the_judged_value_before_and_after() -> None:
+    """The PR comment's before/after is the judgement's value on its basis (a measurement
+    here), not the flat estimate beside it."""
+    def one(measured: float, estimate: float, verdict: str) -> Report:
+        b = _result("a", promises={"ttft_s": 0.4}, verdicts={"ttft": verdict},
+                    analysis={"realistic_ttft_s": estimate, "headroom_ttft": 0.4 / estimate - 1})
+        b.judgement = {"ttft": {"verdict": verdict, "basis": "measured", "value": measured,
+                                "headroom": 0.4 / measured - 1}}
+        return Report(budgets=[b])
+
+    diff = compare(one(0.30, 0.2, "met"), one(0.45, 0.2, "cannot-be-met"))
+    (v,) = diff["changed"][0]["values"]
+    assert (v["old"], v["new"], v["basis_old"], v["basis_new"]) == (0.30, 0.45, "measured", "measured")
+    assert v["headroom_old"] == 0.4 / 0.30 - 1 and v["headroom_new"] == 0.4 / 0.45 - 1
+    assert (v["verdict_old"], v["verdict_new"]) == ("met", "cannot-be-met")
