@@ -23,7 +23,7 @@ OUT = REPO / "docs" / "format.md"
 
 #: (file, heading, what it is) in the order of the reference
 DOCUMENTS = (
-    ("budgets.schema.json", "kind: budgets", "latency budgets: promises, workload, deployment, segments"),
+    ("budgets.schema.json#/$defs/document", "kind: budgets", "latency budgets: promises, workload, deployment, segments"),
     ("hardware.schema.json", "kind: hardware", "accelerators (user entries beside the built-in catalog)"),
     ("models.schema.json", "kind: models", "model architectures (user entries beside the built-in catalog)"),
     ("teams.schema.json", "kind: teams", "the teams registry (owner handles)"),
@@ -173,12 +173,14 @@ def render(folder: Path = SCHEMAS) -> str:
     out += [f"- [{heading}](#{heading.replace(':', '').replace(' ', '-').lower()}): {what}"
             for _, heading, what in DOCUMENTS]
     out.append("")
-    for file, heading, what in DOCUMENTS:
+    for where, heading, what in DOCUMENTS:
+        file, _, pointer = where.partition("#")  # a file, or a document definition inside one
         doc = schemas.docs.get(file)
         if doc is None:
             continue
+        root = schemas.resolve({"$ref": f"{file}#{pointer}"}, file)[0] if pointer else doc
         w = Writer(schemas)
-        w.walk(doc, file, "", True)
+        w.walk(root, file, "", True)
         out += [f"## {heading}", "", f"{what}. Schema: `schemas/{file}`"
                 + (f" ({doc['title']})." if doc.get("title") else "."), "",
                 "| key | type | required | what it is |", "|---|---|---|---|"]

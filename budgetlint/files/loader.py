@@ -93,12 +93,24 @@ def _finding(code: str, message: str, file: str, line: int = 1, column: int = 1,
     return Finding(code, severity, message, Location(file, line, column), fix=fix)
 
 
+#: Texts read instead of files, by absolute path: ``check -`` puts standard input here under its
+#: ``--stdin-filename``, ``--diff`` the fixed texts it checks again without writing them. Empty
+#: otherwise (one dict lookup per file read). Only the one-process run reads it (the CLI sets jobs 1).
+OVERLAY: dict[str, str] = {}
+
+
 def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
     """Read a file as UTF-8 text, refusing what is too big, binary, not UTF-8 or not a file.
 
     A pipe or device named ``*.yaml`` (a FIFO would block forever, ``/dev/zero``
     never ends) is refused before anything is read; see :func:`fs.read_regular`.
     """
+    if OVERLAY:
+        import os
+
+        given = OVERLAY.get(os.path.abspath(path))
+        if given is not None:
+            return given, []
     try:
         raw = fs.read_regular(path, MAX_FILE_BYTES)
     except fs.NotRegular as exc:

@@ -63,7 +63,7 @@ OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the u
 
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory, describe_memory_tail
-    from budgetlint.rules._verdicts import lever_text
+    from budgetlint.rules._verdicts import lever_edit, lever_text
 
     v = ev.verdicts.get("memory")
     if v is None or v.verdict == "unknown":
@@ -89,4 +89,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                     f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
                     "deployment.memory_usable_fraction, only if the device runs nothing else)")
     yield Finding(CODE, severity, message, b.loc("deployment"), budget=b.name,
-                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")
+                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context",
+                  data=lever_edit(ev, "memory"))

@@ -65,8 +65,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         j = (getattr(ev, "judgement", None) or {}).get(promise)
         if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
             continue
-        fix = None
+        fix, data = None, {}
         if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+            from budgetlint.rules._fixes import edit
+
             fix = f"deployment.replicas: {load.replicas_needed}"
+            data = edit(b, [(("deployment", "replicas"), load.replicas_needed)], safe=False, title=fix)
         yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, promise=promise, fix=fix)
+                      budget=b.name, promise=promise, fix=fix, data=data)

@@ -59,9 +59,12 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     msg = (f"budget {b.name!r}: throughput {format_quantity(want, unit)} promised; "
            f"{numbers.count(load.replicas, 'replica')} {'sustains' if load.replicas == 1 else 'sustain'} {format_quantity(got, unit)}{held} "
            f"({format_quantity(per, 'request_rate')} each)")
-    fix = None
+    fix, data = None, {}
     if per > 0 and got > 0:
+        from budgetlint.rules._fixes import edit
+
         need = math.ceil(load.replicas * want / got - 1e-9)
         msg += f"; {numbers.count(need, 'replica')} would"
         fix = f"deployment.replicas: {need}"
-    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix)
+        data = edit(b, [(("deployment", "replicas"), need)], safe=False, title=fix)
+    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix, data=data)

@@ -57,6 +57,10 @@ def _leave_one_out(observations: list, fit: Any, jobs: Optional[int]) -> list:
         return core.leave_one_out(observations, fit, mapper=pool.map)
 
 
+#: called with each long stage's words, then None when done (the CLI's progress line on a terminal)
+PROGRESS: Any = None
+
+
 def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, replicas: int = 1,
               weight_precision: str = "bf16", kv_precision: Optional[str] = None,
               engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
@@ -72,8 +76,8 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     from budgetlint.run.check import _load_builtin_catalog
 
     catalog = _load_builtin_catalog(Sink())
-    md = catalog.models.get(model.lower())
-    hd = catalog.hardware.get(hardware.lower())
+    md = catalog.find(model, catalog.models)[0]  # names as budgets write them (h100-sxm5, ...-Instruct)
+    hd = catalog.find(hardware, catalog.hardware)[0]
     for name, entry, table in (("--model", md, catalog.models), ("--hardware", hd, catalog.hardware)):
         if entry is None:
             value = model if name == "--model" else hardware
@@ -112,8 +116,14 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     if not observations:
         raise CalibrateError("no usable run in the benchmark files"
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
+    if PROGRESS is not None:
+        PROGRESS(f"fitting {len(observations)} runs")
     fit = core.fit(observations)
+    if PROGRESS is not None and loo:
+        PROGRESS(f"leave-one-out: {len(observations)} refits")
     held_out = _leave_one_out(observations, fit, jobs) if loo else []
+    if PROGRESS is not None:
+        PROGRESS(None)
     runs = []
     for i, (obs, ref) in enumerate(zip(observations, refs)):
         row: dict[str, Any] = {"file": ref.file, "run": ref.label, "engine": ref.engine,

@@ -98,6 +98,10 @@ def evaluate_run(paths: list[str], options: Options | None = None, *, keep: bool
     return _run(paths, found, options, keep, read_all_first=True)
 
 
+#: called as ``PROGRESS(files_done, files_total)`` after each file's share of the report is in (the
+#: CLI's progress line on a terminal, cli_check.Progress); None: nothing is called
+PROGRESS: Any = None
+
 # a document that may define hardware, models or teams; a miss is caught (_LateDefinition)
 _DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
 
@@ -186,9 +190,14 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         config = Config()
     may_spill = not (options.base_ref or keep)  # the diff and explain need every budget at hand
 
+    done = 0
+
     def merge(file_findings: list[Finding], budgets: int, checked: _FileChecked | None,
               kept: list[Budget]) -> None:
-        nonlocal total
+        nonlocal total, done
+        if PROGRESS is not None:
+            done += 1
+            PROGRESS(done, len(found.files))
         if not budgets or checked is None:
             report.findings.extend(policy_findings(file_findings, config) if report.spilled else file_findings)
             return

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.reporters",),  # render a Report
     ("budgetlint.options",),  # flags over config file over defaults
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
-    ("budgetlint.cli", "budgetlint.__main__"),
+    ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27)
 ]
 
 
