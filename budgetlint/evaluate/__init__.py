@@ -56,6 +56,7 @@ class Environment:
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
+    work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
 
 
 @dataclass(frozen=True)

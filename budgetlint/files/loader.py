@@ -9,6 +9,8 @@ enforced here and documented in ``docs/limits.md``.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -397,6 +399,15 @@ class _Converter:
                     "BL011", f"integer with {len(str(abs(value)))} digits is out of range; budgetlint reads "
                     f"integers up to {MAX_INT:,} (2**63 - 1); the value is read as text",
                     self.file, mark.line + 1, mark.column + 1))
+                return node.value
+            if isinstance(value, float) and not math.isfinite(value):
+                # NaN passes every `minimum` (a comparison with NaN is false) and switches the
+                # physics off; infinity is no measure of anything: refused wherever they stand
+                mark = node.start_mark
+                what = "NaN (not a number)" if value != value else "an infinite number"
+                self.findings.append(_finding(
+                    "BL003", f"expected a finite number; found {text!r}, {what}; the value is read as text",
+                    self.file, mark.line + 1, mark.column + 1, fix="write the number itself"))
                 return node.value
             return value
         except yaml.constructor.ConstructorError as exc:

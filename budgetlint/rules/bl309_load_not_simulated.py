@@ -2,9 +2,12 @@
 
 ## What it checks
 Budgets that declare traffic (docs/load.md) whose simulation could not run:
-no deployment physics (BL306 says why), weights that leave no KV cache, or
+no deployment physics (BL306 says why), weights that leave no KV cache, a
+card without `memory`, an arrival rate below 1e-6 request/s per replica,
 inputs that would take too long to simulate (an iteration budget of a few
-tokens against long prompts, say). Turning the simulation off on purpose
+tokens against long prompts, say), or a run whose work budget for the
+simulation (2,500,000 scheduler events over every budget, docs/limits.md)
+was spent before this budget. Turning the simulation off on purpose
 (`--no-simulate`, `simulate = false`) is not reported; the JSON report says
 `load: {simulated: false}` either way. Budgets with input errors are not
 reported here: fix those first.

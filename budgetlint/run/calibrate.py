@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from budgetlint.files import fs
 from budgetlint.evaluate.calibration import load_calibration  # noqa: F401 (the command's API)
 from budgetlint.files.calibration_file import Calibration  # noqa: F401 (the command's API)
 
@@ -37,6 +38,13 @@ def bench_paths(paths: list[str]) -> list[Path]:
             out.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl", ".txt")))
         elif p.is_file():
             out.append(p)
+        elif fs.exists(p):  # a FIFO, a device, a socket: there, but not a file to read (issue 24)
+            import os
+
+            from budgetlint.files.fs import file_kind
+
+            raise CalibrateError(f"{raw}: {file_kind(os.stat(p).st_mode)}, not a regular file; "
+                                 "name a benchmark result file or a folder of them")
         else:
             raise CalibrateError(f"{raw}: no such file or directory")
     return out
@@ -195,9 +203,16 @@ def _round(v: float) -> float:
 
 
 def _version_key(v: str) -> tuple:
+    """Orders versions part by part, numbers as numbers: compared as digit strings by length
+    then text, never ``int()`` (a 5,000-digit part passed Python's limit on integer digits:
+    issue 24), so the cost stays linear in the version's length."""
     parts = []
     for p in v.lstrip("v").replace("-", ".").split("."):
-        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+        if p.isascii() and p.isdigit():
+            digits = p.lstrip("0") or "0"
+            parts.append((0, len(digits), digits, ""))
+        else:
+            parts.append((1, 0, "", p))
     return tuple(parts)
 
 

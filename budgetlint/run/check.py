@@ -169,6 +169,10 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days())
+    if options.simulate:
+        from budgetlint.evaluate.workbudget import WorkBudget
+
+        env.work = WorkBudget()  # made before any worker forks: they share its counter
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
