@@ -7,8 +7,6 @@ it; 2 usage error or input that could not be read at all; 3 internal error
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import os
 import sys
 from typing import Any
@@ -17,6 +15,7 @@ import click
 
 from budgetlint import __version__
 from budgetlint.findings import printable
+from budgetlint.text import numbers
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -270,7 +269,8 @@ def _step_summary(report: Any) -> None:
 @click.option("--fail-on-regression", is_flag=True, default=False,
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
-              help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+              help="Share of a promise's still-met headroom that may shrink before it is a regression "
+                   "(default 0.25; 0: any shrink). A worse verdict always is one.")
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
@@ -283,6 +283,9 @@ def _step_summary(report: Any) -> None:
               show_default=True,
               help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
                    "TERM=dumb turns it off). Files written with --output never hold colour.")
+@click.option("--history", "history_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Past JSON reports, one per line (oldest first): the HTML report adds each budget's "
+                   "headroom over commits.")
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
@@ -299,7 +302,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool, **conventions: Any) -> None:
+          allow_read: tuple[str, ...], no_simulate: bool, history_path: str | None = None,
+          **conventions: Any) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/).
 
     '-' reads one file from standard input (name it with --stdin-filename)."""
@@ -349,6 +353,14 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             check_module.PROGRESS = None
     if quiet:
         report.drop_findings_below(Severity.WARNING)
+    if history_path:
+        from budgetlint.run.history import read_history
+
+        try:
+            report.history = read_history(history_path)
+        except InputError as exc:
+            click.echo(f"budgetlint: error: {printable(exc)}", err=True)
+            sys.exit(EXIT_USAGE)
     if conv.statistics:
         click.echo(_conventions.statistics(report), nl=False)
     elif not conv.diff:

@@ -28,8 +28,6 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import datetime as dt
 import math
 import re
@@ -41,6 +39,7 @@ from budgetlint.files import fs
 from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:  # the readers load when a budget has evidence (a run without any skips ~5 ms of imports)
     from budgetlint.bench import Measurement, Problem
@@ -230,15 +229,6 @@ def _glob(base: Path, pattern: str, limit: int | None = None, roots: list[str] |
         return Globbed(found.files, capped=found.capped, cut=found.limit)
     p = Path(full)
     return Globbed([p] if fs.exists(p) else [])
-
-
-def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
-    """The files ``pattern`` matches in walk order (names sorted, folder by folder), at most
-    ``limit``, and whether more matched (a bounded walk: budgetlint.files.globwalk)."""
-    from budgetlint.files import globwalk
-
-    found = globwalk.walk(pattern, max_files=limit)
-    return found.files, found.capped
 
 
 # --------------------------------------------------------------------------- matching
@@ -871,12 +861,12 @@ def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | 
     if promise == "tpot":
         if pace:
             return (None if not seconds else 1.0 / seconds), "token/s"
-        return seconds, "s/token"
+        return seconds, "s"  # a TPOT reads as a time ("50 ms"), as in every report
     return seconds, "s"
 
 
 def fmt_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
-    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms/token`` (a TPOT), ``400 ms``."""
+    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms`` (a TPOT), ``400 ms``."""
     value, unit = _shown_as(promise, seconds, pace)
     return numbers.quantity(value, unit, figures=figures)
 

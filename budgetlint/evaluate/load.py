@@ -24,13 +24,12 @@ the run's :class:`~budgetlint.evaluate.Environment`).
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 #: requests per simulation (the first tenth is warm-up) and per capacity step
 REQUESTS = 2000
@@ -161,7 +160,17 @@ class LoadEvaluation:
                 if key.startswith(("ttft_s.", "e2e_s.")):
                     iv["low"] += self.edge_extra_s
                     iv["high"] += self.edge_extra_s
+            for metric in ("ttft_s", "e2e_s"):
+                for row in out.get("cdf", {}).get(metric, ()):
+                    for k in ("value", "low", "high"):
+                        row[k] += self.edge_extra_s
         cap = self.capacity
+        if cap is not None and cap.points:
+            # the capacity search's simulations: each promise at the budget's percentile per rate
+            extra = {"ttft_s": self.edge_extra_s, "e2e_s": self.edge_extra_s}
+            out["curve"] = [{"request_per_s": rate, **{key.split(".")[0]: v + extra.get(key.split(".")[0], 0.0)
+                                                       for key, v in values.items()}}
+                            for rate, values in cap.points]
         out.update({
             "utilisation": utilisation(self),
             "percentile": f"p{self.percentile:g}",

@@ -41,6 +41,7 @@ from budgetlint.model.types import Budget
 from budgetlint.evaluate import share
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
+from budgetlint.text import numbers
 
 
 

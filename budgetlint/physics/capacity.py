@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from .load_stats import SimulationResult, PercentilePromise, summarise
+from .load_stats import SimulationResult, PercentilePromise, percentile_label, summarise
 from .serving_sim import Scheduler, Traffic, run
 from .step_cost import StepCost
 
@@ -48,6 +48,8 @@ class Capacity:
     simulations: int
     #: the promise that broke first at ``failing_request_per_s`` (its key), if any
     binding: Optional[str]
+    #: each rate the search simulated and what it predicted there: (rate, {promise key: seconds})
+    points: tuple[tuple[float, dict[str, float]], ...] = ()
 
 
 def simulate(cost: StepCost, traffic: Traffic, scheduler: Scheduler,
@@ -98,18 +100,20 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
         return Capacity(0.0, mu, 0.0, sims, None)
     lo, hi = 0.0, mu
     binding: Optional[str] = None
+    points: list[tuple[float, dict[str, float]]] = []
     while sims < max_simulations and (hi - lo) > rel_tol * mu:
         mid = (lo + hi) / 2.0
         res = simulate(cost, traffic.at_rate(mid), one, promises, requests=requests, seed=seed,
                        allowance=allowance)
         sims += 1
+        points.append((mid, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
         broke = _broken(res, promises)
         if broke is None:
             lo = mid
         else:
             hi = mid
             binding = broke
-    return Capacity(lo, mu, hi, sims, binding)
+    return Capacity(lo, mu, hi, sims, binding, tuple(sorted(points, key=lambda pt: pt[0])))
 
 
 def replicas_needed(service_rate_per_s: float, capacity_per_replica: float) -> Optional[int]:

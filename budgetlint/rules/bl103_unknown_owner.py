@@ -25,10 +25,15 @@ Use a handle from the registry, or add the team to `teams.yaml`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.suggest import near_handle
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL103"
 NAME = "unknown-owner"
@@ -36,7 +41,7 @@ SUMMARY = "An owner is not a known team handle."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.teams:
         return
     suggest = getattr(ctx, "suggest_owner", None)  # the run's, bounded (budgetlint.model.suggest)

@@ -57,13 +57,17 @@ Shrink an allowance, or loosen the promise in review with the product owner.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.rules._fixes import at_least, edit, time_text
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_quantity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL201"
 NAME = "segments-exceed-promise"
@@ -115,7 +119,7 @@ def _flush_fix(b, slack: float) -> str:
             f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_t(slack)}); ")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     p = b.promise
     edge = edge_terms(b)
     if not b.segments and not edge:

@@ -30,13 +30,17 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_percent as _pct, format_quantity
 from budgetlint.rules._fixes import at_least, at_most, edit, time_text
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"
@@ -49,7 +53,7 @@ def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     a = ev.analysis
     if "e2e_arithmetic_total_s" not in a:
         return

@@ -46,9 +46,14 @@ more devices; the message lists those that fit.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL302"
 NAME = "does-not-fit-in-memory"
@@ -61,7 +66,7 @@ OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the u
                                       "start)"}
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory, describe_memory_tail
     from budgetlint.rules._verdicts import lever_edit, lever_text
 

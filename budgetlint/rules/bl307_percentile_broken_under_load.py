@@ -40,9 +40,14 @@ not yours.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL307"
 NAME = "percentile-broken-under-load"
@@ -50,7 +55,7 @@ SUMMARY = "A percentile promise the declared traffic breaks."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     load = ev.load
     if load is None or load.skipped is not None or load.result is None:
         return

@@ -27,12 +27,16 @@ lever that shortens each step.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL308"
 NAME = "throughput-not-sustained"
@@ -40,7 +44,7 @@ SUMMARY = "A throughput promise the deployment cannot sustain with its latency p
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.model.units import format_quantity
 
     load = ev.load

@@ -31,9 +31,14 @@ leaves memory for the KV cache, or the missing deployment facts.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL309"
 NAME = "load-not-simulated"
@@ -43,7 +48,7 @@ SEVERITY = Severity.WARNING
 _QUIET = ("the load simulation is turned off", "no physics for this budget: the budget has input errors")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     load = ev.load
     if load is None or load.skipped is None or load.skipped.startswith(_QUIET):
         return

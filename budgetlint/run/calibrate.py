@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from budgetlint.files import fs
-from budgetlint.files.calibration_file import Calibration, load_calibration  # noqa: F401 (the command's API)
+from budgetlint.evaluate.calibration import load_calibration  # noqa: F401 (the command's API)
+from budgetlint.files.calibration_file import Calibration  # noqa: F401 (the command's API)
 
 
 class CalibrateError(Exception):
@@ -74,13 +75,11 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
               engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
               today: Optional[_dt.date] = None, jobs: Optional[int] = None) -> CalibrateResult:
     from budgetlint.bench import read_benchmark
-    from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
+    from budgetlint.evaluate.adapter import Skip, catalog_deployment
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
     from budgetlint.evaluate.load import engine_defaults
     from budgetlint.model.build import Sink
     from budgetlint.physics import calibration as core
-    from budgetlint.physics import precision
-    from budgetlint.physics.shapes import Deployment
     from budgetlint.run.check import _load_builtin_catalog
 
     catalog = _load_builtin_catalog(Sink())
@@ -94,9 +93,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
                                  + (f"; did you mean {hint!r}?" if hint else "")
                                  + " (`budgetlint catalog models` / `catalog hardware` list them)")
     try:
-        dep = Deployment(model=model_shape(md), accelerator=accelerator(hd), devices=devices,
-                         weight_bytes_per_param=precision.bytes_per_element(weight_precision),
-                         kv_bytes_per_elem=precision.bytes_per_element(kv_precision or "bf16"))
+        dep = catalog_deployment(md, hd, devices, weight_precision, kv_precision or "bf16")
     except (Skip, ValueError, KeyError) as exc:
         raise CalibrateError(f"cannot model {model} on {hardware}: {exc}") from None
     scheduler = engine_defaults(hd.memory_bytes, hd.name)

@@ -248,7 +248,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     # 3. the run
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
                           unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)),
-                          paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner)
+                          paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner,
+                          first_path_is_file=bool(paths) and fs.is_file(Path(paths[0])))
     tail: list[Finding] = []
     for rule in run_rules:
         for f in rule.check_run(run_ctx):

@@ -176,7 +176,11 @@ def test_point4_the_glob_order_does_not_depend_on_the_listing_order(tmp_path: Pa
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import os
 
-    from budgetlint.evaluate.evidence import sorted_glob
+    from budgetlint.files import globwalk
+
+    def sorted_glob(pattern: str, limit: int) -> tuple[list, bool]:
+        found = globwalk.walk(pattern, max_files=limit)
+        return found.files, found.capped
 
     for name in ("b/2.json", "a/9.json", "a/10.json", "c.json", ".hidden/x.json"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
