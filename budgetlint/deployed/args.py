@@ -344,10 +344,12 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
             dep.set(flag.field, Setting(value, dep.file, tok.line, tok.column, shown), override=override)
             i += consumed
             continue
+        vtok = tok  # where the value is written (problems point at it)
         if eq:
             raw, shown, consumed = inline, text, 1
         elif i + 1 < n:
             raw, shown, consumed = args[i + 1].text, f"{text} {args[i + 1].text}", 2
+            vtok = args[i + 1]
         else:
             problems.append(Problem(dep.file, tok.line, tok.column, f"{name}: expected a value after it, found none"))
             i += 1
@@ -361,7 +363,7 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
             value = flag.conv(val)
         except (ValueError, OverflowError):
             kind = {_int: "an integer", _float: "a number"}.get(flag.conv, "a value")
-            problems.append(Problem(dep.file, tok.line, tok.column, f"{name}: expected {kind}, found {val!r}"))
+            problems.append(Problem(dep.file, vtok.line, vtok.column, f"{name}: expected {kind}, found {val!r}"))
             i += consumed
             continue
         dep.set(flag.field, Setting(value, dep.file, tok.line, tok.column, shown), override=override)

@@ -85,7 +85,7 @@ def read_text(text: str, display: str, out: ReadResult | None = None, *, base: P
         out.problems.append(Problem(display, line, 1, "expected text, found a NUL byte (a binary file)"))
         return out
     lines = text.splitlines()
-    docs = _yaml_documents(text, display)
+    docs, yaml_errors = _yaml_documents(text, display)
     if docs:
         ctx = manifests.Ctx(display, lines, out)
         for doc in docs:
@@ -104,6 +104,8 @@ def read_text(text: str, display: str, out: ReadResult | None = None, *, base: P
         r = command_line.read(text, display)
         out.deployed.extend(r.deployed)
         out.problems.extend(r.problems)
+    if not out.deployed and yaml_errors:  # not a script either: the YAML's own error, where it is
+        out.problems.extend(yaml_errors)
     if depth == 0 and base is not None:
         for dep in out.deployed:
             _follow_config(dep, base, out)
@@ -120,14 +122,15 @@ def _safe_detect(reader: Reader, doc: Any) -> bool:
         return False
 
 
-def _yaml_documents(text: str, display: str) -> list[Any]:
-    """The YAML documents of ``text`` that are mappings; [] when it is not YAML (a script, a Dockerfile)."""
+def _yaml_documents(text: str, display: str) -> tuple[list[Any], list[Problem]]:
+    """The YAML documents of ``text`` that are mappings, and the loader's errors (a script is no YAML)."""
     from budgetlint.files.loader import load_text
 
     res = load_text(text, display)
-    if res.findings and not res.documents:
-        return []
-    return [d for d in res.documents if isinstance(d.data, dict)]
+    errors = [Problem(f.location.file if f.location else display, f.location.line if f.location else 1,
+                      f.location.column if f.location else 1, f"not readable as YAML: {f.message}")
+              for f in res.findings]
+    return [d for d in res.documents if isinstance(d.data, dict)], errors
 
 
 def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
