@@ -57,6 +57,7 @@ class Environment:
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
+    deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         budget, lengths = resolve_lengths(budget, env.bench)
     deployed = None
     if budget.deployment is not None and (budget.deployment.config or budget.deployment.engine
-                                          or budget.deployment.engine_version):
+                                          or budget.deployment.engine_version or env.deployed_discovery):
         from budgetlint.evaluate.deployed import resolve_deployed
 
         budget, deployed = resolve_deployed(budget, env)

@@ -137,6 +137,8 @@ def resolve_deployed(b: Budget, env: Any) -> tuple[Budget, DeployedEvaluation]:
             out.files.append(shown)
             out.configs.extend(res.deployed)
             out.problems.extend((p, where) for p in res.problems)
+    if not dep.config and getattr(env, "deployed_discovery", ()):
+        _discover(b, env, out, cache)
     primary = next((c for c in out.configs if c.role in ("", "decode")), out.configs[0] if out.configs else None)
     out.primary = primary
     new = dep
@@ -172,6 +174,35 @@ def resolve_deployed(b: Budget, env: Any) -> tuple[Budget, DeployedEvaluation]:
         new = replace(dep, provenance=prov, **changes)
         b = replace(b, deployment=new)
     return b, out
+
+
+#: at most this many files are read by the config's `deployed-config` globs
+MAX_DISCOVERED = 500
+
+
+def _discover(b: Budget, env: Any, out: DeployedEvaluation, cache: dict) -> None:
+    """The config's `deployed-config` globs: the configurations that serve this budget's model.
+
+    The globs are walked once per run; a budget with its own `deployment.config` is not matched."""
+    from budgetlint.evaluate.evidence import _glob
+    from budgetlint.files.discovery import display_path
+
+    key = ("__discovered__",) + tuple(env.deployed_discovery[1])
+    if key not in cache:
+        base, globs = env.deployed_discovery
+        found: list = []
+        for pattern in globs:
+            g = _glob(Path(base), pattern, roots=getattr(env.bench, "roots", None))
+            for path in g.files[:MAX_DISCOVERED - len(found)]:
+                res = _read(path, display_path(path), cache)
+                found.append((display_path(path), res))
+        cache[key] = found
+    for shown, res in cache[key]:
+        mine = [c for c in res.deployed if c.settings.get("model") is not None
+                and _model_matches(b.deployment.model, str(c.settings["model"].value))]
+        if mine:
+            out.files.append(shown)
+            out.configs.extend(mine)
 
 
 def _norm_model(name: str) -> str:

@@ -164,7 +164,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
-                      calibration_max_age_days=options.calibration_max_age_days())
+                      calibration_max_age_days=options.calibration_max_age_days(),
+                      deployed_discovery=options.deployed_discovery())
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]

@@ -148,3 +148,20 @@ def test_a_value_the_budget_leaves_out_is_taken_from_the_deployment(tmp_path: Pa
     dep = ev.budget.deployment
     assert (dep.devices, dep.kv_precision, dep.engine) == (2, "fp8", "vllm")
     assert "deploy/values.yaml:10" in dep.provenance["devices"]
+
+
+def test_repository_wide_discovery_matches_configurations_by_model(tmp_path: Path) -> None:
+    """`deployed-config` globs in the config file: a configuration serving another model is not this budget's."""
+    d = tmp_path / "deploy"
+    d.mkdir()
+    (d / "a.sh").write_text("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 2\n")
+    (d / "b.sh").write_text("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 8\n")
+    (tmp_path / "budgetlint.toml").write_text('deployed-config = ["deploy/*.sh"]\n')
+    _write(tmp_path, "devices: 4\n")
+    from click.testing import CliRunner
+
+    from budgetlint.cli import main
+
+    res = CliRunner().invoke(main, ["check", "b.yaml", "--no-codeowners", "--format", "json"])
+    msgs = [f["message"] for f in json.loads(res.output)["findings"] if f["rule"] == "BL701"]
+    assert len(msgs) == 1 and "tensor-parallel 2" in msgs[0] and "deploy/a.sh:1" in msgs[0]
