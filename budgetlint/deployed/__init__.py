@@ -9,7 +9,7 @@ values, a KServe ``LLMInferenceService`` or an NVIDIA Dynamo
 :mod:`budgetlint.deployed.detect`) turns one file into :class:`Deployed`
 records of canonical :data:`FIELDS`, each value a :class:`Setting` that knows
 its file, line, column and the text it came from. Bad or hostile files give
-:class:`Problem` records (file:line:column, expected, found), never a traceback.
+:class:`ConfigProblem` records (file:line:column, expected, found), never a traceback.
 Pure: files in, records out; evaluation (``budgetlint.evaluate.deployed``)
 compares them with the budget.
 """
@@ -61,7 +61,7 @@ class Setting:
 
 
 @dataclass(frozen=True)
-class Problem:
+class ConfigProblem:
     """Something a reader could not read: where, what was expected, what was found."""
 
     file: str
@@ -100,7 +100,7 @@ class Deployed:
 @dataclass
 class ReadResult:
     deployed: list[Deployed] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
 
 
 def read_deployed(path: Any, display: str, *, max_bytes: int | None = None) -> ReadResult:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from budgetlint.deployed import Deployed, Problem, Setting
+from budgetlint.deployed import Deployed, ConfigProblem, Setting
 
 #: at most this many tokens are read from one file (a hostile file cannot make us slow)
 MAX_TOKENS = 200_000
@@ -292,7 +292,7 @@ def _value(raw: str) -> tuple[str | None, bool]:
     return raw, False
 
 
-def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Problem], *,
+def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[ConfigProblem], *,
                positional_model: bool = False, override: bool = True) -> None:
     """Read ``args`` (one engine's flags) into ``dep``'s settings."""
     flags = FLAGS.get(engine, {})
@@ -336,7 +336,7 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
                 try:
                     b = _bool(raw)
                 except ValueError:
-                    problems.append(Problem(dep.file, tok.line, tok.column,
+                    problems.append(ConfigProblem(dep.file, tok.line, tok.column,
                                             f"{name}: expected true or false, found {raw!r}"))
                     i += consumed
                     continue
@@ -351,7 +351,7 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
             raw, shown, consumed = args[i + 1].text, f"{text} {args[i + 1].text}", 2
             vtok = args[i + 1]
         else:
-            problems.append(Problem(dep.file, tok.line, tok.column, f"{name}: expected a value after it, found none"))
+            problems.append(ConfigProblem(dep.file, tok.line, tok.column, f"{name}: expected a value after it, found none"))
             i += 1
             continue
         val, unresolved = _value(raw)
@@ -363,7 +363,7 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
             value = flag.conv(val)
         except (ValueError, OverflowError):
             kind = {_int: "an integer", _float: "a number"}.get(flag.conv, "a value")
-            problems.append(Problem(dep.file, vtok.line, vtok.column, f"{name}: expected {kind}, found {val!r}"))
+            problems.append(ConfigProblem(dep.file, vtok.line, vtok.column, f"{name}: expected {kind}, found {val!r}"))
             i += consumed
             continue
         dep.set(flag.field, Setting(value, dep.file, tok.line, tok.column, shown), override=override)
@@ -371,7 +371,7 @@ def apply_args(dep: Deployed, engine: str, args: list[Token], problems: list[Pro
     normalise(dep, problems)
 
 
-def normalise(dep: Deployed, problems: list[Problem]) -> None:
+def normalise(dep: Deployed, problems: list[ConfigProblem]) -> None:
     """Engine-specific raw fields -> canonical ones; values outside their range are problems."""
     s = dep.settings
     if "expert_parallel_size" in s:
@@ -389,7 +389,7 @@ def normalise(dep: Deployed, problems: list[Problem]) -> None:
         try:
             spec = json.loads(c.value) if isinstance(c.value, str) else c.value
         except ValueError as exc:
-            problems.append(Problem(c.file, c.line, c.column, f"--speculative-config: expected JSON, found "
+            problems.append(ConfigProblem(c.file, c.line, c.column, f"--speculative-config: expected JSON, found "
                                     f"{str(c.value)[:60]!r} ({exc.args[0] if exc.args else exc})"))
             spec = None
         if isinstance(spec, dict):
@@ -403,12 +403,12 @@ def normalise(dep: Deployed, problems: list[Problem]) -> None:
                 "max_num_batched_tokens", "num_speculative_tokens", "block_size"):
         v = s.get(key)
         if v is not None and (not isinstance(v.value, int) or isinstance(v.value, bool) or v.value < 1):
-            problems.append(Problem(v.file, v.line, v.column, f"{v.text or key}: expected a whole number >= 1, "
+            problems.append(ConfigProblem(v.file, v.line, v.column, f"{v.text or key}: expected a whole number >= 1, "
                                     f"found {v.value!r}"))
             s.pop(key)
     g = s.get("gpu_memory_utilization")
     if g is not None and not (isinstance(g.value, (int, float)) and 0 < g.value <= 1):
-        problems.append(Problem(g.file, g.line, g.column, f"{g.text}: expected a fraction in (0, 1], found {g.value!r}"))
+        problems.append(ConfigProblem(g.file, g.line, g.column, f"{g.text}: expected a fraction in (0, 1], found {g.value!r}"))
         s.pop("gpu_memory_utilization")
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from budgetlint.deployed import Deployed, Problem, ReadResult, Setting
+from budgetlint.deployed import Deployed, ConfigProblem, ReadResult, Setting
 from budgetlint.deployed.args import Token, apply_args, find_invocations, shell_tokens
 from budgetlint.deployed.images import engine_of_image
 
@@ -38,7 +38,7 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
     return line, col
 
 
-def _exec_form(text: str, start: int, problems: list[Problem], display: str) -> tuple[list[Token], int]:
+def _exec_form(text: str, start: int, problems: list[ConfigProblem], display: str) -> tuple[list[Token], int]:
     """The JSON array of an exec-form instruction starting at ``start`` (its ``[``), as tokens."""
     end = start
     depth = 0
@@ -57,7 +57,7 @@ def _exec_form(text: str, start: int, problems: list[Problem], display: str) -> 
             m = _JSON_STRING.match(text, i)
             if m is None:
                 line, col = _line_col(text, i)
-                problems.append(Problem(display, line, col, "expected a JSON string, found an unterminated one"))
+                problems.append(ConfigProblem(display, line, col, "expected a JSON string, found an unterminated one"))
                 return tokens, len(text)
             try:
                 value = json.loads(m.group(0))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from budgetlint.deployed import Deployed, Problem, ReadResult, Setting
+from budgetlint.deployed import Deployed, ConfigProblem, ReadResult, Setting
 from budgetlint.deployed import command_line, manifests
 
 #: deployed-configuration files larger than this are refused unread (a values file is kilobytes)
@@ -20,7 +20,7 @@ MAX_CONFIG_BYTES = 2 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Reader:
+class ConfigReader:
     """One deployed-configuration format: its name, how to recognise it, how to read it."""
 
     name: str
@@ -31,19 +31,19 @@ class Reader:
 
 
 #: Every reader, in detection order (the first whose ``detect`` says yes reads the document).
-READERS: tuple[Reader, ...] = (
-    Reader("kserve", "yaml", manifests.detect_kserve, manifests.read_kserve,
+READERS: tuple[ConfigReader, ...] = (
+    ConfigReader("kserve", "yaml", manifests.detect_kserve, manifests.read_kserve,
            "KServe LLMInferenceService (serving.kserve.io)"),
-    Reader("dynamo", "yaml", manifests.detect_dynamo, manifests.read_dynamo,
+    ConfigReader("dynamo", "yaml", manifests.detect_dynamo, manifests.read_dynamo,
            "NVIDIA Dynamo DynamoGraphDeployment (nvidia.com)"),
-    Reader("llm-d", "yaml", manifests.detect_llmd, manifests.read_llmd, "llm-d modelservice Helm values"),
-    Reader("kubernetes", "yaml", manifests.detect_kubernetes, manifests.read_kubernetes,
+    ConfigReader("llm-d", "yaml", manifests.detect_llmd, manifests.read_llmd, "llm-d modelservice Helm values"),
+    ConfigReader("kubernetes", "yaml", manifests.detect_kubernetes, manifests.read_kubernetes,
            "Kubernetes workload (Deployment, StatefulSet, Pod, LeaderWorkerSet): container command/args"),
-    Reader("compose", "yaml", manifests.detect_compose, manifests.read_compose,
+    ConfigReader("compose", "yaml", manifests.detect_compose, manifests.read_compose,
            "Docker compose file: a service's entrypoint/command"),
-    Reader("vllm-config", "yaml", manifests.detect_vllm_config, lambda ctx, doc: ctx.out.deployed.append(
+    ConfigReader("vllm-config", "yaml", manifests.detect_vllm_config, lambda ctx, doc: ctx.out.deployed.append(
         manifests.read_vllm_config(ctx, doc)), "vLLM --config YAML"),
-    Reader("command-line", "text", command_line.detect, command_line.read,
+    ConfigReader("command-line", "text", command_line.detect, command_line.read,
            "a shell script or Dockerfile launching vllm serve, sglang.launch_server, dynamo.vllm, trtllm-serve"),
 )
 NAMES = tuple(r.name for r in READERS)
@@ -58,20 +58,20 @@ def read_file(path: Any, display: str, *, max_bytes: int | None = None) -> ReadR
     try:
         raw = fs.read_regular(path, limit)
     except fs.TooLarge as exc:
-        out.problems.append(Problem(display, 1, 1, f"expected a deployed configuration under {limit:,} bytes, "
+        out.problems.append(ConfigProblem(display, 1, 1, f"expected a deployed configuration under {limit:,} bytes, "
                                     f"found {exc.size:,} bytes: not read"))
         return out
     except fs.NotRegular as exc:
-        out.problems.append(Problem(display, 1, 1, f"expected a regular file, found {exc}"))
+        out.problems.append(ConfigProblem(display, 1, 1, f"expected a regular file, found {exc}"))
         return out
     except OSError as exc:
-        out.problems.append(Problem(display, 1, 1, f"cannot read the file: {exc.strerror or exc}"))
+        out.problems.append(ConfigProblem(display, 1, 1, f"cannot read the file: {exc.strerror or exc}"))
         return out
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        out.problems.append(Problem(display, line, 1, f"expected UTF-8 text, found byte 0x{raw[exc.start]:02x}"))
+        out.problems.append(ConfigProblem(display, line, 1, f"expected UTF-8 text, found byte 0x{raw[exc.start]:02x}"))
         return out
     read_text(text, display, out, base=path.parent)
     return out
@@ -82,12 +82,12 @@ def read_text(text: str, display: str, out: ReadResult | None = None, *, base: P
     out = out or ReadResult()
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
-        out.problems.append(Problem(display, line, 1, "expected text, found a NUL byte (a binary file)"))
+        out.problems.append(ConfigProblem(display, line, 1, "expected text, found a NUL byte (a binary file)"))
         return out
     lines = text.splitlines()
     docs, yaml_errors = _yaml_documents(text, display)
     if docs:
-        ctx = manifests.Ctx(display, lines, out)
+        ctx = manifests.ManifestCtx(display, lines, out)
         for doc in docs:
             reader = next((r for r in READERS if r.kind == "yaml" and _safe_detect(r, doc)), None)
             if reader is None:
@@ -97,7 +97,7 @@ def read_text(text: str, display: str, out: ReadResult | None = None, *, base: P
                 reader.read(ctx, doc)
             except (RecursionError, MemoryError):  # bounded input should never get here; say so, never a traceback
                 loc = doc.loc(())
-                out.problems.append(Problem(display, loc.line, loc.column, f"{reader.name}: too deeply nested to read"))
+                out.problems.append(ConfigProblem(display, loc.line, loc.column, f"{reader.name}: too deeply nested to read"))
             for d in out.deployed[before:]:
                 d.format = d.format or reader.name
     if not out.deployed and command_line.detect(text):
@@ -110,24 +110,24 @@ def read_text(text: str, display: str, out: ReadResult | None = None, *, base: P
         for dep in out.deployed:
             _follow_config(dep, base, out)
     if not out.deployed and not any(p.severity == "error" for p in out.problems):
-        out.problems.append(Problem(display, 1, 1, "expected a deployed configuration (" + ", ".join(
+        out.problems.append(ConfigProblem(display, 1, 1, "expected a deployed configuration (" + ", ".join(
             r.name for r in READERS) + "), found none: no engine launch, no serving manifest"))
     return out
 
 
-def _safe_detect(reader: Reader, doc: Any) -> bool:
+def _safe_detect(reader: ConfigReader, doc: Any) -> bool:
     try:
         return bool(reader.detect(doc))
     except (AttributeError, TypeError, KeyError):
         return False
 
 
-def _yaml_documents(text: str, display: str) -> tuple[list[Any], list[Problem]]:
+def _yaml_documents(text: str, display: str) -> tuple[list[Any], list[ConfigProblem]]:
     """The YAML documents of ``text`` that are mappings, and the loader's errors (a script is no YAML)."""
     from budgetlint.files.loader import load_text
 
     res = load_text(text, display)
-    errors = [Problem(f.location.file if f.location else display, f.location.line if f.location else 1,
+    errors = [ConfigProblem(f.location.file if f.location else display, f.location.line if f.location else 1,
                       f.location.column if f.location else 1, f"not readable as YAML: {f.message}")
               for f in res.findings]
     return [d for d in res.documents if isinstance(d.data, dict)], errors
@@ -154,12 +154,12 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
     try:
         text = target.read_text(encoding="utf-8")[:MAX_CONFIG_BYTES]
     except (OSError, UnicodeDecodeError) as exc:
-        out.problems.append(Problem(cfg.file, cfg.line, cfg.column, f"{cfg.text}: cannot read it ({exc})"))
+        out.problems.append(ConfigProblem(cfg.file, cfg.line, cfg.column, f"{cfg.text}: cannot read it ({exc})"))
         return
     res = load_text(text, display)
     for doc in res.documents:
         if isinstance(doc.data, dict):
-            ctx = manifests.Ctx(display, text.splitlines(), out)
+            ctx = manifests.ManifestCtx(display, text.splitlines(), out)
             manifests.read_vllm_config(ctx, doc, into=dep)
     for f in res.findings:
-        out.problems.append(Problem(f.location.file, f.location.line, f.location.column, f.message))
+        out.problems.append(ConfigProblem(f.location.file, f.location.line, f.location.column, f.message))

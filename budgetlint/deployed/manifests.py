@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.deployed import Deployed, Problem, ReadResult, Setting
+from budgetlint.deployed import Deployed, ConfigProblem, ReadResult, Setting
 from budgetlint.deployed.args import Token, apply_args, find_invocations, normalise, shell_tokens, tokens_from_items
 from budgetlint.deployed.images import engine_of_image
 from budgetlint.files.loader import Document
@@ -22,14 +22,14 @@ _WORKLOADS = ("Deployment", "StatefulSet", "Pod", "LeaderWorkerSet", "DaemonSet"
 _MAX_DEPTH = 12
 
 
-class Ctx:
+class ManifestCtx:
     def __init__(self, display: str, lines: list[str], out: ReadResult) -> None:
         self.display = display
         self.lines = lines
         self.out = out
 
     @property
-    def problems(self) -> list[Problem]:
+    def problems(self) -> list[ConfigProblem]:
         return self.out.problems
 
     def setting(self, doc: Document, path: tuple, value: Any, text: str) -> Setting:
@@ -58,7 +58,7 @@ def _relocate(tokens: list[Token], lines: list[str], start_line: int) -> list[To
     return out
 
 
-def _items(ctx: Ctx, doc: Document, path: tuple) -> list[Token]:
+def _items(ctx: ManifestCtx, doc: Document, path: tuple) -> list[Token]:
     """A command/args value (a list of words, or one string) as tokens with positions."""
     value = doc.get(path)
     if value is None:
@@ -77,12 +77,12 @@ def _items(ctx: Ctx, doc: Document, path: tuple) -> list[Token]:
         return _relocate(multi, ctx.lines, doc.loc(path).line) if any(" " in str(v) for v in value
                                                                         if isinstance(v, str)) else multi
     loc = doc.loc(path)
-    ctx.problems.append(Problem(ctx.display, loc.line, loc.column,
+    ctx.problems.append(ConfigProblem(ctx.display, loc.line, loc.column,
                                 f"expected a list of arguments or a string, found {type(value).__name__}"))
     return []
 
 
-def _env_args(ctx: Ctx, doc: Document, path: tuple) -> list[Token]:
+def _env_args(ctx: ManifestCtx, doc: Document, path: tuple) -> list[Token]:
     """``env: [{name: VLLM_ADDITIONAL_ARGS, value: "--max-num-seqs 64"}]`` (KServe, llm-d) as tokens."""
     env = doc.get(path)
     out: list[Token] = []
@@ -96,7 +96,7 @@ def _env_args(ctx: Ctx, doc: Document, path: tuple) -> list[Token]:
     return out
 
 
-def container(ctx: Ctx, doc: Document, path: tuple, fmt: str, role: str, *, default_engine: str | None = None,
+def container(ctx: ManifestCtx, doc: Document, path: tuple, fmt: str, role: str, *, default_engine: str | None = None,
               command_key: str = "command", args_key: str = "args") -> Deployed | None:
     """One container (Kubernetes, compose service, Dynamo mainContainer) as a Deployed, if it launches an engine."""
     c = doc.get(path)
@@ -135,7 +135,7 @@ def detect_kubernetes(doc: Document) -> bool:
     return isinstance(d, dict) and isinstance(d.get("apiVersion"), str) and d.get("kind") in _WORKLOADS
 
 
-def read_kubernetes(ctx: Ctx, doc: Document) -> None:
+def read_kubernetes(ctx: ManifestCtx, doc: Document) -> None:
     d = doc.data
     replicas_path = ("spec", "replicas")
     name = doc.get(("metadata", "name")) or d.get("kind")
@@ -178,7 +178,7 @@ def detect_compose(doc: Document) -> bool:
                                        for v in s.values())
 
 
-def read_compose(ctx: Ctx, doc: Document) -> None:
+def read_compose(ctx: ManifestCtx, doc: Document) -> None:
     for name, svc in doc.data["services"].items():
         if not isinstance(svc, dict):
             continue
@@ -202,7 +202,7 @@ def detect_llmd(doc: Document) -> bool:
     return "modelArtifacts" in d or any(isinstance(r, dict) and "containers" in r for r in roles)
 
 
-def _parallelism(ctx: Ctx, doc: Document, dep: Deployed, path: tuple) -> None:
+def _parallelism(ctx: ManifestCtx, doc: Document, dep: Deployed, path: tuple) -> None:
     par = doc.get(path)
     if not isinstance(par, dict):
         return
@@ -217,7 +217,7 @@ def _parallelism(ctx: Ctx, doc: Document, dep: Deployed, path: tuple) -> None:
                 override=False)
 
 
-def read_llmd(ctx: Ctx, doc: Document) -> None:
+def read_llmd(ctx: ManifestCtx, doc: Document) -> None:
     d = doc.data
     model = None
     for key in ("name", "uri"):
@@ -259,11 +259,11 @@ def detect_kserve(doc: Document) -> bool:
     return isinstance(d, dict) and d.get("kind") == "LLMInferenceService"
 
 
-def read_kserve(ctx: Ctx, doc: Document) -> None:
+def read_kserve(ctx: ManifestCtx, doc: Document) -> None:
     spec = doc.get(("spec",))
     if not isinstance(spec, dict):
         loc = doc.loc(())
-        ctx.problems.append(Problem(ctx.display, loc.line, loc.column, "LLMInferenceService: expected a `spec` mapping"))
+        ctx.problems.append(ConfigProblem(ctx.display, loc.line, loc.column, "LLMInferenceService: expected a `spec` mapping"))
         return
     model = None
     for key in ("name", "uri"):
@@ -305,7 +305,7 @@ def read_kserve(ctx: Ctx, doc: Document) -> None:
             except (TypeError, ValueError):
                 kv = None
                 loc = doc.loc(("spec", "speculator", "config", "num_speculative_tokens"))
-                ctx.problems.append(Problem(ctx.display, loc.line, loc.column,
+                ctx.problems.append(ConfigProblem(ctx.display, loc.line, loc.column,
                                             f"num_speculative_tokens: expected an integer, found {k!r}"))
             if kv is not None:
                 dep.set("num_speculative_tokens", ctx.setting(
@@ -322,11 +322,11 @@ def detect_dynamo(doc: Document) -> bool:
     return isinstance(d, dict) and d.get("kind") == "DynamoGraphDeployment"
 
 
-def read_dynamo(ctx: Ctx, doc: Document) -> None:
+def read_dynamo(ctx: ManifestCtx, doc: Document) -> None:
     services = doc.get(("spec", "services"))
     if not isinstance(services, dict):
         loc = doc.loc(("spec",))
-        ctx.problems.append(Problem(ctx.display, loc.line, loc.column,
+        ctx.problems.append(ConfigProblem(ctx.display, loc.line, loc.column,
                                     "DynamoGraphDeployment: expected `spec.services`, a mapping of services"))
         return
     for name, svc in services.items():
@@ -362,7 +362,7 @@ def detect_vllm_config(doc: Document) -> bool:
     return bool(known - {"model", "dtype", "trust_remote_code", "served_model_name"}) and len(known) * 2 >= len(keys)
 
 
-def read_vllm_config(ctx: Ctx, doc: Document, into: Deployed | None = None) -> Deployed:
+def read_vllm_config(ctx: ManifestCtx, doc: Document, into: Deployed | None = None) -> Deployed:
     """A vLLM ``--config`` file; with ``into``, its values fill what the command line left out."""
     start = doc.loc(())
     dep = into or Deployed("vllm-config", ctx.display, start.line,

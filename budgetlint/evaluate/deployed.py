@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from budgetlint.deployed import Deployed, Problem, Setting
+from budgetlint.deployed import Deployed, ConfigProblem, Setting
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
 
@@ -56,7 +56,7 @@ class DeployedEvaluation:
     files: list[str] = field(default_factory=list)
     configs: list[Deployed] = field(default_factory=list)
     primary: Deployed | None = None
-    problems: list[tuple[Problem, Location | None]] = field(default_factory=list)  # (problem, the config entry)
+    problems: list[tuple[ConfigProblem, Location | None]] = field(default_factory=list)  # (problem, the config entry)
     unmatched: list[tuple[str, Location]] = field(default_factory=list)  # entries that name no file
     contradictions: list[Contradiction] = field(default_factory=list)
     used: dict[str, str] = field(default_factory=dict)  # field -> provenance of a deployed value used
