@@ -20,6 +20,8 @@ from budgetlint.files.loader import Document
 _WORKLOADS = ("Deployment", "StatefulSet", "Pod", "LeaderWorkerSet", "DaemonSet", "ReplicaSet", "Job")
 #: how deep a manifest is searched for `containers:` lists
 _MAX_DEPTH = 12
+#: words of one command string placed on their own lines (more keep the string's start: bounded time)
+MAX_RELOCATED = 2000
 
 
 class ManifestCtx:
@@ -41,6 +43,8 @@ def _relocate(tokens: list[Token], lines: list[str], start_line: int) -> list[To
     """Place each token of a (folded) scalar on the line of the raw text that holds it."""
     out: list[Token] = []
     cursor = max(1, start_line)
+    if len(tokens) > MAX_RELOCATED:  # a hostile wall of words: keep the scalar's own positions (bounded time)
+        return [t for t in tokens if not t.end]
     for t in tokens:
         if t.end:
             continue

@@ -371,6 +371,8 @@ def _engine_defaults(b: Budget, out: DeployedEvaluation, changes: dict, prov: di
 
     chosen = release_for(engine, version)
     if chosen is None:
+        if engine:
+            out.release_note = f"no defaults table for engine {engine!r}: budgetlint's own assumptions apply"
         return
     rel = chosen.release
     from budgetlint.deployed.defaults import _NAMES

@@ -254,6 +254,8 @@ def deployed_lines(evaluation: Any) -> list[str]:
                    + (f"   [{printable(de.engine_from)}]" if de.engine_from else ""))
     if de.release:
         out.append(f"    defaults of {de.release}" + (f": {printable(de.release_note)}" if de.release_note else ""))
+    elif de.release_note:
+        out.append(f"    {printable(de.release_note)}")
     for key, why in de.used.items():
         out.append(f"    {key}: {printable(why)}")
     for key, why in de.defaults.items():

@@ -84,3 +84,19 @@ def test_a_fifo_is_not_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "serve.sh")
     code, found, _ = _check(tmp_path, "serve.sh", None)
     assert code != 0 and "regular file" in found[0]["message"]
+
+
+def test_words_of_a_long_command_string_are_not_searched_for_one_by_one(tmp_path: Path, monkeypatch) -> None:
+    """A folded `args: >` string: each word is placed on its own line by searching the raw lines, unless the
+    string holds more than MAX_RELOCATED words (a hostile wall of words), which keep the string's start."""
+    from budgetlint.deployed import manifests, read_deployed
+
+    (tmp_path / "k.yaml").write_text("apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n"
+                                     "      containers:\n        - image: vllm/vllm-openai:v0.11.0\n"
+                                     "          args: >\n            --tensor-parallel-size 2\n"
+                                     "            --max-num-seqs 8\n")
+    (d,) = read_deployed(tmp_path / "k.yaml", "k.yaml").deployed
+    assert (d.get("max_num_seqs"), d.settings["max_num_seqs"].line) == (8, 10)
+    monkeypatch.setattr(manifests, "MAX_RELOCATED", 3)
+    (d,) = read_deployed(tmp_path / "k.yaml", "k.yaml").deployed
+    assert (d.get("max_num_seqs"), d.settings["max_num_seqs"].line) == (8, 8)
