@@ -7,6 +7,8 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,6 +138,7 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
             compute_precision=compute_p,
             spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
             draft=draft_shape, draft_lookahead=dep.lookahead,
+            **dep.effects,
         )
         workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
                             concurrency=wl.concurrency, cached_prompt_tokens=wl.cached_prompt_tokens)
@@ -202,7 +205,7 @@ class AssumedEfficiency:
                  f"{_pct(self.compute)} of compute"]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
-        where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
+        where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
@@ -217,8 +220,7 @@ class AssumedEfficiency:
             elif figure == "compute":
                 words.append("compute: the class default")
             else:
-                words.append("collective overhead: the 10% assumed on a given bandwidth"
-                             if self.source("bandwidth") != "default" else "collective overhead: the class default")
+                words.append("collective overhead: the class default")
         return f"{where}: {', '.join(parts)} ({'; '.join(words)})"
 
     def basis(self, figure: str) -> str:
@@ -262,11 +264,12 @@ def _pct(x: float) -> str:
 
 
 def _default_overhead(cls: Any, bandwidth_source: str) -> float:
-    """The class's collective overhead on its own bandwidth figure; on a declared or configured
-    bandwidth (a kernel figure, no all-reduce in it) the 10 % budgetlint has always charged."""
-    from budgetlint.physics.default_efficiency import GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
-
-    return cls.collective_overhead if bandwidth_source == "default" else GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+    """The class's collective overhead: one default whether or not a bandwidth is set (issue 23:
+    setting ``--efficiency-bandwidth`` to the class's own figure changed a p95 TTFT from 330 ms
+    to 427 ms by switching on a 10 % overhead). A different overhead is its own setting:
+    ``collective_overhead`` (deployment key), ``collective-overhead`` (config),
+    ``--collective-overhead`` (flag)."""
+    return cls.collective_overhead
 
 
 def is_moe(m: ModelDef) -> bool:
@@ -276,7 +279,11 @@ def is_moe(m: ModelDef) -> bool:
 
 
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
-    """The deployment's realistic efficiencies: declared, else the run's, else its class default."""
+    """The deployment's realistic efficiencies: declared, else the run's, else its class default.
+
+    A run's figure equal to the class's own is the class default, said as such: setting
+    ``--efficiency-bandwidth`` to the value a report shows as assumed reproduces that report
+    byte for byte (issue 23)."""
     from budgetlint.physics.default_efficiency import class_default
 
     dep = b.deployment
@@ -289,7 +296,7 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             ("collective_overhead", dep.collective_overhead, getattr(options, "collective_overhead", None))):
         if declared is not None:
             values[figure], src = declared, "deployment"
-        elif run is not None:
+        elif run is not None and not (figure != "collective_overhead" and run == getattr(cls, figure)):
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"
@@ -322,7 +329,10 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
         reserve = getattr(options, "memory_reserve_bytes", None)
         if reserve is None:
             reserve = DEFAULT_RUNTIME_RESERVE_BYTES
-    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve)
+    # a real engine's costs the bound leaves out: decode attention FLOPs, and each decode pass's share
+    # of the other sequences' prefill (continuous batching with chunked prefill; physics/step.py)
+    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
+                   engine_terms=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

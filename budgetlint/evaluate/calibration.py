@@ -9,6 +9,8 @@ calibration, with its band. No file reading or writing here.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -92,9 +94,17 @@ SATURATED_WHY = ("every request was sent at once, more than the batch holds: its
 
 def saturated(obs: core.Observation) -> bool:
     """A run whose requests queue without bound (all sent at once, more than the batch holds):
-    its TTFT is queueing, not physics; the TTFT criterion is for runs below saturation."""
-    return obs.mode == "burst" and (obs.requests or 0) > (obs.concurrency or obs.max_num_seqs or 0) \
-        or obs.mode == "burst" and obs.concurrency is None
+    its TTFT is queueing, not physics; the TTFT criterion is for runs below saturation.
+
+    ``request_rate: inf`` with a ``max_concurrency`` (the standard ``vllm bench serve`` sweep
+    shape) is a closed loop of that many users, each sending its next request when the last
+    one ends: saturated only when more users than the batch holds (``max_num_seqs``) wait in
+    the server. Without a cap every request is sent at once: saturated."""
+    if obs.mode != "burst":
+        return False
+    if obs.concurrency is None:
+        return True
+    return obs.concurrency > obs.max_num_seqs
 
 
 # ---- a budget's deployment, calibrated ------------------------------------------
@@ -135,7 +145,7 @@ class CalibrationEvaluation:
 
     def band_words(self, metric: str) -> str:
         b = self.bands.get(metric)
-        return f"+/- {b:.0%}" if b is not None else "(no band: fewer than 3 runs)"
+        return f"+/- {numbers.percent(b)}" if b is not None else "(no band: fewer than 3 runs)"
 
     def origin_words(self) -> str:
         c = self.calibration
@@ -257,6 +267,8 @@ def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:
         value = ce.predicted.get(f"{name}_s")
         if v is None or value is None:
             continue
+        if v.estimate_value is None:
+            v.estimate_value = v.realistic_value  # the flat estimate, weighed by the judgement
         v.realistic_value = value
         if v.verdict == "cannot-be-met" or v.verdict == "unknown":
             continue

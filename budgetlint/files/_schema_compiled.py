@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '55865c676d9268a50e309045e38c9cbcd517a585ccb00b98e583bbe809080c0e'
-SOURCES_CHECKSUM = 'crc32:274580b8'
+SCHEMAS_DIGEST = '7e99a7a4d1484e448958220cba860cde8031b8ce4f4f77c9f474c84c967b312b'
+SOURCES_CHECKSUM = 'crc32:e9b9d20d'
 
 
 class JsonSchemaValueException(ValueError):
@@ -900,6 +900,16 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                             raise JsonSchemaValueException('')
                                         if data__budgets_item__deployment__memoryusablefraction <= 0:
                                             raise JsonSchemaValueException('')
+                                if 'iteration_overhead' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('iteration_overhead')
+                                    data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
+                                    if not isinstance(data__budgets_item__deployment__iterationoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__iterationoverhead, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'collective_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('collective_latency')
+                                    data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                    if not isinstance(data__budgets_item__deployment__collectivelatency, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__collectivelatency, bool):
+                                        raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
