@@ -58,6 +58,7 @@ class Environment:
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
+    work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
 
 
 @dataclass(frozen=True)

@@ -215,8 +215,3 @@ class Budget(Located):
             return True
         return self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
 
-
-@dataclass
-class Team:
-    handle: str
-    where: Location | None = None
