@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
-    ("budgetlint.bench",),  # benchmark readers -> Measurement
+    ("budgetlint.bench", "budgetlint.deployed"),  # benchmark readers -> Measurement; deployed configurations -> Deployed
     ("budgetlint.evaluate",),  # each budget evaluated once
     ("budgetlint.judge",),  # the judgement: one verdict per promise, on one basis
     ("budgetlint.rules",),  # pure functions of (budget, evaluation[, judgement], ctx)
