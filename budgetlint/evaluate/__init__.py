@@ -56,6 +56,8 @@ class Environment:
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
+    deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
+    deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
 
 
@@ -71,6 +73,7 @@ class BudgetEvaluation:
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
     calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
+    deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
 
@@ -104,6 +107,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.lengths import resolve_lengths
 
         budget, lengths = resolve_lengths(budget, env.bench)
+    deployed = None
+    if budget.deployment is not None and (budget.deployment.config or budget.deployment.engine
+                                          or budget.deployment.engine_version or env.deployed_discovery):
+        from budgetlint.evaluate.deployed import resolve_deployed
+
+        budget, deployed = resolve_deployed(budget, env)
     roof = roofline.evaluate(budget, env.assumptions)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
@@ -132,9 +141,11 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     analysis.update(evidence.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
+    if deployed is not None:
+        analysis.update(deployed.as_dict())
     load = None
     if budget.declares_load:  # else no simulation (and its module is not imported)
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, deployed)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Iterable
 
 from budgetlint.findings import Finding
@@ -60,13 +59,10 @@ def without_numbers(text: str) -> str:
     return _NUMBER.sub("#", text)
 
 
-# --- promises -------------------------------------------------------------
+# --- promises: budgetlint/promise_rows.py (below run/diff.py too) -------------
 
-# the row readers live in budgetlint/report_rows.py (run/diff.py reads them too)
-from budgetlint.report_rows import (  # noqa: E402,F401
-    PromiseRow, _key_from_analysis, _number, analysis_value, estimate_value, judged, judged_headroom,
-    measured_value, promise_rows, split_key,
-)
+from budgetlint.promise_rows import (PromiseRow, _number, analysis_value, estimate_value, judged,  # noqa: E402,F401
+                                     judged_headroom, measured_value, promise_rows, split_key)
 
 
 def judged_words(budget: BudgetResult, row: PromiseRow | str) -> str:

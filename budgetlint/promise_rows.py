@@ -1,8 +1,9 @@
-"""Reading a report's budget rows: each promise with its SI value, unit, verdict and judged numbers.
+"""Each promise of a report's budget row, with what is known about it: the promised value, the
+analysis's figures and the judgement's entry.
 
-The vocabulary the reporters render and the PR diff (run/diff.py) compares: it reads a
-:class:`~budgetlint.report.BudgetResult` and writes nothing (moved out of reporters/_common.py
-so that run/ no longer imports a reporter's helpers; the reporters import it from there too).
+These read a :class:`budgetlint.report.BudgetResult` (the report's vocabulary) and format
+nothing but through :mod:`budgetlint.text.numbers`; the reporters and the PR diff
+(``run/diff.py``, BL505) both read promises through them, so they sit below both.
 """
 
 from __future__ import annotations
