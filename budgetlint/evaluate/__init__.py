@@ -56,6 +56,7 @@ class Environment:
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
+    prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class BudgetEvaluation:
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
     calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
+    slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -131,4 +133,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths)
+    from budgetlint.evaluate.production import evaluate_slo
+
+    live: tuple[Any, ...] = ()
+    if env.prometheus is not None:
+        live = env.prometheus.links(budget, env.today, env.evidence_defaults)
+    slo = evaluate_slo(budget, found, load, live)
+    if slo.production or slo.attainment:
+        analysis["slo"] = slo.as_dict()
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, slo)
