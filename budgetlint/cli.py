@@ -538,6 +538,51 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
             click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
 
 
+@main.command("slo")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["prometheus", "sloth", "pyrra", "openslo"]), default="prometheus",
+              show_default=True, help="Prometheus rules, Sloth prometheus/v1, Pyrra ServiceLevelObjective or OpenSLO v1.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the export here (default: standard output).")
+@click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
+def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[str, ...],
+            config_path: str | None) -> None:
+    """Export each budget's promises as production SLOs with burn-rate alerts (docs/slo.md)."""
+    from budgetlint.run.check import InputError, evaluate_run
+    from budgetlint.slo import render
+
+    config = _config(config_path)
+    options = _options(config, no_simulate=True)
+    try:
+        result = evaluate_run(_targets(paths, config, options), options, keep=True)
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
+        sys.exit(EXIT_USAGE)
+    known = {ev.budget.name for ev in result.evaluations}
+    missing = [n for n in names if n not in known]
+    if missing:
+        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))}", err=True)
+        sys.exit(EXIT_USAGE)
+    findings = result.report.sorted_findings()
+    errors = [f for f in findings if f.severity.label == "error" and f.rule < "BL100"]
+    for f in errors + [f for f in findings if f.rule in ("BL601", "BL602", "BL603")]:
+        click.echo(f"{f.location}: {f.rule} {f.severity.label}: {printable(f.message)}", err=True)
+    plans = [ev.slo.plan for ev in result.evaluations
+             if ev.slo is not None and ev.budget.complete and (not names or ev.budget.name in names)]
+    text = render(plans, fmt)
+    if output:
+        try:
+            write_atomically(output, (text,))
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+        click.echo(f"{sum(len(p.indicators) for p in plans)} SLOs from {len(plans)} budgets -> {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
+
+
 @main.command()
 @click.argument("bench", nargs=-1, required=True, type=click.Path())
 @click.option("--model", "model", required=True, help="The model served (a catalog name).")

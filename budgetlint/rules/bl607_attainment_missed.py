@@ -50,6 +50,6 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     for a in slo.attainment:
         if a.verdict != "missed":
             continue
-        yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment:.4g} is missed: {words(a)}",
+        yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % is missed: {words(a)}",
                       b.loc("promise", "slo_attainment"), budget=b.name, promise="slo_attainment",
                       fix="the levers for the promise that binds, or fewer requests in flight")

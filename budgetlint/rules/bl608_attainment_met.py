@@ -37,5 +37,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         return
     for a in slo.attainment:
         if a.verdict == "met":
-            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment:.4g} is met: {words(a)}",
+            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % is met: {words(a)}",
                           b.loc("promise", "slo_attainment"), budget=b.name, promise="slo_attainment")

@@ -45,11 +45,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         if a.verdict in ("not-comparable", "straddles"):
             why = a.reason if a.verdict == "not-comparable" else (
                 f"{a.share:.2%} .. {a.share_high:.2%} of requests meet every promise: the bounds straddle it")
-            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment:.4g} not judged from "
+            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % not judged from "
                           f"{a.source} (basis {a.basis}): {why}", loc, budget=b.name, promise="slo_attainment",
                           fix="run vllm bench serve --goodput at the budget's promises and declare slo.goodput")
     if not slo.attainment:
-        yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment:.4g} has no basis: no load "
+        yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % has no basis: no load "
                       "simulation result, no run with request_goodput, no production evidence", loc,
                       budget=b.name, promise="slo_attainment",
                       fix="declare traffic for the simulation, or link a vLLM --goodput run or a /metrics scrape")

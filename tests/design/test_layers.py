@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.bench",),  # benchmark readers -> Measurement
     ("budgetlint.evaluate",),  # each budget evaluated once
     ("budgetlint.rules",),  # pure functions of (budget, evaluation)
-    ("budgetlint.reporters",),  # render a Report
+    ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
     ("budgetlint.options",),  # flags over config file over defaults
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
     ("budgetlint.cli", "budgetlint.__main__"),
