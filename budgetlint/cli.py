@@ -256,6 +256,11 @@ def _step_summary(report: Any) -> None:
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
+@click.option("--prometheus", "prometheus", default=None, metavar="URL",
+              help="Judge each budget's promises against a live Prometheus server's engine histograms "
+                   "(production evidence, docs/slo.md).")
+@click.option("--window", "prometheus_window", default=None, metavar="DURATION",
+              help="The window --prometheus queries over (default 7d): 30m, 6h, 7d, 4w.")
 @click.option("--with-configured-paths", is_flag=True, default=False,
               help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
                    "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
@@ -267,7 +272,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool) -> None:
+          allow_read: tuple[str, ...], no_simulate: bool, prometheus: str | None = None,
+          prometheus_window: str | None = None) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/)."""
     from budgetlint.findings import Severity
     from budgetlint.run.check import InputError, run_check
@@ -282,7 +288,18 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
                        fail_on_regression=fail_on_regression or None,
                        regression_threshold=regression_threshold, allow_read=allow_read,
-                       no_simulate=no_simulate, jobs=jobs)
+                       no_simulate=no_simulate, jobs=jobs, prometheus=prometheus,
+                       prometheus_window=prometheus_window)
+    if prometheus_window is not None and not prometheus:
+        raise click.UsageError("--window needs --prometheus URL")
+    if prometheus is not None:
+        from budgetlint.model.build import window_seconds
+
+        if not prometheus.startswith(("http://", "https://")):
+            raise click.UsageError(f"--prometheus: expected an http:// or https:// URL; found {prometheus!r}")
+        if prometheus_window is not None and window_seconds(prometheus_window) is None:
+            raise click.UsageError(f"--window: expected a duration such as 30m, 6h, 7d or 4w; "
+                                   f"found {prometheus_window!r}")
     fail_on = fail_on or config.fail_on or "error"
     try:
         report = run_check(_targets(paths, config, options, with_configured_paths), options)

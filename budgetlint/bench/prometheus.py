@@ -151,6 +151,17 @@ def read_query(ctx: Ctx, docs: list[Doc], path: Path) -> list[Measurement]:
     return _measurements(ctx, col, "a Prometheus query result (the window it was asked for)")
 
 
+def from_buckets(path: str, buckets: dict[str, dict[float, float]], what: str) -> tuple[list[Measurement], Ctx]:
+    """A measurement from histograms already summed by ``le`` (``check --prometheus``: one query per
+    histogram, ``sum by (le) (increase(X_bucket[window]))``)."""
+    ctx = Ctx(path)
+    col = _Collect()
+    for base, per in buckets.items():
+        if engine_metrics.by_name(base) is not None:
+            col.buckets[base] = dict(per)
+    return _measurements(ctx, col, what), ctx
+
+
 def histogram_metric(key: str, name: str, buckets: dict[float, float]) -> Metric | None:
     """One engine histogram as a :class:`Metric`; None without a ``+Inf`` bucket or observations."""
     pairs = tuple(sorted(buckets.items()))

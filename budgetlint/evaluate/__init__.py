@@ -136,9 +136,11 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     from budgetlint.evaluate.production import evaluate_slo
 
     live: tuple[Any, ...] = ()
+    live_problems: tuple[Any, ...] = ()
     if env.prometheus is not None:
         live = env.prometheus.links(budget, env.today, env.evidence_defaults)
-    slo = evaluate_slo(budget, found, load, live)
+        live_problems = env.prometheus.problems_for(budget.name)
+    slo = evaluate_slo(budget, found, load, live, live_problems)
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, slo)

@@ -217,7 +217,8 @@ def attainment_from_production(b: Any, readings: tuple[ProductionReading, ...],
     return out
 
 
-def evaluate_slo(b: Any, evidence: Any, load: Any, live: tuple[Any, ...] = ()) -> SloEvaluation:
+def evaluate_slo(b: Any, evidence: Any, load: Any, live: tuple[Any, ...] = (),
+                 problems: tuple[tuple[str, str], ...] = ()) -> SloEvaluation:
     from budgetlint.evaluate.slo import low_traffic, plan
 
     p = plan(b)
@@ -232,4 +233,4 @@ def evaluate_slo(b: Any, evidence: Any, load: Any, live: tuple[Any, ...] = ()) -
         att += attainment_from_simulation(b, load)
         att += attainment_from_runs(b, evidence.links)
         att += attainment_from_production(b, tuple(readings), p.indicators)
-    return SloEvaluation(p, tuple(low_traffic(p)), tuple(readings), tuple(att))
+    return SloEvaluation(p, tuple(low_traffic(p)), tuple(readings), tuple(att), tuple(problems))

@@ -83,9 +83,16 @@ def metric_for(engine: str | None, key: str) -> EngineMetric | None:
     return next((m for m in METRICS if m.engine == engine and m.key == key), None)
 
 
+def escaped(name: str) -> str:
+    """The name with ``:`` written ``_``: how prometheus-client 0.26's OpenMetrics exposition escapes it
+    by default (seen here: a Prometheus 2.42 scrape stored ``vllm_time_to_first_token_seconds_bucket``)."""
+    return name.replace(":", "_")
+
+
 def by_name(name: str) -> EngineMetric | None:
-    """The row of a histogram's base name (``vllm:time_to_first_token_seconds``)."""
-    return next((m for m in METRICS if m.name == name), None)
+    """The row of a histogram's base name (``vllm:time_to_first_token_seconds``, or its escaped form)."""
+    return next((m for m in METRICS if m.name == name), None) or next(
+        (m for m in METRICS if escaped(m.name) == name), None)
 
 
 def le_text(edge: float) -> str:

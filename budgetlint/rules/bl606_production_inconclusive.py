@@ -3,8 +3,9 @@
 ## What it checks
 As BL604: the 95 % interval for the p-quantile straddles the threshold (too
 few requests, or a threshold between two bucket edges whose bucket holds the
-percentile), or the evidence does not count (older than the budget's
-`evidence.max_age`, or past its `bench:` entry's `expires`).
+percentile), the evidence does not count (older than the budget's
+`evidence.max_age`, or past its `bench:` entry's `expires`), or a `check --prometheus` query failed or
+found no observations.
 
 ## Why
 An inconclusive reading is not a pass.
@@ -54,3 +55,6 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                       f"{ind.words} ({slo.plan.percentile}): production cannot tell, {why}: " + reading_words(ind, r),
                       where(b, ind, r), budget=b.name, promise=ind.key,
                       fix="more requests in the window, a bucket edge at the threshold (BL601), or a fresh scrape")
+    for source, why in slo.problems:
+        yield Finding(CODE, SEVERITY, f"production evidence ({source}) could not be read: {why}", b.loc(),
+                      budget=b.name, fix="check the URL, the window and the budget's slo.selectors")

@@ -165,6 +165,10 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days())
+    if options.prometheus:
+        from budgetlint.evaluate.prometheus_live import LiveSource
+
+        env.prometheus = LiveSource(options.prometheus, options.prometheus_window)
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]
