@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '946ae1c96fba134ee0015ae74f20e7a31c147bcf46af591685c59221aaa9c21b'
-SOURCES_CHECKSUM = 'crc32:b9ab0d4c'
+SCHEMAS_DIGEST = 'e15cbd1c2b57d37d2c87664e1489fd03ffa51bc887b3a407e17e3418f7182c0e'
+SOURCES_CHECKSUM = 'crc32:0390569e'
 
 
 class JsonSchemaValueException(ValueError):
@@ -956,6 +956,21 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                         data__budgets_item__deployment__engineversion_len = len(data__budgets_item__deployment__engineversion)
                                         if data__budgets_item__deployment__engineversion_len < 1:
                                             raise JsonSchemaValueException('')
+                                if 'config' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('config')
+                                    data__budgets_item__deployment__config = data__budgets_item__deployment['config']
+                                    if not isinstance(data__budgets_item__deployment__config, (list, tuple)):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__config_is_list = isinstance(data__budgets_item__deployment__config, (list, tuple))
+                                    if data__budgets_item__deployment__config_is_list:
+                                        data__budgets_item__deployment__config_len = len(data__budgets_item__deployment__config)
+                                        for data__budgets_item__deployment__config_x, data__budgets_item__deployment__config_item in enumerate(data__budgets_item__deployment__config):
+                                            if not isinstance(data__budgets_item__deployment__config_item, str):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__config_item, str):
+                                                data__budgets_item__deployment__config_item_len = len(data__budgets_item__deployment__config_item)
+                                                if data__budgets_item__deployment__config_item_len < 1:
+                                                    raise JsonSchemaValueException('')
                                 if data__budgets_item__deployment_keys:
                                     raise JsonSchemaValueException('')
                         if 'edge' in data__budgets_item_keys:

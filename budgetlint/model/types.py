@@ -162,6 +162,7 @@ class DeploymentDef:
     calibration: str | None = None  # path of a `kind: calibration` file, relative to the budget's file
     engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
     engine_version: str | None = None  # "0.11.0"; None: not declared
+    config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
 
 
 @dataclass
