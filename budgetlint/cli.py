@@ -594,7 +594,9 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
             write_atomically(output, (text,))
         except OSError as exc:
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
-        click.echo(f"{sum(len(p.indicators) for p in plans)} SLOs from {len(plans)} budgets -> {output}", err=True)
+        n = sum(len(p.indicators) for p in plans)
+        click.echo(f"{n} SLO{'' if n == 1 else 's'} from {len(plans)} budget{'' if len(plans) == 1 else 's'} "
+                   f"-> {output}", err=True)
     else:
         click.echo(text, nl=False)
     sys.exit(EXIT_FINDINGS if errors else EXIT_OK)

@@ -24,7 +24,7 @@ def spec(plan: Any) -> dict:
             "objective": objective_percent(plan),
             "labels": lab,
             "sli": {"events": {
-                "error_query": (f"sum(rate({count_selector(plan, ind)}[{{{{.window}}}}]))\n-\n"
+                "error_query": (f"sum(rate({count_selector(plan, ind)}[{{{{.window}}}}])) - "
                                 f"sum(rate({bucket_selector(plan, ind)}[{{{{.window}}}}]))"),
                 "total_query": f"sum(rate({count_selector(plan, ind)}[{{{{.window}}}}]))",
             }},
