@@ -1,4 +1,4 @@
-"""An `slo_attainment` promise missed: too few requests meet every latency promise at once.
+"""An slo_attainment promise missed: too few requests meet every latency promise at once.
 
 ## What it checks
 `promise.slo_attainment` (the share of requests meeting every latency

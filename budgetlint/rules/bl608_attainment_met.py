@@ -1,4 +1,4 @@
-"""An `slo_attainment` promise met, on each basis that measures it.
+"""An slo_attainment promise met, on each basis that measures it.
 
 ## What it checks
 As BL607, the other side: the share of requests meeting every latency

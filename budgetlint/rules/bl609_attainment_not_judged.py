@@ -1,4 +1,4 @@
-"""An `slo_attainment` promise a piece of evidence could not judge.
+"""An slo_attainment promise a piece of evidence could not judge.
 
 ## What it checks
 A vLLM run with `request_goodput` whose `--goodput` thresholds are unknown
