@@ -571,7 +571,7 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
     from budgetlint.slo import render
 
     config = _config(config_path)
-    options = _options(config, no_simulate=True)
+    options = _options(config, no_simulate=True, slo_export=True)
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:

@@ -57,6 +57,7 @@ class Environment:
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
+    slo_export: bool = False  # `budgetlint slo`: every budget's promises are production SLOs (BL601-BL603 speak)
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if env.prometheus is not None:
         live = env.prometheus.links(budget, env.today, env.evidence_defaults)
         live_problems = env.prometheus.problems_for(budget.name)
-    slo = evaluate_slo(budget, found, load, live, live_problems)
+    slo = evaluate_slo(budget, found, load, live, live_problems, env.slo_export)
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, slo)

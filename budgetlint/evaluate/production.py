@@ -218,10 +218,10 @@ def attainment_from_production(b: Any, readings: tuple[ProductionReading, ...],
 
 
 def evaluate_slo(b: Any, evidence: Any, load: Any, live: tuple[Any, ...] = (),
-                 problems: tuple[tuple[str, str], ...] = ()) -> SloEvaluation:
+                 problems: tuple[tuple[str, str], ...] = (), export: bool = False) -> SloEvaluation:
     from budgetlint.evaluate.slo import low_traffic, plan
 
-    p = plan(b)
+    p = plan(b, export)
     readings: list[ProductionReading] = []
     for link in (*evidence.production, *live):
         for ind in p.indicators:

@@ -176,8 +176,9 @@ def engine_of(b: Budget) -> tuple[str, str, str | None]:
         dep.engine_version if dep is not None else None
 
 
-def plan(b: Budget) -> SloPlan:
-    """The SLOs of one budget (pure: the budget only)."""
+def plan(b: Budget, export: bool = False) -> SloPlan:
+    """The SLOs of one budget (pure: the budget only). ``export``: ``budgetlint slo`` asked for them, so
+    the bucket rules speak whether or not the budget declares its engine (vLLM's buckets by default)."""
     engine, engine_from, version = engine_of(b)
     engine_name = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine, engine)
     pct = _percent(b.percentile)
@@ -214,7 +215,7 @@ def plan(b: Budget) -> SloPlan:
         rate, rate_from = pr.throughput_request_per_s, "promise.throughput"
     return SloPlan(b.name, b.owner, engine, engine_from, version, b.slo.window, b.slo.window_s,
                    b.percentile or "p50", objective, objective_from, tuple(inds), alerts_for(b.slo.window_s),
-                   dict(b.slo.selectors), dict(b.slo.labels), rate, rate_from, production_bound(b))
+                   dict(b.slo.selectors), dict(b.slo.labels), rate, rate_from, export or production_bound(b))
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             fix = (f"add {ind.threshold_s:g} to {m.flag} on the server and declare it in slo.buckets.{ind.kind}, "
                    f"or promise {edges}")
         else:
-            fix = f"promise {edges}, or serve native histograms: {p.engine}'s buckets are hard-coded"
+            name = {"vllm": "vLLM", "sglang": "SGLang"}.get(p.engine, p.engine)
+            fix = f"promise {edges}, or serve native histograms: {name}'s buckets are hard-coded"
         yield Finding(
             CODE, SEVERITY,
             f"{ind.words} ({p.percentile}) cannot be measured exactly in production: {ind.threshold_s:g} s is "

@@ -165,6 +165,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days())
+    env.slo_export = options.slo_export
     if options.prometheus:
         from budgetlint.evaluate.prometheus_live import LiveSource
 
