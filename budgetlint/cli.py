@@ -7,6 +7,8 @@ it; 2 usage error or input that could not be read at all; 3 internal error
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import os
 import sys
 from typing import Any
@@ -225,6 +227,9 @@ def _step_summary(report: Any) -> None:
               help="Realistic fraction of peak bandwidth for at-risk verdicts, for every deployment (default: the median of public runs of the deployment's class, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute for at-risk verdicts, for every deployment (default 0.5).")
+@click.option("--collective-overhead", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="Fraction of a tensor-parallel decode step lost to the all-reduce, for every deployment "
+                   "(default: the deployment class's, whether or not an efficiency is set; docs/calibration.md).")
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Leave out information findings (met promises and their headroom); report warnings and errors.")
@@ -268,7 +273,8 @@ def _step_summary(report: Any) -> None:
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
-          efficiency_compute: float | None, no_summary: bool, config_path: str | None,
+          efficiency_compute: float | None, collective_overhead: float | None, no_summary: bool,
+          config_path: str | None,
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
@@ -286,6 +292,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
     options = _options(config, teams_files=teams_files, codeowners=codeowners, no_codeowners=no_codeowners,
                        bench=bench, bench_format=bench_format, base_ref=base_ref,
                        efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
+                       collective_overhead=collective_overhead,
                        fail_on_regression=fail_on_regression or None,
                        regression_threshold=regression_threshold, allow_read=allow_read,
                        no_simulate=no_simulate, jobs=jobs, prometheus=prometheus,
@@ -417,19 +424,23 @@ def rule_cmd(code: str) -> None:
               help="Realistic fraction of peak bandwidth, for every deployment (default: its class's, docs/calibration.md).")
 @click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Realistic fraction of peak compute, for every deployment (default 0.5).")
+@click.option("--collective-overhead", type=click.FloatRange(0, 1, max_open=True), default=None,
+              help="Fraction of a tensor-parallel decode step lost to the all-reduce, for every deployment "
+                   "(default: the deployment class's, whether or not an efficiency is set; docs/calibration.md).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
 @click.option("--no-simulate", is_flag=True, default=False,
               help="Do not simulate declared traffic (no \"Under load\" section).")
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
-            efficiency_compute: float | None, config_path: str | None, no_simulate: bool) -> None:
+            efficiency_compute: float | None, collective_overhead: float | None, config_path: str | None,
+            no_simulate: bool) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
     from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
 
     config = _config(config_path)
     options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
-                       no_simulate=no_simulate)
+                       collective_overhead=collective_overhead, no_simulate=no_simulate)
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:
@@ -648,7 +659,7 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
         err = result.document.get("error", {})
         summary = ", ".join(f"{m} median {v['median']:.1%} max {v['max']:.1%}" for m, v in err.items())
-        click.echo(f"calibrated from {len(result.document['runs'])} runs -> {output}"
+        click.echo(f"calibrated from {numbers.count(len(result.document['runs']), 'run')} -> {output}"
                    + (f" (leave-one-out error: {summary})" if summary else ""), err=True)
     else:
         click.echo(text, nl=False)

@@ -26,6 +26,9 @@ class BudgetResult:
     analysis: dict = field(default_factory=dict)  # "bound"/"realistic": physics Analysis objects until as_dict()
     verdicts: dict[str, str] = field(default_factory=dict)
     load: dict | None = None  # the load simulation's result (docs/load.md), when the budget declares traffic
+    #: promise -> the judgement step's {verdict, basis, value, unit, headroom, interval, considered}
+    judgement: dict = field(default_factory=dict)
+    status: str | None = None  # fail | warn | pass: set by Report (the worst finding after policy)
 
     def as_dict(self) -> dict:
         out = {
@@ -36,6 +39,8 @@ class BudgetResult:
             "percentile": self.percentile,
             "promises": dict(self.promises),
             "verdicts": dict(self.verdicts),
+            "judgement": {k: dict(v) for k, v in self.judgement.items()},
+            "status": self.status or "pass",
             "analysis": {k: v.as_dict() if hasattr(v, "as_dict") else v for k, v in self.analysis.items()},
         }
         if self.load is not None:
@@ -70,6 +75,11 @@ class Lazy:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self.items)
+
+
+def _with_status(b: BudgetResult, statuses: dict[str, str]) -> BudgetResult:
+    b.status = statuses.get(b.name, "pass")
+    return b
 
 
 def _row_key(b: BudgetResult) -> tuple:
@@ -142,10 +152,22 @@ class Report:
         return (f for f in self.findings if floor is None or f.severity >= floor)
 
     def sorted_budgets(self) -> Iterable[BudgetResult]:
-        """By file, line, name."""
-        if not self.spilled:
-            return sorted(self.budgets, key=_row_key)
-        return iter(self.budgets)
+        """By file, line, name; each with its ``status`` (:meth:`statuses`)."""
+        statuses = self.statuses()
+        rows = sorted(self.budgets, key=_row_key) if not self.spilled else iter(self.budgets)
+        return (_with_status(b, statuses) for b in rows)
+
+    def statuses(self) -> dict[str, str]:
+        """budget name -> ``fail`` (an error finding), ``warn`` (a warning), else ``pass``: the
+        worst finding naming the budget, as shown (after suppressions and policy)."""
+        out: dict[str, str] = {}
+        for f in self.sorted_findings():
+            if f.budget is None or f.severity < Severity.WARNING:
+                continue
+            word = "fail" if f.severity >= Severity.ERROR else "warn"
+            if out.get(f.budget) != "fail":
+                out[f.budget] = word
+        return out
 
     def count(self, severity: Severity) -> int:
         if self._counts is not None:

@@ -685,6 +685,6 @@ def test_10_the_one_rounding_rule(fraction: float, text: str) -> None:
 
 
 def test_10_diff_prints_the_signed_headroom() -> None:
-    from budgetlint.reporters._common import fmt_fraction, fmt_headroom
+    from budgetlint.text.numbers import headroom, percent
 
-    assert (fmt_headroom(3.09), fmt_headroom(-0.05), fmt_fraction(0.66)) == ("+309%", "-5%", "66%")
+    assert (headroom(3.09), headroom(-0.05), percent(0.66)) == ("+309%", "-5%", "66%")

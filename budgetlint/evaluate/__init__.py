@@ -73,6 +73,8 @@ class BudgetEvaluation:
     calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
     slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
+    #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
+    judgement: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def verdicts(self) -> Mapping[str, PromiseVerdict]:
@@ -83,8 +85,11 @@ class BudgetEvaluation:
         return self.evidence.links
 
     def verdict_words(self) -> dict[str, str]:
-        """promise -> verdict word, as the report's ``verdicts``."""
-        return {k: v.verdict for k, v in self.roofline.verdicts.items()}
+        """promise -> verdict word, as the report's ``verdicts``: the judged word
+        (budgetlint.judge) where the judgement step ran, else the roofline's."""
+        out = {k: v.verdict for k, v in self.roofline.verdicts.items()}
+        out.update({k: j.verdict for k, j in self.judgement.items()})
+        return out
 
 
 def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:

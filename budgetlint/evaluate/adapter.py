@@ -7,6 +7,8 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -202,7 +204,7 @@ class AssumedEfficiency:
                  f"{_pct(self.compute)} of compute"]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
-        where = self.label.replace("tensor-parallel", f"tensor-parallel on {self.devices} devices")
+        where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
@@ -217,8 +219,7 @@ class AssumedEfficiency:
             elif figure == "compute":
                 words.append("compute: the class default")
             else:
-                words.append("collective overhead: the 10% assumed on a given bandwidth"
-                             if self.source("bandwidth") != "default" else "collective overhead: the class default")
+                words.append("collective overhead: the class default")
         return f"{where}: {', '.join(parts)} ({'; '.join(words)})"
 
     def basis(self, figure: str) -> str:
@@ -262,11 +263,12 @@ def _pct(x: float) -> str:
 
 
 def _default_overhead(cls: Any, bandwidth_source: str) -> float:
-    """The class's collective overhead on its own bandwidth figure; on a declared or configured
-    bandwidth (a kernel figure, no all-reduce in it) the 10 % budgetlint has always charged."""
-    from budgetlint.physics.default_efficiency import GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
-
-    return cls.collective_overhead if bandwidth_source == "default" else GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+    """The class's collective overhead: one default whether or not a bandwidth is set (issue 23:
+    setting ``--efficiency-bandwidth`` to the class's own figure changed a p95 TTFT from 330 ms
+    to 427 ms by switching on a 10 % overhead). A different overhead is its own setting:
+    ``collective_overhead`` (deployment key), ``collective-overhead`` (config),
+    ``--collective-overhead`` (flag)."""
+    return cls.collective_overhead
 
 
 def is_moe(m: ModelDef) -> bool:
@@ -276,7 +278,11 @@ def is_moe(m: ModelDef) -> bool:
 
 
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
-    """The deployment's realistic efficiencies: declared, else the run's, else its class default."""
+    """The deployment's realistic efficiencies: declared, else the run's, else its class default.
+
+    A run's figure equal to the class's own is the class default, said as such: setting
+    ``--efficiency-bandwidth`` to the value a report shows as assumed reproduces that report
+    byte for byte (issue 23)."""
     from budgetlint.physics.default_efficiency import class_default
 
     dep = b.deployment
@@ -289,7 +295,7 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             ("collective_overhead", dep.collective_overhead, getattr(options, "collective_overhead", None))):
         if declared is not None:
             values[figure], src = declared, "deployment"
-        elif run is not None:
+        elif run is not None and not (figure != "collective_overhead" and run == getattr(cls, figure)):
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"

@@ -9,6 +9,8 @@ calibration, with its band. No file reading or writing here.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -135,7 +137,7 @@ class CalibrationEvaluation:
 
     def band_words(self, metric: str) -> str:
         b = self.bands.get(metric)
-        return f"+/- {b:.0%}" if b is not None else "(no band: fewer than 3 runs)"
+        return f"+/- {numbers.percent(b)}" if b is not None else "(no band: fewer than 3 runs)"
 
     def origin_words(self) -> str:
         c = self.calibration
@@ -257,6 +259,8 @@ def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:
         value = ce.predicted.get(f"{name}_s")
         if v is None or value is None:
             continue
+        if v.estimate_value is None:
+            v.estimate_value = v.realistic_value  # the flat estimate, weighed by the judgement
         v.realistic_value = value
         if v.verdict == "cannot-be-met" or v.verdict == "unknown":
             continue

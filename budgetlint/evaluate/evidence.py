@@ -28,6 +28,8 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import datetime as dt
 import math
 import re
@@ -326,7 +328,7 @@ def mismatches(m: Measurement, b: Budget, catalog: Any) -> list[tuple[str, str]]
         if _same_entry(c.hardware, dep.hardware, catalog.hardware) is False:
             out.append(("deployment.hardware", f"hardware {c.hardware!r}, the budget's is {dep.hardware.name}"))
     if dep is not None and c.devices is not None and c.devices != dep.devices:
-        out.append(("deployment.devices", f"{c.devices} devices, the budget's deployment has {dep.devices}"))
+        out.append(("deployment.devices", f"{numbers.count(c.devices, 'device')}, the budget's deployment has {dep.devices}"))
     if wl is not None:
         if c.concurrency is not None and c.concurrency < wl.concurrency:
             out.append(("workload.concurrency",
@@ -342,8 +344,8 @@ def mismatches(m: Measurement, b: Budget, catalog: Any) -> list[tuple[str, str]]
             if abs(mine - ours) > LENGTH_TOLERANCE * ours:
                 rel = "shorter" if mine < ours else "longer"
                 out.append((f"workload.{key}",
-                            f"{mine:g}-token {word}, {abs(mine / ours - 1):.0%} {rel} than the budget's "
-                            f"{ours:g} (tolerance ±{LENGTH_TOLERANCE:.0%})"))
+                            f"{mine:g}-token {word}, {numbers.percent(abs(mine / ours - 1))} {rel} than the budget's "
+                            f"{ours:g} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
         if wl.measured_at == "client" and c.measured_at == "server":
             out.append(("workload.measured_at",
                         "measured at the server, the promise is at the client edge (network, "
@@ -601,7 +603,7 @@ def _explain(link: Link, name: str, value: float, bound_s: float, prompt_origin:
     if name == "ttft":
         need = 1.0 - value / bound_s if bound_s > 0 else 0.0
         words = (f"the prompts must have been served from a prefix cache the budget does not declare "
-                 f"(about {need:.0%} of each prompt cached; declare workload.prefix_cache_hit)")
+                 f"(about {numbers.percent(need)} of each prompt cached; declare workload.prefix_cache_hit)")
         if prompt_origin == "budget":
             words += (f", or the prompts were shorter than the budget's {b.workload.prompt_tokens} "
                       "tokens (the file does not say)")
@@ -614,7 +616,7 @@ def _explain(link: Link, name: str, value: float, bound_s: float, prompt_origin:
             continue
         alt = _alt_bound(link, weight_precision=precision)
         if alt is not None and alt <= value:
-            options.append(f"{precision} weights (bound {1 / alt:.3g} token/s)")
+            options.append(f"{precision} weights (bound {numbers.quantity(1 / alt, 'token/s')})")
             break
     if dep.accepted_tokens_per_pass <= 1:
         options.append("speculative decoding the budget does not declare (deployment.speculative)")
@@ -859,14 +861,26 @@ def evidence_analysis(b: Budget, links: tuple[Link, ...]) -> dict[str, Any]:
 # --------------------------------------------------------------------------- words
 
 
-def fmt_value(promise: str, seconds: float, pace: bool = False) -> str:
-    from budgetlint.model.units import format_quantity
-
+def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | None, str]:
     if promise == "tpot":
         if pace:
-            return f"{1.0 / seconds:.3g} token/s"
-        return format_quantity(seconds, "time_per_token")
-    return format_quantity(seconds, "time")
+            return (None if not seconds else 1.0 / seconds), "token/s"
+        return seconds, "s/token"
+    return seconds, "s"
+
+
+def fmt_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
+    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms/token`` (a TPOT), ``400 ms``."""
+    value, unit = _shown_as(promise, seconds, pace)
+    return numbers.quantity(value, unit, figures=figures)
+
+
+def figures_apart(promise: str, pace: bool, *seconds: float | None) -> int:
+    """The significant figures that print a sentence's different values (a measurement, its
+    promise, an interval's ends) differently (:func:`budgetlint.text.numbers.figures_apart`)."""
+    shown = [_shown_as(promise, s, pace) for s in seconds]
+    unit = _shown_as(promise, 1.0, pace)[1]
+    return numbers.figures_apart((v for v, _ in shown), unit)
 
 
 def promise_words(b: Budget, promise: str) -> str:

@@ -24,6 +24,8 @@ the run's :class:`~budgetlint.evaluate.Environment`).
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
@@ -231,7 +233,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     simulated_replicas = out.simulated_replicas = out.replicas
     if out.replicas > MAX_SIMULATED_REPLICAS:  # round-robin: each replica gets its share
         simulated_replicas = out.simulated_replicas = 1
-        out.scheduler_from += (f"; one of the {out.replicas} replicas simulated at its share of the traffic "
+        out.scheduler_from += (f"; one of the {numbers.count(out.replicas, 'replica')} simulated at its share of the traffic "
                                f"(more than {MAX_SIMULATED_REPLICAS} are not simulated together)")
     # what the flat physics adds at the client edge, outside the engine
     if wl.measured_at == "client":
@@ -294,6 +296,13 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
     # cache held: worker processes each have their own, and the report must not say so)
     out.result, out.capacity, out.saturation_request_per_s, out.simulations = hit
+    if out.arrival_rate_per_s is None and out.result is not None and out.saturation_request_per_s:
+        # a closed loop's own completions are a rate the replica demonstrably sustains: the saturation
+        # (measured with every slot busy, where KV-cache preemption can cost more than the extra slots
+        # give) is at least that, so its utilisation is at most 1 (docs/load.md)
+        shown = out.result.throughput_request_per_s / out.simulated_replicas
+        if math.isfinite(shown) and shown > out.saturation_request_per_s:
+            out.saturation_request_per_s = shown
     if out.capacity is not None and out.arrival_rate_per_s is not None:
         out.replicas_needed = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
     bound = roof.bound
@@ -402,7 +411,7 @@ def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
         if cap.request_per_s > 0:
             msg += f"; holds up to {format_quantity(cap.request_per_s, 'request_rate')} per replica"
             if load.replicas_needed is not None:
-                msg += f"; {load.replicas_needed} replicas meet it"
+                msg += f"; {numbers.count(load.replicas_needed, 'replica')} {'meets' if load.replicas_needed == 1 else 'meet'} it"
         else:
             msg += "; no arrival rate holds it on this deployment"
     return msg

@@ -28,6 +28,8 @@ facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -51,6 +53,7 @@ class PromiseVerdict:
     binding: str = ""  # bandwidth | compute | memory capacity | ...
     required_efficiency: float | None = None
     optimistic: list[str] = field(default_factory=list)  # assumptions it passes only because of
+    estimate_value: float | None = None  # the flat estimate, kept when a calibration replaces realistic_value
 
 
 @dataclass
@@ -125,7 +128,7 @@ class RooflineEvaluation:
                     out[_k(f"{prefix}_max_concurrency")] = a.memory_max_sequences
                     out[_k(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
         if self.levers:
-            out["levers"] = [{"name": lv.name, "description": lv.description, "meets": lv.meets}
+            out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets}
                              for lv in self.levers]
         return out
 
@@ -272,8 +275,20 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
 
 
 def _fmt(promise: str, value: float) -> str:
-    from budgetlint.model.units import format_quantity
-
     if promise == "tpot":
-        return f"{1 / value:.3g} token/s"
-    return format_quantity(value, "time")
+        return numbers.quantity(1 / value, "token/s")
+    return numbers.quantity(value, "s")
+
+
+def lever_words(lever: Any) -> str:
+    """``b200: pace 61.6 token/s, TTFT 393 ms, E2E 13.4 s, memory fits (78.2 GB of 162 GB per device)``."""
+    a = lever.analysis
+    needed = numbers.quantity(a.memory_required_bytes_per_device, "B")
+    if a.memory_fits is None:
+        memory = f"memory not checked ({needed} per device needed)"
+    else:
+        fit = "fits" if a.memory_fits else "does not fit"
+        memory = f"memory {fit} ({needed} of {numbers.quantity(a.memory_available_bytes_per_device, 'B')} per device)"
+    compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
+    return (f"{lever.description}: pace {numbers.quantity(a.pace_token_per_s, 'token/s')}, "
+            f"TTFT {numbers.quantity(a.ttft_s, 's')}, E2E {numbers.quantity(a.e2e_s, 's')}, {memory}{compute}")

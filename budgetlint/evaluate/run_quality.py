@@ -40,6 +40,8 @@ The thresholds (and why):
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from dataclasses import dataclass
 
@@ -70,7 +72,7 @@ def _src(run: RunRecord, name: str) -> str:
 
 
 def _share(x: float) -> str:
-    return f"{x:.0%}" if x >= 0.01 else f"{x:.1%}"
+    return numbers.percent(x)
 
 
 def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
@@ -123,20 +125,20 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
             "concurrency", f"{_src(run, 'max_concurrency')}, {_src(run, 'mean_in_flight')}",
             f"declared concurrency {run.max_concurrency:g} ({_src(run, 'max_concurrency')}) never held: "
             f"{run.mean_in_flight:.3g} requests in flight on average ({_src(run, 'mean_in_flight')}), "
-            f"{run.mean_in_flight / run.max_concurrency:.0%} of it (threshold {CONCURRENCY_SHARE:.0%}); "
+            f"{numbers.percent(run.mean_in_flight / run.max_concurrency)} of it (threshold {numbers.percent(CONCURRENCY_SHARE)}); "
             "the latencies describe a lighter load"))
     if run.warmup_s is not None and run.duration_s is not None and run.duration_s < run.warmup_s:
         out.append(QualityProblem(
             "warmup", f"{_src(run, 'duration_s')}, {_src(run, 'warmup_s')}",
-            f"the measured span ({run.duration_s:.3g} s, {_src(run, 'duration_s')}) is shorter than the "
-            f"warm-up before it ({run.warmup_s:.3g} s, {_src(run, 'warmup_s')})"))
+            f"the measured span ({numbers.quantity(run.duration_s, 's')}, {_src(run, 'duration_s')}) is shorter than the "
+            f"warm-up before it ({numbers.quantity(run.warmup_s, 's')}, {_src(run, 'warmup_s')})"))
     if (rate_bound and run.request_rate and run.duration_s is not None and run.mean_latency_s is not None
             and run.duration_s < RUN_LIFETIMES * run.mean_latency_s):
         out.append(QualityProblem(
             "run-length", f"{_src(run, 'duration_s')}, {_src(run, 'mean_latency_s')}",
-            f"too short for its rate: {run.duration_s:.3g} s ({_src(run, 'duration_s')}) at "
+            f"too short for its rate: {numbers.quantity(run.duration_s, 's')} ({_src(run, 'duration_s')}) at "
             f"{run.request_rate:g} requests/s is {run.duration_s / run.mean_latency_s:.1f} mean request "
-            f"latencies ({run.mean_latency_s:.3g} s); below {RUN_LIFETIMES:g}, ramp-up and drain are more "
+            f"latencies ({numbers.quantity(run.mean_latency_s, 's')}); below {RUN_LIFETIMES:g}, ramp-up and drain are more "
             "than half the run and the queue never reaches its steady state"))
     if (rate_bound and run.request_rate and run.achieved_rate is not None
             and run.achieved_rate < RATE_SHARE * run.request_rate):
@@ -144,7 +146,7 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
             "rate", f"{_src(run, 'request_rate')}, {_src(run, 'achieved_rate')}",
             f"declared rate {run.request_rate:g} requests/s ({_src(run, 'request_rate')}) not held: sent at "
             f"{run.achieved_rate:.4g} requests/s ({_src(run, 'achieved_rate')}), "
-            f"{run.achieved_rate / run.request_rate:.0%} of it (threshold {RATE_SHARE:.0%}); the load "
+            f"{numbers.percent(run.achieved_rate / run.request_rate)} of it (threshold {numbers.percent(RATE_SHARE)}); the load "
             "generator fell behind"))
     if (run.requested_output_tokens is not None and run.mean_output_tokens is not None
             and run.requested_output_tokens > 0
@@ -153,16 +155,16 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
         eos = " with ignore_eos false" if run.ignore_eos is False else ""
         out.append(QualityProblem(
             "output-length", f"{_src(run, 'requested_output_tokens')}, {_src(run, 'mean_output_tokens')}",
-            f"outputs {short:.0%} shorter than requested: mean {run.mean_output_tokens:.4g} tokens "
+            f"outputs {numbers.percent(short)} shorter than requested: mean {run.mean_output_tokens:.4g} tokens "
             f"({_src(run, 'mean_output_tokens')}) for {run.requested_output_tokens:g} asked "
             f"({_src(run, 'requested_output_tokens')}){eos}: EOS was not ignored, so TPOT and E2E are biased "
-            f"(tolerance {LENGTH_TOLERANCE:.0%}); rerun with ignore_eos"))
+            f"(tolerance {numbers.percent(LENGTH_TOLERANCE)}); rerun with ignore_eos"))
     if (budget_prompt_tokens is not None and budget_prompt_tokens > 0 and run.mean_prompt_tokens is not None
             and abs(run.mean_prompt_tokens - budget_prompt_tokens) > LENGTH_TOLERANCE * budget_prompt_tokens):
         rel = "shorter" if run.mean_prompt_tokens < budget_prompt_tokens else "longer"
         out.append(QualityProblem(
             "input-length", _src(run, "mean_prompt_tokens"),
-            f"prompts {abs(run.mean_prompt_tokens / budget_prompt_tokens - 1):.0%} {rel} than the budget's: "
+            f"prompts {numbers.percent(abs(run.mean_prompt_tokens / budget_prompt_tokens - 1))} {rel} than the budget's: "
             f"mean {run.mean_prompt_tokens:.4g} tokens ({_src(run, 'mean_prompt_tokens')}) for "
-            f"{budget_prompt_tokens:g} (tolerance ±{LENGTH_TOLERANCE:.0%})"))
+            f"{budget_prompt_tokens:g} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
     return out

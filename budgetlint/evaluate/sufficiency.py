@@ -24,6 +24,8 @@ A met reading that is not ``shown`` is *not shown*, never *met*.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from dataclasses import dataclass
 
 from budgetlint.bench.measurement import label_percent
@@ -50,17 +52,17 @@ class Sufficiency:
     def shown(self) -> bool:
         return self.status == "shown"
 
-    def words(self, pace: bool = False) -> str:
+    def words(self, pace: bool = False, figures: int = numbers.FIGURES) -> str:
         """``95% interval 486 ms .. 493.5 ms (ranks 371..389 of 400)``; a pace in token/s (1 / TPOT)."""
         if self.n is None:
             return ""
         if self.lower_s is not None or self.upper_s is not None:
             if pace:  # the slowest TPOT is the lowest pace
-                lo = "no lower bound" if self.upper_s is None else f"{1.0 / self.upper_s:.4g} token/s"
-                hi = "unbounded" if not self.lower_s else f"{1.0 / self.lower_s:.4g} token/s"
+                lo = "no lower bound" if self.upper_s is None else numbers.quantity(1.0 / self.upper_s, "token/s", figures=figures)
+                hi = "unbounded" if not self.lower_s else numbers.quantity(1.0 / self.lower_s, "token/s", figures=figures)
             else:
-                lo = "-inf" if self.lower_s is None else _ms(self.lower_s)
-                hi = "no upper bound" if self.upper_s is None else _ms(self.upper_s)
+                lo = "-inf" if self.lower_s is None else numbers.quantity(self.lower_s, "s", figures=figures)
+                hi = "no upper bound" if self.upper_s is None else numbers.quantity(self.upper_s, "s", figures=figures)
             return f"95% interval {lo} .. {hi} (ranks {self.lower_rank}..{self.upper_rank} of {self.n})"
         hi = "none (n + 1)" if self.upper_rank is not None and self.upper_rank > self.n else str(self.upper_rank)
         return f"95% interval between sample ranks {self.lower_rank} and {hi} of {self.n}"
@@ -73,9 +75,6 @@ class Sufficiency:
             "needed_samples": self.needed_n, "status": self.status,
         }
 
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.4g} ms" if seconds < 10 else f"{seconds:.4g} s"
 
 
 def assess(percentile: str, samples: tuple[float, ...], count: int | None, count_source: str,

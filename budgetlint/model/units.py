@@ -148,37 +148,77 @@ def _dimensionality(q: Any) -> dict[str, int]:
 # Importing pint and building the registry costs ~0.3 s, more than the rest of
 # a check; nearly every quantity people write is "250 ms", "3.35 TB/s",
 # "989 TFLOP/s", "20 token/s", "50 ms/token". Those are read here from the
-# same definitions as units.txt; anything else, and every error, goes to pint,
-# so messages and unusual forms are pint's. tests/properties/test_units_fast_path.py
-# checks that both give the same float for every prefix x unit pair.
+# tables below, which are built from units.txt itself when this module is
+# imported (one source: a unit added there is on the fast path at once);
+# anything else, and every error, goes to pint, so messages and unusual forms
+# are pint's. tests/properties/test_units_fast_path.py holds the arithmetic to
+# pint's, bit for bit.
 
-_FAST_PREFIXES: dict[str, float] = {
-    "": 1, "n": 1e-9, "u": 1e-6, "µ": 1e-6, "μ": 1e-6, "m": 1e-3, "k": 1e3, "K": 1e3,
-    "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50,
-}
-#: unit symbol -> (dimension exponents as a sorted tuple, factor to the base unit)
-_FAST_UNITS: dict[str, tuple[tuple[tuple[str, int], ...], float]] = {
-    **{u: ((("[time]", 1),), 1) for u in ("s", "sec")},
-    **{u: ((("[information]", 1),), 1) for u in ("B", "byte", "bytes")},
-    **{u: ((("[compute]", 1),), 1) for u in ("FLOP", "flop", "OP", "op")},
-    **{u: ((("[token]", 1),), 1) for u in ("token", "tokens", "tok")},
-    **{u: ((("[request]", 1),), 1) for u in ("request", "requests", "req")},
-    "FLOPS": ((("[compute]", 1), ("[time]", -1)), 1),
-}
-#: units that take no prefix on the fast path (pint reads the rest)
-_FAST_BARE: dict[str, tuple[tuple[tuple[str, int], ...], float]] = {
-    "min": ((("[time]", 1),), 60), "h": ((("[time]", 1),), 3600),
-}
+_DIMENSION = re.compile(r"^\[(\w+)\]$")
+_SCALED = re.compile(r"^(?:([0-9.eE*+-]+)\s*\*\s*(\w+)|(\w+)\s*/\s*([0-9.eE*+-]+))$")
+_RATIO = re.compile(r"^(\w+)\s*/\s*(\w+)$")
+_Unit = tuple[tuple[tuple[str, int], ...], float]
+
+
+def _number(text: str) -> float:
+    """A factor in units.txt: ``1e-9``, ``60``, ``2**10``."""
+    base, _, power = text.partition("**")
+    return float(base) ** int(power) if power else float(base)
+
+
+def _fast_tables(path: Path) -> tuple[dict[str, float], dict[str, _Unit], dict[str, _Unit]]:
+    """(prefixes, units that take a prefix, units that take none) from units.txt.
+
+    A base unit (``second = [time] = s = ...``) and a ratio of base units
+    (``FLOPS = FLOP / second``) take prefixes: their factor is 1, so the
+    fast path's arithmetic is pint's. A unit scaled by a number
+    (``minute = 60 * second``, ``bit = byte / 8``) is read bare only
+    (``2 min``); ``1 kmin`` goes to pint.
+    """
+    prefixes: dict[str, float] = {}
+    units: dict[str, _Unit] = {}
+    bare: dict[str, _Unit] = {}
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line or "=" not in line:
+            continue
+        parts = [x.strip() for x in line.split("=")]
+        name, definition, aliases = parts[0], parts[1], parts[2:]
+        if name.endswith("-"):
+            factor = _number(definition)
+            for symbol in (name, *aliases):
+                prefixes[symbol.rstrip("-")] = factor
+            continue
+        names = [name, *aliases]
+        if (m := _DIMENSION.match(definition)):
+            entry: _Unit = (((f"[{m.group(1)}]", 1),), 1.0)
+            units.update(dict.fromkeys(names, entry))
+        elif (m := _RATIO.match(definition)) and m.group(1) in units and m.group(2) in units:
+            (num,), (den,) = units[m.group(1)][0], units[m.group(2)][0]
+            units.update(dict.fromkeys(names, (tuple(sorted((num, (den[0], -den[1])))), 1.0)))
+        elif (m := _SCALED.match(definition)):
+            factor_text, unit = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            ref = units.get(unit) or bare.get(unit)
+            if ref is None:
+                continue
+            factor = _number(factor_text)
+            scale = ref[1] * factor if m.group(1) else ref[1] / factor
+            bare.update(dict.fromkeys(names, (ref[0], scale)))
+    prefixes[""] = 1.0
+    return prefixes, units, bare
+
+
+_FAST_PREFIXES, _FAST_UNITS, _FAST_BARE = _fast_tables(Path(__file__).with_name("units.txt"))
+_FAST_PREFIX_LENGTHS = sorted({len(p) for p in _FAST_PREFIXES}, reverse=True)
 _FAST_FORM = re.compile(
     r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s+([A-Za-zµμ]+)(?:\s*/\s*([A-Za-z]+))?\s*$")
 _FAST_KIND_BY_DIMS = {tuple(sorted(dims.items())): kind for kind, (dims, _, _) in KINDS.items()}
 
 
-def _fast_unit(symbol: str) -> tuple[tuple[tuple[str, int], ...], float] | None:
+def _fast_unit(symbol: str) -> _Unit | None:
     if symbol in _FAST_BARE:
         return _FAST_BARE[symbol]
-    for cut in (2, 1, 0):
+    for cut in _FAST_PREFIX_LENGTHS:
         prefix, unit = symbol[:cut], symbol[cut:]
         if len(symbol) > cut and prefix in _FAST_PREFIXES and unit in _FAST_UNITS:
             dims, factor = _FAST_UNITS[unit]
@@ -314,56 +354,23 @@ def parse_count(value: Any) -> float:
 
 
 def format_quantity(value: float, kind: str) -> str:
-    """Render an SI float for people: 3.35e12 B/s -> "3.35 TB/s"."""
-    unit = KINDS[kind][1]
-    if kind == "time":
-        if abs(value) < 1:
-            return f"{value * 1e3:.3g} ms"
-        return f"{value:.3g} s"
-    if kind in ("pace", "tokens", "time_per_token", "request_rate"):
-        if kind == "time_per_token":
-            return f"{value * 1e3:.3g} ms/token"
-        return f"{value:.3g} {unit}"
-    prefixes = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")]
-    for factor, prefix in prefixes:
-        if abs(value) >= factor:
-            return f"{value / factor:.3g} {prefix}{unit}"
-    return f"{value:.3g} {unit}"
+    """An SI float of ``kind`` for people (``3.35e12`` bandwidth -> ``"3.35 TB/s"``): the one
+    formatter, :func:`budgetlint.text.numbers.quantity`, in the kind's SI unit."""
+    from budgetlint.text.numbers import quantity
 
-
-# --------------------------------------------------------------------------- one rounding rule
-#
-# Every headroom, shortfall and required efficiency is a fraction shown as a
-# percent with the same rule in every output: two significant figures (whole
-# numbers from 100 % up, and as many digits as it takes near 100 % to show
-# which side of it a value is), so a value that is not zero never prints as
-# 0, a miss never prints as "1x" or as no miss at all, and 99.6 % never as 100 %.
+    return quantity(value, KINDS[kind][1])
 
 
 def format_percent(fraction: float) -> str:
-    """``0.0813`` -> ``"8.1%"``; ``0.004`` -> ``"0.4%"``; ``1.14`` -> ``"114%"``; ``2e-5`` -> ``"0.002%"``.
+    """``0.0813`` -> ``"8.1%"``, unsigned magnitude (the caller words the direction);
+    :func:`budgetlint.text.numbers.percent` holds the rounding rule."""
+    from budgetlint.text.numbers import percent
 
-    Two significant figures, at least the units digit, more near 100 %
-    (``0.996`` -> ``"99.6%"``); unsigned magnitude.
-    """
-    p = abs(fraction) * 100.0
-    if not math.isfinite(p):
-        return "∞%"
-    if p == 0:
-        return "0%"
-    digits = 0 if p >= 99.5 else max(0, 1 - int(math.floor(math.log10(p))))
-    text = f"{p:.{digits}f}"
-    # near 100 % (a required efficiency, a ratio of 1) the side matters: 99.6 % is not 100 %
-    while float(text) == 100.0 and p != 100.0 and digits < 6:
-        digits += 1
-        text = f"{p:.{digits}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return f"{text}%"
+    return percent(abs(fraction))
 
 
 def format_headroom(fraction: float) -> str:
-    """Headroom ``promise / estimate - 1`` signed: ``+8.1%`` (slack), ``-0.4%`` (a miss)."""
-    if fraction == 0:
-        return "0%"
-    return ("+" if fraction > 0 else "-") + format_percent(fraction)
+    """Headroom ``promise / estimate - 1`` signed: :func:`budgetlint.text.numbers.headroom`."""
+    from budgetlint.text.numbers import headroom
+
+    return headroom(fraction)

@@ -60,7 +60,8 @@ Predicate = Callable[[Analysis], bool]
 
 @dataclass(frozen=True)
 class Lever:
-    """One lever's outcome."""
+    """One lever's outcome: ``description`` says what changes (``"b200"``, ``"4 tensor-parallel
+    devices"``); its numbers are worded by the evaluation (``evaluate.roofline.lever_words``)."""
 
     name: str
     description: str
@@ -68,20 +69,6 @@ class Lever:
     meets: bool
     deployment: Deployment
     workload: Workload
-
-
-def _summary(a: Analysis) -> str:
-    if a.memory_fits is None:
-        memory = f"memory not checked ({a.memory_required_bytes_per_device / 1e9:.3g} GB per device needed)"
-    else:
-        fit = "fits" if a.memory_fits else "does not fit"
-        memory = (f"memory {fit} ({a.memory_required_bytes_per_device / 1e9:.3g} of "
-                  f"{a.memory_available_bytes_per_device / 1e9:.3g} GB per device)")
-    compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
-    return (
-        f"pace {a.pace_token_per_s:.3g} token/s, TTFT {a.ttft_s:.3g} s, "
-        f"E2E {a.e2e_s:.3g} s, {memory}{compute}"
-    )
 
 
 def evaluate_levers(
@@ -113,7 +100,7 @@ def evaluate_levers(
 
     def run(name: str, what: str, dep: Deployment, wl: Workload, eff: Efficiency = efficiency) -> Lever:
         a = analyse_with(dep, wl, eff, queue_s, edge)
-        return Lever(name, f"{what}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+        return Lever(name, what, a, bool(meets(a)), dep, wl)
 
     def on(n: int) -> tuple[Deployment, Efficiency]:
         if at_devices is None:
@@ -185,14 +172,14 @@ def evaluate_levers(
             mid = (lo + hi) // 2
             words = "a proxy flushing every token" if mid == 1 else f"a proxy flushing every {mid} tokens"
             a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=float(mid)))
-            lever = Lever("proxy-flush", f"{words}: {_summary(a)}", a, bool(meets(a)), dep, wl)
+            lever = Lever("proxy-flush", words, a, bool(meets(a)), dep, wl)
             if lever.meets:
                 best, lo = lever, mid + 1
             else:
                 hi = mid - 1
         if best is None:
             a = analyse(dep, wl, efficiency, queue_s, replace(edge, proxy_flush_tokens=1.0))
-            best = Lever("proxy-flush", f"a proxy flushing every token: {_summary(a)}", a, bool(meets(a)), dep, wl)
+            best = Lever("proxy-flush", "a proxy flushing every token", a, bool(meets(a)), dep, wl)
         levers.append(best)
 
     ranked = sorted(

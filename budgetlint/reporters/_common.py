@@ -1,4 +1,4 @@
-"""Helpers shared by the reporters (stdlib only)."""
+"""Helpers shared by the reporters (stdlib only; numbers become text in :mod:`budgetlint.text.numbers`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Iterable
 
 from budgetlint.findings import Finding
 from budgetlint.report import BudgetResult, Report
+from budgetlint.text import numbers
 
 TOOL_NAME = "budgetlint"
 #: where SARIF consumers and help texts send people for the tool itself
@@ -16,7 +17,8 @@ INFORMATION_URI = "https://github.com/budgetlint/budgetlint"
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
+    """``1 error``, ``3 errors`` (:func:`budgetlint.text.numbers.count`)."""
+    return numbers.count(n, word, words)
 
 
 def counts_phrase(report: Report) -> str:
@@ -62,6 +64,7 @@ def without_numbers(text: str) -> str:
 
 #: unit suffixes of the SI keys in ``BudgetResult.promises`` (longest first)
 _SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_request_per_s", "request/s"),
     ("_token_per_s", "token/s"),
     ("_tokens_per_s", "token/s"),
     ("_s_per_token", "s/token"),
@@ -147,6 +150,87 @@ def analysis_value(budget: BudgetResult, prefix: str, row: PromiseRow) -> float 
     return None
 
 
+def judged(budget: BudgetResult, row: PromiseRow | str) -> dict:
+    """The judgement step's entry for a promise (``budgets[].judgement.<promise>``); {} when none."""
+    name = row if isinstance(row, str) else row.name
+    j = getattr(budget, "judgement", None) or {}
+    entry = j.get(name)
+    return entry if isinstance(entry, dict) else {}
+
+
+def judged_headroom(budget: BudgetResult, row: PromiseRow | str) -> float | None:
+    """The headroom every format prints: the judgement's, on its basis (docs/judgement.md);
+    the flat estimate's ``analysis.headroom_<promise>`` only where no judgement was made."""
+    j = judged(budget, row)
+    if j:
+        value = _number(j.get("headroom"))
+        return value if value is not None and math.isfinite(value) else None
+    if isinstance(row, str):
+        value = _number(budget.analysis.get(f"headroom_{row}"))
+        return value if value is not None and math.isfinite(value) else None
+    return analysis_value(budget, "headroom", row)
+
+
+def estimate_value(budget: BudgetResult, row: PromiseRow) -> float | None:
+    """The Estimate column: the prediction the judgement decided on or weighed, best first
+    (simulated, calibrated, flat estimate), so that the Headroom beside it is ``promise / it - 1``
+    whenever a prediction decided; the analysis's flat estimate where no judgement was made."""
+    j = judged(budget, row)
+    if j.get("basis") in ("simulated", "calibrated", "estimate"):
+        return _number(j.get("value"))
+    considered = j.get("considered") or {}
+    for basis in ("simulated", "calibrated", "estimate"):
+        if basis in considered:
+            return _number(considered[basis])
+    return analysis_value(budget, "realistic", row)
+
+
+def measured_value(budget: BudgetResult, row: PromiseRow) -> float | None:
+    """The Measured column: the linked run's value (a throughput: the judgement's measured value)."""
+    value = analysis_value(budget, "measured", row)
+    if value is not None:
+        return value
+    j = judged(budget, row)
+    if j.get("basis") == "measured":
+        return _number(j.get("value"))
+    return _number((j.get("considered") or {}).get("measured"))
+
+
+def judged_words(budget: BudgetResult, row: PromiseRow | str) -> str:
+    """``met (simulated)``: the judged verdict with its basis; the verdict alone without a judgement."""
+    j = judged(budget, row)
+    if not j:
+        name = row if isinstance(row, str) else row.name
+        return budget.verdicts.get(name, "") if isinstance(budget.verdicts.get(name), str) else ""
+    return f"{j.get('verdict')} ({j.get('basis')})"
+
+
+def smallest_judged_headroom(budget: BudgetResult) -> tuple[str | None, float | None]:
+    """The promise with the smallest judged headroom (:func:`judged_headroom`) and that headroom."""
+    if not getattr(budget, "judgement", None):
+        return smallest_headroom(budget.analysis)
+    best: tuple[str | None, float | None] = (None, None)
+    for name in budget.judgement:
+        v = judged_headroom(budget, name)
+        if v is not None and (best[1] is None or v < best[1]):
+            best = (name, v)
+    return best
+
+
+def status_counts(report: Report) -> dict[str, int]:
+    """``{"fail": n, "warn": n, "pass": n}``: budgets by ``status`` (their worst finding after policy)."""
+    out = {"fail": 0, "warn": 0, "pass": 0}
+    for b in report.sorted_budgets():
+        out[b.status or "pass"] = out.get(b.status or "pass", 0) + 1
+    return out
+
+
+def status_line(report: Report) -> str:
+    """``Budgets: 1 failing, 0 with warnings, 2 passing``."""
+    c = status_counts(report)
+    return f"Budgets: {c['fail']} failing, {c['warn']} with warnings, {c['pass']} passing"
+
+
 def smallest_headroom(analysis: dict) -> tuple[str | None, float | None]:
     """The promise with the smallest finite ``headroom_<promise>`` in
     ``analysis`` and that headroom (a fraction); (None, None) when none."""
@@ -160,27 +244,9 @@ def smallest_headroom(analysis: dict) -> tuple[str | None, float | None]:
 
 
 def format_quantity(value: float | None, unit: str) -> str:
-    """A human number with its unit: ``400 ms``, ``20 token/s``, ``80 GB``; ``—`` when absent."""
-    if value is None:
-        return "—"
-    if not math.isfinite(value):
-        return "∞" if value > 0 else ("-∞" if value < 0 else "—")
-    if unit == "s":
-        if value != 0 and abs(value) < 1e-3:
-            return f"{_g(value * 1e6)} µs"
-        if abs(value) < 1:
-            return f"{_g(value * 1e3)} ms"
-        return f"{_g(value)} s"
-    if unit == "s/token":
-        if abs(value) < 1:
-            return f"{_g(value * 1e3)} ms/token"
-        return f"{_g(value)} s/token"
-    if unit == "B":
-        for factor, name in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-            if abs(value) >= factor:
-                return f"{_g(value / factor)} {name}"
-        return f"{_g(value)} B"
-    return f"{_g(value)} {unit}".rstrip()
+    """A human number with its unit: ``400 ms``, ``20 token/s``, ``80 GB``; ``—`` when absent
+    (:func:`budgetlint.text.numbers.quantity`, the one formatter)."""
+    return numbers.quantity(value, unit)
 
 
 def row_owner(budget: BudgetResult, row: PromiseRow) -> str | None:
@@ -191,62 +257,7 @@ def row_owner(budget: BudgetResult, row: PromiseRow) -> str | None:
 
 def format_headroom_cell(value: float | None) -> str:
     """The one headroom (``promise / estimate - 1``) in the one rounding rule; ``—`` when absent."""
-    if value is None:
-        return "—"
-    from budgetlint.model.units import format_headroom
-
-    return format_headroom(value)
-
-
-def format_fraction(value: float | None) -> str:
-    """``0.47`` -> ``47%``; ``—`` when absent."""
-    if value is None:
-        return "—"
-    return f"{_g(value * 100)}%"
-
-
-def _g(x: float) -> str:
-    """At most 3 significant digits, no exponent for everyday magnitudes."""
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e7:
-        digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
-        text = f"{x:.{digits}f}"
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return text
-    return f"{x:.3g}"
-
-
-
-
-# -- the PR diff's values (BL505 messages and the diff table) --
-
-
-def fmt_value(key: str, value: float | None) -> str:
-    if value is None:
-        return "none"
-    if key.endswith("_s") or key in ("ttft", "tpot", "e2e"):
-        return f"{value * 1000:.4g} ms" if value < 1 else f"{value:.4g} s"
-    return f"{value:.4g}"
-
-
-def fmt_fraction(value: float | None) -> str:
-    """A fraction (a shrink, a threshold) in the one rounding rule: ``0.66`` -> ``66%``."""
-    if value is None:
-        return "unbounded"
-    from budgetlint.model.units import format_percent
-
-    return ("-" if value < 0 else "") + format_percent(value)
-
-
-def fmt_headroom(value: float | None) -> str:
-    """A headroom, signed, in the one rounding rule: ``3.09`` -> ``+309%``."""
-    if value is None:
-        return "unbounded"
-    from budgetlint.model.units import format_headroom
-
-    return format_headroom(value)
+    return numbers.headroom(value)
 
 
 def assumed_efficiency_words(analysis: dict) -> str | None:
@@ -276,11 +287,12 @@ def calibration_words(analysis: dict, percentile: str | None = None) -> str | No
         if v is None:
             continue
         b = band.get(key)
-        parts.append(f"{label} {format_quantity(v, unit)} " + (f"+/- {b:.0%}" if b is not None else "(no band)"))
+        parts.append(f"{label} {format_quantity(v, unit)} " + (f"+/- {numbers.percent(b)}" if b is not None else "(no band)"))
     engine = " ".join(x for x in (cal.get("engine"), cal.get("engine_version")) if x) or "an unrecorded engine"
     med = cal.get("leave_one_out_median_error") or {}
-    loo = ", ".join(f"{k.upper()} {v:.0%}" for k, v in med.items())
+    loo = ", ".join(f"{k.upper()} {numbers.percent(v)}" for k, v in med.items())
     runs = cal.get("runs")
     head = (f"{percentile + ' ' if percentile else ''}" + ", ".join(parts) + "; ") if parts else ""
-    return (f"{head}calibrated from {runs} run{'s' if runs != 1 else ''} of {engine} ({where})"
+    runs_words = numbers.count(runs, "run") if isinstance(runs, (int, float)) else f"{runs} runs"
+    return (f"{head}calibrated from {runs_words} of {engine} ({where})"
             + (f"; leave-one-out median error {loo}" if loo else ""))

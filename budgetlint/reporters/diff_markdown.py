@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
+from budgetlint.text import numbers
 from budgetlint.reporters.markdown_text import text
 
 HEADER = ["Budget", "Change", "Before", "After", ""]
@@ -43,12 +43,12 @@ def diff_rows(diff: dict) -> list[list[Any]]:
         items: list[tuple[bool, list[Any]]] = []
         for p in c.get("promises", []):
             items.append((p["regression"], [name, f"{p['promise']} promise {p['change']}",
-                                             fmt_value(p["key"], p["old"]), fmt_value(p["key"], p["new"]),
+                                             numbers.quantity(p["old"], "s", absent="none"), numbers.quantity(p["new"], "s", absent="none"),
                                              REGRESSION_MARK if p["regression"] else ""]))
         for h in c.get("headroom", []):
-            gone = f" (−{fmt_fraction(h['shrink'])} of it)" if h.get("shrink") is not None else ""
+            gone = f" (−{numbers.percent(h['shrink'], absent='unbounded')} of it)" if h.get("shrink") is not None else ""
             items.append((h["regression"], [name, f"{h['promise']} headroom shrank{gone}",
-                                             fmt_headroom(h["old"]), fmt_headroom(h["new"]),
+                                             numbers.headroom(h["old"], absent="unbounded"), numbers.headroom(h["new"], absent="unbounded"),
                                              REGRESSION_MARK if h["regression"] else ""]))
         for v in c.get("verdicts", []):
             items.append((v["regression"], [name, f"{v['promise']} verdict {v['change']}",
@@ -80,7 +80,7 @@ def render_diff(diff: dict | None) -> str:
         return "\n".join(lines) + "\n"
     threshold = diff.get("threshold") or 0
     if threshold:
-        lines += [f"Headroom may shrink by {fmt_fraction(threshold)} before it counts as a regression.", ""]
+        lines += [f"Headroom may shrink by {numbers.percent(threshold, absent='unbounded')} before it counts as a regression.", ""]
     lines.append(_row(HEADER))
     lines.append("| " + " | ".join(["---"] * len(HEADER)) + " |")
     lines += [_row(r) for r in rows]

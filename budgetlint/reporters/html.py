@@ -28,6 +28,8 @@ headroom first); the summary table lists every budget.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
@@ -35,6 +37,8 @@ from xml.sax.saxutils import escape, quoteattr
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
                                           worst_first)
+from budgetlint.reporters._common import estimate_value, format_headroom_cell, judged, judged_headroom, measured_value
+from budgetlint.reporters._common import smallest_judged_headroom
 from budgetlint.reporters._common import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
     PALETTE,
@@ -52,8 +56,12 @@ from budgetlint.reporters.svg import (
 #: budgets drawn as cards with charts (the summary table lists them all)
 MAX_CARDS = 200
 
-VERDICT_ORDER = ("cannot-be-met", "at-risk", "unknown", "met")
-VERDICT_WORDS = {"cannot-be-met": "cannot be met", "at-risk": "at risk", "unknown": "unknown", "met": "met"}
+VERDICT_ORDER = ("cannot-be-met", "at-risk", "not-shown", "unknown", "met")
+VERDICT_WORDS = {"cannot-be-met": "cannot be met", "at-risk": "at risk", "not-shown": "not shown", "unknown": "unknown",
+                 "met": "met"}
+#: a budget's status: its worst finding after suppressions and policy (``budgets[].status``)
+STATUS_ORDER = ("fail", "warn", "pass")
+STATUS_WORDS = {"fail": "fail", "warn": "warn", "pass": "pass"}
 _RANK = {v: i for i, v in enumerate(VERDICT_ORDER)}
 #: reports written before compute was left unknown (``compute_known``) carried this stand-in peak
 _UNLIMITED = 1e29
@@ -78,7 +86,8 @@ th { background: #eeeeea; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .badge { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 600; color: #000; white-space: nowrap; }
 .v-met { background: #bfe7da; } .v-at-risk { background: #f7dca0; }
-.v-cannot-be-met { background: #f3c1a3; } .v-unknown { background: #dddddd; }
+.v-cannot-be-met { background: #f3c1a3; } .v-unknown, .v-not-shown { background: #dddddd; }
+.s-fail { background: #f3c1a3; } .s-warn { background: #f7dca0; } .s-pass { background: #bfe7da; }
 .card { background: #fff; border: 1px solid #d6d6d6; border-radius: 6px; padding: 12px 16px; margin: 14px 0; }
 .card-head { display: flex; gap: 12px; align-items: baseline; flex-wrap: wrap; }
 .meta { color: #444; font-size: 13px; }
@@ -133,6 +142,7 @@ def render(report: Report, *, color: bool = False) -> str:
     for b in report.sorted_budgets():
         d = _finite({"name": b.name, "file": b.file, "line": b.line, "owner": b.owner, "percentile": b.percentile,
                      "promises": dict(b.promises), "verdicts": dict(b.verdicts),
+                     "judgement": dict(b.judgement), "status": b.status or "pass",
                      "analysis": {k: v for k, v in b.analysis.items() if not hasattr(v, "as_dict")}})
         light.append(d)
         whole[id(d)] = b
@@ -163,7 +173,8 @@ def _budget_result(b: dict) -> BudgetResult:
     return BudgetResult(name=str(b.get("name", "")), file=str(b.get("file", "")), line=int(b.get("line") or 1),
                         owner=b.get("owner"), percentile=b.get("percentile"),
                         promises=dict(b.get("promises") or {}), analysis=dict(b.get("analysis") or {}),
-                        verdicts=dict(b.get("verdicts") or {}))
+                        verdicts=dict(b.get("verdicts") or {}), judgement=dict(b.get("judgement") or {}),
+                        status=b.get("status"))
 
 
 def worst_verdict(b: dict) -> str:
@@ -172,15 +183,31 @@ def worst_verdict(b: dict) -> str:
 
 
 def smallest_headroom(b: dict) -> tuple[str | None, float | None]:
-    """The promise with the smallest ``headroom_<promise>`` and that headroom."""
+    """The promise with the smallest judged headroom (``judgement.<promise>.headroom``) and that
+    headroom; the analysis's ``headroom_<promise>`` for a report without a judgement."""
+    if b.get("judgement"):
+        return smallest_judged_headroom(_budget_result(b))
     return _smallest(b.get("analysis") or {})
+
+
+def status_of(b: dict) -> str:
+    s = b.get("status")
+    return s if s in STATUS_ORDER else "pass"
+
+
+def _status_badge(status: str) -> str:
+    return f'<span class="badge s-{status}" title="worst finding after suppressions and policy">{_e(status)}</span>'
+
+
+def _colour(verdict: str) -> str:
+    return VERDICT_COLOURS.get(verdict, VERDICT_COLOURS["unknown"])
 
 
 def _order(budgets: list[dict]) -> list[dict]:
     """Smallest headroom first; budgets without any headroom after, worst verdict first."""
     def key(b: dict) -> tuple:
         _, h = smallest_headroom(b)
-        return (h is None, h if h is not None else 0.0, _RANK[worst_verdict(b)],
+        return (STATUS_ORDER.index(status_of(b)), h is None, h if h is not None else 0.0, _RANK[worst_verdict(b)],
                 str(b.get("file")), b.get("line") or 0, str(b.get("name")))
     return sorted(budgets, key=key)
 
@@ -217,20 +244,28 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
     s = data.get("summary") or {}
     out = ['<section id="summary"><h2>Summary</h2>']
     counts = {v: 0 for v in VERDICT_ORDER}
+    statuses = {v: 0 for v in STATUS_ORDER}
     by_owner: dict[str, dict[str, int]] = {}
     for b in ordered:
         v = worst_verdict(b)
         counts[v] += 1
+        statuses[status_of(b)] += 1
         owner = b.get("owner") or "(no owner)"
-        by_owner.setdefault(owner, {k: 0 for k in VERDICT_ORDER})[v] += 1
+        row = by_owner.setdefault(owner, {k: 0 for k in (*STATUS_ORDER, *VERDICT_ORDER)})
+        row[v] += 1
+        row[status_of(b)] += 1
     out.append('<div class="summary-grid"><div>')
+    out.append("<h4>Budgets by status (the worst finding of each, after suppressions and policy)</h4>")
+    out.append(_table(["Status", "Budgets"], ([_status_badge(v), str(statuses[v])] for v in STATUS_ORDER),
+                      cls="bl-status-counts", numeric=[1]))
     out.append("<h4>Budgets by verdict (each budget counted at its worst promise)</h4>")
     out.append(_table(["Verdict", "Budgets"], ([_badge(v), str(counts[v])] for v in VERDICT_ORDER),
                       cls="bl-verdict-counts", numeric=[1]))
     out.append("<h4>By owner</h4>")
-    header = ["Owner"] + [_badge(v) for v in VERDICT_ORDER]
-    out.append(_table(header, ([_e(o)] + [str(c[v]) for v in VERDICT_ORDER] for o, c in sorted(by_owner.items())),
-                      cls="bl-owner-counts", numeric=[1, 2, 3, 4]))
+    cols = (*STATUS_ORDER, *VERDICT_ORDER)
+    header = ["Owner"] + [_status_badge(v) for v in STATUS_ORDER] + [_badge(v) for v in VERDICT_ORDER]
+    out.append(_table(header, ([_e(o)] + [str(c[v]) for v in cols] for o, c in sorted(by_owner.items())),
+                      cls="bl-owner-counts", numeric=list(range(1, len(cols) + 1))))
     out.append("</div><div>")
     out.append(_headroom_chart(ordered))
     out.append("</div></div>")
@@ -244,10 +279,10 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
         rows.append([
             link, _e(b.get("owner") or "—"), _e(b.get("percentile") or "—"), _e(promise or "—"),
             f'<span data-key="{repr(h) if h is not None else "Infinity"}">'
-            f'{_e(format_value(h, "%")) if h is not None else "—"}</span>',
-            _badge(worst_verdict(b)), _e(f"{b.get('file')}:{b.get('line')}"),
+            f'{_e(format_headroom_cell(h))}</span>',
+            _badge(worst_verdict(b)), _status_badge(status_of(b)), _e(f"{b.get('file')}:{b.get('line')}"),
         ])
-    out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Where"],
+    out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Status", "Where"],
                          rows))
     out.append(f'<p class="sub">{_e(s.get("files", 0))} files, {_e(s.get("budgets", 0))} budgets; '
                f'{_e(s.get("errors", 0))} errors, {_e(s.get("warnings", 0))} warnings, '
@@ -281,15 +316,16 @@ def _headroom_chart(ordered: list[dict]) -> str:
     if not shown:
         return '<p class="note">No budget has a computed headroom: nothing to chart.</p>'
     axis = axis_for([h for _, _, h in shown] + [0.0], "headroom of the tightest promise", "%")
-    rows = [BarRow(f"{b.get('name')} ({p})", [("headroom", 0.0, h, VERDICT_COLOURS[worst_verdict(b)])])
+    rows = [BarRow(f"{b.get('name')} ({p})", [("headroom", 0.0, h, _colour(worst_verdict(b)))])
             for b, p, h in shown]
     svg = bar_chart(chart_id="headroom", title="Headroom per budget, smallest first",
-                    desc=("Each bar is a budget's smallest headroom (promise / realistic estimate - 1); "
-                          "negative means the estimate is over the promise. The table beside lists the numbers."),
+                    desc=("Each bar is a budget's smallest headroom on its judged basis (promise / the value that "
+                          "decided its verdict - 1, docs/judgement.md); negative means that value is over the "
+                          "promise. The table beside lists the numbers."),
                     x=axis, rows=rows, rules=[Rule("x", 0.0, "", PALETTE["black"], dash=False)],
-                    legend=[(VERDICT_WORDS[v], VERDICT_COLOURS[v]) for v in VERDICT_ORDER])
+                    legend=[(VERDICT_WORDS[v], _colour(v)) for v in VERDICT_ORDER])
     table = _table(["Budget", "Promise", "Headroom"],
-                   ([_e(b.get("name")), _e(p), _fv(h, "%")] for b, p, h in shown), numeric=[2])
+                   ([_e(b.get("name")), _e(p), _e(format_headroom_cell(h))] for b, p, h in shown), numeric=[2])
     more = len([b for b in ordered if smallest_headroom(b)[1] is not None]) - len(shown)
     tail = f'<p class="sub">{more} more budgets are in the table below.</p>' if more > 0 else ""
     return _figure("Headroom per budget", svg, table, "headroom") + tail
@@ -341,15 +377,16 @@ def _card(b: dict, anchor: str, index: int) -> str:
     analysis = b.get("analysis") or {}
     out = [f'<section class="card budget" id="{anchor}" data-budget={quoteattr(str(b.get("name")))}>',
            f'<div class="card-head"><h3>{_e(b.get("name"))}</h3>{_badge(worst_verdict(b))}'
+           f'{_status_badge(status_of(b))}'
            f'<span class="meta">owner {_e(b.get("owner") or "—")} · {_e(b.get("percentile") or "no percentile")} · '
            f'{_e(b.get("file"))}:{_e(b.get("line"))}</span></div>']
     bound, real = analysis.get("bound"), analysis.get("realistic")
     if isinstance(bound, dict):
         serving = f'{_e(analysis["model"])} on ' if isinstance(analysis.get("model"), str) else ""
         hardware = f' {_e(analysis["hardware"])}' if isinstance(analysis.get("hardware"), str) else ""
-        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} device(s) at '
+        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} {numbers.plural(bound.get("devices"), "device")} at '
                    f'{_e(bound.get("compute_precision_key"))}, '
-                   f'{_e(bound.get("concurrency"))} sequences, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
+                   f'{_e(bound.get("concurrency"))} {numbers.plural(bound.get("concurrency"), "sequence")}, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
                    f'{_e(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
                    + (_e(assumed_efficiency_words(analysis)) if assumed_efficiency_words(analysis) else
                       f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
@@ -360,10 +397,10 @@ def _card(b: dict, anchor: str, index: int) -> str:
         promised = format_quantity(p.value, p.unit) + (f" ({p.also})" if p.also else "")
         rows.append([_e(p.name), _e(promised),
                      _e(format_quantity(analysis_value(br, "bound", p), p.unit)),
-                     _e(format_quantity(analysis_value(br, "realistic", p), p.unit)),
-                     _e(format_quantity(analysis_value(br, "measured", p), p.unit)),
-                     _fv(analysis_value(br, "headroom", p), "%"), _badge(p.verdict)])
-    out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict"],
+                     _e(format_quantity(estimate_value(br, p), p.unit)),
+                     _e(format_quantity(measured_value(br, p), p.unit)),
+                     _e(format_headroom_cell(judged_headroom(br, p))), _badge(p.verdict), _e(judged(br, p).get("basis") or "—")])
+    out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict", "Basis"],
                       rows, cls="bl-promises", numeric=[1, 2, 3, 4, 5]))
     cal_words = calibration_words(analysis, b.get("percentile"))
     if cal_words:

@@ -17,7 +17,8 @@ from typing import Iterator
 
 from budgetlint.findings import Finding, Severity, printable, printable_lines
 from budgetlint.report import Report
-from budgetlint.reporters._common import TOOL_NAME, analysis_value, format_headroom_cell, promise_rows, row_owner
+from budgetlint.reporters._common import (TOOL_NAME, format_headroom_cell, judged, judged_headroom, promise_rows,
+                                         row_owner)
 
 
 @dataclass
@@ -51,10 +52,13 @@ def _cases(report: Report) -> dict[str, list[_Case]]:
             props = {"budget": budget.name, "promise": row.name}
             if row.verdict:
                 props["verdict"] = row.verdict
+            basis = judged(budget, row).get("basis")
+            if basis:
+                props["basis"] = basis
             owner = row_owner(budget, row)
             if owner:
                 props["owner"] = owner
-            room = analysis_value(budget, "headroom", row)
+            room = judged_headroom(budget, row)
             if room is not None:
                 props["headroom"] = format_headroom_cell(room)
             if budget.percentile:

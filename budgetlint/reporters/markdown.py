@@ -32,7 +32,13 @@ from budgetlint.reporters._common import (
     promise_rows,
     row_owner,
     scope_phrase,
+    estimate_value,
+    judged,
+    judged_headroom,
+    measured_value,
     smallest_headroom,
+    smallest_judged_headroom,
+    status_line,
 )
 
 #: GitHub's limit for one step's summary
@@ -45,6 +51,7 @@ VERDICTS: dict[str, str] = {
     "at-risk": "⚠️ at risk",
     "cannot-be-met": "❌ cannot be met",
     "unknown": "❔ unknown",
+    "not-shown": "❔ not shown",
 }
 SEVERITY_MARKS: dict[Severity, str] = {
     Severity.ERROR: "❌ error",
@@ -93,20 +100,27 @@ def budget_rows(budget: BudgetResult) -> list[str]:
                     cell(promise),
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
-                    cell(format_quantity(analysis_value(budget, "realistic", p), p.unit)),
+                    cell(format_quantity(estimate_value(budget, p), p.unit)),
                     cell(measured_cell(budget, p)),
-                    cell(format_headroom_cell(analysis_value(budget, "headroom", p))),
+                    cell(format_headroom_cell(judged_headroom(budget, p))),
                     text(row_owner(budget, p)) if row_owner(budget, p) else "—",
-                    cell(VERDICTS.get(p.verdict or "", p.verdict or "—")),
+                    cell(_verdict_cell(budget, p)),
                 ]
             )
         )
     return rows
 
 
+def _verdict_cell(budget: BudgetResult, p) -> str:
+    """``✅ met (simulated)``: the judged verdict and its basis (docs/judgement.md)."""
+    word = VERDICTS.get(p.verdict or "", p.verdict or "—")
+    basis = judged(budget, p).get("basis")
+    return f"{word} ({basis})" if basis else word
+
+
 def measured_cell(budget: BudgetResult, p) -> str:
     """The measured value, with what the evidence shows: ``380 ms (not shown, 300 requests)``."""
-    text = format_quantity(analysis_value(budget, "measured", p), p.unit)
+    text = format_quantity(measured_value(budget, p), p.unit)
     verdict = budget.analysis.get(f"measured_{p.name}_verdict")
     samples = budget.analysis.get(f"measured_{p.name}_samples")
     quality = sum(len(e.get("quality") or ()) for e in budget.analysis.get("evidence") or ()
@@ -137,7 +151,7 @@ def headroom_chart(report: Report) -> str:
     table below carries the same numbers."""
     found = []
     for b in report.sorted_budgets():
-        promise, h = smallest_headroom(b.analysis)
+        promise, h = smallest_judged_headroom(b)
         if h is not None:
             found.append((h, b.name, promise))
     if not found:
@@ -204,6 +218,9 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     out = _Budgeted(limit)
     out.add(heading(report))
     out.add("")
+    if report.summary()["budgets"]:
+        out.add(status_line(report))
+        out.add("")
 
     budgets = list(report.sorted_budgets())
     rows = [r for b in budgets for r in budget_rows(b)]

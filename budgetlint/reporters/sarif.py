@@ -138,10 +138,15 @@ def _all_rule_codes(report: Report) -> list[str]:
     return codes + extra
 
 
-def _headrooms(report: Report) -> dict[tuple[str, str], float]:
-    """(budget, promise) -> ``analysis["headroom_<promise>"]``."""
-    out: dict[tuple[str, str], float] = {}
+def _headrooms(report: Report) -> dict[tuple[str, str], Any]:
+    """(budget, promise) -> the judgement's headroom, verdict and basis (docs/judgement.md);
+    ``analysis["headroom_<promise>"]`` where a budget has no judgement."""
+    out: dict[tuple[str, str], Any] = {}
     for b in report.sorted_budgets():
+        if b.judgement:
+            for name, j in b.judgement.items():
+                out[(b.name, name)] = j
+            continue
         for key, value in b.analysis.items():
             if isinstance(key, str) and key.startswith("headroom_") and isinstance(value, (int, float)) \
                     and math.isfinite(value):
@@ -181,6 +186,12 @@ def build(report: Report, *, lazy: bool = False, include_info: bool = False) -> 
             seen[fp] = n + 1
             result = _result(finding, index[finding.rule], fp if n == 0 else f"{fp}:{n}")
             room = rooms.get((finding.budget, "tpot" if finding.promise == "pace" else finding.promise))
+            if isinstance(room, dict):  # the judged verdict, its basis and its headroom
+                props = result.setdefault("properties", {})
+                props.update(verdict=room.get("verdict"), basis=room.get("basis"))
+                room = room.get("headroom")
+                if not isinstance(room, (int, float)) or not math.isfinite(room):
+                    room = None
             if room is not None:  # the one headroom, as the JSON fraction and as every format prints it
                 result.setdefault("properties", {}).update(headroom=room, headroomText=format_headroom(room))
             yield result

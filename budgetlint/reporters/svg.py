@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
-from budgetlint.reporters._common import format_quantity
+from budgetlint.text import numbers
 
 #: Okabe & Ito (2008), "Color Universal Design": distinguishable with any
 #: common colour-vision deficiency
@@ -49,36 +49,10 @@ VERDICT_COLOURS = {
     "unknown": PALETTE["grey"],
 }
 
-_SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
-
-#: units :func:`_common.format_quantity` knows how to scale
-_QUANTITY_UNITS = {"s", "s/token", "B"}
-
-
 def format_value(value: float, unit: str) -> str:
     """A tick or table label with its unit: ``400 ms``, ``80 GB``,
-    ``989 TFLOP/s``, ``3.9 FLOP/B``, ``47%``."""
-    if unit in _QUANTITY_UNITS:
-        return format_quantity(value, unit)
-    if unit == "%":
-        return f"{_short(value * 100)}%"
-    if not math.isfinite(value):
-        return format_quantity(value, unit)
-    if unit in ("FLOP/s", "FLOP", "B/s", "FLOP/B") and value != 0:
-        for factor, prefix in _SI_PREFIXES:
-            if abs(value) >= factor:
-                return f"{_short(value / factor)} {prefix}{unit}"
-    return f"{_short(value)} {unit}".rstrip()
-
-
-def _short(x: float) -> str:
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e6:
-        digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
-        text = f"{x:.{digits}f}"
-        return text.rstrip("0").rstrip(".") if "." in text else text
-    return f"{x:.2g}"
+    ``989 TFLOP/s``, ``3.9 FLOP/B``, ``47%`` (:func:`budgetlint.text.numbers.quantity`)."""
+    return numbers.quantity(value, unit)
 
 
 def _clip(label: str, most: int = 25) -> str:

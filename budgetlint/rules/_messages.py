@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Any
 
 from budgetlint.model.units import format_headroom, format_percent as _pct, format_quantity
 
 
 def _t(x: float) -> str:
-    return format_quantity(x, "time")
+    return numbers.quantity(x, "s")
 
 
 def _b(x: float) -> str:
-    return format_quantity(x, "information")
+    return numbers.quantity(x, "B")
 
 
 def deployment_words(ev: Any) -> str:
@@ -24,7 +26,7 @@ def _decode_why(a: Any, ev: Any) -> str:
     dep = ev.budget.deployment
     n = dep.devices
     if a.decode_binding == "compute":
-        return (f"compute-bound: {ev.workload.concurrency} sequences x 2 x active parameters per step "
+        return (f"compute-bound: {numbers.count(ev.workload.concurrency, 'sequence')} x 2 x active parameters per step "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
     kv = a.kv_bytes_per_token * a.decode_context_mean_tokens * ev.workload.concurrency
     return (f"bandwidth-bound: each step reads {_b(a.weight_bytes_touched_per_step)} of weights + "
@@ -34,10 +36,10 @@ def _decode_why(a: Any, ev: Any) -> str:
 def _prefill_why(a: Any, ev: Any) -> str:
     n = ev.budget.deployment.devices
     if a.prefill_binding == "compute":
-        return (f"compute-bound: {a.prefill_flop:.3g} FLOP for {a.prefill_tokens:g} uncached tokens "
+        return (f"compute-bound: {numbers.quantity(a.prefill_flop, 'FLOP')} for {a.prefill_tokens:g} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
     read = a.prefill_weight_read_s * a.bandwidth_effective_bytes_per_s * n
-    return f"bandwidth-bound: one read of {_b(read)} of weights over {n} devices"
+    return f"bandwidth-bound: one read of {_b(read)} of weights over {numbers.count(n, 'device')}"
 
 
 def assumed_words(ev: Any) -> str:
@@ -47,7 +49,7 @@ def assumed_words(ev: Any) -> str:
     if a is not None:
         return a.words()
     eff = ev.efficiency
-    return f"{eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
+    return f"{numbers.percent(eff.bandwidth)} of bandwidth, {numbers.percent(eff.compute)} of compute"
 
 
 def assumed_figure(ev: Any, resource: str) -> str:
@@ -56,7 +58,7 @@ def assumed_figure(ev: Any, resource: str) -> str:
     value = eff.bandwidth if resource == "bandwidth" else eff.compute
     a = getattr(ev, "assumed", None)
     basis = f" ({a.basis(resource)})" if a is not None else ""
-    return f"{value:.0%} of {resource}{basis}"
+    return f"{numbers.percent(value)} of {resource}{basis}"
 
 
 def headroom(v: Any) -> float:
@@ -82,19 +84,19 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
     if cal is not None:
         label = {"tpot": "tpot", "ttft": "ttft", "e2e": "end-to-end"}[v.promise]
         if v.promise == "tpot":
-            return (f"budget {name!r}: pace {1 / v.budget_value:.3g} token/s is at risk: the {cal} estimate is "
-                    f"{1 / v.realistic_value:.3g} token/s (bound {1 / v.bound_value:.3g} token/s)")
+            return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is at risk: the {cal} estimate is "
+                    f"{numbers.quantity(1 / v.realistic_value, 'token/s')} (bound {numbers.quantity(1 / v.bound_value, 'token/s')})")
         return (f"budget {name!r}: {label} {_t(v.budget_value)} is at risk: the {cal} estimate is "
                 f"{_t(v.realistic_value)} (bound {_t(v.bound_value)})")
     if v.promise == "tpot":
         want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
         if bound:
-            return (f"budget {name!r}: pace needs {want:.3g} token/s; the roofline bound is {got_bound:.3g} token/s "
+            return (f"budget {name!r}: pace needs {numbers.quantity(want, 'token/s')}; the roofline bound is {numbers.quantity(got_bound, 'token/s')} "
                     f"for {deployment_words(ev)} ({_decode_why(bd, ev)}): {_pct(want / got_bound - 1)} short")
         resource = "bandwidth" if bd.decode_binding == "bandwidth" else "compute"
-        return (f"budget {name!r}: pace {want:.3g} token/s needs {_pct(v.required_efficiency)} of peak {resource} "
-                f"(bound {got_bound:.3g} token/s; at the assumed {assumed_figure(ev, resource)}: "
-                f"{got_real:.3g} token/s)")
+        return (f"budget {name!r}: pace {numbers.quantity(want, 'token/s')} needs {_pct(v.required_efficiency)} of peak {resource} "
+                f"(bound {numbers.quantity(got_bound, 'token/s')}; at the assumed {assumed_figure(ev, resource)}: "
+                f"{numbers.quantity(got_real, 'token/s')})")
     if v.promise == "ttft":
         other = bd.ttft_s - bd.prefill_s
         parts = f" after {_t(other)} of queue/edge allowances" if other > 0 else ""
@@ -125,15 +127,15 @@ def describe_met(ev: Any, v: Any) -> str:
     cal = calibrated_words(ev, v.promise)
     if cal is not None:
         if v.promise == "tpot":
-            return (f"budget {name!r}: pace {1 / v.budget_value:.3g} token/s is met: estimate "
-                    f"{1 / v.realistic_value:.3g} token/s {cal} (bound {1 / v.bound_value:.3g} token/s), "
+            return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is met: estimate "
+                    f"{numbers.quantity(1 / v.realistic_value, 'token/s')} {cal} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
                     f"headroom {v.budget_value / v.realistic_value:.2g}x")
         label = "ttft" if v.promise == "ttft" else "end-to-end"
         return (f"budget {name!r}: {label} {_t(v.budget_value)} is met: estimate {_t(v.realistic_value)} "
                 f"{cal} (bound {_t(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
     if v.promise == "tpot":
-        return (f"budget {name!r}: pace {1 / v.budget_value:.3g} token/s is met: estimate "
-                f"{1 / v.realistic_value:.3g} token/s (bound {1 / v.bound_value:.3g} token/s), "
+        return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is met: estimate "
+                f"{numbers.quantity(1 / v.realistic_value, 'token/s')} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
                 f"headroom {format_headroom(headroom(v))}; assumed "
                 f"{assumed_figure(ev, 'bandwidth' if ev.bound.decode_binding == 'bandwidth' else 'compute')}")
     label = "ttft" if v.promise == "ttft" else "end-to-end"
@@ -147,14 +149,14 @@ def _overhead_words(ev: Any, a: Any) -> str:
 
 
 def _seqs(n: Any) -> str:
-    return "1 sequence" if n == 1 else f"{n} sequences"
+    return numbers.count(n, "sequence")
 
 
 def _fit(n: Any) -> str:
     """``0`` -> "no sequence fits"; ``1`` -> "1 sequence fits"; ``7`` -> "7 sequences fit"."""
     if n == 0:
         return "no sequence fits"
-    return "1 sequence fits" if n == 1 else f"{n} sequences fit"
+    return f"{numbers.count(n, 'sequence')} {'fits' if n == 1 else 'fit'}"
 
 
 def describe_memory(ev: Any) -> str:
@@ -208,9 +210,9 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
                 f"{assumed_figure(ev, 'compute')}: {_t(v.realistic_value)})")
     want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
     if bound:
-        return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {want:.3g} token/s; the "
-                f"roofline bound is {got_bound:.3g} token/s ({_decode_why(ev.bound, ev)}): {_pct(want / got_bound - 1)} short")
+        return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {numbers.quantity(want, 'token/s')}; the "
+                f"roofline bound is {numbers.quantity(got_bound, 'token/s')} ({_decode_why(ev.bound, ev)}): {_pct(want / got_bound - 1)} short")
     resource = "bandwidth" if ev.bound.decode_binding == "bandwidth" else "compute"
-    return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {want:.3g} token/s needs "
-            f"{_pct(v.required_efficiency)} of peak {resource} (bound {got_bound:.3g} token/s; at the assumed "
-            f"{assumed_figure(ev, resource)}: {got_real:.3g} token/s)")
+    return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {numbers.quantity(want, 'token/s')} needs "
+            f"{_pct(v.required_efficiency)} of peak {resource} (bound {numbers.quantity(got_bound, 'token/s')}; at the assumed "
+            f"{assumed_figure(ev, resource)}: {numbers.quantity(got_real, 'token/s')})")

@@ -54,7 +54,9 @@ def lever_text(ev: Any, promise: str, limit: int = 3) -> str | None:
     if promise != lever_carrier(ev):
         return (f"the levers that would meet it are listed once per budget (on another of its findings) "
                 f"and by `budgetlint explain --budget {ev.budget.name}`")
-    parts = [lv.description for lv in levers[:limit]]
+    from budgetlint.evaluate.roofline import lever_words
+
+    parts = [lever_words(lv) for lv in levers[:limit]]
     more = f" (+{len(levers) - limit} more: see `budgetlint explain`)" if len(levers) > limit else ""
     return "would meet it: " + "; ".join(parts) + more
 

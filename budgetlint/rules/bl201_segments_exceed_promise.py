@@ -57,6 +57,8 @@ Shrink an allowance, or loosen the promise in review with the product owner.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -71,7 +73,7 @@ _EPS = 1e-9
 
 
 def _t(x: float) -> str:
-    return format_quantity(x, "time")
+    return numbers.quantity(x, "s")
 
 
 def edge_pace(b) -> float | None:
@@ -94,7 +96,7 @@ def edge_terms(b) -> list[tuple[str, float]]:
     if k > 1 and pace:
         shown = min(k, b.workload.output_tokens)
         if shown > 1:
-            terms.append((f"proxy flush of {shown:g} tokens at {pace:.3g} token/s", (shown - 1) / pace))
+            terms.append((f"proxy flush of {shown:g} tokens at {numbers.quantity(pace, 'token/s')}", (shown - 1) / pace))
     return terms
 
 
@@ -109,7 +111,7 @@ def _flush_fix(b, slack: float) -> str:
     if most <= 1:
         return "flush every token (edge.proxy_flush_tokens: 1); "
     return (f"flush every token (edge.proxy_flush_tokens: 1), or at most {most} tokens per chunk "
-            f"(({most} - 1) / {pace:.3g} token/s <= {_t(slack)}); ")
+            f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_t(slack)}); ")
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
@@ -141,7 +143,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         if s.allowance_s is not None:
             terms.append((s.name, s.allowance_s))
         elif s.pace_token_per_s and n:
-            terms.append((f"{s.name} {n} tokens at {s.pace_token_per_s:.3g} token/s", n / s.pace_token_per_s))
+            terms.append((f"{s.name} {n} tokens at {numbers.quantity(s.pace_token_per_s, 'token/s')}", n / s.pace_token_per_s))
     if terms:  # the connection setup is on the end-to-end path; the proxy delay is not
         terms += [(name, t) for name, t in edge if name == "connection setup"]
     if p.e2e_s is not None and terms:
@@ -158,7 +160,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         for s in b.segments:
             if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
                 yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: decode segment {s.name!r} allows {s.pace_token_per_s:.3g} token/s, "
-                              f"slower than the promised {want:.3g} token/s",
+                              f"budget {b.name!r}: decode segment {s.name!r} allows {numbers.quantity(s.pace_token_per_s, 'token/s')}, "
+                              f"slower than the promised {numbers.quantity(want, 'token/s')}",
                               s.loc("pace"), budget=b.name, promise="tpot",
-                              fix=f"raise the segment's pace to {want:.3g} token/s")
+                              fix=f"raise the segment's pace to {numbers.quantity(want, 'token/s')}")

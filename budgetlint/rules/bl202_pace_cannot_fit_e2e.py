@@ -30,6 +30,8 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -62,12 +64,12 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     spare = p.e2e_s - ttft
     need = a.get("e2e_arithmetic_required_pace_token_per_s")
     if need is not None:
-        fix = (f"promise at least {need:.3g} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
+        fix = (f"promise at least {numbers.quantity(need, 'token/s')} ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
                f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
     else:
         fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
     yield Finding(CODE, SEVERITY,
-                  f"budget {b.name!r}: {n} tokens at {pace:.3g} token/s take {_t(decode)} of decode; "
+                  f"budget {b.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
                   f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
                   f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
                   b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)

@@ -56,7 +56,9 @@ SUMMARY = "The weights and KV cache do not fit in device memory."
 SEVERITY = Severity.ERROR
 #: severities other than SEVERITY this rule may give, and when
 OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the usable fraction (at risk), or "
-                                      "the steady state fits but the worst case does not (the tail)"}
+                                      "the steady state fits but the worst case does not (the tail); an error "
+                                      "again when no sequence fits at the usable fraction (the engine would not "
+                                      "start)"}
 
 
 def check(b, ev, ctx) -> Iterator[Finding]:
@@ -75,5 +77,16 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                                "an 8-bit KV cache, or more devices keep every sequence resident"))
         return
     severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
-    yield Finding(CODE, severity, describe_memory(ev.roofline), b.loc("deployment"), budget=b.name,
+    message = describe_memory(ev.roofline)
+    rl = ev.roofline.realistic
+    if severity is Severity.WARNING and rl is not None and rl.memory_max_sequences == 0:
+        # not at risk: the engine refuses to start (vLLM sizes its KV cache from the usable fraction)
+        from budgetlint.model.units import format_percent
+
+        usable = ev.roofline.deployment.memory_usable_fraction
+        severity = Severity.ERROR
+        message += (f"; at the usable fraction {format_percent(usable)} of device memory the engine would not "
+                    f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
+                    "deployment.memory_usable_fraction, only if the device runs nothing else)")
+    yield Finding(CODE, severity, message, b.loc("deployment"), budget=b.name,
                   promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")

@@ -46,4 +46,9 @@ SEVERITY = Severity.WARNING
 def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
-    yield from verdict_findings(b, ev, CODE, SEVERITY, "at-risk", bound=False, no_lever=None)
+    judged = getattr(ev, "judgement", None) or {}
+    for f in verdict_findings(b, ev, CODE, SEVERITY, "at-risk", bound=False, no_lever=None):
+        j = judged.get(f.promise)
+        if j is not None and j.verdict == "met":  # a basis above the estimate (a run, the simulation) meets it
+            continue
+        yield f

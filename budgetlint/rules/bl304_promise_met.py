@@ -37,9 +37,47 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_met
     from budgetlint.rules._verdicts import promise_location
 
+    judged = getattr(ev, "judgement", None) or {}
     for name in ("ttft", "tpot", "e2e"):
         v = ev.verdicts.get(name)
+        j = judged.get(name)
+        if j is not None:  # the judged verdict, on its basis (budgetlint.judge)
+            if j.verdict != "met":
+                continue
+            if j.basis in ("simulated", "measured"):
+                yield Finding(CODE, SEVERITY, met_on_basis(b, ev, j), promise_location(b, name),
+                              budget=b.name, promise=name)
+                continue
         if v is None or v.verdict != "met":
             continue
-        yield Finding(CODE, SEVERITY, describe_met(ev.roofline, v), promise_location(b, name),
-                      budget=b.name, promise=name)
+        message = describe_met(ev.roofline, v)
+        if j is not None and j.note:
+            message += f"; {j.note}"
+        yield Finding(CODE, SEVERITY, message, promise_location(b, name), budget=b.name, promise=name)
+
+
+def met_on_basis(b, ev, j) -> str:
+    """"ttft 500 ms is met under 10 request/s: simulated p95 TTFT 330 ms (95 % interval ...), headroom +52%"."""
+    from budgetlint.judge import FLAT_IGNORES
+    from budgetlint.model.units import format_headroom
+    from budgetlint.rules._messages import _t
+
+    label = {"ttft": "ttft", "tpot": "tpot", "e2e": "end-to-end"}[j.promise]
+    promised = _t(j.limit) + ("/token" if j.promise == "tpot" else "")
+    iv = ""
+    if j.interval:
+        lo, hi = (_t(x) + ("/token" if j.promise == "tpot" else "") for x in j.interval)
+        iv = f" (95 % interval {lo}-{hi})"
+    room = f", headroom {format_headroom(j.headroom)}" if j.headroom is not None else ""
+    if j.basis == "simulated":
+        from budgetlint.evaluate.load import load_words
+
+        words = j.words.split(";")[0]
+        under = load_words(ev.load).replace("at ", "under ", 1) if ev.load.arrival_rate_per_s is not None \
+            else load_words(ev.load).replace("with ", "with ", 1)
+        flat = j.considered.get("calibrated", j.considered.get("estimate"))
+        flat_words = (f"; the flat estimate {_t(flat)}{'/token' if j.promise == 'tpot' else ''} is one request "
+                      f"on an idle system ({FLAT_IGNORES})") if flat is not None else ""
+        return (f"budget {b.name!r}: {label} {promised} is met {under}: {words.split(' at ')[0].split(' with ')[0]}"
+                f"{iv}{room}{flat_words}")
+    return f"budget {b.name!r}: {label} {promised} is met by measurement: {j.words}{iv}{room}"

@@ -62,8 +62,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             continue
         if ev.verdicts.get(promise) is not None and ev.verdicts[promise].verdict == "cannot-be-met":
             continue  # BL301 already says it; the simulation adds nothing to an impossibility
+        j = (getattr(ev, "judgement", None) or {}).get(promise)
+        if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
+            continue
         fix = None
         if load.replicas_needed is not None and load.replicas_needed > load.replicas:
             fix = f"deployment.replicas: {load.replicas_needed}"
         yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, fix=fix)
+                      budget=b.name, promise=promise, fix=fix)

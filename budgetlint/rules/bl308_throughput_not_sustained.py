@@ -27,6 +27,8 @@ lever that shortens each step.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 import math
 from typing import Iterator
 
@@ -55,11 +57,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         want, unit, got = p.throughput_token_per_s, "pace", sustained * mean_out
     held = " with the latency promises held" if load.capacity is not None else " at saturation"
     msg = (f"budget {b.name!r}: throughput {format_quantity(want, unit)} promised; "
-           f"{load.replicas} replica{'s sustain' if load.replicas > 1 else ' sustains'} {format_quantity(got, unit)}{held} "
+           f"{numbers.count(load.replicas, 'replica')} {'sustains' if load.replicas == 1 else 'sustain'} {format_quantity(got, unit)}{held} "
            f"({format_quantity(per, 'request_rate')} each)")
     fix = None
     if per > 0 and got > 0:
         need = math.ceil(load.replicas * want / got - 1e-9)
-        msg += f"; {need} replicas would"
+        msg += f"; {numbers.count(need, 'replica')} would"
         fix = f"deployment.replicas: {need}"
     yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix)

@@ -25,6 +25,8 @@ Refit with the new run included, or find what changed.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -41,7 +43,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         return
     for o in ce.outside:
         yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: {o.run}: {o.metric} {o.stat} measured {o.measured_s * 1e3:.3g} ms, "
-                      f"the calibration predicts {o.predicted_s * 1e3:.3g} ms ({o.error:+.0%}), outside its "
-                      f"+/- {o.band:.0%} band: the calibration no longer describes the system",
+                      f"budget {b.name!r}: {o.run}: {o.metric} {o.stat} measured {numbers.quantity(o.measured_s, 's')}, "
+                      f"the calibration predicts {numbers.quantity(o.predicted_s, 's')} ({numbers.percent(o.error, signed=True)}), outside its "
+                      f"+/- {numbers.percent(o.band)} band: the calibration no longer describes the system",
                       ce.declared_at, budget=b.name, fix="refit with this run (`budgetlint calibrate`)")

@@ -61,16 +61,18 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                 gap = f"{format_percent(r.measured_s / r.promised_s - 1.0)} over"
             how = f" ({r.how})" if r.how else ""
             suff = link.sufficiency.get(name)
+            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s,
+                                       *((suff.lower_s, suff.upper_s) if suff is not None else ()))
             sure = ""
             if suff is not None and suff.status == "shown" and suff.lower_s is not None:
-                sure = (f"; shown at 95%: the {suff.words(pace)} is "
+                sure = (f"; shown at 95%: the {suff.words(pace, fig)} is "
                         f"{'below' if pace else 'above'} the promise")
             elif suff is not None and suff.status == "straddles":
-                sure = f"; the {suff.words(pace)} contains the promise, so the miss is likely, not certain"
+                sure = f"; the {suff.words(pace, fig)} contains the promise, so the miss is likely, not certain"
             yield Finding(
                 CODE, SEVERITY,
-                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace)}, "
-                f"promise {ev_mod.fmt_value(name, r.promised_s, pace)}: {gap}{sure}; "
+                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace, fig)}, "
+                f"promise {ev_mod.fmt_value(name, r.promised_s, pace, fig)}: {gap}{sure}; "
                 f"measured in {link.name}{how}{link.inferred_words()}",
                 ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                 fix="make the deployment faster (see BL301/BL303 levers) or loosen the promise "

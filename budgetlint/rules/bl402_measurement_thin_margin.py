@@ -30,6 +30,8 @@ if the margin is deliberate, lower the threshold for the run.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -60,10 +62,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                 continue
             what = ev_mod.promise_words(b, name)
             how = f" ({r.how})" if r.how else ""
+            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s)
             yield Finding(
                 CODE, SEVERITY,
-                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace)}, "
-                f"promise {ev_mod.fmt_value(name, r.promised_s, pace)}: met with {format_percent(margin)} margin "
-                f"(threshold {threshold:.0%}); measured in {link.name}{how}{link.inferred_words()}",
+                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace, fig)}, "
+                f"promise {ev_mod.fmt_value(name, r.promised_s, pace, fig)}: met with {format_percent(margin)} margin "
+                f"(threshold {numbers.percent(threshold)}); measured in {link.name}{how}{link.inferred_words()}",
                 ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                fix=f"buy at least {threshold:.0%} margin or loosen the promise")
+                fix=f"buy at least {numbers.percent(threshold)} margin or loosen the promise")

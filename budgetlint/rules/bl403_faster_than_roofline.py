@@ -48,6 +48,8 @@ in the file; then declare what the run used: `workload.prefix_cache_hit`,
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Iterator
 
 from budgetlint.findings import Finding, Severity
@@ -68,8 +70,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             if f.promise == "throughput":
                 yield Finding(
                     CODE, SEVERITY,
-                    f"aggregate output throughput measured {1 / f.measured_s:,.0f} token/s, above the pure "
-                    f"roofline bound of {1 / f.bound_s:,.0f} token/s ({f.concurrency:g} sequences x the bound "
+                    f"aggregate output throughput measured {numbers.quantity(1 / f.measured_s, 'token/s')}, above the pure "
+                    f"roofline bound of {numbers.quantity(1 / f.bound_s, 'token/s')} ({f.concurrency:g} sequences x the bound "
                     f"pace at that concurrency) for {deployment_words(ev.roofline)}: {f.explanation}; "
                     f"measured in {link.name}{link.inferred_words()}",
                     link.where, budget=b.name, promise="throughput",

@@ -63,8 +63,9 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                 continue
             what = ev_mod.promise_words(b, name)
             pace = name == "tpot" and b.promise.pace_given
-            head = (f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace)} meets the "
-                    f"{ev_mod.fmt_value(name, r.promised_s, pace)} promise but is not shown")
+            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s, s.lower_s, s.upper_s)
+            head = (f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace, fig)} meets the "
+                    f"{ev_mod.fmt_value(name, r.promised_s, pace, fig)} promise but is not shown")
             plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
                     f"within the sample's {_band(r.percentile)}")
             if s.status == "unknown":
@@ -75,7 +76,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                        f"measured in {link.name}")
             else:
                 msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
-                       f"({s.words(pace)}); measured in {link.name}")
+                       f"({s.words(pace, fig)}); measured in {link.name}")
             yield Finding(CODE, SEVERITY, msg, ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                           fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
                               "the interval is computed in seconds")

@@ -55,11 +55,12 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             r = link.readings[name]
             what = ev_mod.promise_words(b, name)
             pace = name == "tpot" and b.promise.pace_given
+            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s, s.lower_s, s.upper_s)
             more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {s.needed_n:,} requests"
             yield Finding(
                 CODE, SEVERITY,
-                f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace)} meets the "
-                f"{ev_mod.fmt_value(name, r.promised_s, pace)} promise but is not shown: the "
-                f"{s.words(pace)} contains it{more}; measured in {link.name}",
+                f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace, fig)} meets the "
+                f"{ev_mod.fmt_value(name, r.promised_s, pace, fig)} promise but is not shown: the "
+                f"{s.words(pace, fig)} contains it{more}; measured in {link.name}",
                 ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                 fix="run more requests, or buy margin so the whole interval meets the promise")

@@ -285,6 +285,7 @@ class _Stage:
 
     def check(self, fb: _FileBudgets) -> _FileChecked:
         from budgetlint.evaluate import evaluate_budget
+        from budgetlint.judge import judged
         from budgetlint.run.policy import apply_suppressions
 
         batch = Report(findings=list(fb.findings))
@@ -292,7 +293,7 @@ class _Stage:
         said: set[Finding] = set()
         out = _FileChecked([], unbudgeted, [], [], [])
         for b in fb.budgets:
-            ev = evaluate_budget(b, self.env)
+            ev = judged(evaluate_budget(b, self.env))  # evaluate/, then judge/: one verdict per promise
             b = ev.budget  # with its `from_bench` lengths read
             out.evidence.append(ev.evidence)
             for rule in self.rules:
@@ -445,6 +446,14 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
             if doc.data is None or kind == "calibration":  # read where a deployment names it (docs/calibration.md)
                 continue
             got = f"kind {kind!r}" if kind is not None else "no 'kind'"
+            meant = _meant_kind(doc.data, kind)
+            if meant is not None:  # a budgetlint document with its kind mistyped: an error, never a silent skip
+                findings.append(Finding(
+                    "BL013", Severity.ERROR,
+                    f"{got}: did you mean {meant!r}? The document has `version:` and a `{meant}:` key but is "
+                    f"not read; expected kind: budgets, hardware, models or teams",
+                    doc.loc(("kind",)) if kind is not None else doc.loc(()), fix=f"kind: {meant}"))
+                continue
             findings.append(Finding(
                 "BL013", _declared("BL013"),
                 f"not a budgetlint document ({got}); expected kind: budgets, hardware, models or teams; skipped",
@@ -455,6 +464,24 @@ def _checked(path: Path, display: str) -> tuple[list[Finding], dict[str, list[Do
         invalid.update((doc.file, f.budget) for f in schema_findings if f.budget)
         by_kind[kind].append(doc)
     return findings, by_kind, invalid
+
+
+def _meant_kind(data: Any, kind: Any) -> str | None:
+    """The kind a document with ``version:``, a ``kind:`` budgetlint does not know, and a
+    ``budgets:``/``teams:``/``hardware:``/``models:`` key meant (``kind: budget`` -> ``budgets``: the closest kind to what is written, else the key's);
+    None for YAML that is no budgetlint document."""
+    if not isinstance(data, dict) or "version" not in data or kind is None:
+        return None  # no kind at all stays the BL013 warning (other YAML can share a folder)
+    keys = [k for k in KINDS if k in data]
+    if not keys:
+        return None
+    if isinstance(kind, str):
+        import difflib
+
+        close = difflib.get_close_matches(kind.strip().lower(), list(KINDS), n=1, cutoff=0.6)
+        if close:
+            return close[0]
+    return keys[0]
 
 
 def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document], files: list[Path],
@@ -507,6 +534,7 @@ def _result(b: Budget, ev: Any) -> BudgetResult:
         name=b.name, file=b.doc.file, line=b.loc().line, owner=b.owner, percentile=b.percentile,
         promises=_promises(b), analysis=ev.analysis, verdicts=ev.verdict_words(),
         load=ev.load.as_dict() if ev.load is not None else None,
+        judgement={k: j.as_dict() for k, j in ev.judgement.items()},
     )
 
 

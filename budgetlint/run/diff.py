@@ -30,7 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import fmt_fraction, fmt_headroom, fmt_value
+from budgetlint.text import numbers
 
 RULE = "BL505"
 
@@ -40,7 +40,7 @@ PROMISE_KEYS: dict[str, tuple[str, bool]] = {
     "tpot_s": ("tpot", True),
     "e2e_s": ("e2e", True),
 }
-VERDICT_RANK = {"met": 0, "at-risk": 1, "cannot-be-met": 2}
+VERDICT_RANK = {"met": 0, "not-shown": 1, "at-risk": 2, "cannot-be-met": 3}
 CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 
 
@@ -230,6 +230,16 @@ def _where(b: BudgetResult) -> dict:
     return {"name": b.name, "file": b.file, "line": b.line}
 
 
+def _judged_headroom(row: Any, key: str) -> float | None:
+    """The headroom BL505 compares: the judgement's, on its basis (docs/judgement.md); the
+    analysis's flat-estimate headroom only for a promise without a judgement."""
+    name = key[len("headroom_"):]
+    j = (getattr(row, "judgement", None) or {}).get(name)
+    if isinstance(j, dict):
+        return _finite(j.get("headroom"))
+    return _finite(row.analysis.get(key))
+
+
 def _one_entry_per_number(headroom: list[dict]) -> list[dict]:
     """A segment whose headroom is the same number as a promise's (the decode segment's
     pace and the budget's pace) is one change, not two: it is folded into the promise's
@@ -262,9 +272,10 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
         promises.append({"promise": name, "key": key, "old": x, "new": y, "change": change,
                          "regression": change in ("loosened", "removed")})
     headroom = []
-    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")})
+    keys = sorted({k for k in (*a.analysis, *b.analysis) if k.startswith("headroom_")}
+                  | {f"headroom_{p}" for p in (*a.judgement, *b.judgement)})
     for key in keys:
-        x, y = _finite(a.analysis.get(key)), _finite(b.analysis.get(key))
+        x, y = _judged_headroom(a, key), _judged_headroom(b, key)
         if x is None or y is None or not (y < x):
             continue
         shrink = headroom_shrink(x, y)
@@ -327,20 +338,20 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
         name = c["name"]
         for p in c["promises"]:
             if p["regression"]:
-                what = (f"{p['promise']} promise loosened: {fmt_value(p['key'], p['old'])} -> "
-                        f"{fmt_value(p['key'], p['new'])}" if p["change"] == "loosened"
-                        else f"{p['promise']} promise removed (was {fmt_value(p['key'], p['old'])})")
+                what = (f"{p['promise']} promise loosened: {numbers.quantity(p['old'], 's', absent='none')} -> "
+                        f"{numbers.quantity(p['new'], 's', absent='none')}" if p["change"] == "loosened"
+                        else f"{p['promise']} promise removed (was {numbers.quantity(p['old'], 's', absent='none')})")
                 out.append(Finding(RULE, severity, f"budget {name!r}: {what} (against {ref})", at(name, p["promise"]),
                                    budget=name, promise=p["promise"], fix="keep the promise, or review the change"))
         for h in c["headroom"]:
             if h["regression"]:
-                gone = f" (-{fmt_fraction(h['shrink'])} of it)" if h["shrink"] is not None else ""
+                gone = f" (-{numbers.percent(h['shrink'], absent='unbounded')} of it)" if h["shrink"] is not None else ""
                 twins = [f"segment {s[len('segment:'):]!r}" for s in h.get("same_as", [])]
                 also = f" (the same number as {' and '.join(twins)})" if twins else ""
                 still = "" if h.get("blocking", True) else "; still met"
                 out.append(Finding(RULE, severity if h.get("blocking", True) else Severity.WARNING,
-                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {fmt_headroom(h['old'])} "
-                                   f"-> {fmt_headroom(h['new'])}{gone}{still} (against {ref})",
+                                   f"budget {name!r}: {h['promise']} headroom{also} shrank: {numbers.headroom(h['old'], absent='unbounded')} "
+                                   f"-> {numbers.headroom(h['new'], absent='unbounded')}{gone}{still} (against {ref})",
                                    at(name, h["promise"]), budget=name,
                                    promise=h["promise"] if h["promise"] != "pace" else "tpot",
                                    fix="see `budgetlint explain` for what binds"))

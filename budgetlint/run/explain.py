@@ -8,31 +8,35 @@ then the verdict per promise and the levers that would fix a miss.
 
 from __future__ import annotations
 
+from budgetlint.text import numbers
+
 from typing import Any
 
 from budgetlint.findings import printable
 from budgetlint.model.units import format_headroom, format_percent, format_quantity
+from budgetlint.evaluate.roofline import lever_words
 from budgetlint.rules._messages import headroom
 
 
+# the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
 def _t(x: float) -> str:
-    return format_quantity(x, "time")
+    return numbers.quantity(x, "s")
 
 
 def _b(x: float) -> str:
-    return format_quantity(x, "information")
+    return numbers.quantity(x, "B")
 
 
 def _bw(x: float) -> str:
-    return format_quantity(x, "bandwidth")
+    return numbers.quantity(x, "B/s")
 
 
 def _f(x: float | None) -> str:
-    return "unknown compute" if x is None else format_quantity(x, "compute_rate")
+    return numbers.quantity(x, "FLOP/s", absent="unknown compute")
 
 
 def _bo(x: float | None) -> str:
-    return "unknown memory" if x is None else format_quantity(x, "information")
+    return numbers.quantity(x, "B", absent="unknown memory")
 
 
 def _n(x: float) -> str:
@@ -42,7 +46,8 @@ def _n(x: float) -> str:
     return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
 
 
-VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown"}
+VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown",
+                 "not-shown": "NOT SHOWN"}
 
 
 def _queue_words(ev: Any) -> str:
@@ -68,7 +73,7 @@ def explain_budget(evaluation: Any) -> str:
         promised.append(f"ttft {_t(p.ttft_s)} [{b.loc('promise', 'ttft')}]")
     if p.tpot_s is not None:
         key = "pace" if p.pace_given else "tpot"
-        promised.append(f"pace {1 / p.tpot_s:.3g} token/s = tpot {_t(p.tpot_s)} [{b.loc('promise', key)}]")
+        promised.append(f"pace {numbers.quantity(1 / p.tpot_s, 'token/s')} = tpot {_t(p.tpot_s)} [{b.loc('promise', key)}]")
     if p.e2e_s is not None:
         promised.append(f"e2e {_t(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
     add("  promises: " + "; ".join(promised))
@@ -94,7 +99,7 @@ def explain_budget(evaluation: Any) -> str:
                  else "no compute peak (unknown: compute is not checked)")
     add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
-    add(f"    deploy    N = {n} device(s), {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+    add(f"    deploy    N = {numbers.count(n, 'device')}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
@@ -146,12 +151,12 @@ def explain_budget(evaluation: Any) -> str:
         s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
           + (f"; the draft costs {_t(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
     s(f"Pace over the {wl.output_tokens:g}-token reply (KV grows with each token): decode {_t(bd.decode_s)}, "
-      f"pace = {wl.output_tokens:g} / {_t(bd.decode_s)} = {bd.pace_token_per_s:.3g} token/s per user "
-      f"({bd.aggregate_token_per_s:.3g} token/s aggregate)")
+      f"pace = {wl.output_tokens:g} / {_t(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
+      f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
-      f"{bd.prefill_linear_flop:.3g} + {bd.prefill_attention_flop:.3g} = {bd.prefill_flop:.3g} FLOP")
+      f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
     if bd.compute_known:
-        add(f"         time = FLOP / (N x F) = {bd.prefill_flop:.3g} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
+        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
             f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
     else:
         add(f"         time = FLOP / (N x F): unknown (no compute peak); only the floor, one weight read "
@@ -188,27 +193,33 @@ def explain_budget(evaluation: Any) -> str:
     add("")
     if ev.assumed is not None:
         add(f"  Assumed efficiency: {ev.assumed.words()}")
-    add(f"  At the realistic efficiency ({eff.bandwidth:.0%} of bandwidth, {eff.compute:.0%} of compute"
-        + (f", {d.collective_overhead:.0%} collective overhead" if n > 1 else "")
-        + f", {d.memory_usable_fraction:.0%} of memory usable, "
+    add(f"  At the realistic efficiency ({numbers.percent(eff.bandwidth)} of bandwidth, {numbers.percent(eff.compute)} of compute"
+        + (f", {numbers.percent(d.collective_overhead)} collective overhead" if n > 1 else "")
+        + f", {numbers.percent(d.memory_usable_fraction)} of memory usable, "
         + f"{_b(d.memory_overhead_bytes)} {'memory_overhead' if dep.memory_overhead_bytes is not None else 'runtime reserve'}): "
-        f"ttft {_t(rl.ttft_s)}, pace {rl.pace_token_per_s:.3g} token/s, e2e {_t(rl.e2e_s)}, "
+        f"ttft {_t(rl.ttft_s)}, pace {numbers.quantity(rl.pace_token_per_s, 'token/s')}, e2e {_t(rl.e2e_s)}, "
         f"memory {_b(rl.memory_required_bytes_per_device)} of {_bo(rl.memory_available_bytes_per_device)}"
         + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
            if rl.memory_available_bytes_per_device is not None else ""))
     add("")
-    add("  Verdicts")
+    if evaluation.load is not None and evaluation.load.result is not None:
+        from budgetlint.judge import FLAT_IGNORES
+
+        add(f"  Verdicts of the flat estimate (one request on an idle system: {FLAT_IGNORES};")
+        add("  the simulated figures under load are below, and the Judgement at the end is what counts)")
+    else:
+        add("  Verdicts")
     for name, v in ev.verdicts.items():
         seg = next((x for x in b.segments if f"segment:{x.name}" == name), None)
         if seg is not None and seg.kind == "decode":
-            row = (f"decode segment {seg.name!r} ({seg.owner or 'no owner'}) promise {1 / v.budget_value:.3g} token/s; "
-                   f"bound {1 / v.bound_value:.3g} token/s; realistic {1 / v.realistic_value:.3g} token/s")
+            row = (f"decode segment {seg.name!r} ({seg.owner or 'no owner'}) promise {numbers.quantity(1 / v.budget_value, 'token/s')}; "
+                   f"bound {numbers.quantity(1 / v.bound_value, 'token/s')}; realistic {numbers.quantity(1 / v.realistic_value, 'token/s')}")
         elif seg is not None:
             row = (f"prefill segment {seg.name!r} ({seg.owner or 'no owner'}) promise {_t(v.budget_value)}; "
                    f"bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
         elif name == "tpot":
-            row = (f"pace   promise {1 / v.budget_value:.3g} token/s; bound {1 / v.bound_value:.3g} token/s; "
-                   f"realistic {1 / v.realistic_value:.3g} token/s")
+            row = (f"pace   promise {numbers.quantity(1 / v.budget_value, 'token/s')}; bound {numbers.quantity(1 / v.bound_value, 'token/s')}; "
+                   f"realistic {numbers.quantity(1 / v.realistic_value, 'token/s')}")
         elif name == "memory":
             row = (f"memory needs {_b(v.bound_value)} per device of {_bo(hw.memory_bytes)} (bound); "
                    f"{_b(v.realistic_value)} of {_bo(v.budget_value)} usable (realistic)")
@@ -228,7 +239,7 @@ def explain_budget(evaluation: Any) -> str:
         if levers:
             add("  Levers that would meet every promise at the realistic efficiency")
             for lv in levers:
-                add(f"    - {lv.description}")
+                add(f"    - {lever_words(lv)}")
         else:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
@@ -236,7 +247,30 @@ def explain_budget(evaluation: Any) -> str:
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
+    lines.extend(judgement_lines(evaluation))
     return "\n".join(lines)
+
+
+def judgement_lines(evaluation: Any) -> list[str]:
+    """The one verdict per promise and what decided it (budgetlint.judge; docs/judgement.md):
+    what every output format shows, with every other basis's value weighed."""
+    judgement = getattr(evaluation, "judgement", None) or {}
+    if not judgement:
+        return []
+    from budgetlint.judge import _fmt
+
+    out = ["", "  Judgement (what every output shows; precedence in docs/judgement.md)"]
+    for name, j in judgement.items():
+        room = f"; headroom {format_headroom(j.headroom)}" if j.headroom is not None else ""
+        value = f" {_fmt(j.value, j.unit)}" if j.value is not None else ""
+        others = ", ".join(f"{basis} {_fmt(v, j.unit)}" for basis, v in j.considered.items())
+        out.append(f"    {name:<6} {VERDICT_WORDS.get(j.verdict, j.verdict)} on the {j.basis}{value}{room}"
+                   + (f"; considered: {others}" if others else ""))
+        if j.words:
+            out.append(f"           {j.words}")
+        if j.note:
+            out.append(f"           {j.note}")
+    return out
 
 
 def calibration_lines(evaluation: Any) -> list[str]:
@@ -253,14 +287,14 @@ def calibration_lines(evaluation: Any) -> list[str]:
     c = ce.calibration
     p = c.params
     out.append(f"    {ce.origin_words()}, fitted {c.created or 'on an unrecorded date'}")
-    out.append(f"    parameters: {p.bandwidth:.0%} of bandwidth, {p.compute:.0%} of compute, "
+    out.append(f"    parameters: {numbers.percent(p.bandwidth)} of bandwidth, {numbers.percent(p.compute)} of compute, "
                f"{_t(p.iteration_overhead_s)} per iteration, {_t(p.collective_latency_s)} per layer under "
                f"tensor parallelism, {_t(p.ttft_overhead_s)} on every first token")
     for metric in ("ttft", "tpot"):
         e = c.error.get(metric)
         if e:
             out.append(f"    leave-one-out {metric}: median error {e['median']:.1%}, max {e['max']:.1%} "
-                       f"over {e['runs']} runs (the band)")
+                       f"over {numbers.count(e['runs'], 'run')} (the band)")
     for key, label in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
         v = ce.predicted.get(key)
         if v is not None:
@@ -269,13 +303,13 @@ def calibration_lines(evaluation: Any) -> list[str]:
         out.append(f"    STALE ({check_name}): {message}")
     for o in ce.outside:
         out.append(f"    OUTSIDE THE BAND: {o.run} {o.metric} {o.stat} measured {_t(o.measured_s)}, "
-                   f"predicted {_t(o.predicted_s)} ({o.error:+.0%})")
+                   f"predicted {_t(o.predicted_s)} ({numbers.percent(o.error, signed=True)})")
     return out
 
 
 def evidence_lines(links: Any, b: Any) -> list[str]:
     """The budget's benchmark evidence: per measurement its requests, interval, run quality, age."""
-    from budgetlint.evaluate.evidence import fmt_value, promise_words
+    from budgetlint.evaluate.evidence import figures_apart, fmt_value, promise_words
 
     if not links:
         return []
@@ -298,6 +332,7 @@ def evidence_lines(links: Any, b: Any) -> list[str]:
             pace = name == "tpot" and b.promise.pace_given
             verdict = "met" if (r.margin or 0) >= -1e-9 else "missed"
             s = lk.sufficiency.get(name)
+            fig = figures_apart(name, pace, r.measured_s, r.promised_s, *((s.lower_s, s.upper_s) if s else ()))
             detail = ""
             if s is not None:
                 if verdict == "met" and not s.shown:
@@ -305,9 +340,9 @@ def evidence_lines(links: Any, b: Any) -> list[str]:
                 if s.n is None:
                     detail = f"; request count unknown ({r.percentile} needs {s.needed_n:,})"
                 else:
-                    detail = f"; {s.n:,} requests ({s.n_source}), {s.words(pace)}; {r.percentile} needs {s.needed_n:,}"
-            out.append(f"      {r.percentile} {what} {fmt_value(name, r.measured_s, pace)} vs promise "
-                       f"{fmt_value(name, r.promised_s, pace)}: {verdict}{detail}")
+                    detail = f"; {s.n:,} requests ({s.n_source}), {s.words(pace, fig)}; {r.percentile} needs {s.needed_n:,}"
+            out.append(f"      {r.percentile} {what} {fmt_value(name, r.measured_s, pace, fig)} vs promise "
+                       f"{fmt_value(name, r.promised_s, pace, fig)}: {verdict}{detail}")
         for q in lk.quality:
             out.append(f"      quality ({q.check}): {q.message}")
         for st in lk.stale:
@@ -332,10 +367,10 @@ def under_load(evaluation: Any) -> list[str]:
     if load.arrival_rate_per_s is not None:
         per = "replica" if wl.arrival_rate_per == "replica" else "service"
         out.append(f"    traffic: {wl.arrival} arrivals at {format_quantity(load.arrival_rate_per_s, 'request_rate')} "
-                   f"for the service (declared per {per}) over {load.replicas} replica(s), "
+                   f"for the service (declared per {per}) over {numbers.count(load.replicas, 'replica')}, "
                    f"{b.deployment.load_balancer.replace('_', '-')}")
     else:
-        out.append(f"    traffic: closed loop, {load.concurrency} users per replica, {load.replicas} replica(s)")
+        out.append(f"    traffic: closed loop, {numbers.count(load.concurrency, 'user')} per replica, {numbers.count(load.replicas, 'replica')}")
     out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
                f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
     out.append(f"    step cost: {load.calibrated}" if load.calibrated
@@ -344,7 +379,7 @@ def under_load(evaluation: Any) -> list[str]:
     ut = f"{u:.2f}" if u is not None else "unknown"
     sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
            if load.saturation_request_per_s else "")
-    out.append(f"    utilisation {ut}{sat}; busy {r.busy_fraction:.0%} of the time")
+    out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
     out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
                f"preemptions {r.preemptions_per_request:.2g} per request"
                + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))
@@ -365,11 +400,11 @@ def under_load(evaluation: Any) -> list[str]:
         if verdict == "at-risk":
             out.append(f"           why: {mechanism(load, name)}")
     if r.slo_attainment == r.slo_attainment:  # not NaN
-        out.append(f"    SLO attainment {r.slo_attainment:.1%} (every promise at once); goodput "
+        out.append(f"    SLO attainment {numbers.percent(r.slo_attainment)} (every promise at once); goodput "
                    f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")
     cap = load.capacity
     if cap is not None:
-        needed = f"; {load.replicas_needed} replica(s) for the declared rate" if load.replicas_needed else ""
+        needed = f"; {numbers.count(load.replicas_needed, 'replica')} for the declared rate" if load.replicas_needed else ""
         out.append(f"    capacity {format_quantity(cap.request_per_s, 'request_rate')} per replica with every "
                    f"promise held ({cap.simulations} simulations){needed}")
     if load.throughput_verdict is not None:

@@ -18,12 +18,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "budgetlint"
 
 #: lowest first; a module may import only its own layer and those before it
 LAYERS: list[tuple[str, ...]] = [
-    ("budgetlint", "budgetlint.findings", "budgetlint.report"),  # the vocabulary every step shares
+    ("budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.text"),  # the vocabulary every step shares
     ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
     ("budgetlint.bench",),  # benchmark readers -> Measurement
     ("budgetlint.evaluate",),  # each budget evaluated once
+    ("budgetlint.judge",),  # one verdict per promise, on one basis
     ("budgetlint.rules",),  # pure functions of (budget, evaluation)
     ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
     ("budgetlint.options",),  # flags over config file over defaults

@@ -39,6 +39,8 @@ def _without_findings(text: str) -> dict:
     doc.pop("findings")
     doc.pop("summary")
     doc.pop("suppressed")
+    for b in doc["budgets"]:  # a budget's status is its worst finding: it follows the findings by definition
+        b.pop("status")
     return doc
 
 

@@ -67,7 +67,8 @@ def test_memory_between_usable_and_physical_capacity_is_at_risk(tmp_path: Path) 
     need = 8.03e9 * 2 + 52_000 * 131_072
     assert 0.9 * 24e9 < need < 24e9
     assert b["verdicts"]["memory"] == "at-risk"
-    assert [f["severity"] for f in findings if f["rule"] == "BL302"] == ["warning"]
+    # no sequence fits at the usable fraction: the engine would not start, an error (issue 23)
+    assert [f["severity"] for f in findings if f["rule"] == "BL302"] == ["error"]
 
 
 def test_the_queue_allowance_is_part_of_end_to_end(tmp_path: Path) -> None:

@@ -131,9 +131,11 @@ def test_overpromised_card_says_at_risk_with_its_numbers() -> None:
     assert b["verdicts"]["ttft"] == "at-risk"
     card = page[page.index('data-budget="research-assistant"'):]
     assert "at risk" in card
-    # the promise table shows the JSON report's headroom, formatted
-    h = b["analysis"]["headroom_ttft"]
-    assert f"{h * 100:.1f}%" in card
+    # the promise table shows the judged headroom (issue 23), formatted in the one rule (two significant
+    # figures, signed): between 10 % and 99.5 % that is the whole percent with its sign
+    h = b["judgement"]["ttft"]["headroom"]
+    assert 10 <= abs(h * 100) < 99.5
+    assert f"{h * 100:+.0f}%" in card
 
 
 # ------------------------------------------------------------------ a hand-made report with traffic

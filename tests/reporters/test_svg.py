@@ -26,7 +26,7 @@ NS = "{http://www.w3.org/2000/svg}"
 @pytest.mark.parametrize(("value", "unit", "text"), [
     (989e12, "FLOP/s", "989 TFLOP/s"), (1.979e15, "FLOP/s", "1.98 PFLOP/s"), (3.35e12, "B/s", "3.35 TB/s"),
     (295.2, "FLOP/B", "295 FLOP/B"), (3084.0, "FLOP/B", "3.08 kFLOP/B"), (0.4, "s", "400 ms"), (2.5, "s", "2.5 s"),
-    (80e9, "B", "80 GB"), (-0.219, "%", "-21.9%"), (6.0, "request/s", "6 request/s"), (0.0, "FLOP/s", "0 FLOP/s"),
+    (80e9, "B", "80 GB"), (-0.219, "%", "-22%"), (6.0, "request/s", "6 request/s"), (0.0, "FLOP/s", "0 FLOP/s"),
 ])
 def test_unit_labels(value: float, unit: str, text: str) -> None:
     assert format_value(value, unit) == text
