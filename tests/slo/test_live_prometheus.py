@@ -120,5 +120,7 @@ def test_live_server_judgement_matches_the_distribution(server: str, tmp_path: P
     assert reading["basis"] == "production" and reading["exact"] is True
     low, high = reading["share_at_or_under"]
     assert low == high and abs(low - share) < 0.005
+    judged = report["budgets"][0]["judgement"]["ttft"]
+    assert judged["basis"] == "production" and judged["verdict"] == ("met" if rule == "BL605" else "at-risk")
     assert reading["samples"] >= 2000  # at least 20 batches of 100 requests seen between scrapes
     assert r.returncode == (1 if rule == "BL604" else 0)
