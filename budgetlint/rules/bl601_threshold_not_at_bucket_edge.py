@@ -46,6 +46,7 @@ SEVERITY = Severity.WARNING
 
 
 def _s(seconds: float) -> str:
+    """A bucket edge as its `le` label reads, in seconds (0.25 s: le="0.25")."""
     return f"{seconds:g} s"
 
 
@@ -53,6 +54,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or not slo.plan.production_bound:
         return
+    from budgetlint.text.numbers import percent, quantity
+
     p = slo.plan
     for ind in p.indicators:
         if ind.metric is None or ind.at_edge or ind.unmeasurable:
@@ -79,5 +82,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             f"{ind.words} ({p.percentile}) cannot be measured exactly in production: {ind.threshold_s:g} s is "
             f"not an edge of {m.name} ({near}; {ind.edges_from}, docs/slo.md). No ratio SLI exists at "
             f"{ind.threshold_s:g} s ({exported}), and histogram_quantile near it can be off by up to "
-            f"{ind.error_s * 1e3:.4g} ms ({share:.0%} of the promise)",
+            f"{quantity(ind.error_s, 's')} ({percent(share)} of the promise)",
             ind.location, budget=b.name, promise=ind.key, fix=fix)

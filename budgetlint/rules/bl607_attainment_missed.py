@@ -39,7 +39,9 @@ SEVERITY = Severity.ERROR
 
 
 def words(a) -> str:
-    share = f"{a.share:.2%}" if a.share_high is None else f"{a.share:.2%} .. {a.share_high:.2%}"
+    from budgetlint.rules._production import share as fmt
+
+    share = fmt(a.share) if a.share_high is None else f"{fmt(a.share)} .. {fmt(a.share_high)}"
     return f"{share} of requests meet every latency promise (basis {a.basis}: {a.source}; {a.reason})"
 
 

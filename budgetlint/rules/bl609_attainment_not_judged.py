@@ -43,8 +43,10 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     loc = b.loc("promise", "slo_attainment")
     for a in slo.attainment:
         if a.verdict in ("not-comparable", "straddles"):
+            from budgetlint.rules._production import share
+
             why = a.reason if a.verdict == "not-comparable" else (
-                f"{a.share:.2%} .. {a.share_high:.2%} of requests meet every promise: the bounds straddle it")
+                f"{share(a.share)} .. {share(a.share_high)} of requests meet every promise: the bounds straddle it")
             yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % not judged from "
                           f"{a.source} (basis {a.basis}): {why}", loc, budget=b.name, promise="slo_attainment",
                           fix="run vllm bench serve --goodput at the budget's promises and declare slo.goodput")
