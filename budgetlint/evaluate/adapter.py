@@ -138,6 +138,7 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
             compute_precision=compute_p,
             spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
             draft=draft_shape, draft_lookahead=dep.lookahead,
+            **dep.effects,
         )
         workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
                             concurrency=wl.concurrency, cached_prompt_tokens=wl.cached_prompt_tokens)
@@ -328,7 +329,10 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
         reserve = getattr(options, "memory_reserve_bytes", None)
         if reserve is None:
             reserve = DEFAULT_RUNTIME_RESERVE_BYTES
-    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve)
+    # a real engine's costs the bound leaves out: decode attention FLOPs, and each decode pass's share
+    # of the other sequences' prefill (continuous batching with chunked prefill; physics/step.py)
+    return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
+                   engine_terms=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

@@ -94,9 +94,17 @@ SATURATED_WHY = ("every request was sent at once, more than the batch holds: its
 
 def saturated(obs: core.Observation) -> bool:
     """A run whose requests queue without bound (all sent at once, more than the batch holds):
-    its TTFT is queueing, not physics; the TTFT criterion is for runs below saturation."""
-    return obs.mode == "burst" and (obs.requests or 0) > (obs.concurrency or obs.max_num_seqs or 0) \
-        or obs.mode == "burst" and obs.concurrency is None
+    its TTFT is queueing, not physics; the TTFT criterion is for runs below saturation.
+
+    ``request_rate: inf`` with a ``max_concurrency`` (the standard ``vllm bench serve`` sweep
+    shape) is a closed loop of that many users, each sending its next request when the last
+    one ends: saturated only when more users than the batch holds (``max_num_seqs``) wait in
+    the server. Without a cap every request is sent at once: saturated."""
+    if obs.mode != "burst":
+        return False
+    if obs.concurrency is None:
+        return True
+    return obs.concurrency > obs.max_num_seqs
 
 
 # ---- a budget's deployment, calibrated ------------------------------------------

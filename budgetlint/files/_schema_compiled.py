@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'e15cbd1c2b57d37d2c87664e1489fd03ffa51bc887b3a407e17e3418f7182c0e'
-SOURCES_CHECKSUM = 'crc32:0390569e'
+SCHEMAS_DIGEST = 'eb3f9031f1b396bf8850a7615e8023f375a1912b088c28c34dd7b38a6e9b0515'
+SOURCES_CHECKSUM = 'crc32:7e749a81'
 
 
 class JsonSchemaValueException(ValueError):
@@ -908,6 +908,16 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                             raise JsonSchemaValueException('')
                                         if data__budgets_item__deployment__memoryusablefraction <= 0:
                                             raise JsonSchemaValueException('')
+                                if 'iteration_overhead' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('iteration_overhead')
+                                    data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
+                                    if not isinstance(data__budgets_item__deployment__iterationoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__iterationoverhead, bool):
+                                        raise JsonSchemaValueException('')
+                                if 'collective_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('collective_latency')
+                                    data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                    if not isinstance(data__budgets_item__deployment__collectivelatency, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__collectivelatency, bool):
+                                        raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']

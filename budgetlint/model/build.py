@@ -58,6 +58,15 @@ class Sink:
 _AGE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
 
 
+
+#: physics effects a deployment may declare: (YAML key under ``deployment``, the
+#: ``physics.shapes.Deployment`` field it sets, the quantity kinds it accepts). Adding one is
+#: a line here, the schema key, and the physics (docs/design.md, "Add a physics effect").
+DECLARED_EFFECTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("iteration_overhead", "iteration_overhead_s", ("time",)),
+    ("collective_latency", "collective_latency_s", ("time",)),
+)
+
 def parse_age(value: Any) -> float | None:
     """``"90 days"`` / ``"12 weeks"`` / ``"30 d"`` -> days; None when not an age."""
     if isinstance(value, bool) or not isinstance(value, str):
@@ -507,6 +516,11 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if "memory_overhead" in dep:
             dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
                                          "deployment.memory_overhead")
+        for key, field_name, kinds in DECLARED_EFFECTS:
+            if key in dep:
+                value = q(("deployment", key), kinds, f"deployment.{key}")
+                if value is not None:
+                    dp.effects[field_name] = value
         b.deployment = dp
 
     for item in _as_list(d.get("bench")):

@@ -10,12 +10,10 @@ from .decode import (
     DecodeStep,
     aggregate_throughput,
     collective_factor,
-    decode_compute_s,
-    decode_memory_s,
     decode_step,
     per_user_pace,
-    reply_steps_sum,
 )
+from .step import PrefillLoad, StepInputs, StepTerms, iteration, steps_sum
 from .latency import (
     decode_budget_s,
     e2e_s,
@@ -51,11 +49,11 @@ from .shapes import (
 __all__ = [
     "Accelerator", "Analysis", "DEFAULT_SPEC_ACCEPTANCE", "DecodeStep", "Deployment", "Edge",
     "Efficiency", "Lever", "MemoryFit", "ModelShape", "PrefillTime", "REALISTIC_EFFICIENCY",
-    "ROOFLINE", "Workload", "aggregate_throughput", "analyse", "attention_flop",
+    "ROOFLINE", "PrefillLoad", "StepInputs", "StepTerms", "Workload", "iteration", "steps_sum", "aggregate_throughput", "analyse", "attention_flop",
     "bytes_per_element", "collective_factor", "compute_key", "compute_peak", "decode_budget_s",
-    "decode_compute_s", "decode_memory_s", "decode_step", "e2e_s", "evaluate_levers",
+    "decode_step", "e2e_s", "evaluate_levers",
     "expected_experts_touched", "kv_bytes_for_context", "kv_bytes_per_token",
     "kv_bytes_summed_over_contexts", "linear_flop", "memory_fit", "moe_params_touched",
-    "per_user_pace", "prefill_flop", "prefill_time", "proxy_delay_s", "reply_steps_sum",
+    "per_user_pace", "prefill_flop", "prefill_time", "proxy_delay_s",
     "required_pace", "tpot_from_vllm", "ttft_s", "weight_bytes",
 ]

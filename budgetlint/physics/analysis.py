@@ -52,20 +52,11 @@ import operator
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
-from .decode import decode_step, reply_steps_sum
 from .latency import proxy_delay_s, ttft_s
-from .memory import (
-    kv_bytes_for_context,
-    kv_bytes_per_token,
-    kv_bytes_summed_over_contexts,
-    max_sequences_that_fit,
-    memory_fit,
-    params_read,
-    weight_bytes,
-)
-from .precision import compute_peak
+from .memory import kv_bytes_per_token, max_sequences_that_fit, memory_fit, params_read, weight_bytes
 from .prefill import attention_flop, prefill_flop, prefill_time
-from .shapes import ROOFLINE, Deployment, Edge, Efficiency, ModelShape, Workload
+from .shapes import ROOFLINE, Deployment, Edge, Efficiency, Workload
+from .step import NO_PREFILL, PrefillLoad, StepInputs, iteration, prefill_load, steps_sum
 
 
 @dataclass(frozen=True, slots=True)  # a report keeps two per budget: slots are a third of a dict
@@ -101,6 +92,8 @@ class Analysis:
     decode_binding: str
     draft_step_s: float
     decode_pass_s: float
+    #: the decode pass's terms at the mean context, ``(name, label, seconds)`` each (physics/step.py)
+    decode_terms: tuple
     # decode over the reply
     decode_s: float
     decode_after_first_s: float
@@ -155,7 +148,9 @@ class Analysis:
         """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
         # every field is a scalar, so a shallow copy equals dataclasses.asdict
         # (which deep-copies, at ~1 ms per call: bench_speed.py)
-        return {name: getattr(self, name) for name in _ANALYSIS_FIELDS}
+        out = {name: getattr(self, name) for name in _ANALYSIS_FIELDS}
+        out["decode_terms"] = {name: seconds for name, _, seconds in self.decode_terms}  # unit: s
+        return out
 
     def __reduce__(self) -> tuple:
         """Pickled as its values (a worker process sends analyses to the parent: ``--jobs``);
@@ -181,34 +176,17 @@ def _unpickled(values: tuple) -> Analysis:
     return found
 
 
-def _reply_sum(
-    *,
-    model: ModelShape,
-    count: int,
-    weight_bytes_touched: float,
-    kv_bytes_per_elem: float,
-    start_context: float,
-    concurrency: int,
-    devices: int,
-    bandwidth: float,
-    flops: float,
-    collective_overhead: float,
-    tokens_per_sequence: float,
-) -> float:
-    return reply_steps_sum(
-        count=count,
-        weight_bytes=weight_bytes_touched,
-        kv_at=lambda ctx: kv_bytes_for_context(model, kv_bytes_per_elem, ctx),
-        kv_prefix_sum=lambda x: kv_bytes_summed_over_contexts(model, kv_bytes_per_elem, start_context, x),
-        start_context=start_context,
-        concurrency=concurrency,
-        active_params=float(model.active_params),  # type: ignore[arg-type]
-        devices=devices,
-        bandwidth_bytes_per_s=bandwidth,
-        compute_flop_per_s=flops,
-        collective_overhead=collective_overhead,
-        tokens_per_sequence=tokens_per_sequence,
-    )
+def _prefill_share(inputs: StepInputs, workload: Workload, uncached: float, cached: float) -> PrefillLoad:
+    """The prefill each decode pass carries at concurrency B (continuous batching with chunked
+    prefill): the other ``B - 1`` sequences each prefill ``U`` tokens once per reply of ``n``
+    tokens, ``n / a`` passes (``a`` accepted tokens per pass), so a pass carries
+    ``(B - 1) x a / n`` of one prompt's prefill (tokens, attention FLOP, cached-prefix KV read)."""
+    others = workload.concurrency - 1
+    if others <= 0:
+        return NO_PREFILL
+    one = prefill_load(inputs, ((uncached, cached),))
+    f = others * inputs.tokens_per_pass / workload.output_tokens
+    return PrefillLoad(one.tokens * f, one.attention_flop * f, one.kv_bytes * f)
 
 
 def analyse(
@@ -224,87 +202,40 @@ def analyse(
     dep, wl = deployment, workload
     model, acc = dep.model, dep.accelerator
     n_dev, batch = dep.devices, wl.concurrency
-    bw = acc.bandwidth_bytes_per_s * efficiency.bandwidth
-    peak: Optional[float]
-    try:
-        key, peak = compute_peak(acc.compute_flop_per_s, dep.compute_precision)
-        flops = peak * efficiency.compute
-    except ValueError:  # no compute figure: unknown, left out of the (lower) bounds
-        key, peak, flops = "", None, math.inf
+    inp = StepInputs.of(dep, efficiency)  # the step inputs: decode, the reply sum and the memory fit read them
+    bw, flops = inp.bandwidth_bytes_per_s, inp.compute_flop_per_s
+    key, peak = inp.compute_precision_key, inp.compute_peak_flop_per_s
     accepted = dep.spec_accepted_tokens_per_pass
     k = dep.lookahead
     tokens_per_seq = k + 1.0
-    b_w, b_kv = dep.weight_bytes_per_param, dep.kv_bytes_per_elem
+    b_w = dep.weight_bytes_per_param
     active = float(model.active_params)  # type: ignore[arg-type]
 
-    w_total = weight_bytes(model.total_params, b_w)
-    w_touched = weight_bytes(params_read(model, batch * tokens_per_seq), b_w)
-    kv_tok = kv_bytes_per_token(model, b_kv)
+    w_total = inp.weight_bytes_total
+    w_touched = inp.target.weights_read_bytes(batch * tokens_per_seq)
+    kv_tok = kv_bytes_per_token(model, dep.kv_bytes_per_elem)
+    prompt = wl.prompt_tokens
+    u = max(wl.uncached_prompt_tokens, 1.0)
+    c = max(prompt - u, 0.0)
 
-    # ---- decode over the reply
+    # ---- decode over the reply: output token j is charged one pass at context prompt + j
     out = wl.output_tokens
     count = max(1, int(round(out)))
     scale = out / count
     start = wl.prompt_tokens
-    target_sum = _reply_sum(
-        model=model, count=count, weight_bytes_touched=w_touched, kv_bytes_per_elem=b_kv,
-        start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
-        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
-    )
+    share = _prefill_share(inp, wl, u, c) if dep.engine_terms else NO_PREFILL
     mean_ctx = start + (count - 1) / 2.0
-    step = decode_step(
-        weight_bytes=w_touched,
-        kv_bytes_per_sequence=kv_bytes_for_context(model, b_kv, mean_ctx),
-        concurrency=batch, active_params=active, devices=n_dev,
-        bandwidth_bytes_per_s=bw, compute_flop_per_s=flops,
-        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
-    )
-
+    terms = iteration(inp, batch, batch * mean_ctx, share)
     draft = dep.draft if k > 0 else None
-    draft_sum = 0.0
-    draft_step_s = 0.0
-    draft_prefill_s = 0.0
-    draft_w_total = 0.0
-    draft_kv_final = 0.0
     end_ctx = wl.prompt_tokens + out
-    if draft is not None:
-        b_wd = dep.draft_weight_bytes_per_param or b_w
-        d_touched = weight_bytes(params_read(draft, batch), b_wd)
-        draft_w_total = weight_bytes(draft.total_params, b_wd)
-        draft_sum = k * _reply_sum(
-            model=draft, count=count, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
-            start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
-            collective_overhead=dep.collective_overhead, tokens_per_sequence=1.0,
-        )
-        draft_step_s = decode_step(
-            weight_bytes=d_touched,
-            kv_bytes_per_sequence=kv_bytes_for_context(draft, b_kv, mean_ctx),
-            concurrency=batch, active_params=float(draft.active_params),  # type: ignore[arg-type]
-            devices=n_dev, bandwidth_bytes_per_s=bw, compute_flop_per_s=flops,
-            collective_overhead=dep.collective_overhead,
-        ).step_s
-        draft_kv_final = kv_bytes_for_context(draft, b_kv, end_ctx)
-
-    decode_s = (target_sum + draft_sum) / accepted * scale
+    decode_s = steps_sum(inp, batch, start, count, share) / accepted * scale
     pace = out / decode_s
     # the first output token comes from prefill: drop the step at j = 0
-    first_sum = _reply_sum(
-        model=model, count=1, weight_bytes_touched=w_touched, kv_bytes_per_elem=b_kv,
-        start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
-        collective_overhead=dep.collective_overhead, tokens_per_sequence=tokens_per_seq,
-    )
-    if draft is not None:
-        first_sum += k * _reply_sum(
-            model=draft, count=1, weight_bytes_touched=d_touched, kv_bytes_per_elem=b_kv,
-            start_context=start, concurrency=batch, devices=n_dev, bandwidth=bw, flops=flops,
-            collective_overhead=dep.collective_overhead, tokens_per_sequence=1.0,
-        )
-    decode_after_first = max(0.0, decode_s - first_sum / accepted * scale) if count > 1 else 0.0
+    first_step = iteration(inp, batch, batch * start, share).step_s
+    decode_after_first = max(0.0, decode_s - first_step / accepted * scale) if count > 1 else 0.0
+    draft_prefill_s = 0.0
 
     # ---- prefill
-    prompt = wl.prompt_tokens
-    u = max(wl.uncached_prompt_tokens, 1.0)
-    c = max(prompt - u, 0.0)
     attn = attention_flop(model, u, c)
     lin = prefill_flop(active, u)
     pf = prefill_time(
@@ -323,7 +254,7 @@ def analyse(
 
     # ---- the roofline picture (per device; N cancels in the intensities)
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
-    dec_bytes = (w_touched + batch * kv_bytes_for_context(model, b_kv, mean_ctx)) / n_dev
+    dec_bytes = (w_touched + batch * inp.target.kv_bytes_at(mean_ctx)) / n_dev
     pf_flop = (lin + attn) / n_dev
     pf_bytes = weight_bytes(params_read(model, u), b_w) / n_dev
     dec_ai = dec_flop / dec_bytes
@@ -339,10 +270,12 @@ def analyse(
     e2e = queue_s + prefill_s + setup + decode_after_first
 
     # ---- memory
-    kv_final = kv_bytes_for_context(model, b_kv, end_ctx)
+    kv_final = inp.target.kv_bytes_at(end_ctx)
     steady_ctx = wl.prompt_tokens + out / 2.0
-    kv_steady = kv_bytes_for_context(model, b_kv, steady_ctx)
-    draft_kv_steady = kv_bytes_for_context(draft, b_kv, steady_ctx) if draft is not None else 0.0
+    kv_steady = inp.target.kv_bytes_at(steady_ctx)
+    draft_kv_steady = inp.draft.kv_bytes_at(steady_ctx) if inp.draft is not None else 0.0
+    draft_kv_final = inp.draft.kv_bytes_at(end_ctx) if inp.draft is not None else 0.0
+    draft_w_total = inp.draft_weight_bytes_total
 
     def fit_at(kv_seq: float, draft_kv_seq: float) -> tuple[Any, Optional[int]]:
         common = dict(devices=n_dev, memory_bytes=acc.memory_bytes, usable_fraction=dep.memory_usable_fraction,
@@ -377,12 +310,13 @@ def analyse(
         kv_bytes_per_token=kv_tok,
         kv_bytes_per_sequence_final=kv_final,
         decode_context_mean_tokens=mean_ctx,
-        decode_memory_s=step.memory_s,
-        decode_compute_s=step.compute_s,
-        decode_step_s=step.step_s,
-        decode_binding=step.binding,
-        draft_step_s=draft_step_s,
-        decode_pass_s=step.step_s + k * draft_step_s if draft is not None else step.step_s,
+        decode_memory_s=terms.memory_s,
+        decode_compute_s=terms.compute_s,
+        decode_step_s=terms.target_s,
+        decode_binding=terms.binding,
+        draft_step_s=terms.draft_s / k if draft is not None else 0.0,
+        decode_pass_s=terms.step_s,
+        decode_terms=terms.named(),
         decode_s=decode_s,
         decode_after_first_s=decode_after_first,
         tpot_s=decode_s / out,

@@ -195,6 +195,19 @@ class Deployment:
     to tensor-parallel all-reduce, applied only when N > 1 (default 0: the pure
     bound). ``memory_usable_fraction`` (default 1.0: the physical bound) and
     ``memory_overhead_bytes`` (per device: activations, runtime) enter the fit.
+    ``iteration_overhead_s`` (seconds every engine iteration costs: scheduling,
+    kernel launches) and ``collective_latency_s`` (seconds per layer per
+    iteration under tensor parallelism, N > 1: the all-reduce's latency) are
+    added to each step (default 0: the pure bound; :mod:`.step`).
+    ``engine_terms``: charge the costs of a real serving engine that physics.md's
+    bound leaves out (a bound may leave a cost out and stay a lower bound):
+    decode attention FLOPs, and in the flat analysis each decode pass's share of
+    the other sequences' prefill (continuous batching with chunked prefill).
+    Default False: the bound; the realistic estimate sets it (:mod:`.step`).
+    ``overlap`` in [0, 1]: how much of the smaller of a step's memory and compute
+    time hides under the larger: ``step = max + (1 - overlap) x min`` (1, the
+    default: the roofline's ``max``; 0: they add, as kernels that do not overlap
+    reads and matmuls at large batch).
     """
 
     model: ModelShape
@@ -210,6 +223,10 @@ class Deployment:
     collective_overhead: float = 0.0
     memory_usable_fraction: float = 1.0
     memory_overhead_bytes: float = 0.0
+    iteration_overhead_s: float = 0.0
+    collective_latency_s: float = 0.0
+    engine_terms: bool = False
+    overlap: float = 1.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:
@@ -243,6 +260,11 @@ class Deployment:
         if self.memory_usable_fraction > 1:
             raise ValueError("memory_usable_fraction must be in (0, 1]")
         _non_negative("memory_overhead_bytes", self.memory_overhead_bytes)
+        _non_negative("iteration_overhead_s", self.iteration_overhead_s)
+        _non_negative("collective_latency_s", self.collective_latency_s)
+        _non_negative("overlap", self.overlap)
+        if self.overlap > 1:
+            raise ValueError(f"overlap must be in [0, 1], got {self.overlap!r}")
 
     @property
     def lookahead(self) -> int:

@@ -139,10 +139,42 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     }
     if skipped:
         doc["skipped"] = skipped
+    errors = core.error_summary(held_out) if held_out else {}
     if held_out:
         doc["error"] = {metric: {"median": _round(v["median"]), "max": _round(v["max"]), "runs": int(v["count"])}
-                        for metric, v in core.error_summary(held_out).items()}
+                        for metric, v in errors.items()}
+    problems.extend(fit_warnings(fit, observations, errors))
     return CalibrateResult(doc, problems)
+
+
+#: a fitted parameter this close (relative, in log space) to a bound sits at it
+AT_BOUND = 0.01
+
+
+def fit_warnings(fit: Any, observations: Any, errors: dict[str, dict[str, float]]) -> list[str]:
+    """What the fit cannot vouch for: a fitted parameter at its bound (the runs push it past what
+    the model allows: a wrong precision, device count or engine), and a run whose residual is
+    outside the band the leave-one-out error states."""
+    import math
+
+    from budgetlint.physics.calibration import BOUNDS
+
+    out = []
+    for name in fit.fitted:
+        v = getattr(fit.params, name)
+        lo, hi = BOUNDS[name]
+        for bound, word in ((lo, "lower"), (hi, "upper")):
+            if abs(math.log(v / bound)) <= AT_BOUND:
+                out.append(f"calibration: {name} = {v:.4g} sits at its {word} bound {bound:g}: the runs push it "
+                           "past what the model allows (check the precision, the device count and the engine)")
+    for obs, res in zip(observations, fit.residuals):
+        for t, r in zip(obs.targets, res):
+            band = errors.get(t.metric, {}).get("max")
+            err = math.exp(r) - 1.0
+            if band is not None and abs(err) > band:
+                out.append(f"calibration: {obs.label} {t.metric} {t.stat} is {err:+.0%} off the fit, outside the "
+                           f"band ({band:.0%}, the leave-one-out maximum)")
+    return out
 
 
 def _rel(log_ratio: float) -> float:

@@ -136,17 +136,15 @@ def explain_budget(evaluation: Any) -> str:
         s(f"KV cache per token  2 x layers x kv_heads x head_dim x b_kv = 2 x {m.layers} x {m.kv_heads} x "
           f"{m.head_dim} x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}"
           + (" (sliding-window layers capped at their window)" if m.sliding_window else ""))
-    ctx_mean = bd.decode_context_mean_tokens
-    kv_read = bd.kv_bytes_per_token * ctx_mean * wl.concurrency
-    s(f"Decode step at the mean context L = {ctx_mean:,.1f} tokens:")
-    add(f"         t_mem = (W/N + B x L x kv / N) / BW = ({_b(bd.weight_bytes_touched_per_step / n)} + "
-        f"{_b(kv_read / n)}) / {_bw(hw.bandwidth_bytes_per_s)} = {_t(bd.decode_memory_s)}")
+    s(f"Decode step at the mean context L = {bd.decode_context_mean_tokens:,.1f} tokens, its terms:")
+    lines.extend(decode_term_lines(bd))
     if bd.compute_known:
-        add(f"         t_cmp = B x 2 x P_active / (N x F) = {wl.concurrency} x 2 x {_n(m.active)} / "
-            f"({n} x {_f(bd.compute_peak_flop_per_s)}) = {_t(bd.decode_compute_s)}")
+        add(f"         t_mem = weights + KV = {_t(bd.decode_memory_s)}; t_cmp = linear + attention = "
+            f"{_t(bd.decode_compute_s)} at {_f(bd.compute_peak_flop_per_s)}")
     else:
-        add("         t_cmp unknown (no compute peak): left out, so the step is a bandwidth-only lower bound")
-    add(f"         step = max(t_mem, t_cmp) = {_t(bd.decode_step_s)} ({bd.decode_binding}-bound)")
+        add(f"         t_mem = weights + KV = {_t(bd.decode_memory_s)}; t_cmp unknown (no compute peak): left out, "
+            "so the step is a bandwidth-only lower bound")
+    add(f"         step = max(t_mem, t_cmp) + the terms after it = {_t(bd.decode_pass_s)} ({bd.decode_binding}-bound)")
     if d.spec_accepted_tokens_per_pass > 1:
         s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
           + (f"; the draft costs {_t(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
@@ -201,6 +199,9 @@ def explain_budget(evaluation: Any) -> str:
         f"memory {_b(rl.memory_required_bytes_per_device)} of {_bo(rl.memory_available_bytes_per_device)}"
         + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
            if rl.memory_available_bytes_per_device is not None else ""))
+    add(f"    decode pass at the realistic efficiency, its terms ({_t(rl.decode_pass_s)} in all, "
+        f"{rl.decode_binding}-bound):")
+    lines.extend(decode_term_lines(rl, "      "))
     add("")
     if evaluation.load is not None and evaluation.load.result is not None:
         from budgetlint.judge import FLAT_IGNORES
@@ -249,6 +250,14 @@ def explain_budget(evaluation: Any) -> str:
         lines.extend(under_load(evaluation))
     lines.extend(judgement_lines(evaluation))
     return "\n".join(lines)
+
+
+def decode_term_lines(analysis: Any, indent: str = "         ") -> list[str]:
+    """The decode pass's terms as the analysis names them (physics/step.py), one a line; terms
+    that are zero for this deployment are left out. Nothing is computed here."""
+    rows = [(label, seconds) for _, label, seconds in analysis.decode_terms if seconds]
+    width = max((len(label) for label, _ in rows), default=0)
+    return [f"{indent}{label:<{width}}  {_t(seconds)}" for label, seconds in rows]
 
 
 def judgement_lines(evaluation: Any) -> list[str]:

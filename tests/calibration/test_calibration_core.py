@@ -42,7 +42,7 @@ def test_overheads_add_per_iteration_by_hand() -> None:
     assert c.iteration_s(1, 0.0, ()) == pytest.approx(base / 2 + 3e-3 + 32 * 1e-4, rel=1e-12)
     # the closed-form decode run agrees with the iteration: the sum of its components
     comps, _ = c.decode_terms(1, 0.0)
-    assert sum(max(f, fl) for f, _, fl in comps) == pytest.approx(c.iteration_s(1, 0.0, ()), rel=1e-12)
+    assert sum(max(f, fl) for f, _, fl, _ in comps) == pytest.approx(c.iteration_s(1, 0.0, ()), rel=1e-12)
 
 
 def test_nelder_mead_finds_the_minimum_of_rosenbrock() -> None:

@@ -1,0 +1,430 @@
+"""The one step-time implementation: the cost of one engine iteration.
+
+Every time a decode step takes (the flat analysis's step at the mean
+context, its exact sum over a reply, the serving simulator's iterations and
+its closed-form runs of decode-only iterations) is computed here, from one
+frozen :class:`StepInputs` built once per deployment and efficiency.
+
+Symbols: ``B`` decodes in the iteration, ``k`` draft tokens each verifies
+(``T = B (k + 1) + U`` tokens in the pass, with ``U`` prefill tokens sharing
+it), ``X`` the context tokens the decodes hold together, ``N`` devices, ``BW``
+and ``F`` the effective bandwidth and compute per device (peak x efficiency)::
+
+    weights    = W(T) / N / BW                          (params_read: MoE, embedding rows)
+    kv         = KV(X) / N / BW  (+ the prefill chunks' earlier tokens)
+    linear     = 2 P_a T / (N F)  (+ 2 P_draft U for a draft model's prefill)
+    attention  = (k + 1) x 4 h d x X' / (N F) + prefill attention / (N F)
+    target     = max(weights + kv, linear + attention) (+ (1 - overlap) x the smaller)
+    collective = target x (1/(1 - c) - 1)               (N > 1 and B > 0)
+    draft      = k x the draft model's own step          (B > 0)
+    overhead   = o + L x a                               (o per iteration; a per layer, N > 1)
+    step       = target + collective + draft + overhead
+
+``X'`` counts full-attention layers at the whole context and windowed layers
+at ``min(X, B x window)`` (as the KV read does). Decode attention FLOPs are
+charged when the deployment asks for the engine's terms (``engine_terms``: the
+realistic estimate; physics.md's bound leaves them out and stays a lower
+bound); they use the
+prefill's expression (:func:`~budgetlint.physics.prefill.attention_flop`:
+``QK^T`` and ``AV``, ``2 h d`` FLOP each per position and layer). ``o`` and
+``a`` are the deployment's ``iteration_overhead_s`` and
+``collective_latency_s`` (0 in the bound; a calibration fits them).
+
+:class:`StepTerms` names each term; :data:`TERM_LABELS` says what each is in
+words. :class:`~budgetlint.physics.analysis.Analysis` carries the terms of its
+decode step with their labels, and ``budgetlint explain`` prints them: a term
+added here reaches every output without another edit.
+
+Runs of decode-only iterations: the step is a sum of components
+``max(fixed + per x X, floor + floor_per x X)`` (affine in ``X``, which grows
+by B every iteration) up to a breakpoint (:func:`decode_components`), summed
+in closed form by :func:`sum_components`; :func:`steps_sum` walks the
+breakpoints (the flat reply sum and the simulator's jumps both use it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .memory import kv_bytes_per_token_per_layer, params_read, weight_bytes
+from .precision import compute_peak
+from .prefill import attention_flop
+from .shapes import ROOFLINE, Deployment, Efficiency, ModelShape
+
+BANDWIDTH = "bandwidth"
+COMPUTE = "compute"
+
+#: One component of a decode step: ``max(fixed + per x X, floor + floor_per x X)`` seconds.
+Component = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class PassInputs:
+    """One model's forward pass (the target, or the draft): bytes and FLOP per token.
+
+    ``model`` None: raw inputs (a fixed weight read ``fixed_weight_bytes`` whatever the
+    token count, the KV bytes of a sequence given per context token), for the formula
+    form :func:`~budgetlint.physics.decode.decode_step`."""
+
+    model: Optional[ModelShape]
+    weight_bytes_per_param: float
+    active_params: float
+    kv_full_bytes: float  # KV bytes per context token in full-attention layers
+    kv_window_bytes: float  # KV bytes per context token in windowed layers
+    window: float  # tokens (0: no windowed layers)
+    attention_full_flop: float  # decode attention FLOP per context token, full layers
+    attention_window_flop: float  # the same, windowed layers
+    fixed_weight_bytes: Optional[float] = None
+    _weights: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @staticmethod
+    def of(model: ModelShape, weight_bytes_per_param: float, kv_bytes_per_elem: float,
+           attention: bool = True) -> "PassInputs":
+        """``attention`` False: decode attention FLOPs left out (physics.md's bound)."""
+        per_layer = kv_bytes_per_token_per_layer(model, kv_bytes_per_elem)
+        windowed = model.sliding_window_layers or 0
+        per_position = 4.0 * model.attention_heads * model.head_dim if attention else 0.0  # type: ignore[operator]
+        return PassInputs(
+            model=model, weight_bytes_per_param=weight_bytes_per_param,
+            active_params=float(model.active_params),  # type: ignore[arg-type]
+            kv_full_bytes=per_layer * model.full_attention_layers, kv_window_bytes=per_layer * windowed,
+            window=float(model.sliding_window or 0),
+            attention_full_flop=per_position * model.full_attention_layers,
+            attention_window_flop=per_position * windowed,
+        )
+
+    def weights_read_bytes(self, tokens: float) -> float:
+        """Bytes of weights a pass over ``tokens`` tokens reads (kept per token count)."""
+        if self.fixed_weight_bytes is not None:
+            return self.fixed_weight_bytes
+        hit = self._weights.get(tokens)
+        if hit is None:
+            hit = weight_bytes(params_read(self.model, tokens), self.weight_bytes_per_param)  # type: ignore[arg-type]
+            if len(self._weights) >= 4096:
+                self._weights.clear()
+            self._weights[tokens] = hit
+        return hit
+
+    def kv_bytes_at(self, context_tokens: float) -> float:
+        """KV bytes of one sequence holding ``context_tokens`` tokens."""
+        kv = self.kv_full_bytes * context_tokens
+        if self.kv_window_bytes:
+            kv += self.kv_window_bytes * min(context_tokens, self.window)
+        return kv
+
+    def _read(self, full: float, window: float, batch: int, context_tokens: float) -> float:
+        """``full x X + window x min(X, B x window)``: per-token coefficients over a batch."""
+        t = full * context_tokens
+        if window:
+            t += window * min(context_tokens, batch * self.window)
+        return t
+
+
+@dataclass(frozen=True)
+class PrefillLoad:
+    """The prefill that shares an iteration: new tokens, their attention FLOP and the KV
+    bytes of the tokens before them that the chunks read."""
+
+    tokens: float = 0.0
+    attention_flop: float = 0.0
+    kv_bytes: float = 0.0
+
+
+NO_PREFILL = PrefillLoad()
+
+
+@dataclass(frozen=True, slots=True)
+class StepTerms:
+    """One iteration's terms (seconds); ``step_s`` is their total, ``binding`` the larger
+    of the target's memory (weights + kv) and compute (linear + attention) sides."""
+
+    weights_s: float
+    kv_s: float
+    linear_s: float
+    attention_s: float
+    collective_s: float
+    draft_s: float
+    overhead_s: float
+    binding: str
+    overlap: float = 1.0  # the deployment's: step = max + (1 - overlap) x min of memory and compute
+
+    @property
+    def memory_s(self) -> float:
+        return self.weights_s + self.kv_s
+
+    @property
+    def compute_s(self) -> float:
+        return self.linear_s + self.attention_s
+
+    @property
+    def target_s(self) -> float:
+        """The target model's pass, the collective share in it: the decode step of physics.md
+        (``max(t_mem, t_cmp)``, plus ``(1 - overlap) x min(t_mem, t_cmp)`` where they do not overlap)."""
+        return self.roofline_s + self.collective_s
+
+    @property
+    def roofline_s(self) -> float:
+        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``."""
+        m, c = self.memory_s, self.compute_s
+        if self.overlap >= 1.0:
+            return max(m, c)
+        return max(m, c) + (1.0 - self.overlap) * min(m, c)
+
+    @property
+    def step_s(self) -> float:
+        return self.target_s + self.draft_s + self.overhead_s
+
+    def named(self) -> tuple[tuple[str, str, float], ...]:
+        """``(name, label, seconds)`` of every term, in :data:`TERM_LABELS` order."""
+        return tuple((name, label, getattr(self, name)) for name, label in TERM_LABELS)
+
+
+#: Each term of :class:`StepTerms` and what it is, in words (what ``explain`` prints).
+TERM_LABELS: tuple[tuple[str, str], ...] = (
+    ("weights_s", "weights read, W/N / BW"),
+    ("kv_s", "KV cache read, B x KV(L)/N / BW"),
+    ("linear_s", "linear layers, 2 x P_active x tokens / (N x F)"),
+    ("attention_s", "attention, 4 x heads x head_dim x layers x L x tokens / (N x F)"),
+    ("collective_s", "tensor-parallel all-reduce share, the pass x c/(1 - c)"),
+    ("draft_s", "draft model, k x its own step"),
+    ("overhead_s", "per-iteration overhead + per-layer all-reduce latency"),
+)
+
+_ZERO = StepTerms(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, BANDWIDTH)
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """Everything a step costs, built once per deployment and efficiency (:meth:`of`).
+
+    Read by the flat analysis (its decode step, the reply sum and the memory fit) and by
+    the serving simulator's step cost: the one source of the numbers both use."""
+
+    devices: int
+    bandwidth_bytes_per_s: float  # effective, per device
+    compute_flop_per_s: float  # effective, per device; inf when unknown (compute left out)
+    compute_known: bool
+    compute_precision_key: str
+    compute_peak_flop_per_s: Optional[float]
+    collective_factor: float  # 1/(1 - c) for N > 1, else 1
+    lookahead: int  # k draft tokens per pass
+    tokens_per_pass: float  # accepted tokens per pass
+    target: PassInputs
+    draft: Optional[PassInputs]
+    overhead_s: float  # o + L x a (a only for N > 1)
+    overlap: float = 1.0  # step = max + (1 - overlap) x min of memory and compute
+    weight_bytes_total: float = 0.0  # the target's, whole model
+    draft_weight_bytes_total: float = 0.0
+
+    @staticmethod
+    def of(deployment: Deployment, efficiency: Efficiency = ROOFLINE, *,
+           require_compute: bool = False) -> "StepInputs":
+        """The inputs of ``deployment`` at ``efficiency``. Without a compute peak for the
+        precision the compute terms are left out (``compute_known`` False), unless
+        ``require_compute`` (the simulator needs one): then ``ValueError``."""
+        dep = deployment
+        model = dep.model
+        try:
+            key, peak = compute_peak(dep.accelerator.compute_flop_per_s, dep.compute_precision)
+            flops: float = peak * efficiency.compute
+            known = True
+        except ValueError:
+            if require_compute:
+                raise
+            key, peak, flops, known = "", None, math.inf, False  # type: ignore[assignment]
+        n = dep.devices
+        k = dep.lookahead
+        draft_model = dep.draft if k > 0 else None
+        b_w = dep.weight_bytes_per_param
+        b_wd = dep.draft_weight_bytes_per_param or b_w
+        overhead = dep.iteration_overhead_s + (dep.collective_latency_s * model.layers if n > 1 else 0.0)
+        return StepInputs(
+            devices=n, bandwidth_bytes_per_s=dep.accelerator.bandwidth_bytes_per_s * efficiency.bandwidth,
+            compute_flop_per_s=flops, compute_known=known, compute_precision_key=key,
+            compute_peak_flop_per_s=peak,
+            collective_factor=1.0 / (1.0 - dep.collective_overhead) if n > 1 and dep.collective_overhead > 0 else 1.0,
+            lookahead=k, tokens_per_pass=dep.spec_accepted_tokens_per_pass,
+            target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
+            draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
+            if draft_model is not None else None,
+            overhead_s=overhead, overlap=dep.overlap,
+            weight_bytes_total=weight_bytes(model.total_params, b_w),
+            draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
+        )
+
+    @property
+    def spec_tokens(self) -> int:
+        """Tokens one decode pushes through the target per pass, ``k + 1``."""
+        return self.lookahead + 1
+
+    def kv_bytes_per_sequence(self, context_tokens: float) -> float:
+        """KV bytes one sequence holds at ``context_tokens`` (its draft's cache included)."""
+        kv = self.target.kv_bytes_at(context_tokens)
+        if self.draft is not None:
+            kv += self.draft.kv_bytes_at(context_tokens)
+        return kv
+
+    # ------------------------------------------------------------------ the step
+    def _draft_step_s(self, batch: int, context_tokens: float) -> float:
+        d = self.draft
+        assert d is not None
+        per = self.devices * self.bandwidth_bytes_per_s
+        mem = d.weights_read_bytes(batch) / per + d._read(d.kv_full_bytes, d.kv_window_bytes, batch,
+                                                         context_tokens) / per
+        cmp_ = (2.0 * d.active_params * batch
+                + d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens)) \
+            / (self.devices * self.compute_flop_per_s)
+        return _roofline(mem, cmp_, self.overlap) * self.collective_factor
+
+
+def _roofline(memory_s: float, compute_s: float, overlap: float) -> float:
+    """``max + (1 - overlap) x min``."""
+    if overlap >= 1.0:
+        return max(memory_s, compute_s)
+    return max(memory_s, compute_s) + (1.0 - overlap) * min(memory_s, compute_s)
+
+
+def prefill_load(inputs: StepInputs, chunks: Sequence[tuple[float, float]]) -> PrefillLoad:
+    """The :class:`PrefillLoad` of prefill chunks ``(new_tokens, earlier_tokens)``."""
+    if not chunks:
+        return NO_PREFILL
+    t = inputs.target
+    model = t.model
+    tokens = attn = kv = 0.0
+    for new, earlier in chunks:
+        tokens += new
+        if earlier:
+            kv += t._read(t.kv_full_bytes, t.kv_window_bytes, 1, earlier)
+        if model is not None:
+            attn += attention_flop(model, new, earlier)
+    return PrefillLoad(tokens, attn, kv)
+
+
+def iteration(inputs: StepInputs, batch: int, context_tokens: float,
+              prefill: PrefillLoad = NO_PREFILL) -> StepTerms:
+    """The terms of one iteration of ``batch`` decodes holding ``context_tokens`` tokens
+    in all, with ``prefill`` sharing it (see the module doc)."""
+    s = inputs
+    t = s.target
+    tokens = batch * (s.lookahead + 1) + prefill.tokens
+    if tokens <= 0:
+        return _ZERO
+    per_bw = s.devices * s.bandwidth_bytes_per_s
+    per_f = s.devices * s.compute_flop_per_s
+    weights = t.weights_read_bytes(tokens) / per_bw
+    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw
+    linear_flop = 2.0 * t.active_params * tokens
+    if s.draft is not None:
+        linear_flop += 2.0 * s.draft.active_params * prefill.tokens
+    linear = linear_flop / per_f
+    attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
+                 + prefill.attention_flop) / per_f
+    memory, compute = weights + kv, linear + attention
+    collective = draft = 0.0
+    if batch > 0:
+        collective = _roofline(memory, compute, s.overlap) * (s.collective_factor - 1.0)
+        if s.draft is not None:
+            draft = s.lookahead * s._draft_step_s(batch, context_tokens)
+    return StepTerms(weights, kv, linear, attention, collective, draft, s.overhead_s,
+                     BANDWIDTH if memory >= compute else COMPUTE, s.overlap)
+
+
+def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
+    """``iteration(...).step_s``."""
+    return iteration(inputs, batch, context_tokens, prefill).step_s
+
+
+def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
+                      prefill: PrefillLoad = NO_PREFILL) -> tuple[tuple[Component, ...], float]:
+    """The components of an iteration of ``batch`` decodes (``batch > 0``) at summed context
+    ``context_tokens`` with a fixed ``prefill`` beside them, valid while the summed context
+    stays below the returned breakpoint (``inf`` if none): the sum of the components at a
+    context is :func:`iteration`'s ``step_s`` there."""
+    s = inputs
+    comps: list[Component] = []
+    breakpoint_ = math.inf
+    per_bw = s.devices * s.bandwidth_bytes_per_s
+    per_f = s.devices * s.compute_flop_per_s
+    passes = [(s.target, s.lookahead + 1, 1.0, prefill)]
+    if s.draft is not None:
+        passes.append((s.draft, 1, float(s.lookahead), NO_PREFILL))
+    for p, per_seq, mult, pf in passes:
+        tokens = batch * per_seq + pf.tokens
+        fixed = (p.weights_read_bytes(tokens) + pf.kv_bytes) / per_bw
+        per = p.kv_full_bytes / per_bw
+        floor = 2.0 * p.active_params * tokens
+        if p is s.target and s.draft is not None:
+            floor += 2.0 * s.draft.active_params * pf.tokens
+        floor = (floor + pf.attention_flop) / per_f
+        floor_per = per_seq * p.attention_full_flop / per_f
+        if p.kv_window_bytes or p.attention_window_flop:
+            cap = batch * p.window
+            if context_tokens < cap:
+                per += p.kv_window_bytes / per_bw
+                floor_per += per_seq * p.attention_window_flop / per_f
+                breakpoint_ = min(breakpoint_, cap)
+            else:
+                fixed += p.kv_window_bytes * cap / per_bw
+                floor += per_seq * p.attention_window_flop * cap / per_f
+        m = s.collective_factor * mult
+        if s.overlap < 1.0:  # max(a, b) + (1 - o) min(a, b) = max(a + (1 - o) b, b + (1 - o) a): still two lines
+            u = 1.0 - s.overlap
+            fixed, per, floor, floor_per = fixed + u * floor, per + u * floor_per, floor + u * fixed, floor_per + u * per
+        comps.append((fixed * m, per * m, floor * m, floor_per * m))
+    if s.overhead_s:
+        comps.append((s.overhead_s, 0.0, 0.0, 0.0))
+    return tuple(comps), breakpoint_
+
+
+def _line_sum(value0: float, rise: float, j0: int, j1: int) -> float:
+    """``sum_{j0 <= j < j1} (value0 + rise x j)``."""
+    n = j1 - j0
+    if n <= 0:
+        return 0.0
+    return n * value0 + rise * (n * j0 + n * (n - 1) / 2.0)
+
+
+def sum_components(components: Sequence[Sequence[float]], start_context: float, growth: float,
+                   count: int) -> float:
+    """``sum_{j<count} sum_c max(fixed_c + per_c x X_j, floor_c + floor_per_c x X_j)`` with
+    ``X_j = start + growth x j``, in closed form (two lines cross at most once). A
+    three-number component ``(fixed, per, floor)`` has a flat floor."""
+    if count <= 0:
+        return 0.0
+    total = 0.0
+    for comp in components:
+        fixed, per, floor = comp[0], comp[1], comp[2]
+        floor_per = comp[3] if len(comp) > 3 else 0.0
+        a, b = fixed + per * start_context, per * growth  # the memory line at j = 0, its rise
+        c, d = floor + floor_per * start_context, floor_per * growth  # the compute line
+        gap, slope = a - c, b - d  # memory minus compute: gap + slope x j
+        if slope == 0.0:
+            total += count * (a if gap >= 0 else c) + (b if gap >= 0 else d) * count * (count - 1) / 2.0
+            continue
+        if slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
+            cross = 0 if gap >= 0 else min(count, math.ceil(-gap / slope))
+            total += _line_sum(c, d, 0, cross) + _line_sum(a, b, cross, count)
+        else:  # compute overtakes memory at the first j with gap + slope j < 0
+            cross = 0 if gap < 0 else min(count, math.floor(gap / -slope) + 1)
+            total += _line_sum(a, b, 0, cross) + _line_sum(c, d, cross, count)
+    return total
+
+
+def steps_sum(inputs: StepInputs, batch: int, start_context: float, count: int,
+              prefill: PrefillLoad = NO_PREFILL) -> float:
+    """Exact ``sum_{j<count} step_s(batch, batch x (start_context + j))``: ``count``
+    consecutive decode iterations of ``batch`` sequences each starting at context
+    ``start_context`` (the flat analysis's reply sum), breakpoint by breakpoint."""
+    total = 0.0
+    x = batch * start_context
+    left = count
+    while left > 0:
+        comps, bp = decode_components(inputs, batch, x, prefill)
+        n = left if bp == math.inf else max(1, min(left, math.ceil((bp - x) / batch)))
+        total += sum_components(comps, x, batch, n)
+        x += batch * n
+        left -= n
+    return total
