@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.tool_skips import tool_missing
+from tool_skips import tool_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 VENDOR = Path(__file__).parent / "vendor"
