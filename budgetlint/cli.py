@@ -7,8 +7,6 @@ it; 2 usage error or input that could not be read at all; 3 internal error
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import os
 import sys
 from typing import Any
@@ -17,10 +15,12 @@ import click
 
 from budgetlint import __version__
 from budgetlint.findings import printable
+from budgetlint.text import numbers
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 from budgetlint.reporters import FORMATS  # the registry: one list of formats
+from budgetlint import cli_check as _conventions  # check's -, --fix, --diff, --exit-zero, ... (issue 27)
 
 
 def _internal_error(exc: BaseException) -> None:
@@ -63,11 +63,35 @@ def _own_process_gc() -> None:
     atexit.register(gc.freeze)
 
 
+def _usage_error(exc: click.ClickException) -> None:
+    """A usage error as every budgetlint error reads: ``budgetlint: error: ...`` (click's own says
+    ``Error: ...``), after the usage line and the pointer to --help."""
+    no_args = getattr(click.exceptions, "NoArgsIsHelpError", None)  # `budgetlint` alone: the help, as click shows it
+    if no_args is not None and isinstance(exc, no_args):
+        exc.show()
+        return
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        click.echo(ctx.get_usage(), err=True)
+        click.echo(f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help.\n", err=True)
+    click.echo(f"budgetlint: error: {exc.format_message()}", err=True)
+
+
 class _Group(click.Group):
     def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
         if args is None:  # the arguments are the process's own: budgetlint owns the process
             _own_process_gc()
-        return super().main(args, *rest, **kwargs)
+        if not kwargs.pop("standalone_mode", True):
+            return super().main(args, *rest, standalone_mode=False, **kwargs)
+        try:  # click's standalone mode, with budgetlint's one error prefix
+            code = super().main(args, *rest, standalone_mode=False, **kwargs)
+        except click.ClickException as exc:
+            _usage_error(exc)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -245,7 +269,8 @@ def _step_summary(report: Any) -> None:
 @click.option("--fail-on-regression", is_flag=True, default=False,
               help="Make BL505 regressions errors (needs --base).")
 @click.option("--regression-threshold", type=click.FloatRange(0, None), default=None,
-              help="Fraction of a promise's headroom that may shrink before it is a regression (default 0).")
+              help="Share of a promise's still-met headroom that may shrink before it is a regression "
+                   "(default 0.25; 0: any shrink). A worse verdict always is one.")
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
@@ -258,6 +283,9 @@ def _step_summary(report: Any) -> None:
               show_default=True,
               help="Colour the text output: auto = on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it; "
                    "TERM=dumb turns it off). Files written with --output never hold colour.")
+@click.option("--history", "history_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Past JSON reports, one per line (oldest first): the HTML report adds each budget's "
+                   "headroom over commits.")
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
@@ -270,6 +298,7 @@ def _step_summary(report: Any) -> None:
               help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
                    "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
                    "together with the budgets that use it.")
+@_conventions.options
 def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, ...], fail_on: str | None,
           bench: tuple[str, ...], bench_format: str | None, teams_files: tuple[str, ...],
           codeowners: str | None, no_codeowners: bool, efficiency_bandwidth: float | None,
@@ -278,13 +307,23 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool, prometheus: str | None = None,
-          prometheus_window: str | None = None) -> None:
-    """Check budget files and directories (default: the config's paths, else budgets/)."""
+          allow_read: tuple[str, ...], no_simulate: bool, history_path: str | None = None,
+          prometheus: str | None = None, prometheus_window: str | None = None,
+          **conventions: Any) -> None:
+    """Check budget files and directories (default: the config's paths, else budgets/).
+
+    '-' reads one file from standard input (name it with --stdin-filename)."""
     from budgetlint.findings import Severity
     from budgetlint.run.check import InputError, run_check
 
-    config = _config(config_path, select, ignore)
+    conv = _conventions.Conventions.take(conventions)
+    conv.check_usage(paths, formats, outputs)
+    if conv.isolated and config_path:
+        raise click.UsageError("--isolated reads no config file: leave out --config")
+    config = _config(config_path, select, ignore, isolated=conv.isolated)
+    paths = conv.read_stdin(paths)
+    if "-" in paths or conv.fix or conv.diff or conv.stdin_filename:
+        jobs = 1  # the texts read instead of files (loader OVERLAY) live in this process
     if fail_on_regression:  # the flag beats a severity override of BL505 in the file
         config.severity = {k: v for k, v in config.severity.items() if not "BL505".startswith(k)}
     if (fail_on_regression or regression_threshold is not None) and not base_ref:
@@ -308,22 +347,54 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
             raise click.UsageError(f"--window: expected a duration such as 30m, 6h, 7d or 4w; "
                                    f"found {prometheus_window!r}")
     fail_on = fail_on or config.fail_on or "error"
+    targets = _targets(paths, config, options, with_configured_paths)
+    if conv.show_settings:
+        click.echo(_conventions.show_settings(config, options, targets), nl=False)
+        sys.exit(EXIT_OK)
+    diffed = False
+    from budgetlint.run import check as check_module
+
+    progress = _conventions.start_progress(check_module)  # a terminal's stderr only (10,000 budgets)
     try:
-        report = run_check(_targets(paths, config, options, with_configured_paths), options)
+        if conv.fix or conv.diff:
+            report, diffed = _conventions.fix_and_report(conv, lambda: run_check(targets, options),
+                                                          write_atomically)
+        else:
+            report = run_check(targets, options)
     except InputError as exc:
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
+    finally:
+        if progress is not None:
+            progress.clear()
+            check_module.PROGRESS = None
     if quiet:
         report.drop_findings_below(Severity.WARNING)
-    _emit(report, formats, outputs, sarif_info, color)
+    if history_path:
+        from budgetlint.run.history import read_history
+
+        try:
+            report.history = read_history(history_path)
+        except InputError as exc:
+            click.echo(f"budgetlint: error: {printable(exc)}", err=True)
+            sys.exit(EXIT_USAGE)
+    if conv.statistics:
+        click.echo(_conventions.statistics(report), nl=False)
+    elif not conv.diff:
+        _emit(report, formats, outputs, sarif_info, color)
     if not no_summary:
         _step_summary(report)
+    if conv.exit_zero:
+        sys.exit(EXIT_OK)
+    if conv.diff:
+        sys.exit(EXIT_FINDINGS if diffed else EXIT_OK)
     sys.exit(report.exit_code(Severity.parse(fail_on)))
 
 
-def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> Any:
+def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple[str, ...] = (), *,
+            isolated: bool = False) -> Any:
     """The config file (found, or named with --config), with --select/--ignore applied."""
-    from budgetlint.options.config_file import ConfigError, load_config
+    from budgetlint.options.config_file import Config, ConfigError, load_config
     from budgetlint.run.policy import today
 
     try:
@@ -332,7 +403,7 @@ def _config(config_path: str | None, select: tuple[str, ...] = (), ignore: tuple
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     try:
-        config = load_config(config_path)
+        config = Config() if isolated else load_config(config_path)  # --isolated: no config file
     except ConfigError as exc:
         click.echo(f"budgetlint: error: {printable(exc)}", err=True)
         sys.exit(EXIT_USAGE)
@@ -546,11 +617,16 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
 
     hw = {h.name.lower(): h for h in _catalog_entries("hardware", paths)}
     models = {m.name.lower(): m for m in _catalog_entries("models", paths)}
+    from budgetlint.model.build import normal_name
+
     found = None
-    for table, row in ((hw, _hardware_row), (models, _model_row)):
-        for entry in table.values():
-            if name.lower() in (entry.name.lower(), *[a.lower() for a in entry.aliases]):
-                found = row(entry)
+    for exact in (True, False):  # as written (case aside), else punctuation aside ("h100-sxm5")
+        for table, row in ((hw, _hardware_row), (models, _model_row)):
+            for entry in table.values():
+                names = (entry.name, *entry.aliases)
+                if (name.lower() in (n.lower() for n in names) if exact
+                        else normal_name(name) in (normal_name(n) for n in names)):
+                    found = found or row(entry)
     if found is None:
         import difflib
 
@@ -561,9 +637,40 @@ def catalog_show(name: str, paths: tuple[str, ...], fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(found, indent=2))
         return
-    for key, value in found.items():
-        if value not in (None, [], {}):
-            click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
+    for key, value in _catalog_lines(found):
+        click.echo(f"{key:<24} {printable(value)}")  # names and sources from the user's files
+
+
+#: catalog show's text: each SI field by the name and unit people read (the JSON keeps the raw floats)
+_CATALOG_UNITS = {"memory_bytes": ("memory", "B"), "bandwidth_bytes_per_s": ("bandwidth", "B/s"),
+                  "interconnect_bytes_per_s": ("interconnect", "B/s")}
+_CATALOG_COUNTS = ("parameters", "active_parameters")
+
+
+def _catalog_lines(row: dict) -> list[tuple[str, str]]:
+    """``catalog show``'s rows in units: "memory 80 GB", "compute bf16 989 TFLOP/s", "parameters 70.55B"."""
+    from budgetlint.text.numbers import quantity
+
+    out = []
+    for key, value in row.items():
+        if value in (None, [], {}):
+            continue
+        if key in _CATALOG_UNITS:
+            name, unit = _CATALOG_UNITS[key]
+            out.append((name, quantity(value, unit)))
+        elif key == "compute_flop_per_s":
+            out.extend((f"compute {prec}", quantity(rate, "FLOP/s")) for prec, rate in value.items())
+        elif key in _CATALOG_COUNTS:
+            out.append((key.replace("_", " "), f"{value / 1e9:.4g}B" if value >= 1e9 else f"{value / 1e6:.4g}M"))
+        elif isinstance(value, bool):
+            out.append((key.replace("_", " "), "yes" if value else "no"))
+        elif isinstance(value, (list, tuple)):
+            out.append((key, ", ".join(str(v) for v in value)))
+        elif isinstance(value, float) and value.is_integer():
+            out.append((key.replace("_", " "), str(int(value))))
+        else:
+            out.append((key.replace("_", " "), str(value)))
+    return out
 
 
 @main.command("slo")
@@ -638,14 +745,21 @@ def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, r
     from budgetlint.run.calibrate import CalibrateError, dump
     from budgetlint.run.calibrate import calibrate as run_calibrate
 
+    from budgetlint.run import calibrate as calibrate_module
+
+    progress = _conventions.start_progress(calibrate_module, kind="stage")  # a terminal's stderr only
     try:
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
                                include_saturated=include_saturated, jobs=jobs)
     except CalibrateError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        click.echo(f"budgetlint: error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    finally:
+        if progress is not None:
+            progress.clear()
+            calibrate_module.PROGRESS = None
     for p in result.problems:
         click.echo(p, err=True)
     for s in result.document.get("skipped", []):
@@ -690,3 +804,39 @@ def ingest(files: tuple[str, ...], output: str | None, bench_format: str | None)
     else:
         click.echo(text, nl=False)
     sys.exit(exit_code(document, findings))
+
+
+@main.command("schema")
+@click.argument("kind", required=False, default="budgets",
+                type=click.Choice(["budgets", "teams", "hardware", "models", "calibration", "benchmark", "config",
+                                   "report"]))
+@click.option("--bundle", is_flag=True,
+              help="One self-contained schema of every file kind (dispatched on kind:), for SchemaStore or an "
+                   "editor that takes one file; otherwise the KIND's schema file as shipped.")
+@click.option("--id", "schema_id", default=None, metavar="URI",
+              help="The $id to give the bundle (SchemaStore's: https://json.schemastore.org/budgetlint.json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the schema here (default: standard output).")
+def schema_cmd(kind: str, bundle: bool, schema_id: str | None, output: str | None) -> None:
+    """Print a JSON schema of budgetlint's files (docs/editors.md)."""
+    import json
+
+    from budgetlint.files.schema import schema_dir
+
+    if bundle:
+        if kind != "budgets":
+            raise click.UsageError("--bundle bundles every file kind into one schema; give no KIND")
+        from budgetlint.files.bundle import bundle as make_bundle
+
+        text = json.dumps(make_bundle(schema_id), indent=2, ensure_ascii=False) + "\n"
+    else:
+        if schema_id:
+            raise click.UsageError("--id is for --bundle")
+        text = (schema_dir() / f"{kind}.schema.json").read_text(encoding="utf-8")
+    if output:
+        try:
+            write_atomically(output, (text,))
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False)

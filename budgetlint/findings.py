@@ -35,6 +35,25 @@ def printable(text: object) -> str:
     return _UNPRINTABLE.sub(_escape, text)
 
 
+def shown_number(value: object) -> str:
+    """A number as a message may quote it: a short one as written, an integer of more than
+    20 digits as ``an integer of about N digits``, a long float in 6 significant digits (NaN
+    and infinity named). Never raises, never prints thousands of digits (issue 24)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, int):
+        if -10**20 < value < 10**20:
+            return str(value)
+        digits = value.bit_length() * 0.30103  # log10(2): no str() of a 5,000-digit integer
+        return f"an integer of about {int(digits) + 1:,} digits"
+    if value != value:
+        return "NaN (not a number)"
+    if value in (float("inf"), float("-inf")):
+        return "infinity" if value > 0 else "minus infinity"
+    text = repr(value)
+    return text if len(text) <= 12 else f"{value:.6g}"
+
+
 def printable_lines(text: str) -> list[str]:
     """The lines of a (multi-line) message, each :func:`printable`."""
     return [printable(line) for line in text.split("\n")]

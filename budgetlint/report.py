@@ -111,6 +111,8 @@ class Report:
     findings: Any = field(default_factory=list)  # list[Finding] | SpillList
     suppressed: list[SuppressedFinding] = field(default_factory=list)
     diff: dict | None = None  # the PR diff against --base REF (budgetlint.run.diff), when asked for
+    #: past reports for the HTML report's headroom over commits (--history FILE, budgetlint.run.history)
+    history: list | None = None
     #: with a spill, the findings below this severity are left out as they are read (``--quiet``)
     _floor: Severity | None = None
     _counts: dict | None = None  # severity -> findings, kept while spilled (a count reads nothing back)

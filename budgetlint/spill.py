@@ -39,6 +39,7 @@ class SpillList:
         self._end = 0
         self._len = 0
         self._opened = False
+        self._full = False  # a write failed: later chunks stay in memory
 
     def __len__(self) -> int:
         return self._len
@@ -62,18 +63,26 @@ class SpillList:
             import tempfile
 
             try:
-                self._file = tempfile.TemporaryFile(prefix="budgetlint-")
+                # unbuffered: a write that fails (a full disk) fails here, inside the fallback,
+                # not later in a buffer's flush at a seek or a read (issue 24: exit 3 and an
+                # empty report on a temporary folder with little room)
+                self._file = tempfile.TemporaryFile(prefix="budgetlint-", buffering=0)
             except OSError:
                 self._file = None
         offset = self._end
         self._end += len(data)
-        if self._file is not None:
+        if self._file is not None and not self._full:
             try:
                 self._file.seek(offset)
-                self._file.write(data)
+                view, done = memoryview(data), 0
+                while done < len(data):
+                    n = self._file.write(view[done:])
+                    if not n:
+                        raise OSError(28, "No space left on device")
+                    done += n
                 return offset
             except OSError:  # a full disk: what is written stays readable; the rest stays in memory
-                pass
+                self._full = True
         self._memory[offset] = data
         return offset
 
@@ -81,7 +90,14 @@ class SpillList:
         data = self._memory.get(offset)
         if data is None:
             self._file.seek(offset)
-            data = self._file.read(length)
+            parts, left = [], length
+            while left:  # an unbuffered read may return less than asked
+                part = self._file.read(left)
+                if not part:
+                    raise OSError(5, "the spill file ended early")
+                parts.append(part)
+                left -= len(part)
+            data = b"".join(parts)
         chunk = pickle.loads(data)
         return [self._restore(x) for x in chunk] if self._restore is not None else chunk
 

@@ -18,10 +18,21 @@ from budgetlint.cli import main
 CASES = Path(__file__).parent / "cases"
 EXPECT = re.compile(rb"#\s*expect:\s*(BL\d{3})\s+(\d+):(\d+)")
 EXIT = re.compile(rb"#\s*exit:\s*(\d+)")
+MESSAGE = re.compile(rb"#\s*message:\s*(BL\d{3})\s+(\d+):(\d+)\s+(.+?)\s*$", re.M)
 
 
 def _case_files(case: Path) -> list[Path]:
     return sorted(case.rglob("*.y*ml")) if case.is_dir() else [case]
+
+
+def _messages(case: Path) -> list[tuple[tuple[str, str, int, int], str]]:
+    """``# message: CODE line:col TEXT``: the finding there says TEXT (a number worked by hand)."""
+    out = []
+    for f in _case_files(case):
+        name = f.relative_to(CASES.parent.parent).as_posix()
+        for code, line, col, text in MESSAGE.findall(f.read_bytes()):
+            out.append(((code.decode(), name, int(line), int(col)), text.decode("utf-8")))
+    return out
 
 
 def _expectations(case: Path) -> tuple[Counter, int | None]:
@@ -56,6 +67,10 @@ def test_case(case: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         if f["severity"] in ("error", "warning") or (f["rule"], f["file"], f["line"], f["column"]) in expected
     )
     assert got == expected, json.dumps(report["findings"], indent=1)
+    for where, text in _messages(case):
+        said = [f["message"] for f in report["findings"] if (f["rule"], f["file"], f["line"], f["column"]) == where]
+        assert said, f"# message: no {where[0]} at {where[2]}:{where[3]}"
+        assert any(text in m for m in said), f"{text!r} is not in {said}"
     has_error = any(f["severity"] == "error" for f in report["findings"])
     assert result.exit_code == (exit_code if exit_code is not None else (1 if has_error else 0))
 
@@ -68,3 +83,15 @@ def test_every_rule_code_has_a_case_or_a_test() -> None:
     for rule in all_rules():
         if rule.code < "BL300" and rule.code != "BL104":
             assert rule.code in names, f"no case file for {rule.code}"
+
+
+def test_a_wrong_message_expectation_fails(tmp_path: Path) -> None:
+    """The test of the test: the ``# message:`` parser reads code, place and text."""
+    f = tmp_path / "c.yaml"
+    f.write_text("# message: BL301 15:13 the roofline bound is 48.2 token/s\n", encoding="utf-8")
+    [(where, text)] = [(w, t) for w, t in _messages_of(f)]
+    assert where[0] == "BL301" and where[2:] == (15, 13) and text == "the roofline bound is 48.2 token/s"
+
+
+def _messages_of(f: Path) -> list:
+    return [((c.decode(), f.name, int(line), int(col)), t.decode()) for c, line, col, t in MESSAGE.findall(f.read_bytes())]

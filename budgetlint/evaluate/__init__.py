@@ -58,6 +58,7 @@ class Environment:
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
     slo_export: bool = False  # `budgetlint slo`: every budget's promises are production SLOs (BL601-BL603 speak)
+    work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,13 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from dataclasses import dataclass, replace
 from typing import Any
 
 from budgetlint.model.types import Budget, HardwareDef, ModelDef
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
+from budgetlint.text import numbers
 
 
 #: Runtime memory reserved per device beyond weights and KV cache (activation
@@ -92,6 +91,15 @@ def shape_of(m: ModelDef) -> ModelShape:
 def accelerator_of(hw: HardwareDef) -> Accelerator:
     """:func:`accelerator` of a catalog entry, made once per entry."""
     return _view(hw, accelerator)
+
+
+def catalog_deployment(m: ModelDef, hw: HardwareDef, devices: int, weight_precision: str,
+                       kv_precision: str) -> Deployment:
+    """The physics deployment of a catalog model on catalog hardware, as the calibrate command
+    fits it (no budget: no efficiency, overhead or speculative decoding of its own)."""
+    return Deployment(model=model_shape(m), accelerator=accelerator(hw), devices=devices,
+                      weight_bytes_per_param=phys_precision.bytes_per_element(weight_precision),
+                      kv_bytes_per_elem=phys_precision.bytes_per_element(kv_precision))
 
 
 def default_compute_precision(weight_precision: str, hw: HardwareDef) -> str:
@@ -305,11 +313,6 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
         sources.append((figure, src))
     return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model))
-
-
-def realistic_efficiency(b: Budget, options: Any) -> Efficiency:
-    a = assumed_efficiency(b, options)
-    return Efficiency(a.bandwidth, a.compute)
 
 
 def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:

@@ -9,14 +9,13 @@ calibration, with its band. No file reading or writing here.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from budgetlint.physics import calibration as core
 from budgetlint.physics.shapes import Deployment
+from budgetlint.text import numbers
 
 #: the statistics a fit uses of each metric, most robust first; tails are the band's business
 FIT_STATS = ("p50", "mean", "p90")
@@ -178,10 +177,17 @@ class CalibrationEvaluation:
         return out
 
 
+def load_calibration(path: Any) -> tuple[Any, list]:
+    """A ``kind: calibration`` file read (:mod:`budgetlint.files.calibration_file`) with its
+    parameters made the physics core's :class:`~budgetlint.physics.calibration.Params`."""
+    from budgetlint.files.calibration_file import load_calibration as read
+    from budgetlint.physics.calibration import Params
+
+    return read(path, Params)
+
+
 def _load(path: str, cache: dict | None) -> tuple[Any, list]:
     """A calibration file, read once per run (``cache`` is the run's, in its Environment)."""
-    from budgetlint.files.calibration_file import load_calibration
-
     if cache is None:
         return load_calibration(path)
     hit = cache.get(path)

@@ -28,8 +28,6 @@ BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import datetime as dt
 import math
 import re
@@ -41,6 +39,7 @@ from budgetlint.files import fs
 from budgetlint.files.discovery import display_path, inside, outside_words
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:  # the readers load when a budget has evidence (a run without any skips ~5 ms of imports)
     from budgetlint.bench import Measurement, Problem
@@ -184,6 +183,11 @@ class BenchStore:
         self.max_bytes = max_bytes  # files larger are refused unread (None: bench.MAX_BENCH_BYTES)
         self.roots = roots  # `bench:` entries are read inside these folders only (None: anywhere)
         self._files: dict[str, BenchFile] = {}
+        #: per-request lengths by (file, field): read once per file, shared by every budget naming
+        #: it (20 budgets on one 54 MB file held 20 copies: 2.25 GB; issue 24), and the simulator's
+        #: Empirical distribution of each, by the identity of its values
+        self.lengths: dict[tuple[int, str], Any] = {}
+        self.empirical: dict[int, Any] = {}
 
     def read(self, path: Path, display: str | None = None) -> BenchFile:
         key = str(path.resolve()) if fs.exists(path) else str(path)
@@ -232,15 +236,6 @@ def _glob(base: Path, pattern: str, limit: int | None = None, roots: list[str] |
         return Globbed(found.files, capped=found.capped, cut=found.limit)
     p = Path(full)
     return Globbed([p] if fs.exists(p) else [])
-
-
-def sorted_glob(pattern: str, limit: int) -> tuple[list[Path], bool]:
-    """The files ``pattern`` matches in walk order (names sorted, folder by folder), at most
-    ``limit``, and whether more matched (a bounded walk: budgetlint.files.globwalk)."""
-    from budgetlint.files import globwalk
-
-    found = globwalk.walk(pattern, max_files=limit)
-    return found.files, found.capped
 
 
 # --------------------------------------------------------------------------- matching
@@ -484,6 +479,11 @@ def _trust(link: Link, expires: str | None, on: dt.date, defaults: Any) -> None:
 # --------------------------------------------------------------------------- physics
 
 
+#: the bound's concurrency when the file states neither the requests sent nor completed:
+#: more sequences than any KV cache holds (a billion), so the cap changes no real bound
+MAX_BOUND_CONCURRENCY = 1e9
+
+
 def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
     from budgetlint.evaluate import adapter
     from budgetlint.evaluate import share
@@ -508,6 +508,11 @@ def _physics(link: Link, skipped: bool) -> None:
     conc = cond.get("concurrency", (b.workload.concurrency, "budget"))[0]
     if not isinstance(conc, (int, float)) or not math.isfinite(conc):
         conc = b.workload.concurrency
+    # no more requests are in flight than the run sent: a cap of 1e308 (or a 300-digit
+    # integer) is "no cap", and a bound at that concurrency underflows to a zero throughput
+    sent = [n for n in (link.measurement.run.requested, link.measurement.run.completed)
+            if isinstance(n, (int, float)) and math.isfinite(n) and n >= 1]
+    conc = min(conc, max(sent)) if sent else min(conc, MAX_BOUND_CONCURRENCY)
     prompt = cond.get("prompt_tokens", (float(b.workload.prompt_tokens), "budget"))[0]
     output = cond.get("output_tokens", (float(b.workload.output_tokens), "budget"))[0]
     try:
@@ -582,7 +587,7 @@ def _faster(link: Link) -> list[Faster]:
     if (m.output_throughput and m.output_throughput > 0 and link.bound is not None
             and conc_origin != "budget" and "concurrency" in link.conditions):
         cap = link.bound.aggregate_token_per_s
-        if m.output_throughput > cap * (1 + 1e-9):
+        if cap > 0 and math.isfinite(cap) and m.output_throughput > cap * (1 + 1e-9):
             ratio = m.output_throughput / cap
             why = (f"{ratio:.0f}x more than physics allows: wrong units or a wrong key, not a fast machine"
                    if ratio >= UNIT_ERROR_RATIO else
@@ -865,12 +870,12 @@ def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | 
     if promise == "tpot":
         if pace:
             return (None if not seconds else 1.0 / seconds), "token/s"
-        return seconds, "s/token"
+        return seconds, "s"  # a TPOT reads as a time ("50 ms"), as in every report
     return seconds, "s"
 
 
 def fmt_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
-    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms/token`` (a TPOT), ``400 ms``."""
+    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms`` (a TPOT), ``400 ms``."""
     value, unit = _shown_as(promise, seconds, pace)
     return numbers.quantity(value, unit, figures=figures)
 

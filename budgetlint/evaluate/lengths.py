@@ -59,6 +59,21 @@ def _prefix(wl: Any, src: LengthsSource, changes: dict[str, Any]) -> LengthsSour
     return src
 
 
+def _lengths_of(store: Any, bf: Any, attr: str) -> tuple[tuple, float, int]:
+    """(lengths, mean, how many are impossible) of one file's field, computed once per run."""
+    cache = getattr(store, "lengths", None)
+    key = (id(bf), attr)
+    if cache is not None and key in cache:
+        return cache[key][1:]
+    raw = [n for m in bf.measurements for n in getattr(m, attr)]
+    bad = sum(1 for n in raw if not (isinstance(n, (int, float)) and math.isfinite(n) and n >= 0 and n == int(n)))
+    values = tuple(int(n) for n in raw) if not bad else ()
+    mean = math.fsum(values) / len(values) if values else 0.0
+    if cache is not None:
+        cache[key] = (bf, values, mean, bad)  # bf kept: the id stays its own for the run
+    return values, mean, bad
+
+
 def resolve_lengths(b: Budget, store: Any) -> tuple[Budget, tuple[LengthsSource, ...]]:
     """``b`` with its ``from_bench`` lengths read (unchanged when it has none), and what was read."""
     wl = b.workload
@@ -87,11 +102,14 @@ def resolve_lengths(b: Budget, store: Any) -> tuple[Budget, tuple[LengthsSource,
                           fix="fix the path, or commit the benchmark file")
         else:
             bf = store.read(path)
-            values = [n for m in bf.measurements for n in getattr(m, attr)]
-            if values:
-                mean = math.fsum(values) / len(values)
+            values, mean, bad = _lengths_of(store, bf, attr)
+            if bad:
+                src = replace(src, file=bf, problem=f"{bad:,} of its per-request {word} token counts are negative "
+                                                    f"or not whole numbers, which no request has",
+                              fix="link the benchmark's own output, unedited")
+            elif values:
                 src = replace(src, file=bf, count=len(values), mean=mean)
-                changes[dist_field] = ("values", tuple(values))
+                changes[dist_field] = ("values", values)  # one tuple per file, shared
                 changes[key] = max(1 if key == "output_tokens" else 0, int(round(mean)))
                 if key == "prompt_tokens":
                     src = _prefix(wl, src, changes)

@@ -24,13 +24,12 @@ the run's :class:`~budgetlint.evaluate.Environment`).
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 #: requests per simulation (the first tenth is warm-up) and per capacity step
 REQUESTS = 2000
@@ -45,6 +44,20 @@ MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rat
 VLLM_LARGE = (1024, 8192)
 VLLM_SMALL = (256, 2048)
 VLLM_LARGE_MEMORY_BYTES = 70 * 2**30
+
+
+#: the lowest arrival rate per replica simulated: below it requests almost never overlap (the
+#: flat estimate says all there is), and REQUESTS gaps of 1 / rate seconds would make clock
+#: times too large for a float to resolve a millisecond (at 5e-324 request/s the first gap is
+#: infinite and the event loop stalled: issue 24)
+MIN_RATE_PER_REPLICA = 1e-6
+#: the longest single request simulated (s, about 11.6 days at the realistic efficiency):
+#: beyond it the clock times of REQUESTS requests lose the resolution of an iteration
+MAX_REQUEST_S = 1e6
+
+
+def _rate_words(rate: float) -> str:
+    return numbers.quantity(rate, "request/s")
 
 
 def engine_defaults(memory_bytes: float, hardware_name: str) -> tuple[int, int]:
@@ -147,7 +160,17 @@ class LoadEvaluation:
                 if key.startswith(("ttft_s.", "e2e_s.")):
                     iv["low"] += self.edge_extra_s
                     iv["high"] += self.edge_extra_s
+            for metric in ("ttft_s", "e2e_s"):
+                for row in out.get("cdf", {}).get(metric, ()):
+                    for k in ("value", "low", "high"):
+                        row[k] += self.edge_extra_s
         cap = self.capacity
+        if cap is not None and cap.points:
+            # the capacity search's simulations: each promise at the budget's percentile per rate
+            extra = {"ttft_s": self.edge_extra_s, "e2e_s": self.edge_extra_s}
+            out["curve"] = [{"request_per_s": rate, **{key.split(".")[0]: v + extra.get(key.split(".")[0], 0.0)
+                                                       for key, v in values.items()}}
+                            for rate, values in cap.points]
         out.update({
             "utilisation": utilisation(self),
             "percentile": f"p{self.percentile:g}",
@@ -169,9 +192,15 @@ class LoadEvaluation:
         return out
 
 
-def _length(spec: Optional[tuple], fixed: int) -> Any:
+def _length(spec: Optional[tuple], fixed: int, shared: Optional[dict] = None) -> Any:
     from budgetlint.physics import traffic as t
 
+    if spec is not None and spec[0] == "values" and shared is not None:
+        # a from_bench file's lengths: one Empirical per file for the run, however many budgets
+        hit = shared.get(id(spec[1]))
+        if hit is None:
+            hit = shared[id(spec[1])] = (spec[1], t.Empirical(spec[1]))
+        return hit[1]
     if spec is None:
         return t.Fixed(fixed)
     if spec[0] == "uniform":
@@ -179,6 +208,17 @@ def _length(spec: Optional[tuple], fixed: int) -> Any:
     if spec[0] == "lognormal":
         return t.LogNormal(spec[1], spec[2], maximum=spec[3])
     return t.Empirical(tuple(spec[1]))
+
+
+def _traffic_key(traffic: Any) -> tuple:
+    """The traffic as a cache key: an Empirical by the identity of its values (shared per file),
+    not the repr of millions of lengths."""
+    import dataclasses
+
+    from budgetlint.physics.traffic import Empirical
+
+    return tuple((f.name, ("empirical", id(v.values), len(v.values)) if isinstance(v, Empirical) else repr(v))
+                 for f in dataclasses.fields(traffic) for v in (getattr(traffic, f.name),))
 
 
 def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Optional[LoadEvaluation]:
@@ -203,10 +243,29 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     if roof.skipped or roof.deployment is None or roof.efficiency is None:
         out.skipped = f"no physics for this budget: {roof.skipped or 'no deployment'}"
         return out
+    alone = getattr(roof.realistic, "e2e_s", None)
+    if isinstance(alone, float) and alone > MAX_REQUEST_S:
+        out.skipped = (f"one request alone takes {numbers.quantity(alone, 's')} at the assumed efficiency, more "
+                       f"than {numbers.quantity(MAX_REQUEST_S, 's')}: the simulator's clock cannot resolve its "
+                       f"iterations over "
+                       f"{REQUESTS:,} such requests; the flat estimate judges this budget")
+        return out
+    from budgetlint.physics.serving_sim import WorkSpent
+
+    work = getattr(env, "work", None)
+    if work is not None and work.spent:
+        out.skipped = work.why()
+        return out
     try:
         _simulate(b, roof, env, out, calibration)
+    except WorkSpent:
+        out.skipped = work.why() if work is not None else "the simulation's work budget was spent"
+        out.result = None
     except ValueError as exc:  # the physics refused an input combination
         out.skipped = str(exc)
+        out.result = None
+    except RuntimeError as exc:  # the event loop stalled: a bug, but one budget's, not the run's
+        out.skipped = f"the simulation stopped ({exc}; a budgetlint bug: please report it)"
         out.result = None
     return out
 
@@ -220,6 +279,11 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     wl, dep, pr = b.workload, b.deployment, b.promise
     assert wl is not None and dep is not None
     deployment, eff = roof.deployment, roof.efficiency
+    if deployment.accelerator.memory_bytes is None:  # a bandwidth-only entry: no KV cache to size
+        name = dep.hardware.name if dep.hardware else "the hardware"
+        out.skipped = (f"{name} declares no memory, so the KV cache (what the scheduler admits against) "
+                       f"is unknown; give its `memory` to simulate the traffic")
+        return
     seqs, batched = engine_defaults(deployment.accelerator.memory_bytes, dep.hardware.name if dep.hardware else "")
     out.scheduler_from = "budget" if dep.max_num_seqs and dep.max_num_batched_tokens else \
         f"vLLM defaults for this device ({seqs} sequences, {batched} tokens per iteration) where not given"
@@ -244,13 +308,22 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     if cal is not None:  # the fitted fixed TTFT overhead (scheduling, tokenisation) is outside the iterations
         out.edge_extra_s += cal.params.ttft_overhead_s
     cached_share = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
-    common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens), output=_length(wl.output_dist, wl.output_tokens),
+    shared = getattr(getattr(env, "bench", None), "empirical", None)
+    common = dict(prompt=_length(wl.prompt_dist, wl.prompt_tokens, shared),
+                  output=_length(wl.output_dist, wl.output_tokens, shared),
                   prefix_hit_tokens=min(1.0, cached_share),
                   prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
     out.prompt_lengths, out.output_lengths = common["prompt"], common["output"]
     if wl.arrival_rate_per_s is not None:
         rate = wl.arrival_rate_per_s * (out.replicas if wl.arrival_rate_per == "replica" else 1)
         out.arrival_rate_per_s = rate
+        if rate / out.replicas < MIN_RATE_PER_REPLICA:
+            out.skipped = (f"{_rate_words(rate / out.replicas)} per replica is below "
+                           f"{_rate_words(MIN_RATE_PER_REPLICA)} (one request every "
+                           f"{numbers.number(1 / MIN_RATE_PER_REPLICA / 86400)} days): requests would almost never "
+                           f"meet, and {REQUESTS:,} arrivals that far apart need clock times too large to resolve "
+                           f"a millisecond; the flat estimate judges this budget")
+            return
         traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
                           cv=wl.arrival_cv, **common)
         per_replica = traffic.at_rate(rate / out.replicas)
@@ -280,17 +353,20 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         cost = RooflineStepCost(deployment, eff)
         cost_key = repr(eff)
     cache: dict = getattr(env, "load_cache", {})
-    key = (repr(deployment), cost_key, repr(traffic), repr(sched), repr([p for _, p in promises]))
+    key = (repr(deployment), cost_key, _traffic_key(traffic), repr(sched), repr([p for _, p in promises]))
     hit = cache.get(key)
     if hit is None:
-        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS)
+        work = getattr(env, "work", None)
+        allowance = work.take if work is not None else None
+        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS, allowance=allowance)
         one = replace(sched, replicas=1)
         if promises:
             cap = capacity(cost, per_replica, one, [p for _, p in promises], requests=CAPACITY_REQUESTS,
-                           rel_tol=CAPACITY_TOLERANCE)
+                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance)
             mu, sims = cap.saturation_request_per_s, 1 + cap.simulations
         else:
-            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS), 2
+            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
+                                             allowance=allowance), 2
         hit = (result, cap, mu, sims)
         cache[key] = hit
     # ``simulations``: those behind the result, shared or not (one number whatever the run's

@@ -28,11 +28,12 @@ facts needed are missing), per promise: ``ttft``, ``tpot``, ``e2e``,
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from budgetlint.text import numbers
 
 from budgetlint.evaluate.adapter import (AssumedEfficiency, Skip, assumed_efficiency, bound_deployment,
                                          physics_inputs, realistic_deployment)
@@ -40,6 +41,7 @@ from budgetlint.model.types import Budget
 from budgetlint.evaluate import share
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
+from budgetlint.text import numbers
 
 
 
@@ -136,6 +138,19 @@ class RooflineEvaluation:
 _k = sys.intern  # the analysis keys: every budget has the same few
 
 
+def _overflowed(*analyses: Any) -> str | None:
+    """The first time an analysis holds that is not a finite positive number, in words."""
+    for a in analyses:
+        for key, words in (("prefill_s", "prefill time"), ("tpot_s", "time per output token"),
+                           ("e2e_s", "end-to-end time")):
+            value = getattr(a, key, None)
+            if isinstance(value, float) and not math.isfinite(value):
+                return words
+            if key == "tpot_s" and isinstance(value, float) and value <= 0:
+                return words
+    return None
+
+
 def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
     ev = RooflineEvaluation(b)
     if not b.complete:
@@ -157,6 +172,12 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         return ev
     except OverflowError:  # an integer count beyond float range (fuzzing found 10**400 tokens)
         ev.skipped = "a count in the budget is too large to compute with (beyond floating-point range)"
+        return ev
+    overflow = _overflowed(ev.bound, ev.realistic)
+    if overflow:  # finite inputs whose times leave float range (a compute peak of 1e-300 FLOP/s)
+        ev.bound = ev.realistic = None
+        ev.skipped = (f"the {overflow} of this deployment is beyond floating-point range (a peak or a "
+                      f"count at an extreme?): nothing can be judged against it")
         return ev
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)

@@ -40,12 +40,11 @@ The thresholds (and why):
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
 from dataclasses import dataclass
 
 from budgetlint.bench.measurement import RunRecord
+from budgetlint.text import numbers
 
 #: mean in flight below this share of max_concurrency: the declared concurrency was not reached
 CONCURRENCY_SHARE = 0.5

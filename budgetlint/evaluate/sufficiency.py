@@ -24,12 +24,11 @@ A met reading that is not ``shown`` is *not shown*, never *met*.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from dataclasses import dataclass
 
 from budgetlint.bench.measurement import label_percent
 from budgetlint.stats import order_stats
+from budgetlint.text import numbers
 
 CONFIDENCE = order_stats.CONFIDENCE
 
@@ -47,6 +46,16 @@ class Sufficiency:
     needed_n: int = 0
     status: str = "unknown"  # shown | straddles | too-few | unbounded | unknown
     met: bool | None = None  # the point estimate against the promise
+
+    @property
+    def band(self) -> str:
+        """The sample's percentile band an interval of this many requests spans at 95 %:
+        ``p94.8..p95.2`` for a p95 (``order_stats.distance``)."""
+        from budgetlint.bench.measurement import percent_label
+
+        pct = label_percent(self.percentile) or 50.0
+        d = order_stats.distance(pct / 100.0) * 100.0
+        return f"{percent_label(pct - d)}..{percent_label(pct + d)}"
 
     @property
     def shown(self) -> bool:

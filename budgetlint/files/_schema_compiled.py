@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'eb3f9031f1b396bf8850a7615e8023f375a1912b088c28c34dd7b38a6e9b0515'
-SOURCES_CHECKSUM = 'crc32:7e749a81'
+SCHEMAS_DIGEST = '8db8b56b6a6b8b2b694d273898a4ba01ccff809f7396c64a644e79a60579a202'
+SOURCES_CHECKSUM = 'crc32:8c9c1f9b'
 
 
 class JsonSchemaValueException(ValueError):
@@ -29,7 +29,7 @@ import re
 _BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*\\Z'), '^[1-9][0-9]*[mhdw]$': re.compile('^[1-9][0-9]*[mhdw]\\Z'), '^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*$': re.compile('^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
 NoneType = type(None)
 
-def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, custom_formats={}, name_prefix=None):
+def _budgets_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -317,8 +317,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'prefix_cache_hit' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('prefix_cache_hit')
                                     data__budgets_item__workload__prefixcachehit = data__budgets_item__workload['prefix_cache_hit']
-                                    if not isinstance(data__budgets_item__workload__prefixcachehit, (int, float, Decimal, str)) or isinstance(data__budgets_item__workload__prefixcachehit, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'shared_prefix_tokens' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('shared_prefix_tokens')
                                     data__budgets_item__workload__sharedprefixtokens = data__budgets_item__workload['shared_prefix_tokens']
@@ -335,8 +333,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'arrival_rate' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate')
                                     data__budgets_item__workload__arrivalrate = data__budgets_item__workload['arrival_rate']
-                                    if not isinstance(data__budgets_item__workload__arrivalrate, (str, int, float, Decimal)) or isinstance(data__budgets_item__workload__arrivalrate, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'arrival_rate_per' in data__budgets_item__workload_keys:
                                     data__budgets_item__workload_keys.remove('arrival_rate_per')
                                     data__budgets_item__workload__arrivalrateper = data__budgets_item__workload['arrival_rate_per']
@@ -383,28 +379,18 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'ttft' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('ttft')
                                     data__budgets_item__promise__ttft = data__budgets_item__promise['ttft']
-                                    if not isinstance(data__budgets_item__promise__ttft, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__ttft, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'tpot' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('tpot')
                                     data__budgets_item__promise__tpot = data__budgets_item__promise['tpot']
-                                    if not isinstance(data__budgets_item__promise__tpot, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__tpot, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'pace' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('pace')
                                     data__budgets_item__promise__pace = data__budgets_item__promise['pace']
-                                    if not isinstance(data__budgets_item__promise__pace, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__pace, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'e2e' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('e2e')
                                     data__budgets_item__promise__e2e = data__budgets_item__promise['e2e']
-                                    if not isinstance(data__budgets_item__promise__e2e, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__e2e, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
-                                    if not isinstance(data__budgets_item__promise__throughput, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__throughput, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'slo_attainment' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('slo_attainment')
                                     data__budgets_item__promise__sloattainment = data__budgets_item__promise['slo_attainment']
@@ -449,13 +435,9 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                         if 'allowance' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('allowance')
                                             data__budgets_item__segments_item__allowance = data__budgets_item__segments_item['allowance']
-                                            if not isinstance(data__budgets_item__segments_item__allowance, (str, int, float, Decimal)) or isinstance(data__budgets_item__segments_item__allowance, bool):
-                                                raise JsonSchemaValueException('')
                                         if 'pace' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('pace')
                                             data__budgets_item__segments_item__pace = data__budgets_item__segments_item['pace']
-                                            if not isinstance(data__budgets_item__segments_item__pace, (str, int, float, Decimal)) or isinstance(data__budgets_item__segments_item__pace, bool):
-                                                raise JsonSchemaValueException('')
                                         if 'owner' in data__budgets_item__segments_item_keys:
                                             data__budgets_item__segments_item_keys.remove('owner')
                                             data__budgets_item__segments_item__owner = data__budgets_item__segments_item['owner']
@@ -739,13 +721,9 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                 if 'memory' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('memory')
                                                     data__budgets_item__deployment__hardware__memory = data__budgets_item__deployment__hardware['memory']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__memory, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__memory, bool):
-                                                        raise JsonSchemaValueException('')
                                                 if 'bandwidth' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('bandwidth')
                                                     data__budgets_item__deployment__hardware__bandwidth = data__budgets_item__deployment__hardware['bandwidth']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__bandwidth, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__bandwidth, bool):
-                                                        raise JsonSchemaValueException('')
                                                 if 'compute' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('compute')
                                                     data__budgets_item__deployment__hardware__compute = data__budgets_item__deployment__hardware['compute']
@@ -754,11 +732,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                     data__budgets_item__deployment__hardware__compute_is_dict = isinstance(data__budgets_item__deployment__hardware__compute, dict)
                                                     if data__budgets_item__deployment__hardware__compute_is_dict:
                                                         data__budgets_item__deployment__hardware__compute_keys = set(data__budgets_item__deployment__hardware__compute.keys())
-                                                        for data__budgets_item__deployment__hardware__compute_key in data__budgets_item__deployment__hardware__compute_keys:
-                                                            if data__budgets_item__deployment__hardware__compute_key not in []:
-                                                                data__budgets_item__deployment__hardware__compute_value = data__budgets_item__deployment__hardware__compute.get(data__budgets_item__deployment__hardware__compute_key)
-                                                                if not isinstance(data__budgets_item__deployment__hardware__compute_value, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__compute_value, bool):
-                                                                    raise JsonSchemaValueException('')
                                                         data__budgets_item__deployment__hardware__compute_len = len(data__budgets_item__deployment__hardware__compute)
                                                         if data__budgets_item__deployment__hardware__compute_len != 0:
                                                             data__budgets_item__deployment__hardware__compute_property_names = True
@@ -773,8 +746,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                                 if 'interconnect' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('interconnect')
                                                     data__budgets_item__deployment__hardware__interconnect = data__budgets_item__deployment__hardware['interconnect']
-                                                    if not isinstance(data__budgets_item__deployment__hardware__interconnect, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__hardware__interconnect, bool):
-                                                        raise JsonSchemaValueException('')
                                                 if 'source' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('source')
                                                     data__budgets_item__deployment__hardware__source = data__budgets_item__deployment__hardware['source']
@@ -911,18 +882,12 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'iteration_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('iteration_overhead')
                                     data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
-                                    if not isinstance(data__budgets_item__deployment__iterationoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__iterationoverhead, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'collective_latency' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('collective_latency')
                                     data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
-                                    if not isinstance(data__budgets_item__deployment__collectivelatency, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__collectivelatency, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
-                                    if not isinstance(data__budgets_item__deployment__memoryoverhead, (str, int, float, Decimal)) or isinstance(data__budgets_item__deployment__memoryoverhead, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'replicas' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('replicas')
                                     data__budgets_item__deployment__replicas = data__budgets_item__deployment['replicas']
@@ -994,8 +959,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                                 if 'connection_setup' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('connection_setup')
                                     data__budgets_item__edge__connectionsetup = data__budgets_item__edge['connection_setup']
-                                    if not isinstance(data__budgets_item__edge__connectionsetup, (str, int, float, Decimal)) or isinstance(data__budgets_item__edge__connectionsetup, bool):
-                                        raise JsonSchemaValueException('')
                                 if 'proxy_flush_tokens' in data__budgets_item__edge_keys:
                                     data__budgets_item__edge_keys.remove('proxy_flush_tokens')
                                     data__budgets_item__edge__proxyflushtokens = data__budgets_item__edge['proxy_flush_tokens']
@@ -1009,8 +972,6 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
                         if 'queue' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('queue')
                             data__budgets_item__queue = data__budgets_item['queue']
-                            if not isinstance(data__budgets_item__queue, (str, int, float, Decimal)) or isinstance(data__budgets_item__queue, bool):
-                                raise JsonSchemaValueException('')
                         if 'bench' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('bench')
                             data__budgets_item__bench = data__budgets_item['bench']
@@ -1296,14 +1257,14 @@ def _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json(data, c
     return data
 
 
-VALIDATORS['budgets'] = _budgets_validate_https___budgetlint_dev_schemas_budgets_schema_json
+VALIDATORS['budgets'] = _budgets_validate
 
 # ---- kind: hardware
 VERSION = '2.22.3'
 from decimal import Decimal
 NoneType = type(None)
 
-def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data, custom_formats={}, name_prefix=None):
+def _hardware_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1378,13 +1339,9 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                         if 'memory' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('memory')
                             data__hardware_item__memory = data__hardware_item['memory']
-                            if not isinstance(data__hardware_item__memory, (str, int, float, Decimal)) or isinstance(data__hardware_item__memory, bool):
-                                raise JsonSchemaValueException('')
                         if 'bandwidth' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('bandwidth')
                             data__hardware_item__bandwidth = data__hardware_item['bandwidth']
-                            if not isinstance(data__hardware_item__bandwidth, (str, int, float, Decimal)) or isinstance(data__hardware_item__bandwidth, bool):
-                                raise JsonSchemaValueException('')
                         if 'compute' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('compute')
                             data__hardware_item__compute = data__hardware_item['compute']
@@ -1393,11 +1350,6 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                             data__hardware_item__compute_is_dict = isinstance(data__hardware_item__compute, dict)
                             if data__hardware_item__compute_is_dict:
                                 data__hardware_item__compute_keys = set(data__hardware_item__compute.keys())
-                                for data__hardware_item__compute_key in data__hardware_item__compute_keys:
-                                    if data__hardware_item__compute_key not in []:
-                                        data__hardware_item__compute_value = data__hardware_item__compute.get(data__hardware_item__compute_key)
-                                        if not isinstance(data__hardware_item__compute_value, (str, int, float, Decimal)) or isinstance(data__hardware_item__compute_value, bool):
-                                            raise JsonSchemaValueException('')
                                 data__hardware_item__compute_len = len(data__hardware_item__compute)
                                 if data__hardware_item__compute_len != 0:
                                     data__hardware_item__compute_property_names = True
@@ -1412,8 +1364,6 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
                         if 'interconnect' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('interconnect')
                             data__hardware_item__interconnect = data__hardware_item['interconnect']
-                            if not isinstance(data__hardware_item__interconnect, (str, int, float, Decimal)) or isinstance(data__hardware_item__interconnect, bool):
-                                raise JsonSchemaValueException('')
                         if 'source' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('source')
                             data__hardware_item__source = data__hardware_item['source']
@@ -1431,14 +1381,14 @@ def _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json(data,
     return data
 
 
-VALIDATORS['hardware'] = _hardware_validate_https___budgetlint_dev_schemas_hardware_schema_json
+VALIDATORS['hardware'] = _hardware_validate
 
 # ---- kind: models
 VERSION = '2.22.3'
 from decimal import Decimal
 NoneType = type(None)
 
-def _models_validate_https___budgetlint_dev_schemas_models_schema_json(data, custom_formats={}, name_prefix=None):
+def _models_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1654,7 +1604,7 @@ def _models_validate_https___budgetlint_dev_schemas_models_schema_json(data, cus
     return data
 
 
-VALIDATORS['models'] = _models_validate_https___budgetlint_dev_schemas_models_schema_json
+VALIDATORS['models'] = _models_validate
 
 # ---- kind: teams
 VERSION = '2.22.3'
@@ -1663,7 +1613,7 @@ import re
 _TEAMS_PATTERNS = {'^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z')}
 NoneType = type(None)
 
-def _teams_validate_https___budgetlint_dev_schemas_teams_schema_json(data, custom_formats={}, name_prefix=None):
+def _teams_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -1731,14 +1681,14 @@ def _teams_validate_https___budgetlint_dev_schemas_teams_schema_json(data, custo
     return data
 
 
-VALIDATORS['teams'] = _teams_validate_https___budgetlint_dev_schemas_teams_schema_json
+VALIDATORS['teams'] = _teams_validate
 
 # ---- kind: calibration
 VERSION = '2.22.3'
 from decimal import Decimal
 NoneType = type(None)
 
-def _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json(data, custom_formats={}, name_prefix=None):
+def _calibration_validate(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, dict):
         raise JsonSchemaValueException('')
     data_is_dict = isinstance(data, dict)
@@ -2054,4 +2004,4 @@ def _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json
     return data
 
 
-VALIDATORS['calibration'] = _calibration_validate_https___budgetlint_dev_schemas_calibration_schema_json
+VALIDATORS['calibration'] = _calibration_validate

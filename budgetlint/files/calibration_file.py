@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from budgetlint.files import schema as schema_mod
 from budgetlint.files.loader import load_file
@@ -19,7 +19,7 @@ class Calibration:
     """A loaded calibration document (SI values), with where it was read from."""
 
     path: str
-    params: Any  # physics.calibration.Params
+    params: Any  # what ``make_params`` made of the parameters mapping (evaluate: physics.calibration.Params)
     runs: int
     engine: Optional[str]
     engine_version: Optional[str]
@@ -34,10 +34,14 @@ class Calibration:
         return e["max"] if e else None
 
 
-def load_calibration(path: str | Path) -> tuple[Optional[Calibration], list[Any]]:
-    """Read and validate a ``kind: calibration`` file: (calibration, findings with file:line:column)."""
+def load_calibration(path: str | Path, make_params: Callable[..., Any] = dict) -> tuple[Optional[Calibration], list[Any]]:
+    """Read and validate a ``kind: calibration`` file: (calibration, findings with file:line:column).
+
+    ``make_params(**parameters)`` turns the document's parameters (SI floats) into what the
+    caller computes with; a TypeError or ValueError it raises is a BL003 at ``parameters``.
+    This module reads files only: the evaluation passes the physics type
+    (:func:`budgetlint.evaluate.calibration.load_calibration`)."""
     from budgetlint.findings import Finding, Severity
-    from budgetlint.physics.calibration import Params
 
     p = Path(path)
     result = load_file(p, str(path))
@@ -57,7 +61,7 @@ def load_calibration(path: str | Path) -> tuple[Optional[Calibration], list[Any]
         return None, errs
     d = doc.data
     try:
-        params = Params(**d["parameters"])
+        params = make_params(**d["parameters"])
     except (TypeError, ValueError) as exc:
         return None, [Finding("BL003", Severity.ERROR, str(exc), doc.loc(("parameters",)))]
     dep = d["deployment"]

@@ -90,6 +90,8 @@ def discover(paths: list[str], roots: list[str] | None = None) -> Discovered:
             _add(path, out, seen)
         elif fs.exists(path):  # a pipe, device or socket: the loader refuses it with a finding
             _add(path, out, seen)
+        elif _overlaid(raw):  # `check - --stdin-filename NEW.yaml`: a file not (yet) on disk
+            _add(path, out, seen)
         elif fs.is_symlink(path):
             out.findings.append(Finding("BL010", Severity.ERROR, "broken symbolic link",
                                         Location(display_path(path))))
@@ -97,6 +99,12 @@ def discover(paths: list[str], roots: list[str] | None = None) -> Discovered:
             out.missing.append(raw)
     out.files.sort(key=lambda p: display_path(p))
     return out
+
+
+def _overlaid(raw: str) -> bool:
+    from budgetlint.files.loader import OVERLAY
+
+    return bool(OVERLAY) and os.path.abspath(raw) in OVERLAY
 
 
 def _add(path: Path, out: Discovered, seen: set[str]) -> None:

@@ -9,6 +9,8 @@ enforced here and documented in ``docs/limits.md``.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,12 +95,24 @@ def _finding(code: str, message: str, file: str, line: int = 1, column: int = 1,
     return Finding(code, severity, message, Location(file, line, column), fix=fix)
 
 
+#: Texts read instead of files, by absolute path: ``check -`` puts standard input here under its
+#: ``--stdin-filename``, ``--diff`` the fixed texts it checks again without writing them. Empty
+#: otherwise (one dict lookup per file read). Only the one-process run reads it (the CLI sets jobs 1).
+OVERLAY: dict[str, str] = {}
+
+
 def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
     """Read a file as UTF-8 text, refusing what is too big, binary, not UTF-8 or not a file.
 
     A pipe or device named ``*.yaml`` (a FIFO would block forever, ``/dev/zero``
     never ends) is refused before anything is read; see :func:`fs.read_regular`.
     """
+    if OVERLAY:
+        import os
+
+        given = OVERLAY.get(os.path.abspath(path))
+        if given is not None:
+            return given, []
     try:
         raw = fs.read_regular(path, MAX_FILE_BYTES)
     except fs.NotRegular as exc:
@@ -385,6 +399,15 @@ class _Converter:
                     "BL011", f"integer with {len(str(abs(value)))} digits is out of range; budgetlint reads "
                     f"integers up to {MAX_INT:,} (2**63 - 1); the value is read as text",
                     self.file, mark.line + 1, mark.column + 1))
+                return node.value
+            if isinstance(value, float) and not math.isfinite(value):
+                # NaN passes every `minimum` (a comparison with NaN is false) and switches the
+                # physics off; infinity is no measure of anything: refused wherever they stand
+                mark = node.start_mark
+                what = "NaN (not a number)" if value != value else "an infinite number"
+                self.findings.append(_finding(
+                    "BL003", f"expected a finite number; found {text!r}, {what}; the value is read as text",
+                    self.file, mark.line + 1, mark.column + 1, fix="write the number itself"))
                 return node.value
             return value
         except yaml.constructor.ConstructorError as exc:

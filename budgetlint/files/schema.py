@@ -25,6 +25,21 @@ KIND_SCHEMAS = {
 }
 
 
+#: The pointer of each kind's document schema inside its file, where that is not the file's root:
+#: budgets.schema.json's root dispatches on ``kind`` to every kind (one schema for editors and
+#: check-jsonschema), its budgets document is ``$defs/document``.
+KIND_ROOTS = {"budgets": "#/$defs/document"}
+
+#: The base URI the schema files are registered under when jsonschema resolves their ``$ref``s.
+#: The files carry no ``$id``: their relative ``$ref``s resolve against wherever the file is
+#: (``check-jsonschema --schemafile schemas/budgets.schema.json`` needs no network and no flag).
+BASE_URI = "https://budgetlint.dev/schemas/"
+
+#: The keyword of a quantity definition (model/quantity_patterns.py): its type and pattern errors
+#: are left to the unit parser, whose BL005/BL006/BL007 say more (model/build.py).
+QUANTITY_KEYWORD = "x-budgetlint-quantity"
+
+
 @functools.lru_cache(maxsize=None)
 def schema_dir() -> Path:
     """Where the schemas are: inside the installed wheel (budgetlint/_schemas), or the repo's schemas/.
@@ -54,15 +69,25 @@ def validator(kind: str) -> Any:
     resources_ = []
     for filename in KIND_SCHEMAS.values():
         schema = load_schema(filename)
-        resources_.append((schema["$id"], Resource.from_contents(schema)))
+        resources_.append((BASE_URI + filename, Resource.from_contents(schema)))
     registry = Registry().with_resources(resources_)
     schema = load_schema(KIND_SCHEMAS[kind])
     cls = jsonschema.validators.validator_for(schema)
     # $refs inlined once here: resolving them through the registry on every
     # use was a third of the validation time (benchmarks/bench_speed.py)
-    inlined = _inline_refs(schema, KIND_SCHEMAS[kind])
-    return cls(inlined if inlined is not None else schema, registry=registry,
+    inlined = _inline_refs(kind_schema(kind), KIND_SCHEMAS[kind])
+    root = {"$ref": BASE_URI + KIND_SCHEMAS[kind] + KIND_ROOTS.get(kind, "")}
+    return cls(inlined if inlined is not None else root, registry=registry,
                format_checker=_format_checker(cls))
+
+
+def kind_schema(kind: str) -> dict:
+    """The schema of one kind's documents (for budgets: ``$defs/document`` of the file)."""
+    target: Any = load_schema(KIND_SCHEMAS[kind])
+    for part in KIND_ROOTS.get(kind, "#").partition("#")[2].strip("/").split("/"):
+        if part:
+            target = target[part]
+    return target
 
 
 def _format_checker(cls: Any) -> Any:
@@ -173,13 +198,34 @@ def _guard(node: Any) -> Any:
     return node
 
 
+_ANNOTATIONS = {"description", "examples", "title", "default", "$comment", QUANTITY_KEYWORD}
+
+
+def _without_quantity_checks(node: Any) -> Any:
+    """``node`` with each quantity definition's type and pattern left out: their errors are the unit
+    parser's to report (:func:`_left_to_the_parser`), so the fast path need not look. Matching the
+    long unit patterns was a third of the fast path's time on budgets/."""
+    if isinstance(node, dict):
+        if QUANTITY_KEYWORD in node:
+            return {k: v for k, v in node.items() if k not in ("type", "pattern")}
+        out = {k: (v if k in ("enum", "const", "examples", "default") else _without_quantity_checks(v))
+               for k, v in node.items()}
+        if isinstance(out.get("allOf"), list) and all(isinstance(s, dict) and set(s) <= _ANNOTATIONS
+                                                       for s in out["allOf"]):
+            del out["allOf"]  # a $ref to a quantity beside its description: nothing left to check
+        return out
+    if isinstance(node, list):
+        return [_without_quantity_checks(v) for v in node]
+    return node
+
+
 def fast_schema(kind: str) -> dict | None:
     """What the fast path compiles for ``kind``: our schema with its $refs inlined, guarded, read as draft 7
     (our subset of JSON Schema means the same there)."""
-    inlined = _inline_refs(load_schema(KIND_SCHEMAS[kind]), KIND_SCHEMAS[kind])
+    inlined = _inline_refs(kind_schema(kind), KIND_SCHEMAS[kind])
     if inlined is None:
         return None
-    schema = dict(_guard(inlined))
+    schema = dict(_guard(_without_quantity_checks(inlined)))
     schema["$schema"] = "http://json-schema.org/draft-07/schema#"
     return schema
 
@@ -336,10 +382,18 @@ def validate(doc: Document, kind: str) -> list[Finding]:
     findings: list[Finding] = []
     for top in validator(kind).iter_errors(doc.data):
         for error in _leaf_errors(top):
+            if _left_to_the_parser(error):
+                continue
             budget = _budget_name(doc, tuple(error.absolute_path))
             findings.extend(dataclasses.replace(f, budget=budget) if budget else f
                             for f in _to_findings(doc, error))
     return findings
+
+
+def _left_to_the_parser(error: Any) -> bool:
+    """A quantity's type or pattern error: the unit parser reports it, better (BL005, BL006, BL007)."""
+    return error.validator in ("type", "pattern") and isinstance(error.schema, dict) \
+        and QUANTITY_KEYWORD in error.schema
 
 
 def _budget_name(doc: Document, path: tuple) -> str | None:

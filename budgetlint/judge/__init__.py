@@ -93,10 +93,6 @@ class Judgement:
         return out
 
 
-def higher_is_better(promise: str) -> bool:
-    return promise == "throughput" or promise == "memory"
-
-
 def headroom(promise: str, limit: Optional[float], value: Optional[float]) -> Optional[float]:
     """The one headroom: ``limit / value - 1`` for a time (and memory: usable / required - 1),
     ``value / limit - 1`` for a throughput."""
@@ -118,7 +114,7 @@ def _unit(promise: str) -> str:
     return "s"
 
 
-def _fmt(value: float, unit: str) -> str:
+def fmt(value: float, unit: str) -> str:
     """The one formatter (budgetlint/text/numbers.py); a time per token is spelled as a time,
     as every other output spells a TPOT ("38.8 ms")."""
     from budgetlint.text.numbers import quantity
@@ -136,8 +132,8 @@ def _bound(ev: Any, name: str) -> Optional[Candidate]:
         return None
     verdict = "cannot-be-met" if v.verdict == "cannot-be-met" else None
     if name == "memory":
-        return Candidate("bound", v.bound_value, verdict, words=f"memory needed at 100 % {_fmt(v.bound_value, 'B')}")
-    return Candidate("bound", v.bound_value, verdict, words=f"bound {_fmt(v.bound_value, _unit(name))} (100 % of peak)")
+        return Candidate("bound", v.bound_value, verdict, words=f"memory needed at 100 % {fmt(v.bound_value, 'B')}")
+    return Candidate("bound", v.bound_value, verdict, words=f"bound {fmt(v.bound_value, _unit(name))} (100 % of peak)")
 
 
 def _measured(ev: Any, name: str) -> Optional[Candidate]:
@@ -160,7 +156,7 @@ def _measured(ev: Any, name: str) -> Optional[Candidate]:
     interval = (s.lower_s, s.upper_s) if s is not None and s.lower_s is not None and s.upper_s is not None else None
     n = s.n if s is not None else lk.measurement.run.completed
     samples = f" over {n:,} requests" if n else ""
-    words = f"measured {r.percentile} {_LABEL[name]} {_fmt(r.measured_s, _unit(name))}{samples} ({lk.name})"
+    words = f"measured {r.percentile} {_LABEL[name]} {fmt(r.measured_s, _unit(name))}{samples} ({lk.name})"
     if not counts:  # weighed, never decides
         why = "conditions do not match" if lk.mismatches else "the entry expired" if lk.expired else \
             "the run has quality problems"
@@ -186,7 +182,7 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
                     t = tpot.get("mean") if tpot.get("mean") is not None else tpot.get("p50")
                 conc = m.conditions.concurrency or m.run.max_concurrency
                 if t and conc:
-                    value, how = conc / t, f"{conc:g} users x {1 / t:.3g} token/s each ="
+                    value, how = conc / t, f"{fmt(conc, '')} users x {fmt(1 / t, 'token/s')} each ="
         else:
             value, how = m.request_throughput, "request throughput"
         if value is None or not math.isfinite(value) or value <= 0:
@@ -194,7 +190,7 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
         limit = p.throughput_token_per_s if want_tokens else p.throughput_request_per_s
         counts = lk.counts and not lk.quality
         unit = "token/s" if want_tokens else "request/s"
-        words = f"measured {how} {value:.3g} {unit} ({lk.name})"
+        words = f"measured {how} {fmt(value, unit)} ({lk.name})"
         verdict = ("met" if value >= limit * (1 - 1e-9) else "at-risk") if counts else None
         return Candidate("measured", value, verdict, None, words if counts else words + "; not counted")
     return None
@@ -215,7 +211,7 @@ def _simulated(ev: Any, name: str) -> Optional[Candidate]:
             mean_out = getattr(load.output_lengths, "mean", None) or 1.0
             value, unit = value * mean_out, "token/s"
         return Candidate("simulated", value, load.throughput_verdict,
-                         words=f"simulated sustained {value:.3g} {unit}{cal}")
+                         words=f"simulated sustained {fmt(value, unit)}{cal}")
     if name not in load.verdicts:
         return None
     value = load.predicted(name)
@@ -225,7 +221,7 @@ def _simulated(ev: Any, name: str) -> Optional[Candidate]:
     if verdict == "cannot-be-met":  # the bound's word, not the simulation's
         verdict = "at-risk"
     return Candidate("simulated", value, verdict, load.interval(name),
-                     f"simulated p{load.percentile:g} {_LABEL[name]} {_fmt(value, _unit(name))} "
+                     f"simulated p{load.percentile:g} {_LABEL[name]} {fmt(value, _unit(name))} "
                      f"{load_words(load)}{cal}")
 
 
@@ -238,7 +234,7 @@ def _calibrated(ev: Any, name: str) -> Optional[Candidate]:
     interval = (v.realistic_value * (1 - band), v.realistic_value * (1 + band)) if band else None
     verdict = v.verdict if v.verdict in ("at-risk", "met") else None
     return Candidate("calibrated", v.realistic_value, verdict, interval,
-                     f"calibrated {_LABEL[name]} {_fmt(v.realistic_value, _unit(name))}"
+                     f"calibrated {_LABEL[name]} {fmt(v.realistic_value, _unit(name))}"
                      + (f" +/- {band:.0%}" if band else ""))
 
 
@@ -254,9 +250,9 @@ def _estimate(ev: Any, name: str) -> Optional[Candidate]:
     if roof.calibrated and name in TIME_PROMISES:
         verdict = None  # the calibrated estimate speaks for the flat one
     if name == "memory":
-        return Candidate("estimate", value, verdict, words=f"memory needed {_fmt(value, 'B')} per device "
-                         f"(usable {_fmt(v.budget_value, 'B')})" if v.budget_value else "")
-    return Candidate("estimate", value, verdict, words=f"estimate {_fmt(value, _unit(name))}")
+        return Candidate("estimate", value, verdict, words=f"memory needed {fmt(value, 'B')} per device "
+                         f"(usable {fmt(v.budget_value, 'B')})" if v.budget_value else "")
+    return Candidate("estimate", value, verdict, words=f"estimate {fmt(value, _unit(name))}")
 
 
 def _production(ev: Any, name: str) -> Optional[Candidate]:
@@ -354,8 +350,6 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
         return Judgement(name, "unknown", c.basis, c.value, unit, limit, headroom(name, limit, c.value), c.interval,
                          {x.basis: x.value for x in candidates[1:]}, c.words)
     considered = {c.basis: c.value for c in candidates if c is not decider}
-    if decider.basis == "bound":  # the bound decides the word; the figure shown stays the bound's
-        pass
     note = ""
     pct = _pct(ev)
     from budgetlint.evaluate.load import percentile_number
@@ -369,9 +363,12 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
         note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
+    if decider.basis == "simulated" and load is not None and load.overloaded and name != "throughput":
+        note = ("no steady state: arrivals exceed what the replicas complete, the queue grows without bound, "
+                "and the simulated percentile (and so this headroom) only grows with a longer simulation")
     words = decider.words
     if decider.basis == "simulated" and "estimate" in considered:
-        words += f"; flat estimate {_fmt(considered['estimate'], unit)} (one request on an idle system: {FLAT_IGNORES})"
+        words += f"; flat estimate {fmt(considered['estimate'], unit)} (one request on an idle system: {FLAT_IGNORES})"
     return Judgement(name, decider.verdict or "unknown", decider.basis, decider.value, unit, limit,
                      headroom(name, limit, decider.value), decider.interval, considered, words, note)
 
@@ -391,19 +388,3 @@ def judged(ev: Any) -> Any:
     from types import MappingProxyType
 
     return replace(ev, judgement=MappingProxyType(judge(ev)))
-
-
-def candidates(ev: Any, name: str) -> dict[str, Candidate]:
-    """Every basis's answer for ``name`` (the disagreement rules weigh them)."""
-    out: dict[str, Candidate] = {}
-    for basis, fn in PRECEDENCE:
-        c = fn(ev, name)
-        if c is not None:
-            out[basis] = c
-    return out
-
-
-def worst(verdicts: Any) -> Optional[str]:
-    """The worst verdict word among ``verdicts`` (None when there are none)."""
-    ws = [v for v in verdicts if v in VERDICTS]
-    return min(ws, key=VERDICTS.index) if ws else None

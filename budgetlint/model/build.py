@@ -94,6 +94,20 @@ def normalise_percentile(value: Any) -> str | None:
 # --------------------------------------------------------------------------- catalog
 
 
+#: what a name is compared by when not as written: lower case, without spaces, '-', '_' and '/'
+_PUNCTUATION = re.compile(r"[\s_\-/]+")
+#: an instruction-tuned variant's word in a model name: "-Instruct", "-chat", "-it" (Gemma)
+_VARIANT = re.compile(r"[-_ ](?:instruct|chat|it)(?=$|[-_ ])", re.IGNORECASE)
+
+
+def normal_name(name: str) -> str:
+    """A catalog name as :meth:`Catalog.find` compares it: lower case, no spaces, '-', '_' or '/'."""
+    return _PUNCTUATION.sub("", name.lower())
+
+
+_normal = normal_name
+
+
 class Catalog:
     """Hardware and model definitions by lower-cased name and alias."""
 
@@ -101,6 +115,7 @@ class Catalog:
         self.hardware: dict[str, HardwareDef] = {}
         self.models: dict[str, ModelDef] = {}
         self._suggested: dict[tuple[int, str], str | None] = {}  # did-you-mean answers, bounded per run
+        self._norm: dict[int, tuple[int, dict]] = {}  # Catalog.find's punctuation-blind index, per table
 
     @staticmethod
     def _add(table: dict, entry: Any) -> None:
@@ -126,9 +141,55 @@ class Catalog:
     def all_models(self) -> list[ModelDef]:
         return self._unique(self.models)
 
+    def find(self, name: str, table: dict) -> tuple[Any, str | None]:
+        """The entry ``name`` means, and how it was read when not as written.
+
+        As written (case aside), else with punctuation and spaces aside (``h100-sxm5`` is the
+        alias "H100 SXM5"), else without an organisation prefix (``meta-llama/``), else -- a
+        model -- without an ``-instruct`` / ``-chat`` / ``-it`` variant word: the instruction-tuned
+        model has its base model's architecture, which is all budgetlint reads
+        (``Llama-3.1-70B-Instruct`` is llama-3.1-70b). Returns ``(entry, None)``,
+        ``(entry, "variant")`` for the last, or ``(None, None)``.
+        """
+        found = table.get(name.lower())
+        if found is not None:
+            return found, None
+        index = self._normalised(table)
+        bare = name.rsplit("/", 1)[-1]
+        for candidate in (name, bare):
+            found = index.get(_normal(candidate))
+            if found is not None:
+                return found, None
+        if table is self.models:
+            for candidate in (name, bare):
+                base = _VARIANT.sub("", candidate)
+                if base != candidate:
+                    found = index.get(_normal(base))
+                    if found is not None:
+                        return found, "variant"
+        return None, None
+
+    def _normalised(self, table: dict) -> dict:
+        """``table`` by :func:`_normal` key (a key two entries share maps to neither), rebuilt when the
+        table has grown."""
+        cached = self._norm.get(id(table))
+        if cached is not None and cached[0] == len(table):
+            return cached[1]
+        index: dict[str, Any] = {}
+        clash: set[str] = set()
+        for key, entry in table.items():
+            k = _normal(key)
+            if k in index and index[k] is not entry:
+                clash.add(k)
+            index[k] = entry
+        for k in clash:
+            del index[k]
+        self._norm[id(table)] = (len(table), index)
+        return index
+
     def suggest(self, name: str, table: dict) -> str | None:
         """The entry name closest to ``name`` (did-you-mean), in bounded time (budgetlint.model.suggest)."""
-        from budgetlint.model.suggest import MAX_WORDS, closest
+        from budgetlint.model.suggest import MAX_WORDS, closest, is_typo_of
 
         key = (id(table), name.lower())
         if key not in self._suggested:
@@ -136,6 +197,8 @@ class Catalog:
                 return None
             self._suggested[key] = closest(name.lower(), list(table), cutoff=0.6)
         close = self._suggested[key]
+        if close is not None and not is_typo_of(name, close):
+            return None  # only a near match is a suggestion (llama-3.3-70b is another model)
         return table[close].name if close in table else None
 
 
@@ -257,7 +320,12 @@ def _resolve(ref: Any, doc: Document, path: tuple, kind: str, catalog: Catalog, 
              budget: str) -> Any:
     table = catalog.hardware if kind == "hardware" else catalog.models
     if isinstance(ref, str):
-        found = table.get(ref.lower())
+        found, how = catalog.find(ref, table)
+        if how == "variant":
+            sink.add("BL506", f"model {ref!r} is read as {found.name!r}: an instruction-tuned variant has its "
+                     "base model's architecture (layers, heads, parameters), which is all the physics reads",
+                     doc.loc(path), budget=budget, severity=Severity.INFO,
+                     fix=f"write {found.name!r} to say so, or define the variant in a `kind: models` file")
         if found is None:
             hint = catalog.suggest(ref, table)
             what = "hardware" if kind == "hardware" else "model"
@@ -547,7 +615,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
             b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],
                                               reason=s.get("reason") if isinstance(s.get("reason"), str) else None,
                                               expires=str(s["expires"]) if s.get("expires") is not None else None))
-    b.complete = len(sink.findings) == before
+    b.complete = not any(f.severity > Severity.INFO for f in sink.findings[before:])  # a note (BL506) is no gap
     return b
 
 

@@ -59,3 +59,48 @@ def closest(word: str, candidates: list[str], cutoff: float = 0.6) -> str | None
         if r >= cutoff and (best is None or (r, c) > best):
             best = (r, c)
     return best[1] if best else None
+
+
+#: longest word the typo distance is computed for (it is quadratic in the lengths)
+MAX_TYPO_CHARS = 100
+
+
+def typo_distance(a: str, b: str) -> int:
+    """Edits between ``a`` and ``b``: insertions, deletions, substitutions and swaps of two
+    neighbours (optimal string alignment), as a typo makes them."""
+    if len(a) > MAX_TYPO_CHARS or len(b) > MAX_TYPO_CHARS:
+        return max(len(a), len(b))
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+def is_typo_of(word: str, candidate: str) -> bool:
+    """Whether ``word`` reads as a mistyped ``candidate``: at most 2 edits, and no more than a
+    third of the shorter one's letters (``h100-sxn`` for ``h100-sxm``, not ``edge`` for ``serving``)."""
+    word, candidate = word.lower(), candidate.lower()
+    limit = min(2, max(1, min(len(word), len(candidate)) // 3))
+    return typo_distance(word, candidate) <= limit
+
+
+def near_handle(word: str, candidate: str) -> bool:
+    """Whether owner ``word`` is a typo of handle ``candidate``: ``@org/team`` handles are near only
+    when one part is the same and the other a typo of it (``@acme/chta`` for ``@acme/chat``); a
+    different team of the same organisation is never suggested (``@platform/edge`` is not
+    ``@platform/serving``)."""
+    w, c = word.lower(), candidate.lower()
+    if "/" in w and "/" in c:
+        (wo, wt), (co, ct) = w.split("/", 1), c.split("/", 1)
+        if wo == co:
+            return is_typo_of(wt, ct)
+        if wt == ct:
+            return is_typo_of(wo, co)
+        return False
+    return is_typo_of(w, c)

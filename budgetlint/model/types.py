@@ -230,8 +230,3 @@ class Budget(Located):
         return (self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
                 or self.promise.slo_attainment is not None)
 
-
-@dataclass
-class Team:
-    handle: str
-    where: Location | None = None

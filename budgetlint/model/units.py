@@ -358,7 +358,8 @@ def format_quantity(value: float, kind: str) -> str:
     formatter, :func:`budgetlint.text.numbers.quantity`, in the kind's SI unit."""
     from budgetlint.text.numbers import quantity
 
-    return quantity(value, KINDS[kind][1])
+    # a time per token reads as a time ("50 ms"), as a TPOT does in every report
+    return quantity(value, "s" if kind == "time_per_token" else KINDS[kind][1])
 
 
 def format_percent(fraction: float) -> str:

@@ -32,7 +32,9 @@ class Options:
     config: Any = None  # budgetlint.options.config_file.Config: select/ignore, per-file ignores, severity overrides
     base_ref: str | None = None  # compare with the budgets at this git ref (budgetlint.run.diff)
     fail_on_regression: bool = False
-    regression_threshold: float = 0.0
+    #: with --base: the share of a still-met headroom that may shrink before BL505 (None: the
+    #: default, budgetlint.run.diff.DEFAULT_REGRESSION_THRESHOLD, which never fails a run alone)
+    regression_threshold: float | None = None
     jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
     simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
     #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
@@ -99,7 +101,7 @@ def resolve(config: Any, **flags: Any) -> Options:
     options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
     options.max_bench_bytes = getattr(config, "max_bench_bytes", None)
     threshold = given.pop("regression_threshold", None)
-    options.regression_threshold = (threshold if threshold is not None else config.regression_threshold) or 0.0
+    options.regression_threshold = threshold if threshold is not None else config.regression_threshold
     for name, value in given.items():
         if not hasattr(options, name):
             raise TypeError(f"unknown option {name!r}")

@@ -25,7 +25,7 @@ from typing import Any
 
 from budgetlint.files import fs
 from budgetlint.files.discovery import display_path
-from budgetlint.findings import Finding, Location, Severity
+from budgetlint.findings import Finding, Location, Severity, shown_number
 
 if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
     import tomllib
@@ -337,13 +337,16 @@ class _Reader:
 
     def _fraction(self, key: str, value: Any, *keys: str, allow_zero: bool = False,
                   upper: float | None = 1.0) -> float | None:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, int) and ok:  # a 4,000-digit integer overflows math.isfinite
+            ok = -(2**63) < value < 2**63
+        ok = ok and math.isfinite(value)
         if ok:
             ok = (value >= 0 if allow_zero else value > 0) and (upper is None or value <= upper)
         if not ok:
             low = "0 <= x" if allow_zero else "0 < x"
             rng = f"{low} <= {upper:g}" if upper is not None else low
-            self.error(f"{key!r} must be a number with {rng}, got {value!r}", *(keys or (key,)))
+            self.error(f"{key!r} must be a number with {rng}, got {shown_number(value)}", *(keys or (key,)))
             return None
         return float(value)
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import functools
 import math
-import random
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
@@ -431,7 +430,3 @@ def error_summary(held_out: Sequence[HeldOut]) -> dict[str, dict[str, float]]:
         out[metric] = {"median": med, "max": s[-1], "count": float(runs[metric])}
     return out
 
-
-def noisy(value: float, rng: random.Random, sigma: float) -> float:
-    """``value`` times a log-normal factor of spread ``sigma`` (synthetic runs)."""
-    return value * math.exp(rng.gauss(0.0, sigma))

@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Callable, Optional
 
-from .load_stats import SimulationResult, PercentilePromise, summarise
+from .load_stats import SimulationResult, PercentilePromise, percentile_label, summarise
 from .serving_sim import Scheduler, Traffic, run
 from .step_cost import StepCost
 
@@ -48,13 +48,16 @@ class Capacity:
     simulations: int
     #: the promise that broke first at ``failing_request_per_s`` (its key), if any
     binding: Optional[str]
+    #: each rate the search simulated and what it predicted there: (rate, {promise key: seconds})
+    points: tuple[tuple[float, dict[str, float]], ...] = ()
 
 
 def simulate(cost: StepCost, traffic: Traffic, scheduler: Scheduler,
              promises: Sequence[PercentilePromise] = (), *, requests: int = DEFAULT_REQUESTS,
-             seed: int = 0) -> SimulationResult:
-    """Run one simulation and summarise it (:func:`~.serving_sim.run` + :func:`~.load_stats.summarise`)."""
-    return summarise(run(cost, traffic, scheduler, requests=requests, seed=seed), promises)
+             seed: int = 0, allowance: Optional[Callable[[int], bool]] = None) -> SimulationResult:
+    """Run one simulation and summarise it (:func:`~.serving_sim.run` + :func:`~.load_stats.summarise`);
+    ``allowance``: the caller's work budget (:func:`~.serving_sim.run`), here and below."""
+    return summarise(run(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance), promises)
 
 
 def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:
@@ -67,7 +70,8 @@ def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> 
 
 
 def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
-               requests: int = DEFAULT_REQUESTS, seed: int = 0) -> float:
+               requests: int = DEFAULT_REQUESTS, seed: int = 0,
+               allowance: Optional[Callable[[int], bool]] = None) -> float:
     """Completed requests per second of one replica with every slot kept busy."""
     # as many users as slots, but no more than the KV cache holds at the mean lengths:
     # more would only measure preemption thrash, not the throughput a queue in front gets
@@ -79,34 +83,37 @@ def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
                      prefix_hit_requests=traffic.prefix_hit_requests,
                      prefix_hit_tokens=traffic.prefix_hit_tokens)
     one = replace(scheduler, replicas=1)
-    res = simulate(cost, closed, one, requests=max(requests, 3 * users + 10), seed=seed)
+    res = simulate(cost, closed, one, requests=max(requests, 3 * users + 10), seed=seed, allowance=allowance)
     return res.throughput_request_per_s
 
 
 def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: Sequence[PercentilePromise], *,
              requests: int = DEFAULT_REQUESTS, seed: int = 0, max_simulations: int = MAX_SIMULATIONS,
-             rel_tol: float = 0.02) -> Capacity:
+             rel_tol: float = 0.02, allowance: Optional[Callable[[int], bool]] = None) -> Capacity:
     """The highest per-replica arrival rate at which every promise holds (module doc)."""
     if max_simulations < 2:
         raise ValueError("a capacity search needs at least 2 simulations")
     one = replace(scheduler, replicas=1)
-    mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed)
+    mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance)
     sims = 1
     if not (mu > 0 and math.isfinite(mu)):
         return Capacity(0.0, mu, 0.0, sims, None)
     lo, hi = 0.0, mu
     binding: Optional[str] = None
+    points: list[tuple[float, dict[str, float]]] = []
     while sims < max_simulations and (hi - lo) > rel_tol * mu:
         mid = (lo + hi) / 2.0
-        res = simulate(cost, traffic.at_rate(mid), one, promises, requests=requests, seed=seed)
+        res = simulate(cost, traffic.at_rate(mid), one, promises, requests=requests, seed=seed,
+                       allowance=allowance)
         sims += 1
+        points.append((mid, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
         broke = _broken(res, promises)
         if broke is None:
             lo = mid
         else:
             hi = mid
             binding = broke
-    return Capacity(lo, mu, hi, sims, binding)
+    return Capacity(lo, mu, hi, sims, binding, tuple(sorted(points, key=lambda pt: pt[0])))
 
 
 def replicas_needed(service_rate_per_s: float, capacity_per_replica: float) -> Optional[int]:

@@ -34,7 +34,7 @@ Levers, in the order they are tried:
 ``faster-accelerator``
     from ``accelerators`` (name, Accelerator) other than the current one, the
     *least capable* that meets it, ranking by memory bandwidth (then memory,
-    then name) as the proxy for cost.
+    then name; unknown memory first) as the proxy for cost.
 
 The result lists every applicable lever, those that meet first, then by
 ``effect`` (a callable on Analysis, smaller is better; default ``e2e_s``),
@@ -56,6 +56,16 @@ DEFAULT_SPEC_ACCEPTANCE = 2.5
 DEFAULT_MAX_DEVICES = 64
 
 Predicate = Callable[[Analysis], bool]
+
+
+def _rank(name: str, acc: Accelerator) -> tuple[float, bool, float, str]:
+    """The faster-accelerator lever's cost proxy: bandwidth, then memory, then name.
+
+    ``memory_bytes`` may be ``None`` (a bandwidth-only entry): unknown memory
+    ranks before any known amount at the same bandwidth (it never claims more).
+    """
+    memory = acc.memory_bytes
+    return (acc.bandwidth_bytes_per_s, memory is not None, memory if memory is not None else 0.0, name)
 
 
 @dataclass(frozen=True)
@@ -184,7 +194,7 @@ def evaluate_levers(
 
     ranked = sorted(
         ((n, acc) for n, acc in accelerators if acc != dep.accelerator),
-        key=lambda item: (item[1].bandwidth_bytes_per_s, item[1].memory_bytes, item[0]),
+        key=lambda item: _rank(*item),
     )
     chosen: Optional[Lever] = None
     for acc_name, acc in ranked:

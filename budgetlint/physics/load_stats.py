@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 METRICS = ("ttft_s", "tpot_s", "e2e_s", "queue_s")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
+#: the percentiles of the latency CDF the report draws (each with its sectioning interval)
+CDF_PERCENTILES = (1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 98.0, 99.0)
 SECTIONS = 10
 CONFIDENCE = 0.95
 #: two-sided 95 % Student t quantiles t_{0.975, df}
@@ -106,6 +108,29 @@ def sectioned_interval(values: Sequence[float], p: float, sections: int = SECTIO
     return point, point - half, point + half
 
 
+def cdf_band(values: Sequence[float], ps: Sequence[float] = CDF_PERCENTILES,
+             sections: int = SECTIONS) -> list[tuple[float, float, float, float]]:
+    """(p, point, low, high) per percentile ``p`` of ``ps``: the empirical CDF of
+    ``values`` (in arrival order) with the sectioning interval of each point, as
+    :func:`sectioned_interval` gives it (each section sorted once for all ``ps``)."""
+    clean = [v for v in values if not math.isnan(v)]
+    whole = sorted(clean)
+    size = len(clean) // sections
+    parts = [sorted(clean[i * size:(i + 1) * size]) for i in range(sections)] if sections >= 2 and size >= 2 else []
+    out = []
+    for p in ps:
+        point = percentile(whole, p)
+        if not parts:
+            out.append((p, point, math.nan, math.nan))
+            continue
+        qs = [percentile(part, p) for part in parts]
+        mean = sum(qs) / sections
+        sd = math.sqrt(sum((q - mean) ** 2 for q in qs) / (sections - 1))
+        half = t_quantile(sections - 1) * sd / math.sqrt(sections)
+        out.append((p, point, point - half, point + half))
+    return out
+
+
 def weighted_percentile(pairs: Iterable[tuple[float, int]], p: float) -> float:
     """The p-th percentile of values weighted by durations: ``pairs`` of (weight, value)."""
     items = sorted(((v, w) for w, v in pairs if w > 0))
@@ -143,6 +168,8 @@ class SimulationResult:
     replicas: int
     window_s: float
     promises_met: dict[str, bool]  # promise key -> point estimate within its limit
+    #: metric -> (p, point, low, high) at CDF_PERCENTILES: the simulated requests' CDF and its band
+    cdf: dict[str, tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         """The JSON shape of the ``load`` result (see docs/load.md)."""
@@ -160,6 +187,8 @@ class SimulationResult:
             "requests_simulated": self.requests,
             "rejected": self.rejected,
             "replicas": self.replicas,
+            "cdf": {m: [{"p": p, "value": v, "low": lo, "high": hi} for p, v, lo, hi in rows]
+                    for m, rows in self.cdf.items()},
         }
 
 
@@ -191,7 +220,9 @@ def summarise(raw, promises: Sequence[PercentilePromise] = ()) -> SimulationResu
     mean_b = sum(w * b for w, b in bt) / busy if busy > 0 else 0.0
     sojourn = [r.e2e_s for r in ok]
     per_s = (lambda x: x / window) if window > 0 else (lambda x: math.nan)
+    cdf = {m: tuple(cdf_band(series[m])) for m in METRICS if m != "queue_s"}
     return SimulationResult(
+        cdf=cdf,
         predicted=predicted,
         interval=interval,
         busy_fraction=busy / (window * raw.replicas) if window > 0 else math.nan,

@@ -48,7 +48,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from .step_cost import StepCost, sum_components
 from .traffic import ARRIVAL_KINDS, Fixed, LengthDist, unit_gap_sampler
@@ -440,11 +440,24 @@ class SimulationTooLong(ValueError):
     preemption thrash, very many replicas)."""
 
 
+class WorkSpent(SimulationTooLong):
+    """The caller's event allowance (a run-wide work budget) ran out during this simulation."""
+
+
+#: events between two calls of an ``allowance`` (the hook costs nothing per event)
+ALLOWANCE_STEP = 1024
+
+
 def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
-        warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS) -> RawRun:
+        warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
+        allowance: Optional[Callable[[int], bool]] = None) -> RawRun:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
     a tenth, at least 50 when there are enough) and return what was observed.
-    Raises :class:`SimulationTooLong` beyond ``max_events`` events."""
+    Raises :class:`SimulationTooLong` beyond ``max_events`` events.
+
+    ``allowance`` (the hook for a caller's work budget across many simulations):
+    called with the events spent, every :data:`ALLOWANCE_STEP` events and at the
+    end; when it returns False the simulation stops with :class:`WorkSpent`."""
     if not isinstance(requests, int) or requests < 2:
         raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
     if warmup is None:
@@ -521,6 +534,9 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     events = 0
     while done_count < requests:
         events += 1
+        if allowance is not None and events % ALLOWANCE_STEP == 0 and not allowance(ALLOWANCE_STEP):
+            raise WorkSpent(f"the run's work budget for the simulation ran out after {events:,} events of "
+                            f"this one ({done_count:,} of {requests:,} requests done)")
         if events > max_events:
             raise SimulationTooLong(
                 f"the simulation needed more than {max_events:,} scheduler events for {requests:,} requests "
@@ -597,5 +613,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                                      r.preempt, False))
     if w1 == math.inf:
         w1 = clock
+    if allowance is not None:
+        allowance(events % ALLOWANCE_STEP)  # the rest, counted (the next simulation sees it)
     return RawRun(tuple(records), w0, w1, scheduler.replicas, area, busy, tuple(batch_time),
                   arrivals_in_window, completions_in_window, tokens_in_window)

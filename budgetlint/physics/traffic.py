@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
@@ -155,11 +154,6 @@ class Empirical:
 
 
 LengthDist = Union[Fixed, Uniform, LogNormal, Empirical]
-
-
-def empirical(values: Sequence[float]) -> Empirical:
-    """:class:`Empirical` from any sequence of lengths."""
-    return Empirical(tuple(int(round(v)) for v in values))
 
 
 def unit_gap_sampler(kind: str, cv: float = 1.0):  # type: ignore[no-untyped-def]

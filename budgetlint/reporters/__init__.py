@@ -32,6 +32,8 @@ REPORTERS: dict[str, str] = {
     "junit": "budgetlint.reporters.junit",
     "markdown": "budgetlint.reporters.markdown",
     "html": "budgetlint.reporters.html",
+    "gitlab": "budgetlint.reporters.gitlab",  # GitLab Code Quality
+    "jsonl": "budgetlint.reporters.jsonl",  # JSON lines: one finding a line
 }
 
 #: the format names, in the order help texts should list them

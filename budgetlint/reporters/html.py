@@ -7,7 +7,7 @@ non-finite numbers as ``null`` exactly as the ``json`` format writes them),
 so every number on the page is a number of the JSON report:
 
 * a summary: the counts, budgets by verdict and owner, a headroom chart and
-  a table of the budgets, smallest headroom first; the errors and warnings;
+  a table of the budgets, failing first, then smallest (judged) headroom first; the errors and warnings;
 * per budget (in the same order) a card: owner, percentile, each promise
   with its bound, estimate, measured value and headroom; a roofline chart
   (``analysis.bound`` / ``analysis.realistic``: arithmetic intensity against
@@ -27,8 +27,6 @@ headroom first); the summary table lists every budget.
 """
 
 from __future__ import annotations
-
-from budgetlint.text import numbers
 
 import math
 from typing import Any, Callable, Iterable
@@ -52,6 +50,7 @@ from budgetlint.reporters.svg import (
     format_value,
     xy_chart,
 )
+from budgetlint.text import numbers
 
 #: budgets drawn as cards with charts (the summary table lists them all)
 MAX_CARDS = 200
@@ -153,6 +152,8 @@ def render(report: Report, *, color: bool = False) -> str:
             group.append(_finite(f.as_dict()))
     data = {"version": 1, "tool": {"name": TOOL_NAME, "version": __version__}, "summary": report.summary(),
             "findings": problems + infos, "budgets": light}
+    if getattr(report, "history", None):
+        data["history"] = report.history
     return render_dict(data, expand=lambda d: _finite(whole[id(d)].as_dict()) if id(d) in whole else d)
 
 
@@ -270,7 +271,7 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
     out.append(_headroom_chart(ordered))
     out.append("</div></div>")
 
-    out.append("<h4>Budgets, smallest headroom first</h4>")
+    out.append("<h4>Budgets: failing first, then warnings, each smallest headroom first</h4>")
     rows = []
     for i, b in enumerate(ordered):
         promise, h = smallest_headroom(b)
@@ -372,7 +373,7 @@ def _finding_table(findings: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- per budget
 
-def _card(b: dict, anchor: str, index: int) -> str:
+def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
     br = _budget_result(b)
     analysis = b.get("analysis") or {}
     out = [f'<section class="card budget" id="{anchor}" data-budget={quoteattr(str(b.get("name")))}>',
@@ -420,6 +421,8 @@ def _card(b: dict, anchor: str, index: int) -> str:
     load = b.get("load") if isinstance(b.get("load"), dict) else analysis.get("load")
     if isinstance(load, dict):
         out.append(_load(f"b{index}", b, load, analysis))
+    if history:
+        out.append(_history(f"b{index}", b, history))
     out.append("</section>")
     return "".join(out)
 
@@ -603,7 +606,7 @@ def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
     for name, key, unit in LATENCY_PROMISES + (("queue", "queue_s", "s"),):
         dist = predicted.get(key)
         if isinstance(dist, dict):
-            out.append(_cdf(cid, b, name, key, dist, declared, analysis))
+            out.append(_cdf(cid, b, name, key, dist, declared, analysis, load))
     curve = load.get("curve")
     if isinstance(curve, list) and curve:
         for name, key, unit in LATENCY_PROMISES:
@@ -614,24 +617,42 @@ def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
     return "".join(out)
 
 
-def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | None, analysis: dict) -> str:
+def _cdf_rows(load: dict, key: str) -> list[tuple[float, float, float | None, float | None]]:
+    """(value, share, low, high) of ``load.cdf[key]``: the simulated requests' CDF and its band."""
+    rows = (load.get("cdf") or {}).get(key) if isinstance(load.get("cdf"), dict) else None
+    out = []
+    for r in rows if isinstance(rows, list) else ():
+        if isinstance(r, dict) and _num(r.get("p")) is not None and _num(r.get("value")) is not None:
+            out.append((_num(r["value"]), _num(r["p"]) / 100.0, _num(r.get("low")), _num(r.get("high"))))
+    return sorted(out, key=lambda t: t[1])
+
+
+def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | None, analysis: dict,
+         load: dict | None = None) -> str:
     pts = sorted((v, q) for q, v in ((_pct(k), _num(val)) for k, val in dist.items()) if q is not None and v is not None)
     if not pts:
         return ""
+    curve = _cdf_rows(load or {}, key)
+    band = [(lo, q) for _, q, lo, hi in curve if lo is not None and hi is not None]
+    band += [(hi, q) for _, q, lo, hi in reversed(curve) if lo is not None and hi is not None]
     promised = _num((b.get("promises") or {}).get(key))
     measured = _num(analysis.get(f"measured_{key}"))
     m_pct = _pct(str(analysis.get("measured_percentile") or "")) if analysis.get("measured_percentile") else None
-    x = axis_for([v for v, _ in pts] + ([promised] if promised else []) + ([measured] if measured else []),
-                 f"{name} (time)", "s")
+    x = axis_for([v for v, _ in pts] + [v for v, _, _, _ in curve] + [v for v, _ in band]
+                 + ([promised] if promised else []) + ([measured] if measured else []), f"{name} (time)", "s")
     y = Axis("share of requests", "%", 0.0, 1.0)
-    series = [Series("predicted", pts, "line", PALETTE["blue"]),
-              Series("predicted percentiles", pts, "points", PALETTE["blue"], shape="circle")]
+    series = []
+    if len(band) >= 3:
+        series.append(Series("95% interval", band, "band", PALETTE["sky"]))
+    line = [(v, q) for v, q, _, _ in curve] if len(curve) >= 2 else pts
+    series += [Series("simulated requests" if len(curve) >= 2 else "predicted", line, "line", PALETTE["blue"]),
+               Series("predicted percentiles", pts, "points", PALETTE["blue"], shape="circle")]
     if measured is not None and m_pct is not None:
         series.append(Series(f"measured {analysis.get('measured_percentile')}", [(measured, m_pct)], "points",
                              PALETTE["vermillion"], shape="diamond"))
     rules = []
     if declared is not None:
-        rules.append(Rule("y", declared, f"declared p{declared * 100:g}", PALETTE["grey"]))
+        rules.append(Rule("y", declared, f"declared p{declared * 100:g}", PALETTE["grey"], at_end=True))
     if promised is not None:
         rules.append(Rule("x", promised, f"promise {format_value(promised, 's')}", PALETTE["black"]))
     chart_id = f"{cid}-cdf-{name}"
@@ -640,13 +661,18 @@ def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | N
             + (f"; promise {format_value(promised, 's')}" if promised is not None else "") + ".")
     svg = xy_chart(chart_id=chart_id, title=f"{name} under load (CDF): {b.get('name')}", desc=desc, x=x, y=y,
                    series=series, rules=rules)
-    trows = [[f"p{q * 100:g}", _fv(v, "s")] for v, q in pts]
+    if len(curve) >= 2:
+        trows = [[f"p{q * 100:g}", _fv(v, "s"), "—" if lo is None or hi is None else f"{_fv(lo, 's')} – {_fv(hi, 's')}"]
+                 for v, q, lo, hi in curve]
+    else:
+        trows = [[f"p{q * 100:g}", _fv(v, "s"), ""] for v, q in pts]
     if measured is not None:
-        trows.append([_e(f"measured {analysis.get('measured_percentile') or ''}"), _fv(measured, "s")])
+        trows.append([_e(f"measured {analysis.get('measured_percentile') or ''}"), _fv(measured, "s"), ""])
     if promised is not None:
-        trows.append(["promise", _fv(promised, "s")])
-    return _figure(f"{name} under load: predicted distribution", svg,
-                   _table(["Percentile", name], trows, numeric=[1]), chart_id)
+        trows.append(["promise", _fv(promised, "s"), ""])
+    caption = (f"{name} under load: the simulated requests' distribution with its 95% interval" if len(curve) >= 2
+               else f"{name} under load: predicted distribution")
+    return _figure(caption, svg, _table(["Percentile", name, "95% interval"], trows, numeric=[1, 2]), chart_id)
 
 
 def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -> str:
@@ -655,8 +681,16 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
                                      if isinstance(p, dict)) if r is not None and v is not None)
     promised = _num((b.get("promises") or {}).get(key))
     rate, cap = _declared_rate(load), _num(load.get("capacity_request_per_s"))
-    x = axis_for([r for r, _ in pts] + [v for v in (rate, cap) if v is not None], "arrival rate", "request/s")
-    y = axis_for([v for _, v in pts] + ([promised] if promised else []), f"{name} at {at}", "s")
+    replicas = _num(load.get("replicas"))
+    if rate is not None and replicas and replicas > 0:
+        rate = rate / replicas  # the curve and the capacity are per replica
+    at_rate = _num(((load.get("predicted") or {}).get(key) or {}).get(str(load.get("percentile") or at)))
+    declared_pt = []  # the declared rate's own (longer) simulation: a point beside the search's curve
+    if rate is not None and at_rate is not None and not any(math.isclose(r, rate, rel_tol=1e-9) for r, _ in pts):
+        declared_pt = [(rate, at_rate)]
+    x = axis_for([r for r, _ in pts] + [v for v in (rate, cap) if v is not None], "arrival rate per replica",
+                 "request/s")
+    y = axis_for([v for _, v in pts + declared_pt] + ([promised] if promised else []), f"{name} at {at}", "s")
     rules = []
     if promised is not None:
         rules.append(Rule("y", promised, f"promise {format_value(promised, 's')}", PALETTE["black"]))
@@ -670,8 +704,10 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
                          + (f"; declared {format_value(rate, 'request/s')}" if rate is not None else "")
                          + (f"; capacity {format_value(cap, 'request/s')}" if cap is not None else "") + "."),
                    x=x, y=y, series=[Series(f"{name} at {at}", pts, "line", PALETTE["blue"]),
-                                     Series("simulated rates", pts, "points", PALETTE["blue"])], rules=rules)
-    trows = [[_fv(r, "request/s"), _fv(v, "s")] for r, v in pts]
+                                     Series("simulated rates", pts, "points", PALETTE["blue"])]
+                   + ([Series("at the declared rate", declared_pt, "points", PALETTE["vermillion"], shape="diamond")]
+                      if declared_pt else []), rules=rules)
+    trows = [[_fv(r, "request/s"), _fv(v, "s")] for r, v in sorted(pts + declared_pt)]
     trows += [[f"{label}: {_fv(v, 'request/s')}", ""] for label, v in (("declared", rate), ("capacity", cap))
               if v is not None]
     if promised is not None:
@@ -692,6 +728,48 @@ def _capacity_bars(cid: str, b: dict, load: dict) -> str:
                     x=x, rows=rows)
     trows = [[_e(r.label), _fv(r.segments[0][2], "request/s")] for r in rows]
     return _figure("Capacity", svg, _table(["", "Rate"], trows, numeric=[1]), chart_id)
+
+
+# --------------------------------------------------------------------------- over commits
+
+_HISTORY_SHAPES = ("circle", "square", "diamond", "triangle")
+_HISTORY_COLOURS = ("blue", "orange", "green", "purple", "vermillion", "sky", "black")
+
+
+def _history(cid: str, b: dict, history: list) -> str:
+    """Each promise's headroom over the past reports (``--history``) and this run."""
+    name = b.get("name")
+    now = {k[len("headroom_"):]: v for k, v in (b.get("analysis") or {}).items()
+           if isinstance(k, str) and k.startswith("headroom_") and _num(v) is not None}
+    for promise, j in (b.get("judgement") or {}).items():  # the judged headroom, as every output shows
+        if isinstance(j, dict) and _num(j.get("headroom")) is not None:
+            now[promise] = j["headroom"]
+    past = [(e.get("label", ""), (e.get("budgets") or {}).get(name)) for e in history if isinstance(e, dict)]
+    labels = [str(label) for label, _ in past] + ["this run"]
+    runs = [(entry or {}).get("headroom", {}) for _, entry in past] + [now]
+    if not any(runs[:-1]):
+        return ""  # the budget is in no past report: nothing to draw against
+    promises = [p for p in dict.fromkeys(k for r in runs for k in r)]
+    series, values = [], []
+    for i, p in enumerate(promises):
+        pts = [(float(x + 1), float(r[p])) for x, r in enumerate(runs) if _num(r.get(p)) is not None]
+        values += [v for _, v in pts]
+        colour = PALETTE[_HISTORY_COLOURS[i % len(_HISTORY_COLOURS)]]
+        series.append(Series(f"{p} line", pts, "line", colour, dash=i % 2 == 1, legend=False))
+        series.append(Series(p, pts, "points", colour, shape=_HISTORY_SHAPES[i % len(_HISTORY_SHAPES)]))
+    x = Axis("report (oldest first; the last is this run)", "", 0.5, len(runs) + 0.5)
+    y = axis_for(values + [0.0], "headroom (0 % = the promise)", "%")
+    chart_id = f"{cid}-history"
+    svg = xy_chart(chart_id=chart_id, title=f"Headroom over commits: {name}",
+                   desc=(f"Headroom (promise / realistic estimate - 1) of each promise of {name} in "
+                         f"{len(runs) - 1} past reports and this run; below 0 the estimate is over the promise."),
+                   x=x, y=y, series=[s for s in series if not s.legend] + [s for s in series if s.legend],
+                   rules=[Rule("y", 0.0, "", PALETTE["black"], dash=False)])
+    header = ["#", "Report"] + [_e(p) for p in promises]
+    trows = [[str(i + 1), _e(label)] + [_fv(_num(r.get(p)), "%") for p in promises]
+             for i, (label, r) in enumerate(zip(labels, runs))]
+    return _figure("Headroom over commits", svg, _table(header, trows, numeric=list(range(2, 2 + len(promises)))),
+                   chart_id)
 
 
 # --------------------------------------------------------------------------- page
@@ -726,7 +804,7 @@ def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str
     if not ordered:
         out.append("<p>No budgets were checked.</p>")
     for i, b in enumerate(ordered[:MAX_CARDS]):
-        out.append(_card(expand(b) if expand else b, anchors[i], i + 1))
+        out.append(_card(expand(b) if expand else b, anchors[i], i + 1, data.get("history")))
     if len(ordered) > MAX_CARDS:
         out.append(f'<p class="note">{len(ordered) - MAX_CARDS} more budgets (those with the most headroom) '
                    "have no card here: they are in the summary table, and the JSON report has everything.</p>")

@@ -27,6 +27,7 @@ from budgetlint.reporters._common import (
     assumed_efficiency_words,
     calibration_words,
     counts_phrase,
+    plural,
     format_headroom_cell,
     format_quantity,
     promise_rows,
@@ -85,7 +86,17 @@ BUDGET_HEADER = ["Budget", "Promise", "Percentile", "Bound", "Estimate", "Measur
 FINDING_HEADER = ["Severity", "Rule", "Where", "Budget", "Message"]
 
 
+#: the order of the budget table: what fails first, what is met last (folded)
+VERDICT_ORDER = {"cannot-be-met": 0, "at-risk": 1, "unknown": 2}
+MET = "met"
+
+
 def budget_rows(budget: BudgetResult) -> list[str]:
+    return [row for _, row in verdict_rows(budget)]
+
+
+def verdict_rows(budget: BudgetResult) -> list[tuple[str, str]]:
+    """(verdict, table row) per promise of ``budget``."""
     rows = []
     for p in promise_rows(budget):
         promise = p.name
@@ -93,11 +104,11 @@ def budget_rows(budget: BudgetResult) -> list[str]:
             promise += f" {format_quantity(p.value, p.unit)}"
             if p.also:
                 promise += f" ({p.also})"
-        rows.append(
+        rows.append((p.verdict or "unknown",
             _row(
                 [
                     text(budget.name),
-                    cell(promise),
+                    text(promise),  # a segment row: "segment:<name>", the name from the files
                     cell(budget.percentile or "—"),
                     cell(format_quantity(analysis_value(budget, "bound", p), p.unit)),
                     cell(format_quantity(estimate_value(budget, p), p.unit)),
@@ -107,7 +118,7 @@ def budget_rows(budget: BudgetResult) -> list[str]:
                     cell(_verdict_cell(budget, p)),
                 ]
             )
-        )
+        ))
     return rows
 
 
@@ -133,52 +144,6 @@ def measured_cell(budget: BudgetResult, p) -> str:
     if quality:
         notes.append(f"{quality} run-quality problem{'s' if quality != 1 else ''}")
     return f"{text} ({', '.join(notes)})" if notes and text != "—" else text
-
-
-#: budgets in the headroom chart (the smallest headrooms; the table has them all)
-CHART_BUDGETS = 30
-
-
-def _mermaid_label(text: str) -> str:
-    clean = "".join(c for c in text if c.isprintable() and c not in '"`\\[]{}<>;#%')
-    return (clean[:23] + "…") if len(clean) > 24 else (clean or "?")
-
-
-def headroom_chart(report: Report) -> str:
-    """A Mermaid ``xychart-beta`` of each budget's smallest headroom (percent,
-    ``analysis.headroom_<promise>`` x 100), smallest first; "" when no budget
-    has one. GitHub renders Mermaid in markdown, job summaries included; the
-    table below carries the same numbers."""
-    found = []
-    for b in report.sorted_budgets():
-        promise, h = smallest_judged_headroom(b)
-        if h is not None:
-            found.append((h, b.name, promise))
-    if not found:
-        return ""
-    found.sort(key=lambda t: (t[0], t[1]))
-    shown = found[:CHART_BUDGETS]
-    values = [round(h * 100, 1) for h, _, _ in shown]
-    lo = min(0.0, min(values))
-    hi = max(0.0, max(values))
-    lo, hi = (lo - 10 if lo < 0 else 0), hi + 10
-    labels = ", ".join(f'"{_mermaid_label(f"{name} {promise}")}"' for _, name, promise in shown)
-    title = "Headroom of each budget's tightest promise (%), smallest first"
-    if len(found) > len(shown):
-        title += f": {len(shown)} of {len(found)}"
-    lines = [
-        "```mermaid",
-        "xychart-beta horizontal",
-        f'    title "{title}"',
-        f"    x-axis [{labels}]",
-        f'    y-axis "headroom (%)" {lo:g} --> {hi:g}',
-        f"    bar [{', '.join(f'{v:g}' for v in values)}]",
-        f"    line [{', '.join('0' for _ in values)}]",
-        "```",
-        "",
-        "Bars that end left of the line at 0 are over their promise at the realistic efficiency.",
-    ]
-    return "\n".join(lines)
 
 
 def finding_row(finding: Finding) -> str:
@@ -215,6 +180,8 @@ _NOTE_RESERVE = 512
 
 
 def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -> str:
+    """The job summary: the heading, then what fails (the findings, errors first; the
+    promises not met, worst first), then the met promises folded in ``<details>``."""
     out = _Budgeted(limit)
     out.add(heading(report))
     out.add("")
@@ -223,31 +190,75 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
         out.add("")
 
     budgets = list(report.sorted_budgets())
-    rows = [r for b in budgets for r in budget_rows(b)]
+    pairs = [pair for b in budgets for pair in verdict_rows(b)]
+    failing = sorted((p for p in pairs if p[0] != MET), key=lambda p: VERDICT_ORDER.get(p[0], 3))  # stable
+    met = [row for verdict, row in pairs if verdict == MET]
     problems = [f for f in report.sorted_findings() if f.severity >= Severity.WARNING]
     problems.sort(key=lambda f: -int(f.severity))  # stable: errors first, file order within
 
-    chart = headroom_chart(report) if rows else ""
-    if chart and out.fits(chart, _NOTE_RESERVE * 4):
-        out.add(chart)
+    if problems:
+        out.add(f"### Findings ({counts_phrase(report)})")
         out.add("")
-    if rows:
-        out.add(_row(BUDGET_HEADER))
-        out.add(_row(["---"] * len(BUDGET_HEADER)))
-        for i, row in enumerate(rows):
+        out.add(_row(FINDING_HEADER))
+        out.add(_row(["---"] * len(FINDING_HEADER)))
+        for i, finding in enumerate(problems):
+            row = finding_row(finding)
             if not out.fits(row, _NOTE_RESERVE):
                 out.add("")
                 out.add(
-                    f"> [!NOTE]\n> {len(rows) - i} more budget rows and {len(problems)} findings are "
+                    f"> [!NOTE]\n> {len(problems) - i} more findings are not shown: the job "
+                    "summary is limited to 1 MiB. The SARIF or JSON output has all of them."
+                )
+                break
+            out.add(row)
+        out.add("")
+
+    diff = getattr(report, "diff", None)
+    if diff:
+        from budgetlint.reporters.diff_markdown import render_diff
+
+        section = render_diff(diff)
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
+            out.add("")
+        else:
+            out.add("> [!NOTE]\n> The PR diff is not shown: the job summary is limited to 1 MiB. "
+                    "The JSON output has it under \"diff\".")
+    if not pairs:
+        out.add("No budgets were checked.")
+        out.add("")
+    shown = 0
+    for title, rows, folded in (
+        (f"### Promises not met ({plural(len(failing), 'promise')})", [r for _, r in failing], False),
+        (f"{plural(len(met), 'promise')} met", met, True),
+    ):
+        if not rows:
+            continue
+        if folded:
+            out.add(f"<details><summary>{title}</summary>")
+        else:
+            out.add(title)
+        out.add("")
+        out.add(_row(BUDGET_HEADER))
+        out.add(_row(["---"] * len(BUDGET_HEADER)))
+        for row in rows:
+            if not out.fits(row, _NOTE_RESERVE):
+                out.add("")
+                if folded:
+                    out.add("</details>")
+                    out.add("")
+                out.add(
+                    f"> [!NOTE]\n> {len(pairs) - shown} more budget rows are "
                     "not shown: the job summary is limited to 1 MiB. The SARIF or JSON output "
                     "has everything."
                 )
                 return "\n".join(out.lines) + "\n"
             out.add(row)
+            shown += 1
         out.add("")
-    else:
-        out.add("No budgets were checked.")
-        out.add("")
+        if folded:
+            out.add("</details>")
+            out.add("")
 
     # the assumed efficiencies of the budgets estimated without a calibration, once per distinct
     # assumption (a repository has a few deployment classes, not one line per budget)
@@ -269,30 +280,4 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
         if out.fits(section, _NOTE_RESERVE):
             out.add(section)
 
-    if problems:
-        out.add(f"### Findings ({counts_phrase(report)})")
-        out.add("")
-        out.add(_row(FINDING_HEADER))
-        out.add(_row(["---"] * len(FINDING_HEADER)))
-        for i, finding in enumerate(problems):
-            row = finding_row(finding)
-            if not out.fits(row, _NOTE_RESERVE):
-                out.add("")
-                out.add(
-                    f"> [!NOTE]\n> {len(problems) - i} more findings are not shown: the job "
-                    "summary is limited to 1 MiB. The SARIF or JSON output has all of them."
-                )
-                break
-            out.add(row)
-        out.add("")
-    diff = getattr(report, "diff", None)
-    if diff:
-        from budgetlint.reporters.diff_markdown import render_diff
-
-        section = render_diff(diff)
-        if out.fits(section, _NOTE_RESERVE):
-            out.add(section)
-        else:
-            out.add("> [!NOTE]\n> The PR diff is not shown: the job summary is limited to 1 MiB. "
-                    "The JSON output has it under \"diff\".")
     return "\n".join(out.lines) + "\n"

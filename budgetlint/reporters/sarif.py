@@ -99,9 +99,16 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": full},
         "help": {"text": _markdown_to_text(rule.doc), "markdown": markdown},
+        "helpUri": rule_doc_uri(rule.code),
         "defaultConfiguration": {"level": LEVELS[rule.severity]},
         "properties": {"tags": ["latency-budget", _block_tag(rule.code)]},
     }
+
+
+def rule_doc_uri(code: str) -> str:
+    """The rule's documentation page (docs/rules/BLNNN.md, generated from the rule's module:
+    ``python -m budgetlint.rules.docs``)."""
+    return f"{INFORMATION_URI}/blob/main/docs/rules/{code}.md"
 
 
 def _block_tag(code: str) -> str:

@@ -142,7 +142,9 @@ def log_ticks(lo: float, hi: float) -> list[float]:
 
 @dataclass
 class Series:
-    """A line (``kind="line"``) or a set of points (``kind="points"``)."""
+    """A line (``kind="line"``), a set of points (``kind="points"``) or a shaded
+    band (``kind="band"``: ``points`` go along one edge and back along the other,
+    a closed polygon; clamped to the plot)."""
 
     name: str
     points: list[tuple[float, float]]
@@ -151,6 +153,7 @@ class Series:
     dash: bool = False
     shape: str = "circle"  # circle | square | diamond | triangle
     labels: list[str] = field(default_factory=list)  # one per point, drawn beside it
+    legend: bool = True  # False: not in the legend (a line whose points series names it)
 
 
 @dataclass
@@ -162,6 +165,7 @@ class Rule:
     label: str
     colour: str = PALETTE["black"]
     dash: bool = True
+    at_end: bool = False  # a y rule's label at the right end of the plot (clear of a rising curve)
 
 
 @dataclass
@@ -203,21 +207,35 @@ def _in(axis: Axis, v: float) -> bool:
 
 def _grid(out: list[str], f: _Frame, x: Axis | None, y: Axis | None) -> None:
     if x is not None:
+        last_right = -math.inf
         for t in x.ticks():
             if not _in(x, t):
                 continue
             px = _num(f.x(x, t))
             out.append(f'<line x1="{px}" y1="{f.y0}" x2="{px}" y2="{f.y1}" stroke="#e4e4e4"/>')
-            out.append(f'<text x="{px}" y="{f.y1 + 14}" text-anchor="middle" fill="#333">'
-                       f'{escape(format_value(t, x.unit))}</text>')
-        out.append(f'<text x="{_num((f.x0 + f.x1) / 2)}" y="{f.y1 + 30}" text-anchor="middle" '
+            label = format_value(t, x.unit)
+            width = _CHAR_W * len(label)
+            at = f.x(x, t)
+            # a label that would run past the chart's edge is aligned to its tick from inside
+            anchor = ("end" if at + width / 2 > f.width - 2 else "start" if at - width / 2 < 2 else "middle")
+            left = at - width if anchor == "end" else at if anchor == "start" else at - width / 2
+            if left < last_right + 6:
+                continue  # too close to the previous label (a log axis of wide labels): the grid line stays
+            last_right = left + width
+            out.append(f'<text x="{px}" y="{f.y1 + 18}" text-anchor="{anchor}" fill="#333">'
+                       f'{escape(label)}</text>')
+        out.append(f'<text x="{_num((f.x0 + f.x1) / 2)}" y="{f.y1 + 33}" text-anchor="middle" '
                    f'fill="#000">{escape(x.label)}</text>')
     if y is not None:
+        last_y = math.inf
         for t in y.ticks():
             if not _in(y, t):
                 continue
             py = _num(f.y(y, t))
             out.append(f'<line x1="{f.x0}" y1="{py}" x2="{f.x1}" y2="{py}" stroke="#e4e4e4"/>')
+            if last_y - f.y(y, t) < 14:
+                continue  # closer than a line of text to the previous label
+            last_y = f.y(y, t)
             out.append(f'<text x="{f.x0 - 5}" y="{py}" dy="0.35em" text-anchor="end" fill="#333">'
                        f'{escape(format_value(t, y.unit))}</text>')
         out.append(f'<text transform="translate(12 {_num((f.y0 + f.y1) / 2)}) rotate(-90)" '
@@ -300,7 +318,8 @@ def _rules(out: list[str], f: _Frame, x: Axis | None, y: Axis | None, rules: Seq
             out.append(f'<line {attrs} x1="{f.x0}" y1="{py}" x2="{f.x1}" y2="{py}" stroke="{r.colour}" '
                        f'stroke-width="1.5"{dash}/>')
             if r.label:
-                out.append(f'<text x="{f.x0 + 4}" y="{py}" dy="1.1em" text-anchor="start" fill="{r.colour}">'
+                tx, anchor = (f.x1 - 4, "end") if r.at_end else (f.x0 + 4, "start")
+                out.append(f'<text x="{tx}" y="{py}" dy="1.1em" text-anchor="{anchor}" fill="{r.colour}">'
                            f'{escape(r.label)}</text>')
 
 
@@ -308,7 +327,8 @@ def xy_chart(*, chart_id: str, title: str, desc: str, x: Axis, y: Axis, series: 
              rules: Sequence[Rule] = (), width: int = 460, height: int = 300) -> str:
     """Lines and points on ``x`` and ``y``; points outside the axes are left
     out (the data table beside the chart still lists them)."""
-    items = [(s.name, s.colour, "line" if s.kind == "line" else s.shape, s.dash) for s in series]
+    items = [(s.name, s.colour, "line" if s.kind == "line" else "bar" if s.kind == "band" else s.shape, s.dash)
+             for s in series if s.legend]
     left, right = 90, 34
     rows = _legend_rows(items, 8, width)
     height += 16 * max(rows - 1, 0)
@@ -317,6 +337,15 @@ def xy_chart(*, chart_id: str, title: str, desc: str, x: Axis, y: Axis, series: 
     _grid(out, f, x, y)
     for s in series:
         kept = [(px, py) for px, py in s.points if _in(x, px) and _in(y, py)]
+        if s.kind == "band":
+            edge = [(min(max(a, x.lo), x.hi), min(max(b, y.lo), y.hi)) for a, b in s.points
+                    if math.isfinite(a) and math.isfinite(b) and (not x.log or a > 0) and (not y.log or b > 0)]
+            if len(edge) >= 3:
+                pts = " ".join(f"{_num(f.x(x, a))},{_num(f.y(y, b))}" for a, b in edge)
+                data = " ".join(f"{_data(a)},{_data(b)}" for a, b in s.points)
+                out.append(f'<polygon class="bl-band" data-series={quoteattr(s.name)} data-points="{data}" '
+                           f'points="{pts}" fill="{s.colour}" fill-opacity="0.28" stroke="none"/>')
+            continue
         if s.kind == "line" and len(kept) >= 2:
             pts = " ".join(f"{_num(f.x(x, a))},{_num(f.y(y, b))}" for a, b in kept)
             data = " ".join(f"{_data(a)},{_data(b)}" for a, b in kept)

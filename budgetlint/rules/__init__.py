@@ -43,11 +43,6 @@ class RuleInfo:
     check_run: Callable | None = None  # check_run(ctx): once per run
     other_severities: Any = None  # {Severity: when} a finding may take instead of ``severity``
 
-    @property
-    def scope(self) -> str:
-        """"budget" when the rule looks at budgets one at a time, "run" when only at the run."""
-        return "budget" if self.check is not None else "run"
-
     def section(self, title: str) -> str:
         """One section of the docs (text under ``## title``)."""
         lines = self.doc.splitlines()
@@ -86,6 +81,7 @@ class RuleContext:
     run_files: tuple = ()  # the run's --bench files, as read (check_run)
     unlinked: tuple = ()  # --bench measurements no budget took: (file, measurement, reasons)
     paths: tuple = ()  # the paths the run was given, as written (check_run: BL014 names them)
+    first_path_is_file: bool = False  # whether paths[0] is a file (BL014 points at it; the run looks)
     bench_globs: tuple = ()  # --bench globs: (pattern, files kept, cut by the limit) (check_run)
     suggest_owner: Any = None  # did-you-mean for owners, bounded per run (model.suggest.Suggester)
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Any
 
 from budgetlint.model.units import format_headroom, format_percent as _pct, format_quantity
+from budgetlint.text import numbers
 
 
 def _t(x: float) -> str:

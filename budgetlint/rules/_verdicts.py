@@ -61,6 +61,30 @@ def lever_text(ev: Any, promise: str, limit: int = 3) -> str | None:
     return "would meet it: " + "; ".join(parts) + more
 
 
+def lever_edit(ev: Any, promise: str) -> dict:
+    """The first listed lever that is one key of the YAML, as an unsafe fix (rules/_fixes.py), on the
+    finding that lists the levers; else nothing. A lever changes the deployment or the workload:
+    never a safe fix."""
+    if promise != lever_carrier(ev) or not ev.levers:
+        return {}
+    from budgetlint.rules._fixes import edit
+
+    b = ev.budget
+    hw = b.deployment.hardware if b.deployment is not None else None
+    eight = "fp8" if hw is not None and "fp8" in hw.compute_flop_per_s else "int8"
+    for lv in ev.levers[:3]:
+        change = {"weights-8bit": (("deployment", "weight_precision"), eight),
+                  "weights-4bit": (("deployment", "weight_precision"), "int4"),
+                  "kv-8bit": (("deployment", "kv_precision"), "fp8"),
+                  "more-devices": (("deployment", "devices"), getattr(lv.deployment, "devices", None)),
+                  "fewer-sequences": (("workload", "concurrency"), getattr(lv.workload, "concurrency", None)),
+                  }.get(lv.name)
+        if change is not None and change[1] is not None and b.has(*change[0][:1]):
+            path, value = change
+            return edit(b, [(path, value)], safe=False, title=f"{'.'.join(path)}: {value}")
+    return {}
+
+
 def verdict_findings(b: Any, ev: Any, code: str, severity: Severity, verdict: str, *,
                      bound: bool, no_lever: str | None = None) -> Iterator[Finding]:
     """One finding per promise or segment of the budget whose verdict is ``verdict``."""
@@ -76,4 +100,5 @@ def verdict_findings(b: Any, ev: Any, code: str, severity: Severity, verdict: st
         else:
             message = describe_miss(ev.roofline, v, bound=bound)
         fix = lever_text(ev, name) or no_lever
-        yield Finding(code, severity, message, promise_location(b, name), budget=b.name, promise=name, fix=fix)
+        yield Finding(code, severity, message, promise_location(b, name), budget=b.name, promise=name, fix=fix,
+                      data=lever_edit(ev, name))

@@ -26,7 +26,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator
 
-from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
 
 CODE = "BL014"
@@ -41,8 +40,7 @@ def check_run(ctx) -> Iterator[Finding]:
     from budgetlint.files.discovery import display_path
 
     shown = list(ctx.paths) or ["(no paths)"]  # as the user wrote them
-    first = Path(ctx.paths[0]) if ctx.paths else None
-    where = Location(display_path(first)) if first is not None and fs.is_file(first) else None
+    where = Location(display_path(Path(ctx.paths[0]))) if ctx.paths and ctx.first_path_is_file else None
     yield Finding(CODE, SEVERITY,
                   f"no budget checked in {', '.join(shown)}: no kind: budgets document with a budget was found, "
                   "so nothing was held to a promise",

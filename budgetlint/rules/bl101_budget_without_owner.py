@@ -20,9 +20,14 @@ Add `owner: "@acme/chat"` (a handle from the teams registry or CODEOWNERS).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL101"
 NAME = "budget-without-owner"
@@ -30,7 +35,7 @@ SUMMARY = "A budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not b.owner:
         yield Finding(CODE, SEVERITY, f"budget {b.name!r} has no owner: a budget nobody owns is a wish",
                       b.loc("name"), budget=b.name,

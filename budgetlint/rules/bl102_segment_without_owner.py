@@ -24,9 +24,14 @@ Add `owner:` to the segment.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL102"
 NAME = "segment-without-owner"
@@ -34,7 +39,7 @@ SUMMARY = "A segment of a budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     for seg in b.segments:
         if not seg.owner:
             yield Finding(CODE, SEVERITY,

@@ -3,8 +3,11 @@
 ## What it checks
 Owners of budgets and segments must appear in a teams registry
 (`kind: teams` files among the checked paths) or in the repository's
-CODEOWNERS (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS`). The
-closest valid handle is suggested. When neither source exists the rule
+CODEOWNERS (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS`). A
+handle is suggested only when the owner reads as a typo of it: the same
+organisation and a team name at most two edits away (or the same team and
+a mistyped organisation). Another team is never suggested: `@platform/edge`
+unknown does not get `@platform/serving`. When neither source exists the rule
 cannot judge and stays silent (BL104 says so once).
 
 ## Why
@@ -22,9 +25,15 @@ Use a handle from the registry, or add the team to `teams.yaml`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.model.suggest import near_handle
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL103"
 NAME = "unknown-owner"
@@ -32,7 +41,7 @@ SUMMARY = "An owner is not a known team handle."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.teams:
         return
     suggest = getattr(ctx, "suggest_owner", None)  # the run's, bounded (budgetlint.model.suggest)
@@ -46,6 +55,8 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         if not owner or owner.lower() in ctx.teams:
             continue
         close = suggest(owner.lower())
+        if close is not None and not near_handle(owner, close):
+            close = None  # similar letters, another team: no suggestion (model.suggest.near_handle)
         hint = f"; did you mean {close!r}?" if close else ""
         yield Finding(CODE, SEVERITY,
                       f"{what} {owner!r} of budget {b.name!r} is not a known team "

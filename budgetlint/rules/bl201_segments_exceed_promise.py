@@ -57,12 +57,17 @@ Shrink an allowance, or loosen the promise in review with the product owner.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
+from typing import TYPE_CHECKING, Iterator
 
-from typing import Iterator
-
+from budgetlint.rules._fixes import at_least, edit, time_text
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_quantity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL201"
 NAME = "segments-exceed-promise"
@@ -114,7 +119,7 @@ def _flush_fix(b, slack: float) -> str:
             f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_t(slack)}); ")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     p = b.promise
     edge = edge_terms(b)
     if not b.segments and not edge:
@@ -135,8 +140,10 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                           f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
                           b.loc("edge") if edge and not first else b.loc("segments"), budget=b.name,
                           promise="ttft",
-                          fix=f"{_flush_fix(b, slack)}cut {_t(total - p.ttft_s)} from the "
-                              f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft")
+                          fix=f"{_flush_fix(b, slack)}cut {time_text(total - p.ttft_s, up=True)} from the "
+                              f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft",
+                          data=edit(b, [(("promise", "ttft"), time_text(total, up=True))], safe=False,
+                                    title=f"promise.ttft: {time_text(total, up=True)}"))
     n = b.workload.output_tokens if b.workload else None
     terms: list[tuple[str, float]] = []
     for s in b.segments:
@@ -154,7 +161,9 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                           f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
                           f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
                           b.loc("segments"), budget=b.name, promise="e2e",
-                          fix=f"cut {_t(total - p.e2e_s)} from the segments or loosen promise.e2e")
+                          fix=f"cut {time_text(total - p.e2e_s, up=True)} from the segments or loosen promise.e2e",
+                          data=edit(b, [(("promise", "e2e"), time_text(total, up=True))], safe=False,
+                                    title=f"promise.e2e: {time_text(total, up=True)}"))
     if p.tpot_s is not None:
         want = 1.0 / p.tpot_s
         for s in b.segments:
@@ -163,4 +172,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                               f"budget {b.name!r}: decode segment {s.name!r} allows {numbers.quantity(s.pace_token_per_s, 'token/s')}, "
                               f"slower than the promised {numbers.quantity(want, 'token/s')}",
                               s.loc("pace"), budget=b.name, promise="tpot",
-                              fix=f"raise the segment's pace to {numbers.quantity(want, 'token/s')}")
+                              fix=f"raise the segment's pace to {at_least(want)} token/s",
+                              # safe: the segment promises what the budget already promises
+                              data=edit(s, [(("pace",), f"{at_least(want)} token/s")], safe=True,
+                                        title=f"segment {s.name!r} pace: {at_least(want)} token/s"))

@@ -30,12 +30,17 @@ tokens, or a looser end-to-end time.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_percent as _pct, format_quantity
+from budgetlint.rules._fixes import at_least, at_most, edit, time_text
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL202"
 NAME = "pace-cannot-fit-e2e"
@@ -48,7 +53,7 @@ def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     a = ev.analysis
     if "e2e_arithmetic_total_s" not in a:
         return
@@ -63,13 +68,23 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     pace = 1.0 / p.tpot_s
     spare = p.e2e_s - ttft
     need = a.get("e2e_arithmetic_required_pace_token_per_s")
+    data: dict = {}
+    loosen = time_text(total, up=True)  # the figures that make the fix true, rounded towards it
     if need is not None:
-        fix = (f"promise at least {numbers.quantity(need, 'token/s')} ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
-               f"for {n} tokens), or loosen promise.e2e to {_t(total)}")
+        fix = (f"promise at least {at_least(need)} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
+               f"for {n} tokens), or loosen promise.e2e to {loosen}")
+        # safe: the pace the end-to-end promise already implies, written down (no promise loosened)
+        if p.pace_given:
+            data = edit(b, [(("promise", "pace"), f"{at_least(need)} token/s")], safe=True,
+                        title=f"promise.pace: {at_least(need)} token/s")
+        elif b.has("promise", "tpot"):
+            data = edit(b, [(("promise", "tpot"), f"{at_most(1e3 / need)} ms")], safe=True,
+                        title=f"promise.tpot: {at_most(1e3 / need)} ms")
     else:
         fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
+        data = edit(b, [(("promise", "e2e"), loosen)], safe=False, title=f"promise.e2e: {loosen}")
     yield Finding(CODE, SEVERITY,
                   f"budget {b.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
                   f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
                   f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
-                  b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix)
+                  b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix, data=data)

@@ -26,9 +26,14 @@ sees, or remove the `edge:` block when it is the server's number.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL203"
 NAME = "edge-not-at-client"
@@ -36,7 +41,7 @@ SUMMARY = "An `edge:` block on a budget that is not measured at the client."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not b.has("edge"):
         return
     if b.workload is not None and b.workload.measured_at == "client":

@@ -38,9 +38,14 @@ each with its resulting number; or loosen the promise.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL301"
 NAME = "promise-cannot-be-met"
@@ -48,7 +53,7 @@ SUMMARY = "A promise that even the pure roofline misses: physics says it cannot 
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
     yield from verdict_findings(b, ev, CODE, SEVERITY, "cannot-be-met", bound=True, no_lever="no standard lever meets it: loosen the promise")

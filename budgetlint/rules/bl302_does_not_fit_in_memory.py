@@ -46,9 +46,14 @@ more devices; the message lists those that fit.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL302"
 NAME = "does-not-fit-in-memory"
@@ -61,9 +66,9 @@ OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the u
                                       "start)"}
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory, describe_memory_tail
-    from budgetlint.rules._verdicts import lever_text
+    from budgetlint.rules._verdicts import lever_edit, lever_text
 
     v = ev.verdicts.get("memory")
     if v is None or v.verdict == "unknown":
@@ -89,4 +94,5 @@ def check(b, ev, ctx) -> Iterator[Finding]:
                     f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
                     "deployment.memory_usable_fraction, only if the device runs nothing else)")
     yield Finding(CODE, severity, message, b.loc("deployment"), budget=b.name,
-                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context")
+                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context",
+                  data=lever_edit(ev, "memory"))

@@ -33,9 +33,14 @@ deployment (benchmark evidence) that shows the kernels are faster.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL303"
 NAME = "promise-at-risk"
@@ -43,7 +48,7 @@ SUMMARY = "A promise met only above a realistic efficiency: at risk."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
     judged = getattr(ev, "judgement", None) or {}

@@ -23,9 +23,14 @@ Nothing to fix.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL304"
 NAME = "promise-met"
@@ -33,7 +38,7 @@ SUMMARY = "A promise the roofline meets at a realistic efficiency, with its head
 SEVERITY = Severity.INFO
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_met
     from budgetlint.rules._verdicts import promise_location
 
@@ -59,16 +64,16 @@ def check(b, ev, ctx) -> Iterator[Finding]:
 def met_on_basis(b, ev, j) -> str:
     """"ttft 500 ms is met under 10 request/s: simulated p95 TTFT 330 ms (95 % interval ...), headroom +52%"."""
     from budgetlint.judge import FLAT_IGNORES
-    from budgetlint.model.units import format_headroom
-    from budgetlint.rules._messages import _t
+    from budgetlint.judge import fmt as quantity  # a TPOT spelled as a time, as every output spells it
+    from budgetlint.text.numbers import headroom
 
     label = {"ttft": "ttft", "tpot": "tpot", "e2e": "end-to-end"}[j.promise]
-    promised = _t(j.limit) + ("/token" if j.promise == "tpot" else "")
+    promised = quantity(j.limit, j.unit)
     iv = ""
     if j.interval:
-        lo, hi = (_t(x) + ("/token" if j.promise == "tpot" else "") for x in j.interval)
+        lo, hi = (quantity(x, j.unit) for x in j.interval)
         iv = f" (95 % interval {lo}-{hi})"
-    room = f", headroom {format_headroom(j.headroom)}" if j.headroom is not None else ""
+    room = f", headroom {headroom(j.headroom)}" if j.headroom is not None else ""
     if j.basis == "simulated":
         from budgetlint.evaluate.load import load_words
 
@@ -76,7 +81,7 @@ def met_on_basis(b, ev, j) -> str:
         under = load_words(ev.load).replace("at ", "under ", 1) if ev.load.arrival_rate_per_s is not None \
             else load_words(ev.load).replace("with ", "with ", 1)
         flat = j.considered.get("calibrated", j.considered.get("estimate"))
-        flat_words = (f"; the flat estimate {_t(flat)}{'/token' if j.promise == 'tpot' else ''} is one request "
+        flat_words = (f"; the flat estimate {quantity(flat, j.unit)} is one request "
                       f"on an idle system ({FLAT_IGNORES})") if flat is not None else ""
         return (f"budget {b.name!r}: {label} {promised} is met {under}: {words.split(' at ')[0].split(' with ')[0]}"
                 f"{iv}{room}{flat_words}")

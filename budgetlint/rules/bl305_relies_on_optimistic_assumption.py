@@ -31,9 +31,14 @@ the case without it.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL305"
 NAME = "relies-on-optimistic-assumption"
@@ -41,7 +46,7 @@ SUMMARY = "A promise that passes only because of a declared speculative acceptan
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import promise_location
 
     labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}

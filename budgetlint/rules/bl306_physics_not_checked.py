@@ -37,9 +37,14 @@ Declare the deployment, or complete the hardware or model entry
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL306"
 NAME = "physics-not-checked"
@@ -48,7 +53,7 @@ SEVERITY = Severity.WARNING
 OTHER_SEVERITIES = {Severity.INFO: "the budget declares no deployment: it asked for no physics"}
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     where = b.loc("deployment") if b.has("deployment") else b.loc("name")
     if ev.roofline.skipped and b.complete:
         severity = Severity.INFO if not b.has("deployment") else SEVERITY

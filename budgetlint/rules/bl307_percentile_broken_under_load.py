@@ -40,9 +40,14 @@ not yours.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL307"
 NAME = "percentile-broken-under-load"
@@ -50,7 +55,7 @@ SUMMARY = "A percentile promise the declared traffic breaks."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     load = ev.load
     if load is None or load.skipped is not None or load.result is None:
         return
@@ -65,8 +70,11 @@ def check(b, ev, ctx) -> Iterator[Finding]:
         j = (getattr(ev, "judgement", None) or {}).get(promise)
         if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
             continue
-        fix = None
+        fix, data = None, {}
         if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+            from budgetlint.rules._fixes import edit
+
             fix = f"deployment.replicas: {load.replicas_needed}"
+            data = edit(b, [(("deployment", "replicas"), load.replicas_needed)], safe=False, title=fix)
         yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, promise=promise, fix=fix)
+                      budget=b.name, promise=promise, fix=fix, data=data)

@@ -27,12 +27,16 @@ lever that shortens each step.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 import math
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL308"
 NAME = "throughput-not-sustained"
@@ -40,7 +44,7 @@ SUMMARY = "A throughput promise the deployment cannot sustain with its latency p
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.model.units import format_quantity
 
     load = ev.load
@@ -59,9 +63,12 @@ def check(b, ev, ctx) -> Iterator[Finding]:
     msg = (f"budget {b.name!r}: throughput {format_quantity(want, unit)} promised; "
            f"{numbers.count(load.replicas, 'replica')} {'sustains' if load.replicas == 1 else 'sustain'} {format_quantity(got, unit)}{held} "
            f"({format_quantity(per, 'request_rate')} each)")
-    fix = None
+    fix, data = None, {}
     if per > 0 and got > 0:
+        from budgetlint.rules._fixes import edit
+
         need = math.ceil(load.replicas * want / got - 1e-9)
         msg += f"; {numbers.count(need, 'replica')} would"
         fix = f"deployment.replicas: {need}"
-    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix)
+        data = edit(b, [(("deployment", "replicas"), need)], safe=False, title=fix)
+    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix, data=data)

@@ -2,9 +2,12 @@
 
 ## What it checks
 Budgets that declare traffic (docs/load.md) whose simulation could not run:
-no deployment physics (BL306 says why), weights that leave no KV cache, or
+no deployment physics (BL306 says why), weights that leave no KV cache, a
+card without `memory`, an arrival rate below 1e-6 request/s per replica,
 inputs that would take too long to simulate (an iteration budget of a few
-tokens against long prompts, say). Turning the simulation off on purpose
+tokens against long prompts, say), or a run whose work budget for the
+simulation (2,500,000 scheduler events over every budget, docs/limits.md)
+was spent before this budget. Turning the simulation off on purpose
 (`--no-simulate`, `simulate = false`) is not reported; the JSON report says
 `load: {simulated: false}` either way. Budgets with input errors are not
 reported here: fix those first.
@@ -28,9 +31,14 @@ leaves memory for the KV cache, or the missing deployment facts.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL309"
 NAME = "load-not-simulated"
@@ -40,7 +48,7 @@ SEVERITY = Severity.WARNING
 _QUIET = ("the load simulation is turned off", "no physics for this budget: the budget has input errors")
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     load = ev.load
     if load is None or load.skipped is None or load.skipped.startswith(_QUIET):
         return

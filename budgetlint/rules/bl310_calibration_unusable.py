@@ -23,9 +23,14 @@ Point at the right file, or refit it: `budgetlint calibrate RUNS... --model M
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL310"
 NAME = "calibration-unusable"
@@ -33,7 +38,7 @@ SUMMARY = "A deployment's calibration file that cannot be used."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     ce = ev.calibration
     if ce is None:
         return

@@ -22,9 +22,14 @@ Refit with the new runs: `budgetlint calibrate runs/ --model ... -o cal.yaml`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL311"
 NAME = "calibration-stale"
@@ -32,7 +37,7 @@ SUMMARY = "A calibration that no longer describes the deployment's engine, or is
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     ce = ev.calibration
     if ce is None or ce.calibration is None:
         return

@@ -25,11 +25,15 @@ Refit with the new run included, or find what changed.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL312"
 NAME = "run-outside-calibration-band"
@@ -37,7 +41,7 @@ SUMMARY = "A linked benchmark run outside the calibration's band."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     ce = ev.calibration
     if ce is None or ce.calibration is None:
         return

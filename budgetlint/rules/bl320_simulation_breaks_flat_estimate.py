@@ -28,9 +28,14 @@ declared rate, or calibrate the deployment.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL320"
 NAME = "simulation-breaks-flat-estimate"
@@ -38,8 +43,8 @@ SUMMARY = "A promise the flat estimate meets but the declared traffic breaks: th
 SEVERITY = Severity.INFO
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.judge import FLAT_IGNORES, _fmt
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    from budgetlint.judge import FLAT_IGNORES, fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
     judged = getattr(ev, "judgement", None) or {}

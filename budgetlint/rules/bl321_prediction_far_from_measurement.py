@@ -28,9 +28,14 @@ deployment from the run (`budgetlint calibrate`).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL321"
 NAME = "prediction-far-from-measurement"
@@ -41,8 +46,8 @@ SEVERITY = Severity.WARNING
 TOLERANCE = {"estimate": 2.0, "simulated": 1.0}
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
-    from budgetlint.judge import _fmt
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    from budgetlint.judge import fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
     judged = getattr(ev, "judgement", None) or {}
@@ -62,11 +67,13 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             continue
         what = {"estimate": "the flat estimate", "simulated": "the simulated", "calibrated": "the calibrated estimate"}[basis]
         pct = b.percentile or "p50"
-        how = f"{ratio:.3g}x" if ratio >= 1 else f"1/{1 / ratio:.3g} of"
+        from budgetlint.text.numbers import number
+
+        how = f"{number(ratio)}x" if ratio >= 1 else f"1/{number(1 / ratio)} of"
         yield Finding(
             CODE, SEVERITY,
             f"budget {b.name!r}: {pct} {name.upper()} measured {_fmt(j.value, j.unit)} is {how} {what} "
-            f"{_fmt(predicted, j.unit)} (allowed: a factor {1 + tol:.3g}); the measured value decides the verdict, "
+            f"{_fmt(predicted, j.unit)} (allowed: a factor {number(1 + tol)}); the measured value decides the verdict, "
             "but the predictions (levers, other budgets on this deployment) are off by as much",
             promise_location(b, name), budget=b.name, promise=name,
             fix="check the run's conditions against the budget (lengths, concurrency, arrival rate), declare the "

@@ -31,9 +31,14 @@ concurrency), or loosen the promise to what is measured, with margin.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL401"
 NAME = "measurement-misses-promise"
@@ -41,7 +46,7 @@ SUMMARY = "A benchmark measurement misses the promise at the budget's percentile
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod

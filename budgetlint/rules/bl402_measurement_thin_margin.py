@@ -30,11 +30,15 @@ if the margin is deliberate, lower the threshold for the run.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL402"
 NAME = "measurement-thin-margin"
@@ -42,7 +46,7 @@ SUMMARY = "A benchmark measurement meets the promise, but with thin margin."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod

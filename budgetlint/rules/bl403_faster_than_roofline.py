@@ -48,11 +48,15 @@ in the file; then declare what the run used: `workload.prefix_cache_hit`,
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL403"
 NAME = "faster-than-roofline"
@@ -60,7 +64,7 @@ SUMMARY = "A measurement is faster than the pure roofline bound of the budget's 
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod

@@ -38,9 +38,14 @@ it does describe.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Location, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL404"
 NAME = "conditions-do-not-match"
@@ -48,7 +53,7 @@ SUMMARY = "A measurement's run conditions do not match the budget: it is not evi
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod

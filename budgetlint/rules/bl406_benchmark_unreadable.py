@@ -60,9 +60,14 @@ when detection fails.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Location, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL406"
 NAME = "benchmark-unreadable"
@@ -95,7 +100,7 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
                    fix=FIXES.get(problem.code, "fix or regenerate the file"))
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     for bf in sorted(ev.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
             yield problem_finding(p, bf.path)

@@ -39,9 +39,14 @@ interval can be computed in seconds, or promise at a lower percentile.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL407"
 NAME = "too-few-samples"
@@ -49,7 +54,7 @@ SUMMARY = "Too few requests behind the percentile to show the promise."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod
@@ -67,7 +72,7 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             head = (f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace, fig)} meets the "
                     f"{ev_mod.fmt_value(name, r.promised_s, pace, fig)} promise but is not shown")
             plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
-                    f"within the sample's {_band(r.percentile)}")
+                    f"within the sample's {s.band}")
             if s.status == "unknown":
                 msg = (f"{head}: {link.name} does not say how many requests the {r.percentile} came from, "
                        f"so whether it can show it is not checked ({r.percentile} needs {plan})")
@@ -80,12 +85,3 @@ def check(b, ev, ctx) -> Iterator[Finding]:
             yield Finding(CODE, SEVERITY, msg, ev_mod.promise_loc(b, name), budget=b.name, promise=name,
                           fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
                               "the interval is computed in seconds")
-
-
-def _band(percentile: str) -> str:
-    from budgetlint.bench.measurement import label_percent, percent_label
-    from budgetlint.stats.order_stats import distance
-
-    pct = label_percent(percentile) or 50.0
-    d = distance(pct / 100.0) * 100.0
-    return f"{percent_label(pct - d)}..{percent_label(pct + d)}"

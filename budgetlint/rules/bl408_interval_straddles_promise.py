@@ -31,9 +31,14 @@ the promise.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL408"
 NAME = "interval-straddles-promise"
@@ -41,7 +46,7 @@ SUMMARY = "The percentile's confidence interval contains the promise: the run ca
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
         return
     from budgetlint.evaluate import evidence as ev_mod

@@ -41,9 +41,14 @@ run longer, pass `--ignore-eos`, use the budget's prompt lengths.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL409"
 NAME = "run-quality"
@@ -51,7 +56,7 @@ SUMMARY = "The benchmark run did not run as declared."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     for link in ev.links:
         if not link.counts:
             continue

@@ -31,9 +31,14 @@ in a native file), or relax the policy.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL410"
 NAME = "evidence-stale"
@@ -41,7 +46,7 @@ SUMMARY = "Benchmark evidence older than the budget allows, or from another engi
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     for link in ev.links:
         if not link.counts:
             continue

@@ -26,9 +26,14 @@ the entry.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL411"
 NAME = "bench-evidence-expired"
@@ -36,7 +41,7 @@ SUMMARY = "A `bench:` entry past its `expires:` date: the file no longer counts 
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
 
     seen: set[tuple[str, str]] = set()
     for link in ev.links:

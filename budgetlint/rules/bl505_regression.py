@@ -6,9 +6,11 @@ budget of the same name at REF. A regression is:
 - a budget removed;
 - a promise loosened (ttft, tpot/pace or e2e made slower) or removed;
 - headroom (`analysis.headroom_<promise>`: budget / realistic estimate - 1)
-  that shrank by more than `--regression-threshold` (a fraction of the old
-  headroom; default 0: any shrink), or that was positive and is now negative;
-- a verdict that got worse (met -> at-risk -> cannot-be-met);
+  that shrank by more than `--regression-threshold` (a share of the old
+  headroom; default 0.25, so +232 % -> +208 %, a shrink of 0.10, is no
+  finding; 0: any shrink), or that was positive and is now negative;
+- a verdict that got worse (met -> at-risk -> cannot-be-met), always, whatever
+  the threshold;
 - an owner removed.
 Each regression is one finding, at the promise (or budget) it concerns.
 A warning by default; an error with `--fail-on-regression`, except a headroom
@@ -23,7 +25,7 @@ see that change, and teams that want to may gate on it.
 ## Example
 ```text
 budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft promise loosened: 400 ms -> 600 ms
-budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft headroom shrank: +51% -> +12% (-76% of it)
+budgets/chat.yaml:19:13: BL505 warning: budget 'chat-reply': ttft headroom shrank: +51% -> +12% (-76% of it); still met
 ```
 
 ## Fix

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from budgetlint.files.calibration_file import Calibration, load_calibration  # noqa: F401 (the command's API)
+from budgetlint.files import fs
+from budgetlint.evaluate.calibration import load_calibration  # noqa: F401 (the command's API)
+from budgetlint.files.calibration_file import Calibration  # noqa: F401 (the command's API)
 
 
 class CalibrateError(Exception):
@@ -36,6 +38,13 @@ def bench_paths(paths: list[str]) -> list[Path]:
             out.extend(sorted(q for q in p.rglob("*") if q.is_file() and q.suffix in (".json", ".jsonl", ".txt")))
         elif p.is_file():
             out.append(p)
+        elif fs.exists(p):  # a FIFO, a device, a socket: there, but not a file to read (issue 24)
+            import os
+
+            from budgetlint.files.fs import file_kind
+
+            raise CalibrateError(f"{raw}: {file_kind(os.stat(p).st_mode)}, not a regular file; "
+                                 "name a benchmark result file or a folder of them")
         else:
             raise CalibrateError(f"{raw}: no such file or directory")
     return out
@@ -57,23 +66,25 @@ def _leave_one_out(observations: list, fit: Any, jobs: Optional[int]) -> list:
         return core.leave_one_out(observations, fit, mapper=pool.map)
 
 
+#: called with each long stage's words, then None when done (the CLI's progress line on a terminal)
+PROGRESS: Any = None
+
+
 def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, replicas: int = 1,
               weight_precision: str = "bf16", kv_precision: Optional[str] = None,
               engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
               today: Optional[_dt.date] = None, jobs: Optional[int] = None) -> CalibrateResult:
     from budgetlint.bench import read_benchmark
-    from budgetlint.evaluate.adapter import Skip, accelerator, model_shape
+    from budgetlint.evaluate.adapter import Skip, catalog_deployment
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
     from budgetlint.evaluate.load import engine_defaults
     from budgetlint.model.build import Sink
     from budgetlint.physics import calibration as core
-    from budgetlint.physics import precision
-    from budgetlint.physics.shapes import Deployment
     from budgetlint.run.check import _load_builtin_catalog
 
     catalog = _load_builtin_catalog(Sink())
-    md = catalog.models.get(model.lower())
-    hd = catalog.hardware.get(hardware.lower())
+    md = catalog.find(model, catalog.models)[0]  # names as budgets write them (h100-sxm5, ...-Instruct)
+    hd = catalog.find(hardware, catalog.hardware)[0]
     for name, entry, table in (("--model", md, catalog.models), ("--hardware", hd, catalog.hardware)):
         if entry is None:
             value = model if name == "--model" else hardware
@@ -82,9 +93,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
                                  + (f"; did you mean {hint!r}?" if hint else "")
                                  + " (`budgetlint catalog models` / `catalog hardware` list them)")
     try:
-        dep = Deployment(model=model_shape(md), accelerator=accelerator(hd), devices=devices,
-                         weight_bytes_per_param=precision.bytes_per_element(weight_precision),
-                         kv_bytes_per_elem=precision.bytes_per_element(kv_precision or "bf16"))
+        dep = catalog_deployment(md, hd, devices, weight_precision, kv_precision or "bf16")
     except (Skip, ValueError, KeyError) as exc:
         raise CalibrateError(f"cannot model {model} on {hardware}: {exc}") from None
     scheduler = engine_defaults(hd.memory_bytes, hd.name)
@@ -112,8 +121,14 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     if not observations:
         raise CalibrateError("no usable run in the benchmark files"
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
+    if PROGRESS is not None:
+        PROGRESS(f"fitting {len(observations)} runs")
     fit = core.fit(observations)
+    if PROGRESS is not None and loo:
+        PROGRESS(f"leave-one-out: {len(observations)} refits")
     held_out = _leave_one_out(observations, fit, jobs) if loo else []
+    if PROGRESS is not None:
+        PROGRESS(None)
     runs = []
     for i, (obs, ref) in enumerate(zip(observations, refs)):
         row: dict[str, Any] = {"file": ref.file, "run": ref.label, "engine": ref.engine,
@@ -188,9 +203,16 @@ def _round(v: float) -> float:
 
 
 def _version_key(v: str) -> tuple:
+    """Orders versions part by part, numbers as numbers: compared as digit strings by length
+    then text, never ``int()`` (a 5,000-digit part passed Python's limit on integer digits:
+    issue 24), so the cost stays linear in the version's length."""
     parts = []
     for p in v.lstrip("v").replace("-", ".").split("."):
-        parts.append((0, int(p), "") if p.isdigit() else (1, 0, p))
+        if p.isascii() and p.isdigit():
+            digits = p.lstrip("0") or "0"
+            parts.append((0, len(digits), digits, ""))
+        else:
+            parts.append((1, 0, "", p))
     return tuple(parts)
 
 

@@ -98,6 +98,10 @@ def evaluate_run(paths: list[str], options: Options | None = None, *, keep: bool
     return _run(paths, found, options, keep, read_all_first=True)
 
 
+#: called as ``PROGRESS(files_done, files_total)`` after each file's share of the report is in (the
+#: CLI's progress line on a terminal, cli_check.Progress); None: nothing is called
+PROGRESS: Any = None
+
 # a document that may define hardware, models or teams; a miss is caught (_LateDefinition)
 _DEFINES = re.compile(r"""kind['"]?\s*:\s*['"]?(?:hardware|models|teams)\b""")
 
@@ -165,6 +169,10 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days())
+    if options.simulate:
+        from budgetlint.evaluate.workbudget import WorkBudget
+
+        env.work = WorkBudget()  # made before any worker forks: they share its counter
     env.slo_export = options.slo_export
     if options.prometheus:
         from budgetlint.evaluate.prometheus_live import LiveSource
@@ -191,9 +199,14 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         config = Config()
     may_spill = not (options.base_ref or keep)  # the diff and explain need every budget at hand
 
+    done = 0
+
     def merge(file_findings: list[Finding], budgets: int, checked: _FileChecked | None,
               kept: list[Budget]) -> None:
-        nonlocal total
+        nonlocal total, done
+        if PROGRESS is not None:
+            done += 1
+            PROGRESS(done, len(found.files))
         if not budgets or checked is None:
             report.findings.extend(policy_findings(file_findings, config) if report.spilled else file_findings)
             return
@@ -240,7 +253,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     # 3. the run
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
                           unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)),
-                          paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner)
+                          paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner,
+                          first_path_is_file=bool(paths) and fs.is_file(Path(paths[0])))
     tail: list[Finding] = []
     for rule in run_rules:
         for f in rule.check_run(run_ctx):

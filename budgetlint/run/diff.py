@@ -30,9 +30,15 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
+from budgetlint.reporters._common import analysis_value, judged, judged_headroom, promise_rows
 from budgetlint.text import numbers
 
 RULE = "BL505"
+#: a still-met headroom that shrinks by less than this share of itself is no regression
+#: (``--regression-threshold`` unset): +232 % -> +208 % is a shrink of 0.10, noise of an edit
+#: that costs a little speed, not a review item. A shrink past it warns ("still met"); a
+#: worse verdict, a headroom that went below zero and a loosened promise are always flagged.
+DEFAULT_REGRESSION_THRESHOLD = 0.25
 
 #: promise key in BudgetResult.promises -> (promise name, True when larger is looser)
 PROMISE_KEYS: dict[str, tuple[str, bool]] = {
@@ -80,37 +86,88 @@ def resolve_ref(ref: str, root: Path) -> str:
         raise BaseRefError(f"unknown git ref {ref!r} (fetch it first, e.g. `git fetch origin {ref}`)") from None
 
 
+#: a base-tree blob larger than this is not read (issue 24: a 300 MB blob peaked at 638 MB):
+#: it becomes a sparse file of its size, which the readers refuse unread, as they would the
+#: file itself (YAML over files.fs's 10 MiB, benchmark files over bench.MAX_BENCH_BYTES)
+MAX_BLOB_BYTES = 64 * 1024 * 1024
+
+
 def extract(ref: str, root: Path, prefixes: list[str], dest: Path) -> int:
-    """Write the blobs under ``prefixes`` (repo-relative posix paths) at ``ref`` into ``dest``."""
-    listing = _git(["ls-tree", "-r", "-z", "--full-tree", ref], root)
-    wanted: list[tuple[str, str, str]] = []
+    """Write the blobs under ``prefixes`` (repo-relative posix paths) at ``ref`` into ``dest``.
+
+    Blobs are streamed one at a time from ``git cat-file --batch``; one larger than
+    :data:`MAX_BLOB_BYTES` (its size is in the ``ls-tree -l`` listing) is never read."""
+    listing = _git(["ls-tree", "-r", "-z", "-l", "--full-tree", ref], root)
+    wanted: list[tuple[str, str, int]] = []
     for entry in listing.split(b"\0"):
         if not entry:
             continue
         meta, _, raw_path = entry.partition(b"\t")
-        mode, kind, sha = meta.decode().split()
+        fields = meta.decode().split()
+        if len(fields) != 4:
+            continue
+        mode, kind, sha, size_text = fields
         path = raw_path.decode("utf-8", "surrogateescape")
         if kind != "blob" or mode not in ("100644", "100755"):
             continue  # symlinks and submodules are not followed
-        if any(path == p or path.startswith(p.rstrip("/") + "/") or p in ("", ".") for p in prefixes):
-            wanted.append((sha, path, mode))
-    if not wanted:
-        return 0
-    out = _git(["cat-file", "--batch"], root, input="".join(f"{sha}\n" for sha, _, _ in wanted).encode())
-    pos = 0
-    for sha, path, _ in wanted:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        size = int(header[2])
-        body = out[nl + 1:nl + 1 + size]
-        pos = nl + 1 + size + 1
         parts = PurePosixPath(path).parts
         if any(part in ("..", "") for part in parts) or PurePosixPath(path).is_absolute():
             continue
-        target = dest.joinpath(*parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(body)
+        if any(path == p or path.startswith(p.rstrip("/") + "/") or p in ("", ".") for p in prefixes):
+            wanted.append((sha, path, int(size_text) if size_text.isdigit() else 0))
+    if not wanted:
+        return 0
+    small = [(sha, path) for sha, path, size in wanted if size <= MAX_BLOB_BYTES]
+    for _sha, path, size in wanted:
+        if size > MAX_BLOB_BYTES:
+            target = dest.joinpath(*PurePosixPath(path).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                fh.truncate(size)  # sparse: no byte of the blob read or written
+    if small:
+        _stream_blobs(root, small, dest)
     return len(wanted)
+
+
+def _stream_blobs(root: Path, blobs: list[tuple[str, str]], dest: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_INDEX_FILE", "GIT_WORK_TREE")}
+    request = "".join(f"{sha}\n" for sha, _ in blobs).encode()
+    try:
+        proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=root, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    except FileNotFoundError:
+        raise BaseRefError("--base needs git, and git was not found on PATH") from None
+    import threading
+
+    def feed() -> None:
+        try:
+            proc.stdin.write(request)
+        finally:
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    try:
+        for _sha, path in blobs:
+            header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":
+                raise BaseRefError(f"git cat-file could not read {path} at the base ref")
+            size = int(header[2])
+            target = dest.joinpath(*PurePosixPath(path).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as fh:
+                left = size
+                while left:
+                    chunk = proc.stdout.read(min(left, 1 << 20))
+                    if not chunk:
+                        raise BaseRefError(f"git cat-file ended early reading {path}")
+                    fh.write(chunk)
+                    left -= len(chunk)
+            proc.stdout.read(1)  # the newline after each blob
+    finally:
+        proc.stdout.close()
+        proc.wait()
+        writer.join(timeout=5)
 
 
 @contextlib.contextmanager
@@ -202,14 +259,18 @@ def headroom_shrink(old: float, new: float) -> float:
 
 
 def compare(base: Report, head: Report, *, threshold: float = 0.0, ref: str = "",
-            commit: str | None = None) -> dict:
-    """The diff of two reports by budget name, as a plain (JSON-ready) dict."""
+            commit: str | None = None, threshold_set: bool = True) -> dict:
+    """The diff of two reports by budget name, as a plain (JSON-ready) dict.
+
+    ``threshold_set`` False: ``threshold`` is the default one, a line for what is
+    reported, never one that fails the check (``blocking``)."""
     old = {b.name: b for b in base.budgets}
     new = {b.name: b for b in head.budgets}
     diff: dict[str, Any] = {
         "base": ref,
         "base_commit": commit,
         "threshold": threshold,
+        "threshold_set": threshold_set,
         "added": [_where(new[n]) for n in sorted(new) if n not in old],
         "removed": [dict(_where(old[n]), owner=old[n].owner) for n in sorted(old) if n not in new],
         "changed": [],
@@ -217,7 +278,7 @@ def compare(base: Report, head: Report, *, threshold: float = 0.0, ref: str = ""
     }
     regressions = len(diff["removed"])
     for name in sorted(set(old) & set(new)):
-        entry = _compare_budget(old[name], new[name], threshold)
+        entry = _compare_budget(old[name], new[name], threshold, threshold_set)
         if entry is not None:
             regressions += sum(1 for kind in ("promises", "headroom", "verdicts") for x in entry[kind]
                                if x["regression"]) + (1 if entry["owner"] and entry["owner"]["regression"] else 0)
@@ -257,7 +318,7 @@ def _one_entry_per_number(headroom: list[dict]) -> list[dict]:
     return out
 
 
-def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict | None:
+def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float, threshold_set: bool = True) -> dict | None:
     promises = []
     for key, (name, larger_is_looser) in PROMISE_KEYS.items():
         x, y = _finite(a.promises.get(key)), _finite(b.promises.get(key))
@@ -284,9 +345,9 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
                          "shrink": shrink if math.isfinite(shrink) else None,
                          "regression": shrink > threshold or crossed,
                          # fails the check under --fail-on-regression: the promise is no longer met,
-                         # or the shrink passed a threshold the user set (0, the default, blocks nothing
-                         # that is still met: any edit that costs speed would otherwise fail)
-                         "blocking": crossed or (threshold > 0 and shrink > threshold),
+                         # or the shrink passed a threshold the user set (the default threshold, and
+                         # 0, block nothing that is still met: any edit that costs speed would fail)
+                         "blocking": crossed or (threshold_set and threshold > 0 and shrink > threshold),
                          "same_as": []})
     headroom = _one_entry_per_number(headroom)
     verdicts = []
@@ -298,13 +359,52 @@ def _compare_budget(a: BudgetResult, b: BudgetResult, threshold: float) -> dict 
         change = "worse" if rx is not None and ry is not None and ry > rx else (
             "better" if rx is not None and ry is not None else "changed")
         verdicts.append({"promise": p, "old": x, "new": y, "change": change, "regression": change == "worse"})
+    values = judged_changes(a, b)
     owner = None
     if (a.owner or None) != (b.owner or None):
         change = "removed" if not b.owner else ("added" if not a.owner else "changed")
         owner = {"old": a.owner, "new": b.owner, "change": change, "regression": change == "removed"}
-    if not (promises or headroom or verdicts or owner):
+    if not (promises or headroom or verdicts or owner or values):
         return None
-    return {**_where(b), "promises": promises, "headroom": headroom, "verdicts": verdicts, "owner": owner}
+    return {**_where(b), "promises": promises, "headroom": headroom, "verdicts": verdicts, "owner": owner,
+            "values": values}
+
+
+def judged_value(budget: BudgetResult, row: Any) -> float | None:
+    """The number a promise is judged on: the judgement's value (``budgets[].judgement``, on
+    its basis: measured, simulated, calibrated or the estimate); without a judgement, the
+    realistic estimate (``realistic_<key>``)."""
+    j = judged(budget, row)
+    value = j.get("value") if j else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return analysis_value(budget, "realistic", row)
+
+
+def _same(x: float | None, y: float | None) -> bool:
+    if x is None or y is None:
+        return x is y
+    return math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0)
+
+
+def judged_changes(a: BudgetResult, b: BudgetResult) -> list[dict]:
+    """Per promise in both: the judged value, verdict and headroom before and after, when
+    the value or the verdict changed (better or worse: the PR comment shows both)."""
+    before = {r.name: r for r in promise_rows(a)}
+    out = []
+    for row in promise_rows(b):
+        old_row = before.get(row.name)
+        if old_row is None:
+            continue
+        old, new = judged_value(a, old_row), judged_value(b, row)
+        if _same(old, new) and old_row.verdict == row.verdict:
+            continue
+        out.append({"promise": row.name, "unit": row.unit, "promised": row.value, "old": old, "new": new,
+                    "verdict_old": old_row.verdict, "verdict_new": row.verdict,
+                    "basis_old": judged(a, old_row).get("basis"), "basis_new": judged(b, row).get("basis"),
+                    "headroom_old": judged_headroom(a, old_row),
+                    "headroom_new": judged_headroom(b, row)})
+    return out
 
 
 # -- findings ----------------------------------------------------------------------------------
@@ -369,9 +469,11 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
 
 def attach_diff(report: Report, budgets: Any, options: Any, paths: list[str], run: Any) -> None:
     """Compare with ``options.base_ref``; set ``report.diff`` and add BL505 findings."""
-    threshold = float(options.regression_threshold or 0.0)
+    given = getattr(options, "regression_threshold", None)
+    threshold = DEFAULT_REGRESSION_THRESHOLD if given is None else float(given)
     base, commit = base_report(options.base_ref, paths, options, run)
-    diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit)
+    diff = compare(base, report, threshold=threshold, ref=options.base_ref, commit=commit,
+                   threshold_set=given is not None)
     report.diff = diff
     from budgetlint.rules import get_rule
 

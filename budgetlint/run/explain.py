@@ -8,14 +8,13 @@ then the verdict per promise and the levers that would fix a miss.
 
 from __future__ import annotations
 
-from budgetlint.text import numbers
-
 from typing import Any
 
 from budgetlint.findings import printable
 from budgetlint.model.units import format_headroom, format_percent, format_quantity
 from budgetlint.evaluate.roofline import lever_words
 from budgetlint.rules._messages import headroom
+from budgetlint.text import numbers
 
 
 # the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
@@ -266,7 +265,7 @@ def judgement_lines(evaluation: Any) -> list[str]:
     judgement = getattr(evaluation, "judgement", None) or {}
     if not judgement:
         return []
-    from budgetlint.judge import _fmt
+    from budgetlint.judge import fmt as _fmt
 
     out = ["", "  Judgement (what every output shows; precedence in docs/judgement.md)"]
     for name, j in judgement.items():

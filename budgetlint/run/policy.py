@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,8 @@ def _glob_matches(glob: str, file: str, base_dir: Path) -> bool:
     """Whether ``file`` matches a per-file-ignores ``glob``, with gitignore semantics.
 
     As in a ``.gitignore`` in the config file's folder (pathspec's
-    GitIgnoreSpec): ``*`` and ``?`` never cross ``/``; ``**`` spans folders,
+    GitIgnoreSpec's answers, matched without backtracking by
+    :mod:`.globmatch`): ``*`` and ``?`` never cross ``/``; ``**`` spans folders,
     including none (``budgets/**/a.yaml`` matches ``budgets/a.yaml``); a glob
     with a ``/`` is anchored at the config's folder, one without matches at
     any depth; a trailing ``/`` matches everything under a folder. A leading
@@ -78,17 +78,9 @@ def _glob_matches(glob: str, file: str, base_dir: Path) -> bool:
         relative = absolute.resolve().relative_to(base_dir.resolve()).as_posix()
     except (ValueError, OSError):
         relative = path.as_posix()  # outside the config's folder: the path as shown
-    return _spec(glob).match_file(relative)
+    from budgetlint.run.globmatch import matches
 
-
-@functools.lru_cache(maxsize=512)
-def _spec(glob: str) -> Any:
-    import pathspec
-
-    pattern = glob.strip()
-    while pattern.startswith("./"):
-        pattern = pattern[2:]
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
+    return matches(glob, relative)
 
 
 def _severity_for(finding: Finding, overrides: dict[str, Severity]) -> Severity:

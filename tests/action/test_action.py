@@ -216,7 +216,7 @@ def test_check_with_the_defaults(action: dict[str, Any], tmp_path: Path, fake_bu
     assert proc.returncode == 0, proc.stderr
     html = "./budgetlint-report/report.html"  # under $RUNNER_TEMP on a runner
     assert args == ["check", "--fail-on", "error", "--format", "github", "--output", "-",
-                    "--format", "html", f"--output={html}", "--", "budgets/"]
+                    "--format", "html", f"--output={html}", "--quiet", "--", "budgets/"]
     assert outputs == {"exit-code": "0", "html": html}
     assert (tmp_path / html).is_file()
 
@@ -243,6 +243,8 @@ def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_bud
         sarif="out/budgetlint.sarif",
         summary="false",
         html_report="false",
+        quiet="false",
+        comment="true",
         FAKE_RC="1",
     )
     assert proc.returncode == 0, proc.stderr  # the failing comes after the SARIF upload
@@ -252,6 +254,7 @@ def test_check_with_every_input(action: dict[str, Any], tmp_path: Path, fake_bud
         "--bench=bench/a.json", "--bench=bench/b.json",
         "--base=origin/main",
         "--format", "sarif", "--output=out/budgetlint.sarif",
+        "--format", "json", "--output=./budgetlint-report/report.json",
         "--no-summary",
         "--", "budgets/", "more/a.yaml", "third.yml",
     ]
@@ -271,7 +274,8 @@ def test_inputs_are_data_not_code(action: dict[str, Any], tmp_path: Path, fake_b
 
 
 @needs_bash
-@pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes"), ("html_report", "yes")])
+@pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes"), ("html_report", "yes"),
+                                             ("quiet", "1"), ("comment", "yes")])
 def test_bad_choices_fail_before_running(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path, name: str, value: str) -> None:
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, **{name: value})
     assert proc.returncode == 2
@@ -326,7 +330,8 @@ def test_install_spec(action: dict[str, Any], tmp_path: Path, fake_python: Path,
     proc, pip_args, outputs = _run_install(action, tmp_path, fake_python, version)
     assert proc.returncode == 0, proc.stderr
     assert pip_args[:2] == ["-m", "pip"] and pip_args[-1] == spec
-    assert outputs == {"bin": f"{tmp_path}/budgetlint-venv/bin/budgetlint"}
+    assert outputs == {"bin": f"{tmp_path}/budgetlint-venv/bin/budgetlint",
+                       "python": f"{tmp_path}/budgetlint-venv/bin/python"}
 
 
 @needs_bash
@@ -440,3 +445,49 @@ def test_the_summary_says_where_the_html_report_is(action: dict[str, Any], tmp_p
         assert f"[budgetlint-report]({url})" in text and "report.html" in text
     else:
         assert text == "## budgetlint\n"
+
+
+def test_the_pr_comment_is_opt_in_and_only_its_step_sees_the_token(action: dict[str, Any]) -> None:
+    """Issue 27: a sticky comment, opt-in (it needs pull-requests: write), posted by
+    budgetlint.run.pr_comment from the JSON report the check step wrote."""
+    assert action["inputs"]["comment"]["default"] == "false"
+    assert action["inputs"]["quiet"]["default"] == "true"  # no ::notice for met promises unless asked
+    assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    steps = action["runs"]["steps"]
+    with_token = [s.get("name") for s in steps if "inputs.github-token" in str(s.get("env", {}))]
+    assert with_token == ["Post the pull request comment"]
+    (step,) = [s for s in steps if s.get("name") == "Post the pull request comment"]
+    assert step["if"] == "${{ inputs.comment == 'true' && steps.check.outputs.json != '' }}"
+    assert "-m budgetlint.run.pr_comment --report \"$REPORT\"" in step["run"]
+    names = [s.get("name") for s in steps]
+    assert names.index("Post the pull request comment") < names.index("Fail on findings")  # a failing check comments too
+
+
+def test_docs_ask_for_pull_requests_write_only_with_the_comment() -> None:
+    text = (REPO_ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    assert "pull-requests: write # only for comment: true" in text
+    assert "pull-requests: write" not in (REPO_ROOT / ".github" / "workflows" / "budgets.yml").read_text(encoding="utf-8")
+
+
+def _yaml_blocks(path: Path) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_and_docs_give_the_same_workflow_permissions_and_hook_rev() -> None:
+    """Issue 27: the README's workflow lacked `actions: read`, the hook manifest said
+    `rev: v0.1.0` where the README said a commit SHA."""
+    import yaml
+
+    def job_permissions(path: Path) -> dict:
+        for block in _yaml_blocks(path):
+            doc = yaml.safe_load(block)
+            if isinstance(doc, dict) and "jobs" in doc:
+                return doc["jobs"]["budgetlint"]["permissions"]
+        raise AssertionError(f"{path.name}: no workflow")
+
+    readme, docs = REPO_ROOT / "README.md", REPO_ROOT / "docs" / "github-action.md"
+    assert job_permissions(readme) == job_permissions(docs)
+    revs = set()
+    for path in (readme, docs, REPO_ROOT / ".pre-commit-hooks.yaml"):
+        revs |= set(re.findall(r"^[#\s]*rev: (.*)$", path.read_text(encoding="utf-8"), re.M))
+    assert revs == {"<commit-sha> # vX.Y.Z"}

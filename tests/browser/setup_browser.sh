@@ -6,7 +6,6 @@
 #
 # A Chromium already on PATH (chromium, chromium-browser, google-chrome) or
 # named by $BUDGETLINT_CHROMIUM is reused. apt-get needs root (or sudo -n).
-# Also Mermaid (npm, into .venvs/mermaid) for the markdown chart's test.
 # Exits 0 when a Chromium runs headless afterwards, 1 otherwise (with why).
 set -uo pipefail
 
@@ -28,29 +27,6 @@ runs_headless() {
   [[ "$out" == *"<html"* ]]
 }
 
-REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-MERMAID_VERSION=11.17.2  # the Mermaid that draws the markdown's chart in the tests (GitHub renders with its own)
-MERMAID_DIR="$REPO/.venvs/mermaid"
-
-# Mermaid from npm, to render the markdown format's xychart in the browser test
-setup_mermaid() {
-  if [[ -f "$MERMAID_DIR/node_modules/mermaid/dist/mermaid.min.js" ]] && \
-     grep -q "\"version\": \"$MERMAID_VERSION\"" "$MERMAID_DIR/node_modules/mermaid/package.json"; then
-    echo "setup_browser: reusing mermaid $MERMAID_VERSION"
-    return 0
-  fi
-  if ! command -v npm >/dev/null; then
-    echo "setup_browser: cannot install mermaid: no npm" >&2
-    return 1
-  fi
-  mkdir -p "$MERMAID_DIR"
-  (cd "$MERMAID_DIR" && npm install --no-audit --no-fund --silent "mermaid@$MERMAID_VERSION") || {
-    echo "setup_browser: npm install mermaid@$MERMAID_VERSION failed" >&2
-    return 1
-  }
-  echo "setup_browser: installed mermaid $MERMAID_VERSION"
-}
-setup_mermaid || exit 1
 
 if browser="$(find_browser)"; then
   if runs_headless "$browser"; then

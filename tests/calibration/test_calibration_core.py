@@ -12,6 +12,11 @@ from budgetlint.physics import Accelerator, Deployment, Efficiency, ModelShape
 from budgetlint.physics import calibration as core
 from budgetlint.physics.step_cost import RooflineStepCost
 
+
+def _noisy(value: float, rng: random.Random, sigma: float) -> float:
+    """``value`` times a log-normal factor of spread ``sigma`` (synthetic runs)."""
+    return value * math.exp(rng.gauss(0.0, sigma))
+
 LLAMA1 = ModelShape(total_params=1.24e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
 LLAMA8 = ModelShape(total_params=8.03e9, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
                     head_dim=128)
@@ -78,7 +83,7 @@ def _synthetic(noise: float, seed: int = 7) -> list[core.Observation]:
         ob = core.Observation(deployment=dep, prompt_tokens=p, output_tokens=o, targets=placeholder,
                               concurrency=c, request_rate=rate, requests=requests, label=f"{n}x c{c} r{rate}")
         pred = core.predict(ob, TRUTH)
-        out.append(replace(ob, targets=tuple(core.Target(m, s, core.noisy(v, rng, noise))
+        out.append(replace(ob, targets=tuple(core.Target(m, s, _noisy(v, rng, noise))
                                              for (m, s), v in pred.items())))
     return out
 

@@ -106,6 +106,9 @@ class BatchingEngine(threading.Thread):
         self.pending: list[list[Any]] = []  # [prompt_tokens, tokens_left, queue]
         self.stopped = False
         self.iterations = 0
+        #: per iteration: (streams decoding, prompt tokens admitted, its length in s): the law's
+        #: arithmetic, readable without a clock (tests/clients/test_fake_server.py)
+        self.steps: list[tuple[int, int, float]] = []
 
     def submit(self, prompt_tokens: int, n: int) -> "queue.Queue[int]":
         q: "queue.Queue[int]" = queue.Queue()
@@ -137,6 +140,7 @@ class BatchingEngine(threading.Thread):
             step = (self.step_s + self.per_stream_s * len(active)
                     + self.per_prompt_token_s * sum(s[0] for s in new))
             boundary = start + step
+            self.steps.append((len(active), sum(s[0] for s in new), step))
             delay = boundary - time.monotonic()
             if delay > 0:
                 time.sleep(delay)

@@ -16,21 +16,40 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "budgetlint"
 
-#: lowest first; a module may import only its own layer and those before it
+#: lowest first, in docs/design.md's order (files -> model -> evaluate -> judge -> rules -> run
+#: -> reporters): a module may import only its own layer and those before it. An entry is a
+#: package or module and everything under it, except ``=name``: that module alone. There is no
+#: catch-all: a new top-level module or folder has no layer until it is placed here (and in
+#: docs/design.md), and ``test_every_module_has_a_layer`` fails until then.
 LAYERS: list[tuple[str, ...]] = [
-    ("budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.text"),  # the vocabulary every step shares
+    # the vocabulary every step shares: the package's own __init__, findings, the report, the
+    # on-disk list a big report spills into, and the words numbers become (text/)
+    ("=budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.spill", "budgetlint.text"),
     ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
     ("budgetlint.bench",),  # benchmark readers -> Measurement
     ("budgetlint.evaluate",),  # each budget evaluated once
-    ("budgetlint.judge",),  # one verdict per promise, on one basis
-    ("budgetlint.rules",),  # pure functions of (budget, evaluation)
-    ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
-    ("budgetlint.options",),  # flags over config file over defaults
+    ("budgetlint.judge",),  # the judgement: one verdict per promise, on one basis
+    ("budgetlint.rules",),  # pure functions of (budget, evaluation[, judgement], ctx)
+    ("budgetlint.options",),  # flags over config file over defaults (reads the rule registry)
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
-    ("budgetlint.cli", "budgetlint.__main__"),
+    ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
+    ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27)
 ]
+
+#: imports of the pure core (physics/, stats/) from outside it and evaluate/, each with why it is
+#: right (docs/design.md says the same); any other is a step doing the evaluation's work
+CORE_READERS = {
+    ("budgetlint.model.build", "budgetlint.physics.precision"):
+        "one table of precision names and their bytes, checked where the YAML names them (BL003)",
+    ("budgetlint.model.build", "budgetlint.physics.traffic"):
+        "whether a lognormal's mean and p95 can be one (one definition, checked at the YAML position)",
+    ("budgetlint.run.calibrate", "budgetlint.physics.calibration"):
+        "the calibrate command drives the core's fit and leave-one-out refits",
+    ("budgetlint.cli_check", "budgetlint.physics.default_efficiency"):
+        "check --show-settings prints the core's table of default efficiencies as it is",
+}
 
 
 def _module_name(path: Path) -> str:
@@ -41,11 +60,13 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _layer(module: str) -> int:
+def _layer(module: str, layers: list[tuple[str, ...]] = LAYERS) -> int:
     best, best_len = -1, -1
-    for i, prefixes in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_len:
+    for i, entries in enumerate(layers):
+        for entry in entries:
+            exact = entry.startswith("=")
+            prefix = entry.lstrip("=")
+            if (module == prefix or (not exact and module.startswith(prefix + "."))) and len(prefix) > best_len:
                 best, best_len = i, len(prefix)
     return best
 
@@ -79,6 +100,63 @@ def _graph() -> dict[str, list[tuple[str, int]]]:
 
 def test_every_module_has_a_layer() -> None:
     assert [m for m in _graph() if _layer(m) < 0] == []
+
+
+def test_a_new_top_level_module_or_folder_has_no_layer() -> None:
+    """The test of the test: nothing is placed by default (the old table's bare ``budgetlint``
+    prefix placed every new folder in the lowest layer)."""
+    for name in ("budgetlint.newstep", "budgetlint.newstep.part", "budgetlint.helpers", "budgetlint.textual"):
+        assert _layer(name) < 0, name
+    assert _layer("budgetlint") == 0 and _layer("budgetlint.text.numbers") == 0
+
+
+def test_a_new_top_level_module_fails_the_layer_test(tmp_path: Path) -> None:
+    """A module written outside the layers is reported by the same check the suite runs."""
+    pkg = tmp_path / "budgetlint"
+    (pkg / "text").mkdir(parents=True)
+    for rel in ("__init__.py", "findings.py", "text/__init__.py", "stray.py"):
+        (pkg / rel).write_text("", encoding="utf-8")
+    modules = {_module_name_under(p, tmp_path) for p in pkg.rglob("*.py")}
+    assert sorted(m for m in modules if _layer(m) < 0) == ["budgetlint.stray"]
+
+
+def _module_name_under(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_the_layers_are_the_diagrams_order() -> None:
+    """docs/design.md's pipeline, read left to right, is the table's order."""
+    order = [_layer(f"budgetlint.{step}") for step in ("files", "model", "evaluate", "judge", "rules", "run", "reporters")]
+    assert order == sorted(order) and len(set(order)) == len(order)
+    design = (PACKAGE.parent / "docs/design.md").read_text(encoding="utf-8")
+    diagram = design.split("```")[1]
+    at = [diagram.index(f"{step}/") for step in ("files", "model", "evaluate", "judge", "rules", "run", "reporters")]
+    assert at == sorted(at)
+
+
+def test_only_the_evaluation_reads_the_pure_core() -> None:
+    bad = []
+    for module, imports in _graph().items():
+        if module.startswith(("budgetlint.physics", "budgetlint.stats", "budgetlint.evaluate")):
+            continue
+        for target, line in imports:
+            if target.startswith(("budgetlint.physics", "budgetlint.stats")):
+                key = (module, target)
+                if key not in CORE_READERS:
+                    bad.append(f"{module}:{line} imports {target}")
+    assert bad == []
+
+
+def test_rules_read_no_files_and_compute_no_statistics() -> None:
+    """A rule is a pure function of (budget, evaluation, ctx): no file system, no benchmark
+    reading, no physics or statistics of its own (the evaluation computes the numbers)."""
+    banned = ("budgetlint.files.fs", "budgetlint.bench", "budgetlint.physics", "budgetlint.stats")
+    bad = [f"{m}:{line} imports {t}" for m, imports in _graph().items() if m.startswith("budgetlint.rules")
+           for t, line in imports if t.startswith(banned)]
+    assert bad == []
 
 
 def test_no_import_goes_up_the_pipeline() -> None:
@@ -133,6 +211,10 @@ def _all_modules() -> set[str]:
     ("budgetlint.run.check", "budgetlint.rules", True),
     ("budgetlint.model.build", "budgetlint.evaluate", False),
     ("budgetlint.bench.vllm", "budgetlint.model.units", True),
+    ("budgetlint.run.diff", "budgetlint.reporters._common", False),  # the diagram: reporters come last
+    ("budgetlint.rules.bl301_promise_cannot_be_met", "budgetlint.judge", True),
+    ("budgetlint.judge", "budgetlint.rules", False),
+    ("budgetlint.files.loader", "budgetlint.text.numbers", True),
 ])
 def test_the_layer_table_itself(module: str, target: str, expected: bool) -> None:
     """The checker is not vacuous: an upward import is recognised as one."""

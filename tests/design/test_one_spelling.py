@@ -103,6 +103,13 @@ def test_each_headroom_is_spelled_once(outputs) -> None:
     assert clashes == {}
 
 
+def test_a_tpot_reads_as_a_time(outputs) -> None:
+    """TPOT is a time per output token, written as a time ("38.8 ms") in every output."""
+    _, texts = outputs
+    # (the JSON report's data names units, "unit": "s/token"; its messages are in the others too)
+    assert {fmt for fmt, text in texts.items() if fmt != "json" and ("ms/token" in text or " s/token" in text)} == set()
+
+
 def test_the_check_finds_a_clash() -> None:
     """The test of the test: two spellings of one number are caught."""
     texts = {"text": "ttft 123 ms", "diff": "ttft 123.4 ms"}

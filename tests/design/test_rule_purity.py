@@ -46,6 +46,7 @@ def _without_findings(text: str) -> dict:
 
 def test_shuffled_rule_order_gives_a_byte_identical_report(in_repo: None, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = rules_pkg.checks()
+    _install_evaluated_once(monkeypatch)  # each run gets its own copy of one evaluation per budget
     base, _ = _report(monkeypatch, tuple(rules))
     assert '"rule": "BL303"' in base and '"levers"' in base  # the inputs exercise the physics rules
     for seed in range(3):
@@ -56,9 +57,36 @@ def test_shuffled_rule_order_gives_a_byte_identical_report(in_repo: None, monkey
     assert backwards == base
 
 
+def _install_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """``evaluate_budget`` answered from a first evaluation of each budget, deep-copied for every
+    run: each run sees a fresh evaluation, as if it had evaluated the budget itself (a rule that
+    changed one would change only its own run's copy), without the physics and evidence again."""
+    import copy
+    import copyreg
+    import types
+
+    from budgetlint import evaluate
+
+    real = evaluate.evaluate_budget
+    first: dict = {}
+    # frozen mappings (types.MappingProxyType) copy as the mapping they show
+    monkeypatch.setitem(copyreg.dispatch_table, types.MappingProxyType,
+                        lambda m: (types.MappingProxyType, (dict(m),)))
+
+    def evaluate_budget(budget, env):
+        key = (budget.name, str(budget.loc()))
+        if key not in first:
+            first[key] = real(budget, env)
+        return copy.deepcopy(first[key])
+
+    monkeypatch.setattr(evaluate, "evaluate_budget", evaluate_budget)
+    return first
+
+
 def test_each_rule_alone_gives_its_own_findings_and_the_same_numbers(
         in_repo: None, monkeypatch: pytest.MonkeyPatch) -> None:
     rules = rules_pkg.all_rules.__wrapped__()
+    first = _install_evaluated_once(monkeypatch)  # every run, the full one too, gets its own copy
     full_text, full = _report(monkeypatch, tuple(rules))
     for rule in rules:
         if rule.check is None and rule.check_run is None:
@@ -69,4 +97,5 @@ def test_each_rule_alone_gives_its_own_findings_and_the_same_numbers(
         # and the rule finds the same alone as among all the others
         mine = sorted((f for f in alone if f.rule == rule.code), key=lambda f: f.sort_key())
         assert mine == sorted((f for f in full if f.rule == rule.code), key=lambda f: f.sort_key()), rule.code
+    assert len(first) >= 10  # the single-rule runs did reuse the evaluations
     assert {f.rule for f in full} >= {"BL201", "BL202", "BL302", "BL303", "BL304", "BL306"}

@@ -48,7 +48,7 @@ def test_bl401_excludes_first_token_tpot_is_converted_with_n(tmp_path: Path) -> 
     native(tmp_path / "r.json", metrics={"tpot": metric("excludes_first_token", p95=50.25)})
     report = check(tmp_path)
     [f] = by_rule(report)["BL401"]
-    assert "measured 50 ms/token, promise 49 ms/token: 2% over" in f.message
+    assert "measured 50 ms, promise 49 ms: 2% over" in f.message
     assert "x (N - 1) / N, N = 200 (from the file)" in f.message
     assert report.budgets[0].analysis["measured_tpot_s"] == pytest.approx(0.05025 * 199 / 200)
     assert report.budgets[0].analysis["measured_pace_token_per_s"] == pytest.approx(200 / (0.05025 * 199))

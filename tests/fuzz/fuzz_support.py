@@ -146,7 +146,12 @@ def inline_refs(node: Any, here: str, depth: int = 0) -> Any:
 
 
 def inlined_schema(name: str) -> dict:
-    return inline_refs(load_schema(name), name)
+    """One kind's document schema, inlined (budgets.schema.json's root dispatches on ``kind`` to
+    every kind; its budgets document is ``$defs/document``)."""
+    schema = load_schema(name)
+    if name == "budgets.schema.json":
+        schema = schema["$defs"]["document"]
+    return inline_refs(schema, name)
 
 
 def _typed(schema: dict) -> list[str]:

@@ -330,3 +330,26 @@ def test_closed_loop_does_not_contradict_itself(tmp_path: Path) -> None:
     assert load["goodput_request_per_s"] == pytest.approx(load["slo_attainment"] * load["throughput_request_per_s"])
     # the flat E2E beside the simulated one says what it leaves out
     assert "idle system" in b["judgement"]["e2e"]["words"] and b["judgement"]["e2e"]["basis"] == "simulated"
+
+
+def test_pr_diff_compares_the_judged_headroom() -> None:
+    """BL505 reads the judgement: a linked run whose measured p95 went 400 -> 480 ms against 500 ms is a
+    headroom 500/400 - 1 = +25 % -> 500/480 - 1 = +4.2 %, though the flat estimate (and its +1000 %) did
+    not move. Before issue 23 the diff compared only ``analysis.headroom_ttft``: no change."""
+    from budgetlint.report import BudgetResult, Report
+    from budgetlint.run.diff import compare
+
+    def row(measured: float) -> BudgetResult:
+        return BudgetResult(name="chat", file="b.yaml", line=4, owner="@a/b", percentile="p95",
+                            promises={"ttft_s": 0.5}, analysis={"headroom_ttft": 10.0},
+                            verdicts={"ttft": "met"},
+                            judgement={"ttft": {"verdict": "met", "basis": "measured", "value": measured, "unit": "s",
+                                                "headroom": 0.5 / measured - 1, "interval": None,
+                                                "considered": {"estimate": 0.5 / 11}}})
+
+    diff = compare(Report(budgets=[row(0.400)]), Report(budgets=[row(0.480)]), threshold=0.5)
+    (entry,) = diff["changed"]
+    (h,) = entry["headroom"]
+    assert h["promise"] == "ttft"
+    assert h["old"] == pytest.approx(0.25) and h["new"] == pytest.approx(0.5 / 0.48 - 1)
+    assert h["regression"]  # (0.25 - 0.0417) / 0.25 = 83 % of it gone, over the 50 % threshold

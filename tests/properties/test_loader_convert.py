@@ -19,7 +19,7 @@ from budgetlint.files.loader import load_text, unpack
 #: plain scalars of every implicit type the short paths touch, and their neighbours that must not take them
 PLAIN = ["0", "7", "017", "09", "0o17", "0x1f", "0b101", "1_000", "+12", "-12", "-0", "123456789012345678",
          "1:30", "0.5", "5.", ".5", "-0.0", "+0.5", "1.5e3", "1.0e+3", "6.8523015e+5", "1_0.5", "190:20:30.15",
-         ".inf", "-.Inf", ".nan", "true", "no", "null", "~", "bf16", "p95", "400 ms", "12ab", "٣", "0.5.1",
+         "true", "no", "null", "~", "bf16", "p95", "400 ms", "12ab", "٣", "0.5.1",
          "1e3", "1__2", "2026-12-31x"]
 KEYS = ["a", "b", "name", "1", "0.5", "null", "k-1", "x y"]  # no two equal once read (1 == True)
 
@@ -77,3 +77,13 @@ def test_values_and_positions_are_pyyamls(doc: dict, flow: bool) -> None:
     _marks(yaml.compose(text, Loader=yaml.CSafeLoader), (), values, keys)
     assert {p: unpack(v) for p, v in loaded.positions.items()} == values, text
     assert {p: unpack(v) for p, v in loaded.key_positions.items()} == keys, text
+
+
+def test_nan_and_infinity_are_refused_where_they_stand() -> None:
+    """Not PyYAML's values (issue 24): NaN passes every ``minimum`` and switches the physics off,
+    so the loader reads ``.nan``, ``.inf`` and ``-.Inf`` as text with a BL003 at their position."""
+    result = load_text("a: .nan\nb: [1, -.Inf]\nc: .inf\nd: 1.5\n", "t.yaml")
+    [doc] = result.documents
+    assert doc.data == {"a": ".nan", "b": [1, "-.Inf"], "c": ".inf", "d": 1.5}
+    assert [(f.rule, f.location.line, f.location.column) for f in result.findings] == [
+        ("BL003", 1, 4), ("BL003", 2, 8), ("BL003", 3, 4)]

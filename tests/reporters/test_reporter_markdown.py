@@ -16,13 +16,17 @@ def _split_row(line: str) -> list[str]:
 
 
 def _table(out: str, header_first: str) -> list[list[str]]:
+    """The rows of every table whose header starts with ``header_first``, in order
+    (the budget rows are two tables: the promises not met, then the met ones folded)."""
     lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header_first} |"))
     rows = []
-    for line in lines[start + 2 :]:
-        if not line.startswith("|"):
-            break
-        rows.append(_split_row(line))
+    starts = [i for i, line in enumerate(lines) if line.startswith(f"| {header_first} |")]
+    assert starts, f"no table {header_first!r}"
+    for start in starts:
+        for line in lines[start + 2 :]:
+            if not line.startswith("|"):
+                break
+            rows.append(_split_row(line))
     return rows
 
 
@@ -97,7 +101,7 @@ def test_many_budgets_are_truncated_too() -> None:
     findings = [Finding("BL003", Severity.ERROR, "x", Location("a.yaml", 1, 1))]
     out = markdown.render(Report(files=["a.yaml"], budgets=budgets, findings=findings), limit=20_000)
     assert len(out.encode("utf-8")) <= 20_000
-    assert "more budget rows and 1 findings are not shown" in out
+    assert "more budget rows are not shown" in out
 
 
 def test_pace_folds_into_tpot_and_verdict_only_promises_find_their_numbers() -> None:
@@ -108,8 +112,9 @@ def test_pace_folds_into_tpot_and_verdict_only_promises_find_their_numbers() -> 
         verdicts={"ttft": "met", "tpot": "at-risk", "memory": "met"},
     )
     rows = _table(markdown.render(Report(files=["a.yaml"], budgets=[b])), "Budget")
-    assert [r[1] for r in rows] == ["ttft 400 ms", "tpot 40 ms (25 token/s)", "memory"]
-    assert rows[1][3] == "6.16 ms" and rows[1][8] == "⚠️ at risk"
+    # the at-risk row first (what fails first), then the met ones in file order
+    assert [r[1] for r in rows] == ["tpot 40 ms (25 token/s)", "ttft 400 ms", "memory"]
+    assert rows[0][3] == "6.16 ms" and rows[0][8] == "⚠️ at risk"
     assert rows[2][3] == "21 GB" and rows[2][6] == "+280%"
 
 
@@ -117,3 +122,26 @@ def test_pace_with_its_own_verdict_keeps_its_row() -> None:
     b = BudgetResult("s", "a.yaml", 1, None, None, promises={"pace_token_per_s": 20.0}, verdicts={"pace": "met"})
     rows = _table(markdown.render(Report(budgets=[b])), "Budget")
     assert [r[1] for r in rows] == ["pace 20 token/s"]
+
+
+def test_failures_first_and_met_rows_folded(report: Report) -> None:
+    """Issue 27: the findings came last, under every met row. Now: the heading, the
+    findings (errors first), the promises not met (worst first), then the met ones in
+    <details>."""
+    out = markdown.render(report)
+    findings, failing = out.index("### Findings"), out.index("### Promises not met")
+    details = out.index("<details><summary>")
+    assert findings < failing < details
+    assert out.index("</details>") > details
+    verdicts = [r[8] for r in _table(out, "Budget")]
+    assert verdicts == sorted(verdicts, key=["❌ cannot be met", "⚠️ at risk", "❔ unknown", "✅ met"].index)
+    met = out[details:out.index("</details>")]
+    assert "✅ met" in met and "❌" not in met and "⚠️" not in met
+    assert "<summary>2 promises met</summary>" in out
+    assert "mermaid" not in out  # the chart that drew -34.5 % as a short positive bar is gone
+
+
+def test_all_met_is_all_folded() -> None:
+    b = BudgetResult("chat", "a.yaml", 1, "@o", "p95", promises={"ttft_s": 0.4}, verdicts={"ttft": "met"})
+    out = markdown.render(Report(files=["a.yaml"], budgets=[b]))
+    assert "Promises not met" not in out and "<summary>1 promise met</summary>" in out

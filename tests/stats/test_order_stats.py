@@ -171,3 +171,22 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         os_.quantile_ranks(10, 0.5, 1.5)
     assert os_.quantile_ranks(0, 0.5) == (0, 1, 1.0)
+
+
+def test_interval_of_ten_samples_by_hand() -> None:
+    """Binomial(10, 1/2) by hand: F(0) = 1/1024, F(1) = 11/1024, F(2) = 56/1024.
+
+    At 90 % (tails of 0.05): r = 2 (F(1) = 0.0107 <= 0.05 < F(2) = 0.0547), s = 9 by symmetry,
+    coverage F(8) - F(1) = 1 - 2 x 11/1024. At 99 % (tails of 0.005): r = 1 (F(0) = 0.00098),
+    s = 10, coverage 1 - 2/1024: the lowest and highest sample bound it (rank 1 is a bound).
+    """
+    xs = [float(i) for i in range(10, 0, -1)]  # 10..1 s
+    iv90 = os_.interval(xs, 0.5, 0.90)
+    assert (iv90.lower_rank, iv90.upper_rank, iv90.lower, iv90.upper) == (2, 9, 2.0, 9.0)
+    assert iv90.confidence == 0.90
+    assert iv90.coverage == pytest.approx(1 - 22 / 1024, abs=1e-12)
+    iv99 = os_.interval(xs, 0.5, 0.99)
+    assert (iv99.lower_rank, iv99.upper_rank, iv99.lower, iv99.upper) == (1, 10, 1.0, 10.0)
+    assert iv99.coverage == pytest.approx(1 - 2 / 1024, abs=1e-12)
+    r = os_.ranks_interval(10, 0.5, 0.99)
+    assert (r.lower_rank, r.upper_rank, r.confidence) == (1, 10, 0.99)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Mutation testing (issue 22): mutmut over a part of the pure core or the verdict code, run
+# against that part's own fast tests, in a scratch copy of the repository.
+#
+#   benchmarks/mutation.sh stats      # budgetlint/stats/*            vs tests/stats
+#   benchmarks/mutation.sh roofline   # budgetlint/evaluate/roofline.py vs tests/evaluate
+#   benchmarks/mutation.sh physics    # budgetlint/physics/*          vs tests/physics (long)
+#
+# mutmut is test-only: it lives in its own virtual environment (benchmarks/.venv-mutmut, with
+# the runtime dependencies but not budgetlint itself, so the mutated copy is what is imported).
+# The work happens in benchmarks/.mutation-work/<target> (ignored by git); the score and every
+# surviving mutant are printed at the end. MUTMUT_CHILDREN (default 2) workers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${1:-stats}"
+case "$target" in
+  stats) only='"budgetlint/stats/*"'; tests='"tests/stats"' ;;
+  roofline) only='"budgetlint/evaluate/roofline.py"'; tests='"tests/evaluate"' ;;
+  physics) only='"budgetlint/physics/*"'; tests='"tests/physics"' ;;
+  *) echo "usage: $0 stats|roofline|physics" >&2; exit 2 ;;
+esac
+venv=benchmarks/.venv-mutmut
+if [[ ! -x "$venv/bin/mutmut" ]]; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "mutmut==3.8.1" pytest hypothesis pyyaml jsonschema click pint pathspec
+fi
+work="benchmarks/.mutation-work/$target"
+rm -rf "$work"
+mkdir -p "$work"
+cp -r budgetlint tests schemas pyproject.toml "$work/"
+[[ -d docs ]] && cp -r docs "$work/"
+find "$work" -name __pycache__ -prune -exec rm -rf {} +
+cat >> "$work/pyproject.toml" <<TOML
+
+[tool.mutmut]
+source_paths = ["budgetlint"]
+only_mutate = [$only]
+pytest_add_cli_args_test_selection = [$tests]
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]
+TOML
+cd "$work"
+# ../shared beside the work copy, as beside the checkout
+[[ -e ../shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" ../shared; } || true
+start=$(date +%s)
+"../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" || true
+echo "mutmut ran $(( $(date +%s) - start )) s over $only against $tests"
+"../../.venv-mutmut/bin/mutmut" results --all true > results.txt || true
+python3 - <<'PY'
+import re
+lines = [l.strip() for l in open("results.txt") if ":" in l]
+status = [l.rsplit(":", 1)[1].strip() for l in lines]
+killed = sum(s in ("killed",) for s in status)
+survived = [l for l in lines if l.endswith("survived")]
+other = {s: status.count(s) for s in set(status) if s not in ("killed", "survived")}
+total = killed + len(survived)
+print(f"score: {killed}/{total} killed = {100 * killed / max(total, 1):.1f}% (not counted: {other})")
+print("surviving mutants:")
+for l in survived:
+    print("  " + l)
+PY

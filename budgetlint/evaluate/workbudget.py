@@ -1,0 +1,62 @@
+"""The run's work budget for the load simulation (issue 24).
+
+One budget may run eight simulations of up to 500,000 events each
+(:data:`~budgetlint.physics.serving_sim.MAX_EVENTS`), and a repository may
+hold hundreds of budgets with distinct traffic: without a bound on the run,
+ten crafted budgets took 219 s and 200 ordinary ones 126 s. A
+:class:`WorkBudget` caps the scheduler events of a whole run, shared by every
+budget and every ``--jobs`` worker: the counter lives in shared memory made
+before the workers fork, so they draw on one total. The simulator calls it
+every 1,024 events (:func:`~budgetlint.physics.serving_sim.run`'s
+``allowance``); once the total is spent, the simulation in progress stops
+and every budget still to be simulated is skipped with BL309, which names it
+and says why. The flat estimate still judges those budgets.
+
+Under ``--jobs`` the budgets that are simulated before the cap is reached
+depend on the workers' pace, so a run that reaches the cap may differ from
+the one-process run in which budgets it names; below the cap the reports are
+identical (the cap only counts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: scheduler events one run may simulate, over every budget and worker: 8-19 us of CPU an
+#: event (the crafted and the ordinary repositories of benchmarks/bench_work_budget.py), so
+#: 19-48 s of CPU at most (docs/limits.md has the measured figures)
+RUN_EVENTS = 2_500_000
+
+
+class WorkBudget:
+    """A shared count of the events a run may still simulate."""
+
+    def __init__(self, events: int | None = None) -> None:
+        self.events = int(RUN_EVENTS if events is None else events)
+        self._left: Any = None
+        self._local = self.events
+        try:
+            import multiprocessing
+
+            self._left = multiprocessing.get_context("fork").Value("q", self.events)
+        except (ImportError, OSError, ValueError):  # no shared memory: this process alone
+            self._left = None
+
+    def take(self, n: int) -> bool:
+        """Spend ``n`` events; False once the run's total is spent (and from then on)."""
+        if self._left is None:
+            self._local -= n
+            return self._local >= 0
+        with self._left.get_lock():
+            self._left.value -= n
+            return self._left.value >= 0
+
+    @property
+    def spent(self) -> bool:
+        left = self._local if self._left is None else self._left.value
+        return left <= 0
+
+    def why(self) -> str:
+        return (f"the run's simulation work budget ({self.events:,} scheduler events over every budget, "
+                f"docs/limits.md) was spent before this budget's simulation finished; it was not simulated "
+                f"(fewer budgets with distinct traffic, or `--no-simulate`, or check it alone)")

@@ -1,0 +1,252 @@
+"""Issue 24: no input stops the gate (the crashes, stalls and silent passes found from outside).
+
+Each case runs the CLI in a bounded child process (hardening_bounds: 10 s and
+200 MiB of address space) and requires exit 0, 1 or 2, no traceback, and a
+finding naming the file. Each failed on the code before this issue (exit 3,
+a hang or MemoryError), as the test names say; docs/limits.md has the
+before/after figures (benchmarks/hostile_figures.py, benchmarks/bench_work_budget.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from hardening_bounds import VLLM_RUN, assert_bounded, run_bounded
+
+LOAD_BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {{prompt_tokens: 1000, output_tokens: 200, arrival_rate: {rate} request/s}}
+    promise: {{ttft: 1 s, tpot: 60 ms}}
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm}}
+"""
+
+
+@pytest.mark.parametrize("rate", ["5e-324", "1e-310", "1e-300"])
+def test_a_tiny_arrival_rate_is_bl309_not_a_stalled_simulation(tmp_path: Path, rate: str) -> None:
+    # was: exit 3, RuntimeError: simulation stalled (the first gap, 1 / 5e-324, is infinite)
+    (tmp_path / "b.yaml").write_text(LOAD_BUDGET.format(rate=rate))
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0,), rule="BL309")
+    assert "below 0.000001 request/s" in run.output
+
+
+def test_max_concurrency_1e308_is_no_zero_division(tmp_path: Path) -> None:
+    # was: exit 3, ZeroDivisionError in evaluate/evidence.py _faster (a bound at 1e308 sequences
+    # has a zero aggregate throughput); a run of 3 requests has at most 3 in flight
+    run_json = dict(VLLM_RUN, max_concurrency=1e308, output_throughput=1e6)
+    (tmp_path / "run.json").write_text(json.dumps(run_json))
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+        "    workload: {prompt_tokens: 10, output_tokens: 4, concurrency: 4}\n    promise: {ttft: 1 s}\n"
+        "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n    bench: [run.json]\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    # the throughput is still judged against the bound at the run's 3 requests in flight
+    assert "BL403" in run.output and "3 sequences x the bound pace" in run.output
+
+
+def test_a_backtracking_glob_in_per_file_ignores_does_not_hang(tmp_path: Path) -> None:
+    # was: killed at the time limit (pathspec's regex backtracks: 13 characters, 6 stars)
+    folder = tmp_path / ("a" * 200) / ("a" * 200)
+    folder.mkdir(parents=True)
+    (folder / "b.yaml").write_text(Path(__file__).resolve().parents[2].joinpath("budgets", "chat.yaml").read_text())
+    (tmp_path / "budgetlint.toml").write_text('[per-file-ignores]\n"*a*a*a*a*a*a*a*a*ab" = ["BL104"]\n')
+    run = run_bounded("check", ".", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    assert "BL104" in run.output  # the glob does not match (no name ends in "b"): nothing ignored
+
+
+def test_calibrate_with_a_5000_digit_engine_version(tmp_path: Path) -> None:
+    # was: exit 3, ValueError: Exceeds the limit (4300 digits) for integer string conversion
+    ms = []
+    for i, (c, ttft, tpot) in enumerate([(1, 0.060, 0.0110), (8, 0.075, 0.0122), (32, 0.140, 0.0165)]):
+        ms.append({"source": "runs.json", "format": "native", "label": f"run {i + 1}",
+                   "conditions": {"concurrency": {"value": c, "provenance": "read"},
+                                  "prompt_tokens": {"value": 1000.0, "provenance": "read"},
+                                  "output_tokens": {"value": 200.0, "provenance": "read"}},
+                   "metrics": {"ttft": {"unit": "s", "definition": "first_token", "method": "reported",
+                                        "percentiles": {"p50": ttft}, "count": 500},
+                               "tpot": {"unit": "s", "definition": "budgetlint", "method": "reported",
+                                        "percentiles": {"p50": tpot}, "count": 500}},
+                   "provenance": {"engine": "vllm", "engine_version": ["0.11.0", "1" * 5000, "0.9"][i],
+                                  "date": "2026-10-01T12:00:00"}})
+    (tmp_path / "runs.json").write_text(json.dumps({"kind": "budgetlint-benchmark", "version": 1,
+                                                    "measurements": ms}))
+    run = run_bounded("calibrate", "runs.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm",
+                      "--no-loo", "-o", "cal.yaml", cwd=tmp_path)
+    assert_bounded(run, names="cal.yaml", codes=(0,))
+    assert ("1" * 5000) in (tmp_path / "cal.yaml").read_text()  # the newest version, by number
+
+
+def test_margin_warning_of_4000_nines_is_bl501(tmp_path: Path) -> None:
+    # was: exit 3, OverflowError: int too large to convert to float (options/config_file.py _fraction)
+    (tmp_path / "b.yaml").write_text(Path(__file__).resolve().parents[2].joinpath("budgets", "chat.yaml").read_text())
+    (tmp_path / "budgetlint.toml").write_text("margin-warning = " + "9" * 4000 + "\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="budgetlint.toml", codes=(1,), rule="BL501", line=1)
+    assert "an integer of about 4,00" in run.output and "9999999999" not in run.output
+
+
+#: in the child: the spill's temporary file is /dev/full (every write: ENOSPC), and the
+#: spill starts at the first budget, so a 30-budget run writes the whole report through it
+_FULL_DISK = (
+    "import tempfile, budgetlint.run.check as c\n"
+    "c.SPILL_AFTER_BUDGETS = 1\n"
+    "def full(*a, buffering=-1, **k):\n"
+    "    return open('/dev/full', 'r+b', buffering=buffering)\n"
+    "tempfile.TemporaryFile = full\n"
+)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_the_spill_on_a_full_disk_keeps_the_report(tmp_path: Path) -> None:
+    # was: exit 3, OSError: No space left on device, and an empty report: the buffered write
+    # "succeeded" and the flush failed later, at a seek, outside the fallback
+    budgets = "".join(f"  - name: b{i}\n    owner: \"@acme/chat\"\n    promise: {{ttft: 1 s}}\n" for i in range(30))
+    (tmp_path / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets:\n" + budgets)
+    site = Path(tempfile.mkdtemp())
+    (site / "sitecustomize.py").write_text(_FULL_DISK)
+    run = run_bounded("check", "b.yaml", "--format", "json", "--jobs", "1", cwd=tmp_path,
+                      env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    report = json.loads(run.stdout)
+    assert len(report["budgets"]) == 30  # every row came back, from memory
+
+
+def test_the_pre_commit_hook_passes_file_names_after_a_double_dash(tmp_path: Path) -> None:
+    # was: a committed `-obudgets.yaml` became `-o budgets.yaml`: the report overwrote budgets.yaml
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    (hook,) = [h for h in yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "budgetlint"]
+    assert hook["args"][-1] == "--"
+    original = (root / "budgets" / "chat.yaml").read_text()
+    (tmp_path / "budgets.yaml").write_text(original)
+    (tmp_path / "-obudgets.yaml").write_text(original.replace("chat-reply", "chat-reply-2"))
+    argv = hook["entry"].split()[1:] + ["--no-summary"] + hook["args"] + ["-obudgets.yaml"]
+    run = run_bounded(*argv, cwd=tmp_path)
+    assert_bounded(run, names="", codes=(0, 1))
+    assert (tmp_path / "budgets.yaml").read_text() == original  # not overwritten by the report
+
+
+def test_segment_names_render_as_text_in_markdown_and_the_job_summary(tmp_path: Path) -> None:
+    # was: reporters/markdown.py passed "segment:<name>" to cell(): an image loaded, a link rendered
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+        "    workload: {prompt_tokens: 1000, output_tokens: 100, concurrency: 1}\n"
+        "    promise: {ttft: 1 s, e2e: 10 s}\n"
+        "    segments:\n"
+        "      - {name: \"![x](https://tracker.example/p.png)\", kind: queue, allowance: 100 ms}\n"
+        "      - {name: \"[click](https://evil.example)\", kind: prefill, allowance: 300 ms}\n"
+        "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+    summary = tmp_path / "summary.md"
+    run = run_bounded("check", "b.yaml", "--format", "markdown", cwd=tmp_path,
+                      env={"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    for out in (run.stdout, summary.read_text() if summary.exists() else run.stdout):
+        assert "tracker" in out  # the segment row is there ...
+        # ... as text: every bracket escaped (no image, no link), the scheme an entity (no autolink)
+        for line in (ln for ln in out.splitlines() if "tracker" in ln or "evil" in ln):
+            assert not re.search(r"(?<!\\)[\[\]]", line), line
+            assert "https://" not in line, line
+
+
+NAN_BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    workload: {{prompt_tokens: 2000, output_tokens: 600, concurrency: 32}}
+    promise: {{ttft: 10 ms, tpot: 1 ms, e2e: 1 s}}
+    deployment:
+      model: llama-3.1-70b
+      hardware: h100-sxm
+      devices: 2
+      {field}
+"""
+
+
+@pytest.mark.parametrize("field,line", [
+    ("efficiency: {bandwidth: .nan}", 12), ("collective_overhead: .nan", 12),
+    ("memory_usable_fraction: .nan", 12), ("speculative: {accepted_tokens_per_pass: .inf}", 12),
+    ("memory_overhead: -.inf", 12)])
+def test_nan_and_infinity_in_a_bounded_number_are_errors_at_their_line(tmp_path: Path, field: str, line: int) -> None:
+    # was: exit 0 with one BL306 warning (NaN passes `minimum`, and switched the physics off)
+    (tmp_path / "b.yaml").write_text(NAN_BUDGET.format(field=field))
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(1,), rule="BL003", line=line)
+    assert "expected a finite number" in run.output
+
+
+def test_a_nan_calibration_band_is_bl310_not_met(tmp_path: Path) -> None:
+    # was: the NaN band compared false everywhere: "at risk" became "met"
+    import shutil
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "bl311_calibration_stale"
+    shutil.copytree(case, tmp_path / "case")
+    cal = tmp_path / "case" / "cal.yaml"
+    cal.write_text(cal.read_text().replace("ttft: {median: 0.06, max: 0.12", "ttft: {median: .nan, max: .nan"))
+    run = run_bounded("check", "budgets.yaml", "teams.yaml", cwd=tmp_path / "case")
+    assert_bounded(run, names="cal.yaml", codes=(1,), rule="BL310", line=22)
+
+
+def test_from_bench_lengths_cost_memory_per_file_not_per_budget(tmp_path: Path) -> None:
+    # was: every budget naming the file copied its lengths (and the simulator's distribution
+    # copied them again): 20 budgets on one 54 MB file took 188 s and 2.25 GB
+    n = 150_000
+    detailed = dict(VLLM_RUN, num_prompts=n, completed=n, input_lens=[1000 + i % 977 for i in range(n)],
+                    output_lens=[100 + i % 313 for i in range(n)])
+    (tmp_path / "lens.json").write_text(json.dumps(detailed))
+    budgets = "".join(
+        f"  - name: b{i}\n    owner: \"@acme/chat\"\n"
+        f"    workload: {{prompt_tokens: {{from_bench: lens.json}}, output_tokens: {{from_bench: lens.json}}, "
+        f"concurrency: 4}}\n"
+        f"    promise: {{ttft: 1 s}}\n    deployment: {{model: llama-3.1-8b, hardware: h100-sxm}}\n"
+        for i in range(40))
+    (tmp_path / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets:\n" + budgets)
+    run = run_bounded("check", "b.yaml", "--jobs", "1", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(0, 1))
+    assert "BL406" not in run.output  # the lengths were read, for every budget
+    # (the code before: killed at the 10 s bound, copying and printing 300,000 lengths per budget)
+
+
+
+def test_base_never_reads_a_blob_past_the_size_limit(tmp_path: Path) -> None:
+    # was: `git cat-file --batch` read every base blob whole, into one bytes object, before any
+    # size limit (a 300 MB blob: 638 MB peak); an 80 MiB blob now becomes a sparse file unread
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = Path(__file__).resolve().parents[2]
+    budgets = tmp_path / "budgets"
+    budgets.mkdir()
+    (budgets / "chat.yaml").write_text((root / "budgets" / "chat.yaml").read_text())
+    with open(budgets / "big.json", "wb") as fh:
+        fh.truncate(80 * 1024 * 1024)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "core.bigFileThreshold=1m"]
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run(git + args, cwd=tmp_path, check=True, capture_output=True)
+    (budgets / "big.json").unlink()
+    run = run_bounded("check", "budgets", "--base", "HEAD", cwd=tmp_path)
+    assert_bounded(run, names="chat.yaml", codes=(0, 1))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs mkfifo")
+def test_a_fifo_on_calibrates_command_line_is_named_as_one(tmp_path: Path) -> None:
+    # was: "no such file or directory" for a path that exists
+    os.mkfifo(tmp_path / "pipe.json")
+    run = run_bounded("calibrate", "pipe.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", cwd=tmp_path)
+    assert_bounded(run, names="pipe.json", codes=(2,))
+    assert "named pipe" in run.output and "no such file" not in run.output
