@@ -269,8 +269,8 @@ def _production(ev: Any, name: str) -> Optional[Candidate]:
     if not math.isfinite(r.quantile_s):
         return None
     share = (f"{r.share_low:.2%}" if r.exact else f"{r.share_low:.2%} .. {r.share_high:.2%}")
-    words = (f"production {_pct(ev)} {_LABEL[name]} {_fmt(r.quantile_s, _unit(name))} (bucket "
-             f"{_fmt(r.band[0], _unit(name))} .. {_fmt(r.band[1], _unit(name)) if math.isfinite(r.band[1]) else '+Inf'}), "
+    words = (f"production {_pct(ev)} {_LABEL[name]} {fmt(r.quantile_s, _unit(name))} (bucket "
+             f"{fmt(r.band[0], _unit(name))} .. {fmt(r.band[1], _unit(name)) if math.isfinite(r.band[1]) else '+Inf'}), "
              f"{share} of {r.n:,} requests at or under the promise ({r.file})")
     verdict = {"met": "met", "missed": "at-risk", "straddles": "not-shown", "too-few": "not-shown"}[r.verdict]
     if not r.counts:
