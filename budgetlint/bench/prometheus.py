@@ -28,11 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from budgetlint.model import engine_metrics
-from budgetlint.stats import histogram as hist
 
 from ._common import EMPTY, MALFORMED, Ctx, Doc
 from .measurement import (
-    COMPUTED_PERCENTILES, READ, ConditionsBuilder, Measurement, Metric, Provenance, percent_label,
+    READ, ConditionsBuilder, Measurement, Metric, Provenance,
 )
 
 FORMAT = "prometheus"
@@ -174,9 +173,8 @@ def histogram_metric(key: str, name: str, buckets: dict[float, float]) -> Metric
         top = max(top, count)
         fixed.append((edge, top))
     h = tuple(fixed)
-    pct = {percent_label(p): hist.quantile(h, p / 100.0) for p in COMPUTED_PERCENTILES}
-    return Metric(percentiles={k: v for k, v in pct.items() if math.isfinite(v)},
-                  definition=DEFINITIONS.get(key, key), method="histogram", count=int(hist.total(h)),
+    # no percentiles here: evaluate/production.py interpolates them (stats/histogram.py) with their band
+    return Metric(percentiles={}, definition=DEFINITIONS.get(key, key), method="histogram", count=int(h[-1][1]),
                   source=f"{name}_bucket", notes=(METHOD,), histogram=h)
 
 

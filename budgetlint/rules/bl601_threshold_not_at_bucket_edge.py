@@ -13,7 +13,7 @@ A production SLO on a classic histogram is the ratio
 `X_bucket{le="T"} / X_count`: it exists only when T is an edge. Between two
 edges the share of requests under T is unknown, and `histogram_quantile`
 interpolates linearly inside the bucket, so the percentile it reports can be
-off by up to the bucket's width. vLLM's TTFT edges are 0.25 s and 0.5 s
+off by up to the bucket's width. vLLM's TTFT edges are `le="0.25"` and `le="0.5"`
 around a 400 ms promise: the dashboard can be 250 ms wrong, and no alert can
 be written at 400 ms. A budget nobody can observe is a wish.
 
@@ -22,7 +22,7 @@ be written at 400 ms. A budget nobody can observe is a wish.
 promise: {ttft: 400 ms}
 deployment: {engine: vllm, ...}
 # BL601: ttft 400 ms is not an edge of vllm:time_to_first_token_seconds
-#        (nearest 0.25 s and 0.5 s): error up to 250 ms (62 % of the promise)
+#        (nearest edges le="0.25" and le="0.5"): error up to 250 ms (62 % of the promise)
 ```
 
 ## Fix

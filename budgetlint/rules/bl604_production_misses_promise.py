@@ -15,9 +15,9 @@ number for CI, dashboards and pages.
 ## Example
 ```yaml
 promise: {ttft: 500 ms}
-bench: [prod/metrics.txt]     # 90 % of 5,000 TTFTs at or under 0.5 s
+bench: [prod/metrics.txt]     # 90 % of 5,000 TTFTs at or under le="0.5"
 # BL604: ttft 500 ms (p95) is missed in production: 90.00% of 5000 requests
-#        at or under 0.5 s; interpolated p95 ... (basis production)
+#        at or under le="0.5"; interpolated p95 ... (basis production)
 ```
 
 ## Fix

@@ -10,7 +10,7 @@ The promise holds where it matters; the figure is the one the SLO reports.
 ## Example
 ```yaml
 promise: {ttft: 500 ms}
-bench: [prod/metrics.txt]     # 97 % of 5,000 TTFTs at or under 0.5 s
+bench: [prod/metrics.txt]     # 97 % of 5,000 TTFTs at or under le="0.5"
 # BL605: ttft 500 ms (p95) is met in production: 97.00% of 5000 requests ...
 ```
 

@@ -12,10 +12,10 @@ An inconclusive reading is not a pass.
 
 ## Example
 ```yaml
-promise: {ttft: 400 ms}       # between vLLM's 0.25 s and 0.5 s edges
+promise: {ttft: 400 ms}       # between vLLM's edges le="0.25" and le="0.5"
 bench: [prod/metrics.txt]
 # BL606: ttft 400 ms (p95): production cannot tell: 91.00% .. 97.00% of 5000
-#        requests at or under 0.4 s ...
+#        requests at or under 400 ms ...
 ```
 
 ## Fix
