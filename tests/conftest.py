@@ -10,31 +10,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = REPO_ROOT.parent / "shared"
 
 
-#: process-wide caches, cleared before every test so that no test sees another's results (a
-#: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
-PROCESS_CACHES = (("budgetlint.evaluate.share", "_ANALYSES"), ("budgetlint.evaluate.adapter", "_VIEWS"),
-                  ("budgetlint.evaluate.adapter", "_AS_DICT"))
-#: modules whose every functools.lru_cache is cleared too
-LRU_MODULES = ("budgetlint.stats.order_stats",)
-
-
-def clear_process_caches() -> int:
-    """Empty the caches above in the modules already imported (importing none); how many were."""
-    import sys
-
-    cleared = 0
-    for module, name in PROCESS_CACHES:
-        mod = sys.modules.get(module)
-        if mod is not None:
-            getattr(mod, name).clear()
-            cleared += 1
-    for module in LRU_MODULES:
-        mod = sys.modules.get(module)
-        for obj in vars(mod).values() if mod is not None else ():
-            if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__module__", None) == module:
-                obj.cache_clear()
-                cleared += 1
-    return cleared
+from process_caches import clear_process_caches  # noqa: E402 (tests/ is on sys.path: rootdir conftest)
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,7 @@ from .measurement import Metric, Problem, label_percent, percent_label
 EMPTY = "bench-empty"
 TRUNCATED = "bench-truncated"
 MALFORMED = "bench-malformed"
+DUPLICATE_KEY = "bench-duplicate-key"
 NAN = "bench-nan"
 UNITLESS = "bench-unitless"
 UNKNOWN_FORMAT = "bench-unknown-format"
@@ -116,7 +117,18 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
             return -math.inf if token.startswith("-") else math.inf
         return int(token)
 
-    decoder = json.JSONDecoder(parse_constant=constant, parse_int=integer)
+    duplicated: list[str] = []
+
+    def pairs(items: list) -> dict:
+        # JSON readers keep the last of two equal keys, silently: which one the tool meant is
+        # not knowable, so say so (issue 24); the value read stays the last, as before
+        value = dict(items)
+        if len(value) != len(items):
+            seen: set = set()
+            duplicated.extend(k for k, _ in items if k in seen or seen.add(k))
+        return value
+
+    decoder = json.JSONDecoder(parse_constant=constant, parse_int=integer, object_pairs_hook=pairs)
     docs: list[Doc] = []
     lines = _Lines(text)
     malformed = 0
@@ -164,6 +176,12 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
             pos = nxt.start() + 1
             continue
         docs.append(Doc(value, lines.at(pos)))
+        if duplicated:
+            names = ", ".join(repr(k) for k in dict.fromkeys(duplicated[:5]))
+            ctx.problem(f"the value at line {lines.at(pos)} repeats the key {names}: JSON keeps the last, and "
+                        f"which one the tool wrote last is not a measurement of anything", DUPLICATE_KEY,
+                        lines.at(pos))
+            duplicated.clear()
         pos = end
     return docs
 

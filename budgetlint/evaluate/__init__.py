@@ -58,6 +58,8 @@ class Environment:
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
     slo_export: bool = False  # `budgetlint slo`: every budget's promises are production SLOs (BL601-BL603 speak)
+    deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
+    deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
 
 
@@ -74,6 +76,7 @@ class BudgetEvaluation:
     calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
     slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
+    deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
 
@@ -107,6 +110,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.lengths import resolve_lengths
 
         budget, lengths = resolve_lengths(budget, env.bench)
+    deployed = None
+    if budget.deployment is not None and (budget.deployment.config or budget.deployment.engine
+                                          or budget.deployment.engine_version or env.deployed_discovery):
+        from budgetlint.evaluate.deployed import resolve_deployed
+
+        budget, deployed = resolve_deployed(budget, env)
     roof = roofline.evaluate(budget, env.assumptions)
     found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
@@ -135,6 +144,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     analysis.update(evidence.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
+    if deployed is not None:
+        analysis.update(deployed.as_dict())
     load = None
     if budget.declares_load:  # else no simulation (and its module is not imported)
         from budgetlint.evaluate.load import evaluate_load
@@ -150,4 +161,5 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     slo = evaluate_slo(budget, found, load, live, live_problems, env.slo_export)
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, slo)
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths,
+                            slo=slo, deployed=deployed)

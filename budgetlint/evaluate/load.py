@@ -287,6 +287,19 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     seqs, batched = engine_defaults(deployment.accelerator.memory_bytes, dep.hardware.name if dep.hardware else "")
     out.scheduler_from = "budget" if dep.max_num_seqs and dep.max_num_batched_tokens else \
         f"vLLM defaults for this device ({seqs} sequences, {batched} tokens per iteration) where not given"
+    if dep.engine or dep.engine_version:  # the engine's defaults at its release (docs/deployed-config.md)
+        from budgetlint.evaluate.deployed import scheduler_default
+
+        pinned = scheduler_default(dep, deployment.accelerator.memory_bytes, dep.hardware.name if dep.hardware else "")
+        if pinned is not None:
+            seqs, batched = pinned[0], pinned[1]
+            if not (dep.max_num_seqs and dep.max_num_batched_tokens):
+                out.scheduler_from = f"engine defaults ({seqs} sequences, {batched} tokens per iteration: " \
+                                     f"{pinned[2]}) where not given"
+    given = [dep.provenance[k] for k in ("max_num_seqs", "max_num_batched_tokens") if k in dep.provenance]
+    if given:  # values the deployed configuration gave (evaluate/deployed.py)
+        out.scheduler_from = "; ".join(given) + ("" if dep.max_num_seqs and dep.max_num_batched_tokens
+                                                 else f"; {out.scheduler_from}")
     out.max_num_seqs = dep.max_num_seqs or seqs
     out.max_num_batched_tokens = dep.max_num_batched_tokens or batched
     out.kv_capacity_tokens = kv_capacity_tokens(deployment)

@@ -61,6 +61,11 @@ class Options:
 
         return Policy(*values, "config", "config", "config")
 
+    def deployed_discovery(self) -> tuple:
+        """(the folder the globs are relative to, the config's `deployed-config` globs); () when none."""
+        globs = list(getattr(self.config, "deployed_config", []) or []) if self.config is not None else []
+        return (self.config.base_dir, tuple(globs)) if globs else ()
+
     def calibration_max_age_days(self) -> float:
         """How old a calibration may be before BL311 (``calibration-max-age``, default 180 days)."""
         days = getattr(self.config, "calibration_max_age_days", None) if self.config is not None else None

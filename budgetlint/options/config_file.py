@@ -61,6 +61,7 @@ KEYS: tuple[str, ...] = (
     "simulate",
     "allow-read",
     "max-bench-size",
+    "deployed-config",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -101,6 +102,7 @@ class Config:
     paths: list[str] = field(default_factory=list)
     allow_read: list[str] = field(default_factory=list)
     max_bench_bytes: int | None = None
+    deployed_config: list[str] = field(default_factory=list)  # globs, relative to the config file
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -486,6 +488,8 @@ class _Reader:
                 self.error("'simulate' must be true or false", "simulate")
         if "allow-read" in t:
             cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
+        if "deployed-config" in t:  # repository-wide discovery of deployed configurations (docs/deployed-config.md)
+            cfg.deployed_config = list(self._strings("deployed-config", t["deployed-config"]) or [])
         if "max-bench-size" in t:
             mib = self._fraction("max-bench-size", t["max-bench-size"], upper=1024 * 1024)
             if mib is not None:

@@ -15,7 +15,7 @@ order size-limit and Lighthouse CI use:
 5. the budgets whose promises are all met, folded in ``<details>``.
 
 The ``marker`` (an HTML comment, invisible on GitHub) starts the body: the
-poster (:mod:`budgetlint.run.pr_comment`) finds the comment it wrote before
+poster (:mod:`budgetlint.github_comment`) finds the comment it wrote before
 by it and edits that one. The body stays under GitHub's 65,536 characters.
 Not an output format of its own (it is not in ``REPORTERS``).
 """

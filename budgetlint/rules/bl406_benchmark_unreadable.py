@@ -11,6 +11,7 @@ known):
 | `bench-empty` | empty file |
 | `bench-truncated` | JSON ends inside a value |
 | `bench-malformed` | invalid JSON |
+| `bench-duplicate-key` | a JSON object with the same key twice (the last is read, and said) |
 | `bench-nan` | a NaN or infinite value (dropped: not measured) |
 | `bench-unitless` | a time without a unit: refused, never guessed |
 | `bench-unknown-format` | no supported format matches (or `--bench-format` names none) |
@@ -80,6 +81,7 @@ FIXES = {
     "bench-empty": "regenerate the file: it is empty",
     "bench-truncated": "regenerate the file: it ends in the middle of a value",
     "bench-malformed": "fix or regenerate the file: it is not valid JSON",
+    "bench-duplicate-key": "regenerate the file with the benchmark tool: a hand edit repeated a key",
     "bench-nan": "re-run the benchmark: NaN values are not measurements",
     "bench-unitless": "give the time metrics a unit (a unit field or a _ms/_s key suffix)",
     "bench-unknown-format": "pass --bench-format NAME, or convert with `budgetlint ingest`",

@@ -168,7 +168,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       only_budget=run_wide and sum(len(fb.budgets) for fb in batches) == 1,
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
-                      calibration_max_age_days=options.calibration_max_age_days())
+                      calibration_max_age_days=options.calibration_max_age_days(),
+                      deployed_discovery=options.deployed_discovery())
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 

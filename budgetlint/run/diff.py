@@ -30,7 +30,7 @@ from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import analysis_value, judged, judged_headroom, promise_rows
+from budgetlint.promise_rows import analysis_value, judged, judged_headroom, promise_rows
 from budgetlint.text import numbers
 
 RULE = "BL505"

@@ -80,6 +80,7 @@ def explain_budget(evaluation: Any) -> str:
         add(f"  physics not checked: {printable(ev.skipped)}")
         lines.extend(evidence_lines(evaluation.links, b))
         lines.extend(calibration_lines(evaluation))
+        lines.extend(deployed_lines(evaluation))
         return "\n".join(lines)
 
     dep, wl, bd = b.deployment, ev.workload, ev.bound
@@ -244,11 +245,40 @@ def explain_budget(evaluation: Any) -> str:
             add("  No single standard lever meets every promise: loosen the promise or combine levers.")
     lines.extend(evidence_lines(evaluation.links, b))
     lines.extend(calibration_lines(evaluation))
+    lines.extend(deployed_lines(evaluation))
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
     lines.extend(judgement_lines(evaluation))
     return "\n".join(lines)
+
+
+def deployed_lines(evaluation: Any) -> list[str]:
+    """The deployed configuration's part (docs/deployed-config.md): files, engine, values used, defaults."""
+    de = getattr(evaluation, "deployed", None)
+    if de is None:
+        return []
+    out = ["", "  Deployed configuration"]
+    if de.files:
+        out.append("    read " + ", ".join(printable(f) for f in de.files))
+    if de.engine:
+        out.append(f"    engine {printable(de.engine)}" + (f" {printable(de.engine_version)}" if de.engine_version else "")
+                   + (f"   [{printable(de.engine_from)}]" if de.engine_from else ""))
+    if de.release:
+        out.append(f"    defaults of {de.release}" + (f": {printable(de.release_note)}" if de.release_note else ""))
+    elif de.release_note:
+        out.append(f"    {printable(de.release_note)}")
+    for key, why in de.used.items():
+        out.append(f"    {key}: {printable(why)}")
+    for key, why in de.defaults.items():
+        out.append(f"    {key} (engine default): {printable(why)}")
+    for c in de.contradictions:
+        out.append(f"    contradiction: {printable(c.budget_text)} [{c.budget_loc}] vs {printable(c.deployed_text)} "
+                   f"[{printable(c.deployed.where)}]; {printable(c.used)}")
+    for cfg in de.configs:
+        for u in cfg.unresolved:
+            out.append(f"    unresolved: {printable(u.text)} [{printable(u.where)}] (a variable: not read)")
+    return out
 
 
 def decode_term_lines(analysis: Any, indent: str = "         ") -> list[str]:

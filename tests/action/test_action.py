@@ -449,7 +449,7 @@ def test_the_summary_says_where_the_html_report_is(action: dict[str, Any], tmp_p
 
 def test_the_pr_comment_is_opt_in_and_only_its_step_sees_the_token(action: dict[str, Any]) -> None:
     """Issue 27: a sticky comment, opt-in (it needs pull-requests: write), posted by
-    budgetlint.run.pr_comment from the JSON report the check step wrote."""
+    budgetlint.github_comment from the JSON report the check step wrote."""
     assert action["inputs"]["comment"]["default"] == "false"
     assert action["inputs"]["quiet"]["default"] == "true"  # no ::notice for met promises unless asked
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
@@ -458,7 +458,7 @@ def test_the_pr_comment_is_opt_in_and_only_its_step_sees_the_token(action: dict[
     assert with_token == ["Post the pull request comment"]
     (step,) = [s for s in steps if s.get("name") == "Post the pull request comment"]
     assert step["if"] == "${{ inputs.comment == 'true' && steps.check.outputs.json != '' }}"
-    assert "-m budgetlint.run.pr_comment --report \"$REPORT\"" in step["run"]
+    assert "-m budgetlint.github_comment --report \"$REPORT\"" in step["run"]
     names = [s.get("name") for s in steps]
     assert names.index("Post the pull request comment") < names.index("Fail on findings")  # a failing check comments too
 

@@ -18,7 +18,7 @@ from action_helpers import REPO_ROOT
 
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters.pr_comment import COMMENT_LIMIT, render_comment
-from budgetlint.run import pr_comment
+from budgetlint import github_comment as pr_comment
 from budgetlint.run.check import run_check
 from budgetlint.run.diff import compare
 

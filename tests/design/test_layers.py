@@ -24,18 +24,19 @@ PACKAGE = Path(__file__).resolve().parents[2] / "budgetlint"
 LAYERS: list[tuple[str, ...]] = [
     # the vocabulary every step shares: the package's own __init__, findings, the report, the
     # on-disk list a big report spills into, and the words numbers become (text/)
-    ("=budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.spill", "budgetlint.text"),
+    ("=budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.promise_rows", "budgetlint.spill",
+     "budgetlint.text"),
     ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
     ("budgetlint.model",),  # typed dataclasses, units, catalog, owners, building
-    ("budgetlint.bench",),  # benchmark readers -> Measurement
+    ("budgetlint.bench", "budgetlint.deployed"),  # benchmark readers -> Measurement; deployed configurations -> Deployed
     ("budgetlint.evaluate",),  # each budget evaluated once
     ("budgetlint.judge",),  # the judgement: one verdict per promise, on one basis
     ("budgetlint.rules",),  # pure functions of (budget, evaluation[, judgement], ctx)
     ("budgetlint.options",),  # flags over config file over defaults (reads the rule registry)
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
     ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
-    ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27)
+    ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.github_comment", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27); github_comment: renders and posts the PR comment
 ]
 
 #: imports of the pure core (physics/, stats/) from outside it and evaluate/, each with why it is

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from conftest import LRU_MODULES, PROCESS_CACHES, clear_process_caches
+from process_caches import LRU_MODULES, PROCESS_CACHES, clear_process_caches
 
 
 def test_the_fixture_knows_every_process_wide_cache() -> None:

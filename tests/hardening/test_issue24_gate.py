@@ -250,3 +250,15 @@ def test_a_fifo_on_calibrates_command_line_is_named_as_one(tmp_path: Path) -> No
     run = run_bounded("calibrate", "pipe.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm", cwd=tmp_path)
     assert_bounded(run, names="pipe.json", codes=(2,))
     assert "named pipe" in run.output and "no such file" not in run.output
+
+
+def test_a_duplicate_key_in_benchmark_json_is_said(tmp_path: Path) -> None:
+    # was: accepted silently (JSON keeps the last of the two)
+    text = json.dumps(VLLM_RUN)[:-1] + ', "p99_ttft_ms": 1.0}'
+    (tmp_path / "run.json").write_text(text)
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+        "    promise: {ttft: 1 s}\n    bench: [run.json]\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="run.json", codes=(1,), rule="BL406")
+    assert "bench-duplicate-key" in run.output and "'p99_ttft_ms'" in run.output

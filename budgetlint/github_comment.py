@@ -1,6 +1,6 @@
 """Post or update the sticky pull-request comment (the Action's ``comment: true``).
 
-    python -m budgetlint.run.pr_comment --report report.json
+    python -m budgetlint.github_comment --report report.json
 
 reads the JSON report, renders the comment (:mod:`budgetlint.reporters.pr_comment`)
 and, through GitHub's REST API, edits the comment this workflow posted on the
@@ -121,7 +121,7 @@ def _warn(message: str) -> None:
 
 
 def main(argv: list[str] | None = None, env: Mapping[str, str] = os.environ) -> int:
-    parser = argparse.ArgumentParser(prog="python -m budgetlint.run.pr_comment",
+    parser = argparse.ArgumentParser(prog="python -m budgetlint.github_comment",
                                      description="Post or update budgetlint's sticky pull-request comment.")
     parser.add_argument("--report", required=True, help="the JSON report (budgetlint check --format json)")
     parser.add_argument("--key", default="", help="told apart from the workflow's other comments (a matrix job)")

@@ -1,0 +1,34 @@
+"""The process-wide caches the autouse fixture in tests/conftest.py clears before every test.
+
+A module of its own (not conftest.py): tests import it by name, and ``from conftest import``
+would find whichever conftest.py pytest put on sys.path first (tests/browser/ has one).
+"""
+
+from __future__ import annotations
+
+
+#: process-wide caches, cleared before every test so that no test sees another's results (a
+#: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
+PROCESS_CACHES = (("budgetlint.evaluate.share", "_ANALYSES"), ("budgetlint.evaluate.adapter", "_VIEWS"),
+                  ("budgetlint.evaluate.adapter", "_AS_DICT"))
+#: modules whose every functools.lru_cache is cleared too
+LRU_MODULES = ("budgetlint.stats.order_stats",)
+
+
+def clear_process_caches() -> int:
+    """Empty the caches above in the modules already imported (importing none); how many were."""
+    import sys
+
+    cleared = 0
+    for module, name in PROCESS_CACHES:
+        mod = sys.modules.get(module)
+        if mod is not None:
+            getattr(mod, name).clear()
+            cleared += 1
+    for module in LRU_MODULES:
+        mod = sys.modules.get(module)
+        for obj in vars(mod).values() if mod is not None else ():
+            if callable(getattr(obj, "cache_clear", None)) and getattr(obj, "__module__", None) == module:
+                obj.cache_clear()
+                cleared += 1
+    return cleared
