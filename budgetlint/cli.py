@@ -289,6 +289,11 @@ def _step_summary(report: Any) -> None:
 @click.option("--sarif-info", is_flag=True, default=False,
               help="Put information findings (met promises and their headroom) into SARIF as level note. "
                    "By default SARIF holds only warnings and errors: code scanning makes every result an alert.")
+@click.option("--prometheus", "prometheus", default=None, metavar="URL",
+              help="Judge each budget's promises against a live Prometheus server's engine histograms "
+                   "(production evidence, docs/slo.md).")
+@click.option("--window", "prometheus_window", default=None, metavar="DURATION",
+              help="The window --prometheus queries over (default 7d): 30m, 6h, 7d, 4w.")
 @click.option("--with-configured-paths", is_flag=True, default=False,
               help="Check the configured paths (the config's paths, else budgets/ where it exists) as well as "
                    "PATHS: the pre-commit hook passes the changed files with this, so a changed file is checked "
@@ -303,6 +308,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
           allow_read: tuple[str, ...], no_simulate: bool, history_path: str | None = None,
+          prometheus: str | None = None, prometheus_window: str | None = None,
           **conventions: Any) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/).
 
@@ -328,7 +334,18 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        collective_overhead=collective_overhead,
                        fail_on_regression=fail_on_regression or None,
                        regression_threshold=regression_threshold, allow_read=allow_read,
-                       no_simulate=no_simulate, jobs=jobs)
+                       no_simulate=no_simulate, jobs=jobs, prometheus=prometheus,
+                       prometheus_window=prometheus_window)
+    if prometheus_window is not None and not prometheus:
+        raise click.UsageError("--window needs --prometheus URL")
+    if prometheus is not None:
+        from budgetlint.model.build import window_seconds
+
+        if not prometheus.startswith(("http://", "https://")):
+            raise click.UsageError(f"--prometheus: expected an http:// or https:// URL; found {prometheus!r}")
+        if prometheus_window is not None and window_seconds(prometheus_window) is None:
+            raise click.UsageError(f"--window: expected a duration such as 30m, 6h, 7d or 4w; "
+                                   f"found {prometheus_window!r}")
     fail_on = fail_on or config.fail_on or "error"
     targets = _targets(paths, config, options, with_configured_paths)
     if conv.show_settings:
@@ -654,6 +671,53 @@ def _catalog_lines(row: dict) -> list[tuple[str, str]]:
         else:
             out.append((key.replace("_", " "), str(value)))
     return out
+
+
+@main.command("slo")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["prometheus", "sloth", "pyrra", "openslo"]), default="prometheus",
+              show_default=True, help="Prometheus rules, Sloth prometheus/v1, Pyrra ServiceLevelObjective or OpenSLO v1.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the export here (default: standard output).")
+@click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
+def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[str, ...],
+            config_path: str | None) -> None:
+    """Export each budget's promises as production SLOs with burn-rate alerts (docs/slo.md)."""
+    from budgetlint.run.check import InputError, evaluate_run
+    from budgetlint.slo import render
+
+    config = _config(config_path)
+    options = _options(config, no_simulate=True, slo_export=True)
+    try:
+        result = evaluate_run(_targets(paths, config, options), options, keep=True)
+    except InputError as exc:
+        click.echo(f"budgetlint: error: {printable(exc)}", err=True)
+        sys.exit(EXIT_USAGE)
+    known = {ev.budget.name for ev in result.evaluations}
+    missing = [n for n in names if n not in known]
+    if missing:
+        click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))}", err=True)
+        sys.exit(EXIT_USAGE)
+    findings = result.report.sorted_findings()
+    errors = [f for f in findings if f.severity.label == "error" and f.rule < "BL100"]
+    for f in errors + [f for f in findings if f.rule in ("BL601", "BL602", "BL603")]:
+        click.echo(f"{f.location}: {f.rule} {f.severity.label}: {printable(f.message)}", err=True)
+    plans = [ev.slo.plan for ev in result.evaluations
+             if ev.slo is not None and ev.budget.complete and (not names or ev.budget.name in names)]
+    text = render(plans, fmt)
+    if output:
+        try:
+            write_atomically(output, (text,))
+        except OSError as exc:
+            raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+        n = sum(len(p.indicators) for p in plans)
+        click.echo(f"{n} SLO{'' if n == 1 else 's'} from {len(plans)} budget{'' if len(plans) == 1 else 's'} "
+                   f"-> {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(EXIT_FINDINGS if errors else EXIT_OK)
 
 
 @main.command()

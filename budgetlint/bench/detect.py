@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import genai_perf, guidellm, inference_perf, llmperf, mlperf, native, sglang, vllm
+from . import genai_perf, guidellm, inference_perf, llmperf, mlperf, native, prometheus, sglang, vllm
 from ._common import EMPTY, NOT_MEASUREMENT, UNKNOWN_FORMAT, Ctx, Doc, finish_nan, parse_json_stream
 from .measurement import Measurement
 
@@ -35,6 +35,8 @@ READERS: tuple[Reader, ...] = (
     Reader("genai-perf", ("genai_perf", "aiperf"), "json", genai_perf.detect, genai_perf.read),
     Reader("sglang", (), "json", sglang.detect, sglang.read),
     Reader("vllm", (), "json", vllm.detect, vllm.read),
+    Reader("prometheus-query", ("promql",), "json", prometheus.detect_query, prometheus.read_query),
+    Reader("prometheus", ("metrics", "openmetrics"), "text", prometheus.detect_text, prometheus.read_text),
     Reader("mlperf", (), "text", mlperf.detect_text, mlperf.read_text),
     Reader("genai-perf-csv", ("aiperf-csv",), "text", genai_perf.detect_csv, genai_perf.read_csv),
 )

@@ -90,6 +90,9 @@ class Metric:
     #: the per-request values behind a computed metric, sorted, in seconds (empty when the
     #: file has only summaries); they give the percentile's confidence interval in seconds
     samples: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    #: a Prometheus histogram behind a ``method="histogram"`` metric: (upper edge in seconds,
+    #: cumulative count) pairs, ascending, the last edge ``inf`` (bench/prometheus.py)
+    histogram: tuple[tuple[float, float], ...] = field(default=(), repr=False, compare=False)
 
     def get(self, label: str) -> float | None:
         """The value at a canonical label (``"p99"``, ``"mean"``), or None."""

@@ -228,6 +228,18 @@ def conditions(ctx: Ctx, obj: dict[str, Any], line: int | None) -> ConditionsBui
     burst = num(ctx, obj, "burstiness", line)
     if burst is not None:
         c.extra["burstiness"] = burst
+    for key in ("request_goodput", "request_goodput:"):  # `--goodput` runs (the older key has a typo)
+        goodput = obj.get(key)
+        if isinstance(goodput, (int, float)) and not isinstance(goodput, bool) and math.isfinite(goodput) \
+                and goodput >= 0:
+            c.extra["request_goodput"] = float(goodput)
+            break
+    if isinstance(obj.get("goodput"), (str, dict)):  # the thresholds, where a harness saved them
+        c.extra["goodput"] = obj["goodput"] if isinstance(obj["goodput"], str) else " ".join(
+            f"{k}:{v}" for k, v in obj["goodput"].items())
+    failed = integer(ctx, obj, "failed", line)
+    if failed is not None:
+        c.extra["failed"] = failed
     return c
 
 

@@ -56,6 +56,8 @@ class Environment:
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
     shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
+    prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
+    slo_export: bool = False  # `budgetlint slo`: every budget's promises are production SLOs (BL601-BL603 speak)
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
@@ -73,6 +75,7 @@ class BudgetEvaluation:
     load: Any = None  # evaluate.load.LoadEvaluation when the budget declares traffic
     calibration: Any = None  # evaluate.calibration.CalibrationEvaluation when the deployment names one
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
+    slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
     deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
@@ -148,4 +151,15 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
-    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths, deployed)
+    from budgetlint.evaluate.production import evaluate_slo
+
+    live: tuple[Any, ...] = ()
+    live_problems: tuple[Any, ...] = ()
+    if env.prometheus is not None:
+        live = env.prometheus.links(budget, env.today, env.evidence_defaults)
+        live_problems = env.prometheus.problems_for(budget.name)
+    slo = evaluate_slo(budget, found, load, live, live_problems, env.slo_export)
+    if slo.production or slo.attainment:
+        analysis["slo"] = slo.as_dict()
+    return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths,
+                            slo=slo, deployed=deployed)

@@ -162,6 +162,13 @@ class BudgetEvidence:
     refused: tuple[tuple[int, str, str], ...] = ()
     #: (index in `bench:`, pattern, why): globs whose walk an entry or time limit cut (warnings)
     cut: tuple[tuple[int, str, str], ...] = ()
+    #: links to production evidence (the engine's Prometheus histograms, bench/prometheus.py): judged
+    #: by evaluate/production.py, never as a benchmark run (the BL4xx rules do not see them)
+    production: tuple[Link, ...] = ()
+
+
+#: measurement formats that are production evidence rather than a benchmark run
+PRODUCTION_FORMATS = ("prometheus",)
 
 
 # --------------------------------------------------------------------------- reading
@@ -676,6 +683,7 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
     """
     trust = (today or dt.date.today(), evidence_defaults)
     links: list[Link] = []
+    production: list[Link] = []
     files: list[BenchFile] = []
     unmatched: list[tuple[int, str]] = []
     declined: list[tuple[str, int, str]] = []
@@ -714,7 +722,7 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
             for m in bf.measurements:
                 if (bf.path, id(m)) not in seen:
                     seen.add((bf.path, id(m)))
-                    links.append(_new_link(b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), skipped,
+                    (production if m.format in PRODUCTION_FORMATS else links).append(_new_link(b, bf, m, f"bench: {pattern!r}", b.loc("bench", i), skipped,
                                            mismatches(m, b, catalog), trust, expires))
     for bf in run_files:
         where = Location(bf.path, 1, 1)
@@ -726,9 +734,10 @@ def link_budget(b: Budget, skipped: bool, catalog: Any, store: BenchStore,
                 declined.append((bf.path, k, f"{b.name}: " + "; ".join(r for _, r in mism)))
                 continue
             seen.add((bf.path, id(m)))
-            links.append(_new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
+            (production if m.format in PRODUCTION_FORMATS else links).append(
+                _new_link(b, bf, m, f"--bench {bf.path}", where, skipped, mism, trust))
     return BudgetEvidence(tuple(links), tuple(files), tuple(unmatched), tuple(declined), tuple(capped),
-                          refused=tuple(refused), cut=tuple(cut))
+                          refused=tuple(refused), cut=tuple(cut), production=tuple(production))
 
 
 def expand_cli_bench(raw: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[str, int, bool]]]:
@@ -755,7 +764,7 @@ def unlinked(run_files: tuple[BenchFile, ...], per_budget: list[BudgetEvidence]
     """The ``--bench`` measurements no budget took, with each budget's reason (a run-level pass)."""
     if not per_budget:
         return []
-    taken = {(lk.file, id(lk.measurement)) for e in per_budget for lk in e.links}
+    taken = {(lk.file, id(lk.measurement)) for e in per_budget for lk in (*e.links, *e.production)}
     out = []
     for bf in run_files:
         for k, m in enumerate(bf.measurements):

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'e51c66a2165bb5a3a1b372769bbc7f8cd4198ee09b6f180db2e889572b34c0ac'
-SOURCES_CHECKSUM = 'crc32:0cc49aca'
+SCHEMAS_DIGEST = '8db8b56b6a6b8b2b694d273898a4ba01ccff809f7396c64a644e79a60579a202'
+SOURCES_CHECKSUM = 'crc32:8c9c1f9b'
 
 
 class JsonSchemaValueException(ValueError):
@@ -26,7 +26,7 @@ VALIDATORS = {}
 VERSION = '2.22.3'
 from decimal import Decimal
 import re
-_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
+_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*\\Z'), '^[1-9][0-9]*[mhdw]$': re.compile('^[1-9][0-9]*[mhdw]\\Z'), '^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*$': re.compile('^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
 NoneType = type(None)
 
 def _budgets_validate(data, custom_formats={}, name_prefix=None):
@@ -391,6 +391,14 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
+                                if 'slo_attainment' in data__budgets_item__promise_keys:
+                                    data__budgets_item__promise_keys.remove('slo_attainment')
+                                    data__budgets_item__promise__sloattainment = data__budgets_item__promise['slo_attainment']
+                                    if not isinstance(data__budgets_item__promise__sloattainment, (str, int, float, Decimal)) or isinstance(data__budgets_item__promise__sloattainment, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__promise__sloattainment, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$'].search(data__budgets_item__promise__sloattainment):
+                                            raise JsonSchemaValueException('')
                                 if data__budgets_item__promise_keys:
                                     raise JsonSchemaValueException('')
                         if 'segments' in data__budgets_item_keys:
@@ -1016,6 +1024,164 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                             pass
                                     if data__budgets_item__bench_item_one_of_count3 != 1:
                                         raise JsonSchemaValueException('')
+                        if 'slo' in data__budgets_item_keys:
+                            data__budgets_item_keys.remove('slo')
+                            data__budgets_item__slo = data__budgets_item['slo']
+                            if not isinstance(data__budgets_item__slo, dict):
+                                raise JsonSchemaValueException('')
+                            data__budgets_item__slo_is_dict = isinstance(data__budgets_item__slo, dict)
+                            if data__budgets_item__slo_is_dict:
+                                data__budgets_item__slo_keys = set(data__budgets_item__slo.keys())
+                                if 'window' in data__budgets_item__slo_keys:
+                                    data__budgets_item__slo_keys.remove('window')
+                                    data__budgets_item__slo__window = data__budgets_item__slo['window']
+                                    if not isinstance(data__budgets_item__slo__window, str):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__slo__window, str):
+                                        if not _BUDGETS_PATTERNS['^[1-9][0-9]*[mhdw]$'].search(data__budgets_item__slo__window):
+                                            raise JsonSchemaValueException('')
+                                if 'selectors' in data__budgets_item__slo_keys:
+                                    data__budgets_item__slo_keys.remove('selectors')
+                                    data__budgets_item__slo__selectors = data__budgets_item__slo['selectors']
+                                    if not isinstance(data__budgets_item__slo__selectors, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__slo__selectors_is_dict = isinstance(data__budgets_item__slo__selectors, dict)
+                                    if data__budgets_item__slo__selectors_is_dict:
+                                        data__budgets_item__slo__selectors_keys = set(data__budgets_item__slo__selectors.keys())
+                                        for data__budgets_item__slo__selectors_key in data__budgets_item__slo__selectors_keys:
+                                            if data__budgets_item__slo__selectors_key not in []:
+                                                data__budgets_item__slo__selectors_value = data__budgets_item__slo__selectors.get(data__budgets_item__slo__selectors_key)
+                                                if not isinstance(data__budgets_item__slo__selectors_value, str):
+                                                    raise JsonSchemaValueException('')
+                                if 'labels' in data__budgets_item__slo_keys:
+                                    data__budgets_item__slo_keys.remove('labels')
+                                    data__budgets_item__slo__labels = data__budgets_item__slo['labels']
+                                    if not isinstance(data__budgets_item__slo__labels, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__slo__labels_is_dict = isinstance(data__budgets_item__slo__labels, dict)
+                                    if data__budgets_item__slo__labels_is_dict:
+                                        data__budgets_item__slo__labels_keys = set(data__budgets_item__slo__labels.keys())
+                                        for data__budgets_item__slo__labels_key in data__budgets_item__slo__labels_keys:
+                                            if data__budgets_item__slo__labels_key not in []:
+                                                data__budgets_item__slo__labels_value = data__budgets_item__slo__labels.get(data__budgets_item__slo__labels_key)
+                                                if not isinstance(data__budgets_item__slo__labels_value, str):
+                                                    raise JsonSchemaValueException('')
+                                if 'buckets' in data__budgets_item__slo_keys:
+                                    data__budgets_item__slo_keys.remove('buckets')
+                                    data__budgets_item__slo__buckets = data__budgets_item__slo['buckets']
+                                    if not isinstance(data__budgets_item__slo__buckets, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__slo__buckets_is_dict = isinstance(data__budgets_item__slo__buckets, dict)
+                                    if data__budgets_item__slo__buckets_is_dict:
+                                        data__budgets_item__slo__buckets_keys = set(data__budgets_item__slo__buckets.keys())
+                                        if 'ttft' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('ttft')
+                                            data__budgets_item__slo__buckets__ttft = data__budgets_item__slo__buckets['ttft']
+                                            if not isinstance(data__budgets_item__slo__buckets__ttft, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__ttft_is_list = isinstance(data__budgets_item__slo__buckets__ttft, (list, tuple))
+                                            if data__budgets_item__slo__buckets__ttft_is_list:
+                                                data__budgets_item__slo__buckets__ttft_len = len(data__budgets_item__slo__buckets__ttft)
+                                                if data__budgets_item__slo__buckets__ttft_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__ttft_x, data__budgets_item__slo__buckets__ttft_item in enumerate(data__budgets_item__slo__buckets__ttft):
+                                                    if not isinstance(data__budgets_item__slo__buckets__ttft_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__ttft_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__ttft_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__ttft_item, bool)):
+                                                        if data__budgets_item__slo__buckets__ttft_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'tpot' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('tpot')
+                                            data__budgets_item__slo__buckets__tpot = data__budgets_item__slo__buckets['tpot']
+                                            if not isinstance(data__budgets_item__slo__buckets__tpot, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__tpot_is_list = isinstance(data__budgets_item__slo__buckets__tpot, (list, tuple))
+                                            if data__budgets_item__slo__buckets__tpot_is_list:
+                                                data__budgets_item__slo__buckets__tpot_len = len(data__budgets_item__slo__buckets__tpot)
+                                                if data__budgets_item__slo__buckets__tpot_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__tpot_x, data__budgets_item__slo__buckets__tpot_item in enumerate(data__budgets_item__slo__buckets__tpot):
+                                                    if not isinstance(data__budgets_item__slo__buckets__tpot_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__tpot_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__tpot_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__tpot_item, bool)):
+                                                        if data__budgets_item__slo__buckets__tpot_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'e2e' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('e2e')
+                                            data__budgets_item__slo__buckets__e2e = data__budgets_item__slo__buckets['e2e']
+                                            if not isinstance(data__budgets_item__slo__buckets__e2e, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__e2e_is_list = isinstance(data__budgets_item__slo__buckets__e2e, (list, tuple))
+                                            if data__budgets_item__slo__buckets__e2e_is_list:
+                                                data__budgets_item__slo__buckets__e2e_len = len(data__budgets_item__slo__buckets__e2e)
+                                                if data__budgets_item__slo__buckets__e2e_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__e2e_x, data__budgets_item__slo__buckets__e2e_item in enumerate(data__budgets_item__slo__buckets__e2e):
+                                                    if not isinstance(data__budgets_item__slo__buckets__e2e_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__e2e_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__e2e_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__e2e_item, bool)):
+                                                        if data__budgets_item__slo__buckets__e2e_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'queue' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('queue')
+                                            data__budgets_item__slo__buckets__queue = data__budgets_item__slo__buckets['queue']
+                                            if not isinstance(data__budgets_item__slo__buckets__queue, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__queue_is_list = isinstance(data__budgets_item__slo__buckets__queue, (list, tuple))
+                                            if data__budgets_item__slo__buckets__queue_is_list:
+                                                data__budgets_item__slo__buckets__queue_len = len(data__budgets_item__slo__buckets__queue)
+                                                if data__budgets_item__slo__buckets__queue_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__queue_x, data__budgets_item__slo__buckets__queue_item in enumerate(data__budgets_item__slo__buckets__queue):
+                                                    if not isinstance(data__budgets_item__slo__buckets__queue_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__queue_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__queue_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__queue_item, bool)):
+                                                        if data__budgets_item__slo__buckets__queue_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'prefill' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('prefill')
+                                            data__budgets_item__slo__buckets__prefill = data__budgets_item__slo__buckets['prefill']
+                                            if not isinstance(data__budgets_item__slo__buckets__prefill, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__prefill_is_list = isinstance(data__budgets_item__slo__buckets__prefill, (list, tuple))
+                                            if data__budgets_item__slo__buckets__prefill_is_list:
+                                                data__budgets_item__slo__buckets__prefill_len = len(data__budgets_item__slo__buckets__prefill)
+                                                if data__budgets_item__slo__buckets__prefill_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__prefill_x, data__budgets_item__slo__buckets__prefill_item in enumerate(data__budgets_item__slo__buckets__prefill):
+                                                    if not isinstance(data__budgets_item__slo__buckets__prefill_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__prefill_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__prefill_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__prefill_item, bool)):
+                                                        if data__budgets_item__slo__buckets__prefill_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if 'decode' in data__budgets_item__slo__buckets_keys:
+                                            data__budgets_item__slo__buckets_keys.remove('decode')
+                                            data__budgets_item__slo__buckets__decode = data__budgets_item__slo__buckets['decode']
+                                            if not isinstance(data__budgets_item__slo__buckets__decode, (list, tuple)):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__slo__buckets__decode_is_list = isinstance(data__budgets_item__slo__buckets__decode, (list, tuple))
+                                            if data__budgets_item__slo__buckets__decode_is_list:
+                                                data__budgets_item__slo__buckets__decode_len = len(data__budgets_item__slo__buckets__decode)
+                                                if data__budgets_item__slo__buckets__decode_len < 1:
+                                                    raise JsonSchemaValueException('')
+                                                for data__budgets_item__slo__buckets__decode_x, data__budgets_item__slo__buckets__decode_item in enumerate(data__budgets_item__slo__buckets__decode):
+                                                    if not isinstance(data__budgets_item__slo__buckets__decode_item, (int, float, Decimal)) or isinstance(data__budgets_item__slo__buckets__decode_item, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__slo__buckets__decode_item, (int, float, Decimal)) and (not isinstance(data__budgets_item__slo__buckets__decode_item, bool)):
+                                                        if data__budgets_item__slo__buckets__decode_item <= 0:
+                                                            raise JsonSchemaValueException('')
+                                        if data__budgets_item__slo__buckets_keys:
+                                            raise JsonSchemaValueException('')
+                                if 'goodput' in data__budgets_item__slo_keys:
+                                    data__budgets_item__slo_keys.remove('goodput')
+                                    data__budgets_item__slo__goodput = data__budgets_item__slo['goodput']
+                                    if not isinstance(data__budgets_item__slo__goodput, str):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__slo__goodput, str):
+                                        if not _BUDGETS_PATTERNS['^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*$'].search(data__budgets_item__slo__goodput):
+                                            raise JsonSchemaValueException('')
+                                if data__budgets_item__slo_keys:
+                                    raise JsonSchemaValueException('')
                         if 'evidence' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('evidence')
                             data__budgets_item__evidence = data__budgets_item['evidence']

@@ -13,17 +13,21 @@ Precedence (:data:`PRECEDENCE`, first that applies decides):
 
 1. ``bound``: the 100 % roofline misses: ``cannot-be-met`` (nothing else can
    make a promise possible that the physics rules out).
-2. ``measured``: a linked run that counts (conditions match, entry not
+2. ``production``: the engine's own histograms (a linked `/metrics` scrape,
+   ``check --prometheus``; docs/slo.md): the share of requests at or under the
+   promise, against the 95 % order-statistic ranks: ``met``, ``at-risk`` (a
+   miss) or ``not-shown`` (straddles, too few requests).
+3. ``measured``: a linked run that counts (conditions match, entry not
    expired, no run-quality problem) compared the promise: a miss is
    ``at-risk``, a met value that the sample shows at 95 % is ``met``, one it
    does not show is ``not-shown``.
-3. ``simulated``: the budget declares traffic and the simulation ran: its
+4. ``simulated``: the budget declares traffic and the simulation ran: its
    percentile (on the calibrated step cost when the deployment is calibrated).
-4. ``calibrated``: the flat estimate at the calibration's fitted efficiencies.
-5. ``estimate``: the flat estimate at the assumed efficiencies; a percentile
+5. ``calibrated``: the flat estimate at the calibration's fitted efficiencies.
+6. ``estimate``: the flat estimate at the assumed efficiencies; a percentile
    above p50 judged this way says it was judged for an idle system.
 
-Adding a basis (``production``) is one entry in :data:`PRECEDENCE`, one
+Adding a basis is one entry in :data:`PRECEDENCE`, one
 ``_<basis>`` function returning a :class:`Candidate`, and one row in the
 docs' table.
 
@@ -251,10 +255,34 @@ def _estimate(ev: Any, name: str) -> Optional[Candidate]:
     return Candidate("estimate", value, verdict, words=f"estimate {fmt(value, _unit(name))}")
 
 
+def _production(ev: Any, name: str) -> Optional[Candidate]:
+    """The engine's own histograms in production (evaluate/production.py, docs/slo.md): the share of
+    requests at or under the promise decides; the value shown is ``histogram_quantile`` with the
+    bucket that holds it as the band."""
+    slo = getattr(ev, "slo", None)
+    if slo is None or name not in TIME_PROMISES:
+        return None
+    readings = [r for r in slo.production if r.indicator == name]
+    if not readings:
+        return None
+    r = next((x for x in readings if x.counts), readings[0])
+    if not math.isfinite(r.quantile_s):
+        return None
+    share = (f"{r.share_low:.2%}" if r.exact else f"{r.share_low:.2%} .. {r.share_high:.2%}")
+    words = (f"production {_pct(ev)} {_LABEL[name]} {fmt(r.quantile_s, _unit(name))} (bucket "
+             f"{fmt(r.band[0], _unit(name))} .. {fmt(r.band[1], _unit(name)) if math.isfinite(r.band[1]) else '+Inf'}), "
+             f"{share} of {r.n:,} requests at or under the promise ({r.file})")
+    verdict = {"met": "met", "missed": "at-risk", "straddles": "not-shown", "too-few": "not-shown"}[r.verdict]
+    if not r.counts:
+        return Candidate("production", r.quantile_s, None, r.band, words + "; not counted: stale or expired")
+    return Candidate("production", r.quantile_s, verdict, r.band, words)
+
+
 #: the precedence, written once: the first basis with a deciding verdict decides
 #: (docs/judgement.md has it as a table). ``bound`` decides only ``cannot-be-met``.
 PRECEDENCE: tuple[tuple[str, Callable[[Any, str], Optional[Candidate]]], ...] = (
     ("bound", _bound),
+    ("production", _production),
     ("measured", _measured),
     ("simulated", _simulated),
     ("calibrated", _calibrated),

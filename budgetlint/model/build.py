@@ -7,6 +7,7 @@ skip it instead of guessing.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -15,7 +16,8 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, Suppression, WorkloadDef,
+    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, SloDef, Suppression,
+    WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
 
@@ -500,6 +502,12 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 pr.throughput_request_per_s = value
             else:
                 pr.throughput_token_per_s = value
+    if "slo_attainment" in p:
+        pr.slo_attainment = _attainment(p["slo_attainment"])
+        if pr.slo_attainment is None:
+            sink.add("BL003", f"promise.slo_attainment: expected a share above 0 % and below 100 % "
+                     f"(\"95 %\" or 0.95); found {p['slo_attainment']!r}",
+                     doc.loc(path + ("promise", "slo_attainment")), budget=name)
     for key, value in (("ttft", pr.ttft_s), ("e2e", pr.e2e_s), ("tpot", pr.tpot_s)):
         if value is not None and value <= 0:
             sink.add("BL003", f"promise.{key}: expected a positive time; found {p.get(key)!r}",
@@ -600,6 +608,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if isinstance(ev.get("engine_version"), (str, int, float)) and not isinstance(ev.get("engine_version"), bool):
             pol.engine_version = str(ev["engine_version"])
         b.evidence = pol
+    if isinstance(d.get("slo"), dict):
+        b.slo = _slo_def(d["slo"])
     for i, s in enumerate(_as_list(d.get("suppress"))):
         if isinstance(s, dict) and isinstance(s.get("rule"), str):
             b.suppressions.append(Suppression(doc, path + ("suppress", i), rule=s["rule"],
@@ -607,3 +617,58 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                                               expires=str(s["expires"]) if s.get("expires") is not None else None))
     b.complete = not any(f.severity > Severity.INFO for f in sink.findings[before:])  # a note (BL506) is no gap
     return b
+
+
+def _attainment(value: Any) -> float | None:
+    """``"95 %"`` or ``0.95`` -> 0.95; None when it is no share strictly between 0 and 1."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        share = float(value)
+    elif isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            share = float(value.strip()[:-1]) / 100.0
+        except ValueError:
+            return None
+    else:
+        return None
+    return share if math.isfinite(share) and 0.0 < share < 1.0 else None
+
+
+_WINDOW_UNITS = {"m": 60.0, "h": 3600.0, "d": 86400.0, "w": 7 * 86400.0}
+
+
+def window_seconds(text: str) -> float | None:
+    """A Prometheus-style duration ``"30d"`` / ``"4w"`` / ``"6h"`` in seconds, or None."""
+    text = text.strip() if isinstance(text, str) else ""
+    if len(text) < 2 or text[-1] not in _WINDOW_UNITS or not text[:-1].isdigit() or int(text[:-1]) < 1:
+        return None
+    return int(text[:-1]) * _WINDOW_UNITS[text[-1]]
+
+
+def _slo_def(raw: dict) -> SloDef:
+    """The budget's ``slo:`` block (the schema check has reported anything malformed; it is skipped here)."""
+    out = SloDef(declared=True)
+    seconds = window_seconds(raw.get("window", ""))
+    if seconds is not None:
+        out.window, out.window_s = raw["window"].strip(), seconds
+    for key in ("selectors", "labels"):
+        if isinstance(raw.get(key), dict):
+            setattr(out, key, {str(k): v for k, v in raw[key].items() if isinstance(v, str)})
+    if isinstance(raw.get("buckets"), dict):
+        for key, edges in raw["buckets"].items():
+            if isinstance(edges, list):
+                clean = sorted({float(e) for e in edges if isinstance(e, (int, float)) and not isinstance(e, bool)
+                                and math.isfinite(e) and e > 0})
+                if clean:
+                    out.buckets[str(key)] = tuple(clean)
+    if isinstance(raw.get("goodput"), str):
+        thresholds: dict[str, float] = {}
+        for part in raw["goodput"].split():
+            key, _, ms = part.partition(":")
+            try:
+                thresholds[key] = float(ms) / 1000.0
+            except ValueError:
+                continue
+        out.goodput = thresholds or None
+    return out

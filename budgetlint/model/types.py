@@ -132,6 +132,7 @@ class Promise:
     pace_given: bool = False  # the user wrote `pace:` rather than `tpot:`
     throughput_request_per_s: float | None = None  # for the service, every latency promise held
     throughput_token_per_s: float | None = None  # output tokens, the same
+    slo_attainment: float | None = None  # 0..1: share of requests meeting every latency promise at once
 
     @property
     def pace_token_per_s(self) -> float | None:
@@ -186,6 +187,19 @@ class EvidencePolicy:
 
 
 @dataclass
+class SloDef:
+    """How the budget's promises become production SLOs (docs/slo.md)."""
+
+    window_s: float = 30 * 86400.0
+    window: str = "30d"  # as written (Prometheus duration)
+    selectors: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    buckets: dict[str, tuple[float, ...]] = field(default_factory=dict)  # metric key -> edges (s)
+    goodput: dict[str, float] | None = None  # vllm --goodput thresholds in seconds: ttft, tpot, e2el
+    declared: bool = False  # the budget has an `slo:` block
+
+
+@dataclass
 class Budget(Located):
     name: str = ""
     description: str | None = None
@@ -201,6 +215,7 @@ class Budget(Located):
     bench: list[str] = field(default_factory=list)
     bench_expires: list[str | None] = field(default_factory=list)  # per `bench:` entry, YYYY-MM-DD
     evidence: EvidencePolicy | None = None
+    slo: SloDef = field(default_factory=SloDef)
     suppressions: list[Suppression] = field(default_factory=list)
     complete: bool = True  # False when a field could not be read: physics is skipped
 
@@ -213,5 +228,6 @@ class Budget(Located):
         if dep is not None and (dep.replicas > 1 or dep.max_num_seqs is not None
                                 or dep.max_num_batched_tokens is not None):
             return True
-        return self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
+        return (self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
+                or self.promise.slo_attainment is not None)
 

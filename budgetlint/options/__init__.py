@@ -43,6 +43,9 @@ class Options:
     roots: list[str] | None = None
     #: benchmark files larger than this are refused unread (None: bench.MAX_BENCH_BYTES)
     max_bench_bytes: int | None = None
+    prometheus: str | None = None  # check --prometheus URL: production evidence from a live server
+    prometheus_window: str = "7d"
+    slo_export: bool = False  # `budgetlint slo`: the bucket rules speak for every budget
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``); None

@@ -174,6 +174,11 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         from budgetlint.evaluate.workbudget import WorkBudget
 
         env.work = WorkBudget()  # made before any worker forks: they share its counter
+    env.slo_export = options.slo_export
+    if options.prometheus:
+        from budgetlint.evaluate.prometheus_live import LiveSource
+
+        env.prometheus = LiveSource(options.prometheus, options.prometheus_window)
 
     rules = [r for r in checks() if r.check is not None]
     run_rules = [r for r in checks() if r.check_run is not None]

@@ -35,7 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("budgetlint.rules",),  # pure functions of (budget, evaluation[, judgement], ctx)
     ("budgetlint.options",),  # flags over config file over defaults (reads the rule registry)
     ("budgetlint.run",),  # the pipeline, diff, explain, ingest, policy
-    ("budgetlint.reporters",),  # render a Report
+    ("budgetlint.reporters", "budgetlint.slo"),  # render a Report; render the SLO plans (budgetlint slo)
     ("budgetlint.cli", "budgetlint.cli_check", "budgetlint.github_comment", "budgetlint.__main__"),  # cli_check: check's conventions (issue 27); github_comment: renders and posts the PR comment
 ]
 

@@ -1,0 +1,51 @@
+"""Production histograms show a promise missed.
+
+## What it checks
+Each promise (and segment allowance) against each piece of production
+evidence: a saved `/metrics` scrape or Prometheus query result linked with
+`bench:`, or `check --prometheus URL`. With n requests the true p-quantile
+lies between the r-th and s-th smallest at 95 % (order statistics, as for
+benchmark runs); the promise is missed when fewer than r requests can be at
+or under the threshold (docs/slo.md).
+
+## Why
+CI said the budget fits; the engine says the users do not get it. One
+number for CI, dashboards and pages.
+
+## Example
+```yaml
+promise: {ttft: 500 ms}
+bench: [prod/metrics.txt]     # 90 % of 5,000 TTFTs at or under le="0.5"
+# BL604: ttft 500 ms (p95) is missed in production: 90.00% of 5000 requests
+#        at or under le="0.5"; interpolated p95 ... (basis production)
+```
+
+## Fix
+The levers of the BL301/BL303 messages, or a promise production can keep.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.rules._production import indicator, reading_words, where
+
+CODE = "BL604"
+NAME = "production-misses-promise"
+SUMMARY = "Production histograms show a promise missed."
+SEVERITY = Severity.ERROR
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    slo = getattr(ev, "slo", None)
+    if slo is None:
+        return
+    for r in slo.production:
+        ind = indicator(ev, r.indicator)
+        if ind is None or r.verdict != "missed" or not r.counts:
+            continue
+        yield Finding(CODE, SEVERITY,
+                      f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is missed in production: "
+                      + reading_words(ind, r), where(b, ind, r), budget=b.name, promise=ind.key,
+                      fix="fix the serving path (the levers BL301/BL303 name) or promise what production keeps")

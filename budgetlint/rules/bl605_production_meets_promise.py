@@ -1,0 +1,44 @@
+"""Production histograms show a promise met.
+
+## What it checks
+As BL604, the other side: at least s of n requests (the upper rank of the
+95 % interval for the p-quantile) are certainly at or under the threshold.
+
+## Why
+The promise holds where it matters; the figure is the one the SLO reports.
+
+## Example
+```yaml
+promise: {ttft: 500 ms}
+bench: [prod/metrics.txt]     # 97 % of 5,000 TTFTs at or under le="0.5"
+# BL605: ttft 500 ms (p95) is met in production: 97.00% of 5000 requests ...
+```
+
+## Fix
+Nothing to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.rules._production import indicator, reading_words, where
+
+CODE = "BL605"
+NAME = "production-meets-promise"
+SUMMARY = "Production histograms show a promise met."
+SEVERITY = Severity.INFO
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    slo = getattr(ev, "slo", None)
+    if slo is None:
+        return
+    for r in slo.production:
+        ind = indicator(ev, r.indicator)
+        if ind is None or r.verdict != "met" or not r.counts:
+            continue
+        yield Finding(CODE, SEVERITY,
+                      f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is met in production: "
+                      + reading_words(ind, r), where(b, ind, r), budget=b.name, promise=ind.key)

@@ -1,0 +1,41 @@
+"""An slo_attainment promise met, on each basis that measures it.
+
+## What it checks
+As BL607, the other side: the share of requests meeting every latency
+promise at once is at least the promise (production: its lower bound).
+
+## Why
+The objective the exported SLOs carry is one the evidence keeps.
+
+## Example
+```yaml
+promise: {ttft: 500 ms, tpot: 50 ms, slo_attainment: 95 %}
+# BL608: slo_attainment 0.95 is met: 98.10% of requests meet every latency
+#        promise (basis simulation: ...)
+```
+
+## Fix
+Nothing to fix.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from budgetlint.findings import Finding, Severity
+from budgetlint.rules.bl607_attainment_missed import words
+
+CODE = "BL608"
+NAME = "attainment-met"
+SUMMARY = "An slo_attainment promise met, on each basis that measures it."
+SEVERITY = Severity.INFO
+
+
+def check(b, ev, ctx) -> Iterator[Finding]:
+    slo = getattr(ev, "slo", None)
+    if slo is None or b.promise.slo_attainment is None:
+        return
+    for a in slo.attainment:
+        if a.verdict == "met":
+            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % is met: {words(a)}",
+                          b.loc("promise", "slo_attainment"), budget=b.name, promise="slo_attainment")
