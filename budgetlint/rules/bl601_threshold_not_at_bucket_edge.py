@@ -35,9 +35,14 @@ the nearest edge below the threshold meanwhile (stricter, never looser).
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL601"
 NAME = "threshold-not-at-bucket-edge"
@@ -50,7 +55,7 @@ def _s(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or not slo.plan.production_bound:
         return

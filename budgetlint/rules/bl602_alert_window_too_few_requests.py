@@ -30,9 +30,14 @@ short-window pages for this SLO, or aggregate more traffic into one SLO
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL602"
 NAME = "alert-window-too-few-requests"
@@ -40,7 +45,7 @@ SUMMARY = "A burn-rate alert window too short to hold the requests its percentil
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or not slo.plan.production_bound or not slo.traffic:
         return

@@ -26,9 +26,14 @@ promise from the production SLOs with a suppression that says why.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL603"
 NAME = "promise-not-measurable-in-production"
@@ -36,7 +41,7 @@ SUMMARY = "A promise the engine's metrics cannot measure at all."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or not slo.plan.production_bound:
         return

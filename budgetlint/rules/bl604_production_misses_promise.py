@@ -26,9 +26,14 @@ The levers of the BL301/BL303 messages, or a promise production can keep.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 from budgetlint.rules._production import indicator, reading_words, where
 
 CODE = "BL604"
@@ -37,7 +42,7 @@ SUMMARY = "Production histograms show a promise missed."
 SEVERITY = Severity.ERROR
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None:
         return

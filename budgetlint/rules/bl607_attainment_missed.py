@@ -28,9 +28,14 @@ flight, or an objective production can keep.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL607"
 NAME = "attainment-missed"
@@ -45,7 +50,7 @@ def words(a) -> str:
     return f"{share} of requests meet every latency promise (basis {a.basis}: {a.source}; {a.reason})"
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or b.promise.slo_attainment is None:
         return

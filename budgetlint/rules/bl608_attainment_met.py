@@ -20,9 +20,14 @@ Nothing to fix.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 from budgetlint.rules.bl607_attainment_missed import words
 
 CODE = "BL608"
@@ -31,7 +36,7 @@ SUMMARY = "An slo_attainment promise met, on each basis that measures it."
 SEVERITY = Severity.INFO
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or b.promise.slo_attainment is None:
         return

@@ -26,9 +26,14 @@ budget's promises and declare them as `slo.goodput`.
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
 
 CODE = "BL609"
 NAME = "attainment-not-judged"
@@ -36,7 +41,7 @@ SUMMARY = "An slo_attainment promise a piece of evidence could not judge."
 SEVERITY = Severity.WARNING
 
 
-def check(b, ev, ctx) -> Iterator[Finding]:
+def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     slo = getattr(ev, "slo", None)
     if slo is None or b.promise.slo_attainment is None:
         return
