@@ -140,8 +140,17 @@ def _percent(label: str | None) -> float:
     return value if 0.0 < value < 1.0 else 0.5
 
 
+def _quantity(value: float, unit: str) -> str:
+    from budgetlint.text.numbers import quantity
+
+    return quantity(value, unit)
+
+
 def _fmt_s(seconds: float) -> str:
-    return f"{seconds * 1e3:.4g} ms" if seconds < 1 else f"{seconds:.4g} s"
+    """A promised time in the one formatter's spelling (budgetlint/text/numbers.py)."""
+    from budgetlint.text.numbers import quantity
+
+    return quantity(seconds, "s")
 
 
 def _indicator(b: Budget, key: str, kind: str, threshold: float, objective: float, owner: str | None,
@@ -192,7 +201,7 @@ def plan(b: Budget, export: bool = False) -> SloPlan:
                                f"ttft {_fmt_s(pr.ttft_s)}", engine, engine_name))
     if pr.tpot_s is not None:
         which = "pace" if pr.pace_given else "tpot"
-        words = f"pace {1.0 / pr.tpot_s:.4g} token/s (TPOT {_fmt_s(pr.tpot_s)})" if pr.pace_given \
+        words = f"pace {_quantity(1.0 / pr.tpot_s, 'token/s')} (TPOT {_fmt_s(pr.tpot_s)})" if pr.pace_given \
             else f"tpot {_fmt_s(pr.tpot_s)}"
         inds.append(_indicator(b, "tpot", "tpot", pr.tpot_s, objective, b.owner, b.loc("promise", which),
                                words, engine, engine_name))

@@ -84,8 +84,8 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             fix = f"promise {edges}, or serve native histograms: {name}'s buckets are hard-coded"
         yield Finding(
             CODE, SEVERITY,
-            f"{ind.words} ({p.percentile}) cannot be measured exactly in production: {ind.threshold_s:g} s is "
+            f"{ind.words} ({p.percentile}) cannot be measured exactly in production: {quantity(ind.threshold_s, 's')} is "
             f"not an edge of {m.name} ({near}; {ind.edges_from}, docs/slo.md). No ratio SLI exists at "
-            f"{ind.threshold_s:g} s ({exported}), and histogram_quantile near it can be off by up to "
+            f"{quantity(ind.threshold_s, 's')} ({exported}), and histogram_quantile near it can be off by up to "
             f"{quantity(ind.error_s, 's')} ({percent(share)} of the promise)",
             ind.location, budget=b.name, promise=ind.key, fix=fix)
