@@ -175,8 +175,12 @@ def _stat(values: Sequence[float], stat: str) -> float:
     return percentile(sorted(values), float(stat.lstrip("p")))
 
 
-def predict(obs: Observation, params: Params) -> dict[tuple[str, str], float]:
-    """Predicted value of each of the run's targets, keyed ``(metric, stat)`` (seconds)."""
+def predict(obs: Observation, params: Params,
+            allowance: Optional[Callable[[int], bool]] = None) -> dict[tuple[str, str], float]:
+    """Predicted value of each of the run's targets, keyed ``(metric, stat)`` (seconds).
+
+    ``allowance``: the caller's work budget for the simulated runs (serving_sim.run's hook;
+    its WorkSpent propagates: issue 24, calibrate's time bound)."""
     cost = step_cost(obs.deployment, params)
     n_out = obs.output_tokens
     mode = obs.mode
@@ -203,12 +207,12 @@ def predict(obs: Observation, params: Params) -> dict[tuple[str, str], float]:
         n = min(obs.requests or SIM_REQUESTS, SIM_REQUESTS)
         n = max(n, 20)
         traffic = Traffic(prompt=prompt, output=output, arrival_rate_per_s=obs.request_rate)
-        raw = run(cost, traffic, sched, requests=n, warmup=0, seed=0)
+        raw = run(cost, traffic, sched, requests=n, warmup=0, seed=0, allowance=allowance)
     else:
         n = int(obs.requests or 2)
         users = int(obs.concurrency) if obs.concurrency and obs.concurrency < n else n
         traffic = Traffic(prompt=prompt, output=output, concurrency=max(1, users))
-        raw = run(cost, traffic, sched, requests=n, warmup=0, seed=0)
+        raw = run(cost, traffic, sched, requests=n, warmup=0, seed=0, allowance=allowance)
     recs = [r for r in raw.records if not r.rejected]
     if not recs:
         return {(t.metric, t.stat): math.inf for t in obs.targets}
@@ -253,18 +257,20 @@ def _from_x(x: Sequence[float], names: Sequence[str], base: Params) -> Params:
     return Params(**vals)
 
 
-def residuals(observations: Sequence[Observation], params: Params) -> list[list[float]]:
+def residuals(observations: Sequence[Observation], params: Params,
+              allowance: Optional[Callable[[int], bool]] = None) -> list[list[float]]:
     """Per run, per target, ``ln(predicted / measured)``."""
     out = []
     for obs in observations:
-        pred = predict(obs, params)
+        pred = predict(obs, params, allowance)
         out.append([math.log(max(pred[(t.metric, t.stat)], 1e-12) / t.value_s) if math.isfinite(
             pred[(t.metric, t.stat)]) else 10.0 for t in obs.targets])
     return out
 
 
-def loss(observations: Sequence[Observation], params: Params, prior: Params = PRIOR) -> float:
-    total = sum(_rho(r) for row in residuals(observations, params) for r in row)
+def loss(observations: Sequence[Observation], params: Params, prior: Params = PRIOR,
+         allowance: Optional[Callable[[int], bool]] = None) -> float:
+    total = sum(_rho(r) for row in residuals(observations, params, allowance) for r in row)
     for n in PARAM_NAMES:
         total += PRIOR_WEIGHT * math.log(getattr(params, n) / getattr(prior, n)) ** 2
     return total
@@ -324,9 +330,10 @@ class Fit:
     residuals: tuple[tuple[float, ...], ...]  # per run, per target: ln(pred/meas)
 
 
-def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR) -> dict[str, str]:
+def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR,
+                         allowance: Optional[Callable[[int], bool]] = None) -> dict[str, str]:
     """Parameters no run responds to (a factor 2 moves no prediction by 0.5 %), with why."""
-    base = residuals(observations, at)
+    base = residuals(observations, at, allowance)
     held: dict[str, str] = {}
     for n in PARAM_NAMES:
         if n == "collective_latency_s" and all(o.deployment.devices == 1 for o in observations):
@@ -337,7 +344,7 @@ def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR
             v = getattr(at, n) * factor
             lo, hi = BOUNDS[n]
             v = min(max(v, lo), hi)
-            other = residuals(observations, replace(at, **{n: v}))
+            other = residuals(observations, replace(at, **{n: v}), allowance)
             moved = max(moved, max((abs(a - b) for ra, rb in zip(base, other) for a, b in zip(ra, rb)), default=0.0))
         if moved < 0.005:
             held[n] = "no run's prediction depends on it (a factor of 2 moves none by 0.5 %)"
@@ -345,12 +352,13 @@ def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR
 
 
 def fit(observations: Sequence[Observation], start: Params = PRIOR, prior: Params = PRIOR,
-        max_evals: int = 900, held: Optional[dict[str, str]] = None, step: float = 0.7) -> Fit:
-    """The robust log-space fit of :class:`Params` to the runs."""
+        max_evals: int = 900, held: Optional[dict[str, str]] = None, step: float = 0.7,
+        allowance: Optional[Callable[[int], bool]] = None) -> Fit:
+    """The robust log-space fit of :class:`Params` to the runs. ``allowance``: see :func:`predict`."""
     if not observations:
         raise ValueError("calibration needs at least one run")
     if held is None:
-        held = sensitive_parameters(observations, start)
+        held = sensitive_parameters(observations, start, allowance)
     names = [n for n in PARAM_NAMES if n not in held]
     base = replace(start, **{n: getattr(prior, n) for n in held})
     total_evals = 0
@@ -362,7 +370,7 @@ def fit(observations: Sequence[Observation], start: Params = PRIOR, prior: Param
         key = tuple(round(v, 12) for v in xs)
         hit = cache.get(key)
         if hit is None:
-            hit = loss(observations, _from_x(xs, names, base), prior)
+            hit = loss(observations, _from_x(xs, names, base), prior, allowance)
             cache[key] = hit
         return hit
 
@@ -378,7 +386,7 @@ def fit(observations: Sequence[Observation], start: Params = PRIOR, prior: Param
         best = val
         step = min(step, 0.2)
     params = _from_x(x, names, base)
-    res = residuals(observations, params)
+    res = residuals(observations, params, allowance)
     return Fit(params, tuple(names), dict(held), best, total_evals, tuple(tuple(r) for r in res))
 
 
@@ -389,23 +397,26 @@ class HeldOut:
 
 
 def leave_one_out(observations: Sequence[Observation], full: Fit, max_evals: int = 400,
-                  mapper: Callable[..., Any] = map) -> list[HeldOut]:
+                  mapper: Callable[..., Any] = map,
+                  allowance: Optional[Callable[[int], bool]] = None) -> list[HeldOut]:
     """Refit without each run (from the full fit's point) and predict it. Needs 3 runs or more.
 
     The refits are independent: ``mapper`` (``map`` by default; the command passes a pool's)
     runs :func:`held_out` over the run indices, in order."""
     if len(observations) < 3:
         return []
-    return list(mapper(functools.partial(held_out, tuple(observations), full, max_evals=max_evals),
+    return list(mapper(functools.partial(held_out, tuple(observations), full, max_evals=max_evals,
+                                         allowance=allowance),
                        range(len(observations))))
 
 
-def held_out(observations: Sequence[Observation], full: Fit, i: int, max_evals: int = 400) -> HeldOut:
+def held_out(observations: Sequence[Observation], full: Fit, i: int, max_evals: int = 400,
+             allowance: Optional[Callable[[int], bool]] = None) -> HeldOut:
     """Run ``i`` predicted by the fit to the others."""
     obs = observations[i]
     rest = [o for j, o in enumerate(observations) if j != i]
-    f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15)
-    pred = predict(obs, f.params)
+    f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15, allowance=allowance)
+    pred = predict(obs, f.params, allowance)
     return HeldOut(obs.label, {(t.metric, t.stat): pred[(t.metric, t.stat)] / t.value_s - 1.0
                                for t in obs.targets})
 

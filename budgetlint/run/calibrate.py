@@ -50,6 +50,31 @@ def bench_paths(paths: list[str]) -> list[Path]:
     return out
 
 
+#: the run's work budget while calibrate runs (evaluate/workbudget.py): set before the leave-one-out
+#: workers fork, so they draw on one count; module-level so that :func:`_take` pickles by name
+_WORK: Any = None
+
+
+def _take(n: int) -> bool:
+    """serving_sim.run's ``allowance``: spend ``n`` events of the run's work budget."""
+    return _WORK is None or _WORK.take(n)
+
+
+def _spent(stage: str, observations: list) -> CalibrateError:
+    """The message when the work budget runs out: what was not fitted, and what to do."""
+    from budgetlint.text import numbers
+
+    labels = ", ".join(o.label for o in observations[:6]) + (", ..." if len(observations) > 6 else "")
+    open_runs = sum(1 for o in observations if o.mode != "closed-form")
+    return CalibrateError(
+        f"calibrate: {stage} was not finished: the run's simulation work budget "
+        f"({numbers.count(_WORK.events, 'scheduler event') if _WORK is not None else 'its events'}, "
+        f"docs/limits.md) was spent fitting {numbers.count(len(observations), 'run')} ({labels}; "
+        f"{open_runs} of them simulated); no calibration was written. "
+        "Calibrate from fewer runs or runs with fewer requests"
+        + (", or without the leave-one-out refits (--no-loo)" if "leave-one-out" in stage else ""))
+
+
 def _leave_one_out(observations: list, fit: Any, jobs: Optional[int]) -> list:
     """The leave-one-out refits, one per run, over ``jobs`` forked processes (default: every
     core; 1: in this process). Each refit is independent and the results come back in run
@@ -61,9 +86,9 @@ def _leave_one_out(observations: list, fit: Any, jobs: Optional[int]) -> list:
 
     workers = min(_jobs(jobs), len(observations))
     if workers < 2 or len(observations) < 3 or "fork" not in multiprocessing.get_all_start_methods():
-        return core.leave_one_out(observations, fit)
+        return core.leave_one_out(observations, fit, allowance=_take)
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        return core.leave_one_out(observations, fit, mapper=pool.map)
+        return core.leave_one_out(observations, fit, mapper=pool.map, allowance=_take)
 
 
 #: called with each long stage's words, then None when done (the CLI's progress line on a terminal)
@@ -121,14 +146,28 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     if not observations:
         raise CalibrateError("no usable run in the benchmark files"
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
-    if PROGRESS is not None:
-        PROGRESS(f"fitting {len(observations)} runs")
-    fit = core.fit(observations)
-    if PROGRESS is not None and loo:
-        PROGRESS(f"leave-one-out: {len(observations)} refits")
-    held_out = _leave_one_out(observations, fit, jobs) if loo else []
-    if PROGRESS is not None:
-        PROGRESS(None)
+    global _WORK
+    from budgetlint.evaluate.workbudget import WorkBudget
+    from budgetlint.physics.serving_sim import WorkSpent
+
+    _WORK = WorkBudget()  # the run's cap on simulated events (issue 24): made before any worker forks
+    try:
+        if PROGRESS is not None:
+            PROGRESS(f"fitting {len(observations)} runs")
+        try:
+            fit = core.fit(observations, allowance=_take)
+        except WorkSpent:
+            raise _spent("the fit of the five parameters", observations) from None
+        if PROGRESS is not None and loo:
+            PROGRESS(f"leave-one-out: {len(observations)} refits")
+        try:
+            held_out = _leave_one_out(observations, fit, jobs) if loo else []
+        except WorkSpent:
+            raise _spent("the leave-one-out refits (the error band)", observations) from None
+    finally:
+        _WORK = None
+        if PROGRESS is not None:
+            PROGRESS(None)
     runs = []
     for i, (obs, ref) in enumerate(zip(observations, refs)):
         row: dict[str, Any] = {"file": ref.file, "run": ref.label, "engine": ref.engine,
