@@ -247,9 +247,13 @@ class Measurement:
     output_lengths: tuple[int, ...] = field(default=(), repr=False, compare=False)
 
 
-def per_request_lengths(values: object, keep: Sequence[bool] | None = None, minimum: int = 0) -> tuple[int, ...]:
-    """Per-request token counts from a file's array: whole numbers >= ``minimum`` only
-    (anything else, a failed request where ``keep`` says so, is left out)."""
+def per_request_lengths(values: object, keep: Sequence[bool] | None = None, minimum: int = 0) -> tuple[float, ...]:
+    """Per-request token counts from a file's array, for the workload's ``from_bench`` lengths.
+
+    Left out: what is not a number (a request without a count), a failed request where
+    ``keep`` says so, and whole counts in ``0 <= v < minimum`` (an output of 0 tokens). Kept
+    as read, for the evaluation to report (BL406, with how many: issue 24, they were dropped
+    silently): counts that no request can have, negative, fractional or above 1e9."""
     if not isinstance(values, list):
         return ()
     out: list[int] = []
@@ -258,7 +262,10 @@ def per_request_lengths(values: object, keep: Sequence[bool] | None = None, mini
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             continue
-        if v != int(v) or v < minimum or v > 1e9:
+        if v < 0 or v != int(v) or v > 1e9:
+            out.append(v)  # impossible: lengths.py counts and reports them
+            continue
+        if v < minimum:
             continue
         out.append(int(v))
     return tuple(out)

@@ -239,6 +239,13 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
             f"calibration {str(path)!r} is for {cal.model} on {cal.hardware}, not {dep.model.name} on "
             f"{dep.hardware.name}", ce.declared_at, budget=b.name))
         return ce
+    why = untrusted(cal, today)
+    if why:
+        ce.problems.append(Finding(
+            "BL310", Severity.WARNING,
+            f"it is not trusted to judge the budget: {why}; the estimate without it judges the budget "
+            "(refit it with `budgetlint calibrate` rather than edit it)", ce.declared_at, budget=b.name))
+        return ce
     ce.calibration = cal
     for m in ("ttft", "tpot"):
         ce.bands[m] = cal.band(m)
@@ -263,6 +270,61 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
     _staleness(ce, links, today, max_age_days)
     _outside(ce, links, d)
     return ce
+
+
+#: a calibration dated this many days after the check's day is in the future (time zones: calibrate
+#: writes its machine's local date)
+FUTURE_SLACK_DAYS = 1
+
+
+def _created(text: Any) -> Optional[Any]:
+    """The ``created:`` day, or None when it is no real date (2026-02-30, 'yesterday')."""
+    import datetime as dt
+
+    s = str(text).strip()
+    if len(s) > 10 and s[10] not in "T ":
+        return None
+    try:
+        return dt.date.fromisoformat(s[:10])
+    except ValueError:
+        return None
+
+
+def untrusted(cal: Any, today: Any) -> str:
+    """Why a calibration file, as written, cannot vouch for its band ('' when it can): its
+    ``created:`` is no date or in the future (it would never go stale), or its ``runs:`` rows
+    cannot support the ``error:`` band it states (issue 24: a hand-written perfect file turned
+    every "at risk" into "met"). ``calibrate`` writes none of these."""
+    if cal.created is not None:
+        made = _created(cal.created)
+        if made is None:
+            return (f"its created date {str(cal.created)[:40]!r} is not a real date (YYYY-MM-DD), so its age "
+                    "cannot be judged and it would never go stale")
+        if today is not None and (made - today).days > FUTURE_SLACK_DAYS:
+            return (f"its created date {made.isoformat()} is after today ({today.isoformat()}), so it would never "
+                    "go stale")
+    rows = [r for r in cal.run_rows if isinstance(r, dict)]
+    for metric, e in sorted(cal.error.items()):
+        band, median, runs = e.get("max"), e.get("median"), e.get("runs")
+        if band is None:
+            continue
+        if median is not None and median > band:
+            return (f"its {metric} band states a median error ({numbers.percent(median)}) above its maximum "
+                    f"({numbers.percent(band)})")
+        if runs is not None and runs < 3:
+            return (f"its {metric} band is from {numbers.count(runs, 'run')}; a leave-one-out band needs 3 or more")
+        loo = [abs(v) for r in rows for k, v in (r.get("leave_one_out") or {}).items()
+               if str(k).split(".")[0] == metric and isinstance(v, (int, float))]
+        held = sum(1 for r in rows if any(str(k).split(".")[0] == metric for k in (r.get("leave_one_out") or {})))
+        if runs is not None and held < runs:
+            return (f"its {metric} band is stated from {numbers.count(runs, 'run')} held out, but "
+                    f"{'no' if held == 0 else f'only {held} of the'} {numbers.count(len(rows), 'listed run')} "
+                    f"{'has' if held == 1 else 'have'} a {metric} leave-one-out error")
+        worst = max(loo, default=0.0)
+        if worst > band * (1 + 1e-3) + 1e-6:
+            return (f"its runs' own {metric} leave-one-out errors reach {numbers.percent(worst)}, above the "
+                    f"stated band ({numbers.percent(band)})")
+    return ""
 
 
 def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:

@@ -66,7 +66,8 @@ def _lengths_of(store: Any, bf: Any, attr: str) -> tuple[tuple, float, int]:
     if cache is not None and key in cache:
         return cache[key][1:]
     raw = [n for m in bf.measurements for n in getattr(m, attr)]
-    bad = sum(1 for n in raw if not (isinstance(n, (int, float)) and math.isfinite(n) and n >= 0 and n == int(n)))
+    bad = sum(1 for n in raw if not (isinstance(n, (int, float)) and math.isfinite(n) and 0 <= n <= 1e9
+                                     and n == int(n)))
     values = tuple(int(n) for n in raw) if not bad else ()
     mean = math.fsum(values) / len(values) if values else 0.0
     if cache is not None:
@@ -104,8 +105,8 @@ def resolve_lengths(b: Budget, store: Any) -> tuple[Budget, tuple[LengthsSource,
             bf = store.read(path)
             values, mean, bad = _lengths_of(store, bf, attr)
             if bad:
-                src = replace(src, file=bf, problem=f"{bad:,} of its per-request {word} token counts are negative "
-                                                    f"or not whole numbers, which no request has",
+                src = replace(src, file=bf, problem=f"{bad:,} of its per-request {word} token counts are negative, "
+                                                    f"not whole numbers or above 1e9, which no request has",
                               fix="link the benchmark's own output, unedited")
             elif values:
                 src = replace(src, file=bf, count=len(values), mean=mean)

@@ -27,6 +27,7 @@ class Calibration:
     error: dict[str, dict[str, float]]
     model: str
     hardware: str
+    run_rows: tuple = ()  # the document's `runs:` rows as written (evaluate checks they support the band)
 
     def band(self, metric: str) -> Optional[float]:
         """The calibration's relative error band for a metric: its largest leave-one-out error."""
@@ -66,4 +67,5 @@ def load_calibration(path: str | Path, make_params: Callable[..., Any] = dict) -
         return None, [Finding("BL003", Severity.ERROR, str(exc), doc.loc(("parameters",)))]
     dep = d["deployment"]
     return Calibration(str(path), params, len(d["runs"]), dep.get("engine"), dep.get("engine_version"),
-                       d.get("created"), dict(d.get("error") or {}), dep["model"], dep["hardware"]), []
+                       d.get("created"), dict(d.get("error") or {}), dep["model"], dep["hardware"],
+                       tuple(d["runs"])), []

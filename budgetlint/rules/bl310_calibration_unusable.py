@@ -44,6 +44,11 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         return
     for f in ce.problems:
         where = f" ({f.rule})" if f.rule != CODE else ""
+        if f.rule == CODE and f.severity == Severity.WARNING:  # read, but not trusted as written
+            yield Finding(CODE, Severity.WARNING, f"budget {b.name!r}: calibration {ce.path!r}: {f.message}",
+                          f.location or ce.declared_at, budget=b.name,
+                          fix="refit it with `budgetlint calibrate` (docs/calibration.md)")
+            continue
         yield Finding(CODE, SEVERITY, f"budget {b.name!r}: calibration {ce.path!r} cannot be used{where}: {f.message}",
                       f.location or ce.declared_at, budget=b.name,
                       fix="refit it with `budgetlint calibrate` (docs/calibration.md)")

@@ -197,7 +197,7 @@ def test_a_nan_calibration_band_is_bl310_not_met(tmp_path: Path) -> None:
     cal = tmp_path / "case" / "cal.yaml"
     cal.write_text(cal.read_text().replace("ttft: {median: 0.06, max: 0.12", "ttft: {median: .nan, max: .nan"))
     run = run_bounded("check", "budgets.yaml", "teams.yaml", cwd=tmp_path / "case")
-    assert_bounded(run, names="cal.yaml", codes=(1,), rule="BL310", line=22)
+    assert_bounded(run, names="cal.yaml", codes=(1,), rule="BL310", line=25)
 
 
 def test_from_bench_lengths_cost_memory_per_file_not_per_budget(tmp_path: Path) -> None:
@@ -262,3 +262,91 @@ def test_a_duplicate_key_in_benchmark_json_is_said(tmp_path: Path) -> None:
     run = run_bounded("check", "b.yaml", cwd=tmp_path)
     assert_bounded(run, names="run.json", codes=(1,), rule="BL406")
     assert "bench-duplicate-key" in run.output and "'p99_ttft_ms'" in run.output
+
+
+def _rate_runs(n_runs: int = 6, requests: int = 1000) -> dict:
+    """``n_runs`` open-loop runs (Poisson arrivals at 1, 2, 4, ... request/s) of ``requests``
+    requests each, in the native format: each one a 1,000-request simulation per fit step."""
+    ms = []
+    for i in range(n_runs):
+        rate = float(2 ** i)
+        ms.append({"source": "rates.json", "format": "native", "label": f"rate {rate:g}",
+                   "conditions": {"request_rate": {"value": rate, "provenance": "read"},
+                                  "num_requests": {"value": requests, "provenance": "read"},
+                                  "prompt_tokens": {"value": 1000.0, "provenance": "read"},
+                                  "output_tokens": {"value": 200.0, "provenance": "read"}},
+                   "metrics": {"ttft": {"unit": "s", "definition": "first_token", "method": "reported",
+                                        "percentiles": {"p50": 0.060 + 0.01 * i}, "count": requests},
+                               "tpot": {"unit": "s", "definition": "budgetlint", "method": "reported",
+                                        "percentiles": {"p50": 0.011 + 0.001 * i}, "count": requests}},
+                   "provenance": {"engine": "vllm", "engine_version": "0.11.0", "date": "2026-10-01T12:00:00"}})
+    return {"kind": "budgetlint-benchmark", "version": 1, "measurements": ms}
+
+
+#: in the child: a work budget small enough to be spent within the test's bounds (the real cap,
+#: RUN_EVENTS, is the same mechanism at 2.5 million events: docs/limits.md)
+_SMALL_WORK = "import budgetlint.evaluate.workbudget as w\nw.RUN_EVENTS = 200_000\n"
+
+
+def test_calibrate_of_six_rate_runs_ends_within_the_work_budget(tmp_path: Path) -> None:
+    # was: no bound (the issue: still running after 300 s); here killed at the 10 s bound.
+    # Now the fit draws on the run's work budget, and stops with exit 2 naming what was not fitted.
+    (tmp_path / "rates.json").write_text(json.dumps(_rate_runs()))
+    site = Path(tempfile.mkdtemp())
+    (site / "sitecustomize.py").write_text(_SMALL_WORK)
+    run = run_bounded("calibrate", "rates.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm",
+                      "--jobs", "1", "-o", "cal.yaml", cwd=tmp_path,
+                      env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
+    assert_bounded(run, names="work budget", codes=(2,))
+    assert "the fit of the five parameters was not finished" in run.output
+    assert "200,000 scheduler events" in run.output and "6 runs" in run.output
+    assert "rates.json rate 1, rates.json rate 2" in run.output
+    assert not (tmp_path / "cal.yaml").exists()  # nothing half-fitted is written
+
+
+_LOO_LINE_1 = "date: '2025-01-10',\n     leave_one_out: {ttft.p50: 0.12, tpot.p50: 0.08}}"
+
+
+@pytest.mark.parametrize("edit, why", [
+    (("created: '2025-01-15'", "created: '2099-01-15'"), "is after today"),
+    (("created: '2025-01-15'", "created: '2025-02-30'"), "is not a real date"),
+    (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.0, max: 0.0, runs: 3}"),
+     "ttft leave-one-out errors reach 12"),
+    (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.06, max: 0.12, runs: 9}"),
+     "stated from 9 runs held out"),
+    ((_LOO_LINE_1, "date: '2025-01-10'}"), "only 2 of the 3 listed runs have a t"),
+    (("runs: 3}\n  tpot", "runs: 2}\n  tpot"), "from 2 runs; a leave-one-out band needs 3"),
+])
+def test_a_calibration_file_is_not_trusted_as_written(tmp_path: Path, edit: tuple[str, str], why: str) -> None:
+    # was: read as written: a future or impossible `created:` never went stale, and the `runs:`
+    # rows were never looked at, so a hand-written band of 0 % turned "at risk" into "met"
+    import shutil
+
+    case = Path(__file__).resolve().parents[1] / "cases" / "bl311_calibration_stale"
+    shutil.copytree(case, tmp_path / "case")
+    cal = tmp_path / "case" / "cal.yaml"
+    text = cal.read_text()
+    assert edit[0] in text
+    cal.write_text(text.replace(edit[0], edit[1]))
+    run = run_bounded("check", "budgets.yaml", "teams.yaml", "--format", "json", cwd=tmp_path / "case")
+    assert_bounded(run, names="cal.yaml", codes=(0, 1), rule="BL310")
+    report = json.loads(run.stdout)
+    found = [f for f in report["findings"] if f["rule"] == "BL310"]
+    assert found and all(f["severity"] == "warning" for f in found), found
+    assert any(why in f["message"] and "not trusted" in f["message"] for f in found), found
+    assert not any(f["rule"] in ("BL311", "BL312") for f in report["findings"])  # the file was not used
+
+
+def test_negative_from_bench_lengths_are_reported_with_how_many(tmp_path: Path) -> None:
+    # was: the reader dropped them silently (bench/measurement.py per_request_lengths), and the
+    # budget was judged on the remaining requests as if the file were whole
+    detailed = dict(VLLM_RUN, num_prompts=6, completed=6, input_lens=[1000, -5, 1200, -1, 900, 1100],
+                    output_lens=[100, 120, 90, 110, 100, 95])
+    (tmp_path / "lens.json").write_text(json.dumps(detailed))
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+        "    workload: {prompt_tokens: {from_bench: lens.json}, output_tokens: 100, concurrency: 4}\n"
+        "    promise: {ttft: 1 s}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="lens.json", codes=(1,), rule="BL406")
+    assert "2 of its per-request input token counts are negative" in run.output
