@@ -277,6 +277,11 @@ def evaluate_calibration(b: Any, roof: Any, links: Any, today: Any = None, max_a
 FUTURE_SLACK_DAYS = 1
 
 
+#: the widest band a calibration may state and still judge a budget: past +/- 100 % its own
+#: leave-one-out predictions are off by more than the value they predict
+MAX_BAND = 1.0
+
+
 def _created(text: Any) -> Optional[Any]:
     """The ``created:`` day, or None when it is no real date (2026-02-30, 'yesterday')."""
     import datetime as dt
@@ -308,6 +313,9 @@ def untrusted(cal: Any, today: Any) -> str:
         band, median, runs = e.get("max"), e.get("median"), e.get("runs")
         if band is None:
             continue
+        if not (band <= MAX_BAND):  # was: "+/- 968,173,000,000 %" called calibrated (issue 24)
+            return (f"its {metric} band is wider than +/- {numbers.percent(MAX_BAND)} (it states a relative error "
+                    f"of {numbers.number(band)}): the fit does not predict its own runs")
         if median is not None and median > band:
             return (f"its {metric} band states a median error ({numbers.percent(median)}) above its maximum "
                     f"({numbers.percent(band)})")

@@ -105,6 +105,7 @@ class LoadEvaluation:
     result: Any = None  # physics.load_stats.SimulationResult
     capacity: Any = None  # physics.capacity.Capacity (per replica)
     replicas_needed: Optional[int] = None
+    replicas_beyond_cap: bool = False  # the rate needs more than REPLICAS_CAP replicas: no replicas help
     verdicts: dict[str, str] = field(default_factory=dict)  # "ttft" -> met | at-risk | cannot-be-met
     limits: dict[str, float] = field(default_factory=dict)  # "ttft" -> the promise (s)
     saturation_request_per_s: Optional[float] = None  # per replica, every slot busy
@@ -393,7 +394,10 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         if math.isfinite(shown) and shown > out.saturation_request_per_s:
             out.saturation_request_per_s = shown
     if out.capacity is not None and out.arrival_rate_per_s is not None:
-        out.replicas_needed = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
+        need = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
+        # past REPLICAS_CAP replicas are no fix (a 300-digit `deployment.replicas` help: issue 24)
+        out.replicas_needed = need if need is None or need <= REPLICAS_CAP else None
+        out.replicas_beyond_cap = need is not None and need > REPLICAS_CAP
     bound = roof.bound
     for name, _ in promises:
         iv = out.interval(name)
@@ -463,12 +467,29 @@ def utilisation(load: LoadEvaluation) -> Optional[float]:
     return load.result.throughput_request_per_s / load.simulated_replicas / mu
 
 
+#: the most replicas a help or a fix proposes; past it replicas are not the fix (issue 24: a
+#: rate of 1e300 request/s asked for a 300-digit `deployment.replicas`)
+REPLICAS_CAP = 1_000_000
+
+
+def replicas_beyond_words() -> str:
+    return f"more than {REPLICAS_CAP:,} replicas would be needed, so replicas are not the fix"
+
+
+def utilisation_text(u: Optional[float]) -> str:
+    """A utilisation for people: two decimals as far as 1,000, then the one formatter (``6.82e298``),
+    ``unknown`` when not a finite number (was: "utilisation nan", and 300 digits: issue 24)."""
+    if u is None or not math.isfinite(u):
+        return "unknown"
+    return f"{u:.2f}" if abs(u) < 1e3 else numbers.number(u)
+
+
 def load_words(load: LoadEvaluation) -> str:
     """ "at 6 request/s per replica (utilisation 0.93)" or "with 32 users per replica". """
     from budgetlint.model.units import format_quantity
 
     u = utilisation(load)
-    util = f" (utilisation {u:.2f})" if u is not None else ""
+    util = f" (utilisation {utilisation_text(u)})" if u is not None else ""
     if load.arrival_rate_per_s is not None:
         per = load.arrival_rate_per_s / load.replicas
         where = " per replica" if load.replicas > 1 else ""
@@ -501,6 +522,8 @@ def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
             msg += f"; holds up to {format_quantity(cap.request_per_s, 'request_rate')} per replica"
             if load.replicas_needed is not None:
                 msg += f"; {numbers.count(load.replicas_needed, 'replica')} {'meets' if load.replicas_needed == 1 else 'meet'} it"
+            elif load.replicas_beyond_cap:
+                msg += f"; {replicas_beyond_words()}"
         else:
             msg += "; no arrival rate holds it on this deployment"
     return msg

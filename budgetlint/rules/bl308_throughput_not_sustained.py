@@ -67,8 +67,14 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
     if per > 0 and got > 0:
         from budgetlint.rules._fixes import edit
 
-        need = math.ceil(load.replicas * want / got - 1e-9)
-        msg += f"; {numbers.count(need, 'replica')} would"
-        fix = f"deployment.replicas: {need}"
-        data = edit(b, [(("deployment", "replicas"), need)], safe=False, title=fix)
+        from budgetlint.evaluate.load import REPLICAS_CAP, replicas_beyond_words
+
+        ratio = load.replicas * want / got
+        if not (ratio <= REPLICAS_CAP):  # a 300-digit `deployment.replicas` help was no help (issue 24)
+            msg += f"; {replicas_beyond_words()}: lower the promise or raise each replica's throughput"
+        else:
+            need = math.ceil(ratio - 1e-9)
+            msg += f"; {numbers.count(need, 'replica')} would"
+            fix = f"deployment.replicas: {need}"
+            data = edit(b, [(("deployment", "replicas"), need)], safe=False, title=fix)
     yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix, data=data)

@@ -221,13 +221,22 @@ def fit_warnings(fit: Any, observations: Any, errors: dict[str, dict[str, float]
             if abs(math.log(v / bound)) <= AT_BOUND:
                 out.append(f"calibration: {name} = {v:.4g} sits at its {word} bound {bound:g}: the runs push it "
                            "past what the model allows (check the precision, the device count and the engine)")
+    from budgetlint.evaluate.calibration import MAX_BAND
+    from budgetlint.text import numbers
+
+    for metric, e in sorted(errors.items()):
+        if not (e.get("max", 0.0) <= MAX_BAND):
+            out.append(f"calibration: the {metric} band (the leave-one-out maximum, a relative error of "
+                       f"{numbers.number(e['max'])}) is wider than +/- {numbers.percent(MAX_BAND)}: `check` will not "
+                       "trust this file (BL310); "
+                       "check the model, the hardware, the precision and the device count")
     for obs, res in zip(observations, fit.residuals):
         for t, r in zip(obs.targets, res):
             band = errors.get(t.metric, {}).get("max")
             err = math.exp(r) - 1.0
             if band is not None and abs(err) > band:
-                out.append(f"calibration: {obs.label} {t.metric} {t.stat} is {err:+.0%} off the fit, outside the "
-                           f"band ({band:.0%}, the leave-one-out maximum)")
+                out.append(f"calibration: {obs.label} {t.metric} {t.stat} is {numbers.percent(err, signed=True)} off "
+                           f"the fit, outside the band ({numbers.percent(band)}, the leave-one-out maximum)")
     return out
 
 

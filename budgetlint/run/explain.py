@@ -414,7 +414,9 @@ def under_load(evaluation: Any) -> list[str]:
     out.append(f"    step cost: {load.calibrated}" if load.calibrated
                else "    step cost: the roofline at the assumed efficiencies (no calibration)")
     u = utilisation(load)
-    ut = f"{u:.2f}" if u is not None else "unknown"
+    from budgetlint.evaluate.load import utilisation_text
+
+    ut = utilisation_text(u)
     sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
            if load.saturation_request_per_s else "")
     out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")

@@ -316,6 +316,9 @@ _LOO_LINE_1 = "date: '2025-01-10',\n     leave_one_out: {ttft.p50: 0.12, tpot.p5
      "stated from 9 runs held out"),
     ((_LOO_LINE_1, "date: '2025-01-10'}"), "only 2 of the 3 listed runs have a t"),
     (("runs: 3}\n  tpot", "runs: 2}\n  tpot"), "from 2 runs; a leave-one-out band needs 3"),
+    # was: "+/- 968173000000%" and the band called calibrated
+    (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.06, max: 9681730000.0, runs: 3}"),
+     "band is wider than +/- 100% (it states a relative error of 9,681,730,000)"),
 ])
 def test_a_calibration_file_is_not_trusted_as_written(tmp_path: Path, edit: tuple[str, str], why: str) -> None:
     # was: read as written: a future or impossible `created:` never went stale, and the `runs:`
@@ -350,3 +353,41 @@ def test_negative_from_bench_lengths_are_reported_with_how_many(tmp_path: Path) 
     run = run_bounded("check", "b.yaml", cwd=tmp_path)
     assert_bounded(run, names="lens.json", codes=(1,), rule="BL406")
     assert "2 of its per-request input token counts are negative" in run.output
+
+
+_HUGE = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {prompt_tokens: 1000, output_tokens: 200, arrival_rate: 1e300 request/s}
+    promise: {ttft: 1 s, tpot: 60 ms}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm}
+  - name: tput
+    owner: "@acme/chat"
+    workload: {prompt_tokens: 1000, output_tokens: 200, concurrency: 8}
+    promise: {ttft: 1 s, throughput: 1e300 request/s}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm}
+"""
+
+
+def test_absurd_rates_give_readable_numbers_and_no_replicas_help(tmp_path: Path) -> None:
+    # was: "utilisation 682197056366501247..." (300 digits, f"{u:.2f}") and a 300-digit
+    # `deployment.replicas: 70420341302348...` help in BL307 and BL308
+    (tmp_path / "b.yaml").write_text(_HUGE)
+    for command in ("check", "explain"):
+        run = run_bounded(command, "b.yaml", cwd=tmp_path)
+        assert_bounded(run, names="b.yaml" if command == "check" else "chat", codes=(0, 1))
+        assert not re.search(r"\d{16,}", run.output), re.search(r".{80}\d{16,}", run.output)
+        assert "utilisation 6.82e298" in run.output
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert "more than 1,000,000 replicas would be needed" in run.output and "deployment.replicas:" not in run.output
+
+
+def test_a_utilisation_that_is_not_a_number_reads_unknown() -> None:
+    # was: "utilisation nan" (f"{u:.2f}" of a NaN)
+    from budgetlint.evaluate.load import utilisation_text
+
+    assert utilisation_text(float("nan")) == "unknown" and utilisation_text(float("inf")) == "unknown"
+    assert utilisation_text(0.934) == "0.93"  # as before, for ordinary values
