@@ -3,7 +3,13 @@
 ## What it checks
 `deployment.calibration` names a file that does not exist, is not a valid
 `kind: calibration` document (every problem with its own file:line:column),
-or was fitted for another model or hardware.
+or was fitted for another model or hardware (errors). A warning when the file
+is read but not trusted as written: its `created:` is no real date or after
+today (it would never go stale), its `error:` band is wider than +/- 100 %, or
+its `runs:` rows cannot support the band it states (fewer than 3 runs held
+out, fewer rows with a leave-one-out error than the band counts, or rows whose
+own leave-one-out errors exceed it). `budgetlint calibrate` writes none of
+these; the budget is then judged without the calibration.
 
 ## Why
 The budget's predictions fall back to the assumed efficiencies, without a

@@ -67,7 +67,7 @@ def _spent(stage: str, observations: list) -> CalibrateError:
     labels = ", ".join(o.label for o in observations[:6]) + (", ..." if len(observations) > 6 else "")
     open_runs = sum(1 for o in observations if o.mode != "closed-form")
     return CalibrateError(
-        f"calibrate: {stage} was not finished: the run's simulation work budget "
+        f"calibrate: {stage} was not finished: calibrate's simulation work budget "
         f"({numbers.count(_WORK.events, 'scheduler event') if _WORK is not None else 'its events'}, "
         f"docs/limits.md) was spent fitting {numbers.count(len(observations), 'run')} ({labels}; "
         f"{open_runs} of them simulated); no calibration was written. "
@@ -147,10 +147,10 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
         raise CalibrateError("no usable run in the benchmark files"
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
     global _WORK
-    from budgetlint.evaluate.workbudget import WorkBudget
+    from budgetlint.evaluate import workbudget
     from budgetlint.physics.serving_sim import WorkSpent
 
-    _WORK = WorkBudget()  # the run's cap on simulated events (issue 24): made before any worker forks
+    _WORK = workbudget.WorkBudget(workbudget.CALIBRATE_EVENTS)  # the run's cap on simulated events (issue 24): made before any worker forks
     try:
         if PROGRESS is not None:
             PROGRESS(f"fitting {len(observations)} runs")

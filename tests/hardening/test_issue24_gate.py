@@ -284,8 +284,8 @@ def _rate_runs(n_runs: int = 6, requests: int = 1000) -> dict:
 
 
 #: in the child: a work budget small enough to be spent within the test's bounds (the real cap,
-#: RUN_EVENTS, is the same mechanism at 2.5 million events: docs/limits.md)
-_SMALL_WORK = "import budgetlint.evaluate.workbudget as w\nw.RUN_EVENTS = 200_000\n"
+#: CALIBRATE_EVENTS, is the same mechanism at 30 million events: docs/limits.md)
+_SMALL_WORK = "import budgetlint.evaluate.workbudget as w\nw.CALIBRATE_EVENTS = 50_000\n"
 
 
 def test_calibrate_of_six_rate_runs_ends_within_the_work_budget(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ def test_calibrate_of_six_rate_runs_ends_within_the_work_budget(tmp_path: Path) 
                       env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])})
     assert_bounded(run, names="work budget", codes=(2,))
     assert "the fit of the five parameters was not finished" in run.output
-    assert "200,000 scheduler events" in run.output and "6 runs" in run.output
+    assert "50,000 scheduler events" in run.output and "6 runs" in run.output
     assert "rates.json rate 1, rates.json rate 2" in run.output
     assert not (tmp_path / "cal.yaml").exists()  # nothing half-fitted is written
 
