@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from budgetlint.physics.serving_sim import WorkSpent  # noqa: F401 (what run/ catches when the budget is spent)
+
 #: scheduler events one run may simulate, over every budget and worker: 8-19 us of CPU an
 #: event (the crafted and the ordinary repositories of benchmarks/bench_work_budget.py), so
 #: 19-48 s of CPU at most (docs/limits.md has the measured figures)

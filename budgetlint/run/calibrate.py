@@ -148,7 +148,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
                              + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
     global _WORK
     from budgetlint.evaluate import workbudget
-    from budgetlint.physics.serving_sim import WorkSpent
+    from budgetlint.evaluate.workbudget import WorkSpent
 
     _WORK = workbudget.WorkBudget(workbudget.CALIBRATE_EVENTS)  # the run's cap on simulated events (issue 24): made before any worker forks
     try:
