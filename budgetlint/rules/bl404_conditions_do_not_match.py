@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Location, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -54,14 +55,11 @@ SEVERITY = Severity.WARNING
 
 
 def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    for link in ev.links:
-        if link.counts or not link.mismatches:  # an expired entry is BL411's
+    for link in _evidence.links(ev, counting=False):
+        if not link.mismatches:  # an expired entry is BL411's
             continue
         key = link.mismatches[0][0]
-        where = link.where if b.bench and link.where.file == b.doc.file else ev_mod.conditions_loc(b, key)
+        where = link.where if b.bench and link.where.file == b.doc.file else _evidence.conditions_loc(b, key)
         yield Finding(
             CODE, SEVERITY,
             f"{link.name} is not evidence for {b.name}: "

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -47,9 +48,7 @@ SEVERITY = Severity.WARNING
 
 
 def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for link in ev.links:
-        if not link.counts:
-            continue
+    for link in _evidence.links(ev):
         for st in link.stale:
             key = {"age": "max_age", "engine": "engine", "engine-version": "engine_version"}[st.check]
             where = b.loc("evidence", key) if st.asked_by == "budget" and b.has("evidence", key) else link.where

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -42,9 +43,8 @@ SEVERITY = Severity.WARNING
 
 
 def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-
     seen: set[tuple[str, str]] = set()
-    for link in ev.links:
+    for link in _evidence.links(ev, counting=None):
         if not link.expired:
             continue
         key = (b.name, link.via)
