@@ -1,8 +1,8 @@
 """The one iterator the evidence rules (BL401-BL411) use over a budget's evaluation.
 
-``links(ev)`` yields the budget's linked measurements, by default those that speak for
+``links(evaluation)`` yields the budget's linked measurements, by default those that speak for
 its promises (``Link.counts``: conditions match, entry not expired); ``counting=False``
-gives the ones that do not, ``counting=None`` all. ``promises(b, ev)`` is the same walk
+gives the ones that do not, ``counting=None`` all. ``promises(budget, evaluation)`` is the same walk
 one promise deeper: each counting link's readings as a :class:`PromiseEvidence`, with
 what the messages need (the reading, its sufficiency, pace or time, the YAML position).
 The rules keep only their condition and their words; nothing here computes a number.
@@ -22,10 +22,10 @@ if TYPE_CHECKING:
     from budgetlint.model.types import Budget
 
 
-def links(ev: BudgetEvaluation, *, counting: bool | None = True) -> Iterator[Link]:
+def links(evaluation: BudgetEvaluation, *, counting: bool | None = True) -> Iterator[Link]:
     """The budget's links, in the evaluation's order: counting (default), not counting
     (``False``) or all (``None``)."""
-    for link in ev.links:
+    for link in evaluation.links:
         if counting is None or link.counts == counting:
             yield link
 
@@ -67,11 +67,11 @@ class PromiseEvidence:
         return _messages.evidence_value(self.promise, seconds, self.pace, figures)
 
 
-def promises(b: Budget, ev: BudgetEvaluation) -> Iterator[PromiseEvidence]:
+def promises(budget: Budget, evaluation: BudgetEvaluation) -> Iterator[PromiseEvidence]:
     """Every reading of every counting link, in order."""
-    for link in links(ev):
+    for link in links(evaluation):
         for name, reading in link.readings.items():
-            yield PromiseEvidence(b, link, name, reading, link.sufficiency.get(name))
+            yield PromiseEvidence(budget, link, name, reading, link.sufficiency.get(name))
 
 
 def promise_loc(b: Budget, promise: str) -> Location:

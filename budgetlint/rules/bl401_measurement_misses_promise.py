@@ -49,8 +49,8 @@ SUMMARY = "A benchmark measurement misses the promise at the budget's percentile
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for p in _evidence.promises(b, ev):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
         r, suff, link = p.reading, p.sufficiency, p.link
         if not p.compared or r.margin is None or r.margin >= -1e-9:
             continue
@@ -71,6 +71,6 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             f"{r.percentile} {p.what} measured {p.value(r.measured_s, fig)}, "
             f"promise {p.value(r.promised_s, fig)}: {gap}{sure}; "
             f"measured in {link.name}{how}{inferred_words(link)}",
-            p.where, budget=b.name, promise=p.promise,
+            p.where, budget=budget.name, promise=p.promise,
             fix="make the deployment faster (see BL301/BL303 levers) or loosen the promise "
                 "to the measured value plus margin")

@@ -49,9 +49,9 @@ SUMMARY = "A benchmark measurement meets the promise, but with thin margin."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)
-    for p in _evidence.promises(b, ev):
+    for p in _evidence.promises(budget, evaluation):
         r, link = p.reading, p.link
         if not p.compared or r.margin is None or r.margin < -1e-9:
             continue
@@ -67,5 +67,5 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             f"{r.percentile} {p.what} measured {p.value(r.measured_s, fig)}, "
             f"promise {p.value(r.promised_s, fig)}: met with {format_percent(margin)} margin "
             f"(threshold {numbers.percent(threshold)}); measured in {link.name}{how}{inferred_words(link)}",
-            p.where, budget=b.name, promise=p.promise,
+            p.where, budget=budget.name, promise=p.promise,
             fix=f"buy at least {numbers.percent(threshold)} margin or loosen the promise")

@@ -47,8 +47,8 @@ SUMMARY = "The promised percentile is not in the measurement."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for p in _evidence.promises(b, ev):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
         if p.compared:
             continue
         r = p.reading
@@ -56,6 +56,6 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         yield Finding(
             CODE, SEVERITY,
             f"{r.percentile} {p.what} {head} in {p.link.name}: {r.reason}",
-            p.where, budget=b.name, promise=p.promise,
+            p.where, budget=budget.name, promise=p.promise,
             fix=f"report {r.percentile} (e.g. vLLM --metric-percentiles, or per-request data) "
                 "or promise at a percentile the tool reports")

@@ -55,8 +55,8 @@ SUMMARY = "Too few requests behind the percentile to show the promise."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for p in _evidence.promises(b, ev):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
         r, s, link = p.reading, p.sufficiency, p.link
         if s is None or s.met is not True or s.status not in ("too-few", "unbounded", "unknown"):
             continue
@@ -74,6 +74,6 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         else:
             msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
                    f"({s.words(p.pace, fig)}); measured in {link.name}")
-        yield Finding(CODE, SEVERITY, msg, p.where, budget=b.name, promise=p.promise,
+        yield Finding(CODE, SEVERITY, msg, p.where, budget=budget.name, promise=p.promise,
                       fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
                           "the interval is computed in seconds")

@@ -47,8 +47,8 @@ SUMMARY = "The percentile's confidence interval contains the promise: the run ca
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for p in _evidence.promises(b, ev):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
         r, s = p.reading, p.sufficiency
         if s is None or s.met is not True or s.status != "straddles":
             continue
@@ -59,5 +59,5 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             f"{r.percentile} {p.what} {p.value(r.measured_s, fig)} meets the "
             f"{p.value(r.promised_s, fig)} promise but is not shown: the "
             f"{s.words(p.pace, fig)} contains it{more}; measured in {p.link.name}",
-            p.where, budget=b.name, promise=p.promise,
+            p.where, budget=budget.name, promise=p.promise,
             fix="run more requests, or buy margin so the whole interval meets the promise")

@@ -57,9 +57,9 @@ SUMMARY = "The benchmark run did not run as declared."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for link in _evidence.links(ev):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for link in _evidence.links(evaluation):
         for q in link.quality:
             yield Finding(CODE, SEVERITY, f"run quality of {link.name} ({q.check}): {q.message}",
-                          link.where, budget=b.name,
+                          link.where, budget=budget.name,
                           fix="re-run the benchmark as declared (see docs/benchmarks.md, run quality)")
