@@ -23,7 +23,8 @@ definitions (TPOT over all N output tokens). ``excludes_first_token`` TPOT
 ``includes_ttft`` TPOT (LLMPerf) is refused, never mixed.
 
 The evaluation stage calls :func:`link_budget` once per budget; the rules
-BL401..BL406 read its :class:`BudgetEvidence` and never read a file.
+BL401..BL411 read its :class:`BudgetEvidence` through ``rules/_evidence.py`` (one
+iterator) and never read a file; their words are in ``rules/_messages.py``.
 """
 
 from __future__ import annotations
@@ -140,13 +141,6 @@ class Link:
     def inferred(self) -> list[str]:
         """Conditions taken from the budget because the file lacks them."""
         return [k for k, (_, origin) in self.conditions.items() if origin == "budget"]
-
-    def inferred_words(self) -> str:
-        names = self.inferred
-        if not names:
-            return ""
-        return "; not in the file, taken from the budget: " + ", ".join(
-            f"{k} {_fmt_cond(self.conditions[k][0])}" for k in names)
 
 
 @dataclass(frozen=True)
@@ -268,14 +262,6 @@ def _same_entry(measured: str, ours: Any, table: dict[str, Any]) -> bool | None:
     if key in ours_names or any(n and (n in key or key in n) for n in ours_names if len(n) >= 4):
         return True
     return False
-
-
-def _fmt_cond(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "unbounded"
-        return f"{value:g}"
-    return str(value)
 
 
 def effective_conditions(m: Measurement, b: Budget) -> dict[str, tuple[Any, str]]:
@@ -484,6 +470,17 @@ def _trust(link: Link, expires: str | None, on: dt.date, defaults: Any) -> None:
 MAX_BOUND_CONCURRENCY = 1e9
 
 
+def physics_refusals() -> tuple[type[Exception], ...]:
+    """What the physics raises on inputs it refuses: ``adapter.Skip`` (no deployment or
+    model to compute with), ValueError (a value outside the physics's domain),
+    ArithmeticError (an overflow: a count beyond float range). Anything else is a bug and
+    is not swallowed. (A function: an ``except`` clause evaluates it only when something
+    was raised, so the adapter is imported only then.)"""
+    from budgetlint.evaluate.adapter import Skip
+
+    return (Skip, ValueError, ArithmeticError)
+
+
 def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
     from budgetlint.evaluate import adapter
     from budgetlint.evaluate import share
@@ -518,7 +515,7 @@ def _physics(link: Link, skipped: bool) -> None:
     try:
         link.bound = _bound_at(b, conc, prompt, output)
         link.bound_concurrency_one = _bound_at(b, 1, prompt, output)
-    except Exception:  # noqa: BLE001 - a physics refusal only means no bound to compare with
+    except physics_refusals():  # no bound to compare with; the roofline rules say why
         link.bound = link.bound_concurrency_one = None
         return
     link.faster = _faster(link)
@@ -649,7 +646,7 @@ def _alt_bound(link: Link, **changes: Any) -> float | None:
         w = replace(wl, concurrency=1, prompt_tokens=bound.prompt_tokens, output_tokens=bound.output_tokens,
                     cached_prompt_tokens=min(bound.cached_prompt_tokens, bound.prompt_tokens))
         return share.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
-    except Exception:  # noqa: BLE001
+    except physics_refusals():  # that alternative has no bound: it is not offered
         return None
 
 
@@ -861,49 +858,3 @@ def evidence_analysis(b: Budget, links: tuple[Link, ...]) -> dict[str, Any]:
             d["implied_efficiency_prefill"] = lk.bound.prefill_s / values["ttft"]
             d["implied_efficiency_prefill_binding"] = lk.bound.prefill_binding
     return d
-
-
-# --------------------------------------------------------------------------- words
-
-
-def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | None, str]:
-    if promise == "tpot":
-        if pace:
-            return (None if not seconds else 1.0 / seconds), "token/s"
-        return seconds, "s"  # a TPOT reads as a time ("50 ms"), as in every report
-    return seconds, "s"
-
-
-def fmt_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
-    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms`` (a TPOT), ``400 ms``."""
-    value, unit = _shown_as(promise, seconds, pace)
-    return numbers.quantity(value, unit, figures=figures)
-
-
-def figures_apart(promise: str, pace: bool, *seconds: float | None) -> int:
-    """The significant figures that print a sentence's different values (a measurement, its
-    promise, an interval's ends) differently (:func:`budgetlint.text.numbers.figures_apart`)."""
-    shown = [_shown_as(promise, s, pace) for s in seconds]
-    unit = _shown_as(promise, 1.0, pace)[1]
-    return numbers.figures_apart((v for v, _ in shown), unit)
-
-
-def promise_words(b: Budget, promise: str) -> str:
-    if promise == "tpot" and b.promise.pace_given:
-        return "pace"
-    return _title(promise)
-
-
-def promise_loc(b: Budget, promise: str) -> Location:
-    key = "pace" if promise == "tpot" and b.promise.pace_given else promise
-    return b.loc("promise", key)
-
-
-def conditions_loc(b: Budget, key: str) -> Location:
-    """The YAML position of a workload/deployment key (``workload.concurrency``)."""
-    parts = tuple(key.split("."))
-    if b.has(*parts):
-        return b.loc(*parts)
-    if b.has(parts[0]):
-        return b.loc(parts[0])
-    return b.loc()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from budgetlint.model.units import format_headroom, format_percent as _pct, format_quantity
@@ -215,3 +216,52 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
     return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} at {numbers.quantity(want, 'token/s')} needs "
             f"{_pct(v.required_efficiency)} of peak {resource} (bound {numbers.quantity(got_bound, 'token/s')}; at the assumed "
             f"{assumed_figure(ev, resource)}: {numbers.quantity(got_real, 'token/s')})")
+
+
+# --------------------------------------------------------------------------- evidence (BL4xx)
+# How a measurement and its promise read in a finding; moved here from evaluate/evidence.py
+# (the evaluation computes, the rules word).
+
+_PROMISE_TITLES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
+
+
+def _shown_as(promise: str, seconds: float | None, pace: bool) -> tuple[float | None, str]:
+    if promise == "tpot" and pace:
+        return (None if not seconds else 1.0 / seconds), "token/s"
+    return seconds, "s"  # a TPOT reads as a time ("50 ms"), as in every report
+
+
+def evidence_value(promise: str, seconds: float, pace: bool = False, figures: int = numbers.FIGURES) -> str:
+    """A promise's value as its promise reads: ``20 token/s`` (a pace), ``50 ms`` (a TPOT), ``400 ms``."""
+    value, unit = _shown_as(promise, seconds, pace)
+    return numbers.quantity(value, unit, figures=figures)
+
+
+def evidence_figures(promise: str, pace: bool, *seconds: float | None) -> int:
+    """The significant figures that print a sentence's different values (a measurement, its
+    promise, an interval's ends) differently (:func:`budgetlint.text.numbers.figures_apart`)."""
+    shown = [_shown_as(promise, s, pace) for s in seconds]
+    unit = _shown_as(promise, 1.0, pace)[1]
+    return numbers.figures_apart((v for v, _ in shown), unit)
+
+
+def promise_words(b: Any, promise: str) -> str:
+    """``pace`` for a TPOT promised as a pace, else ``TTFT``/``TPOT``/``E2E``."""
+    if promise == "tpot" and b.promise.pace_given:
+        return "pace"
+    return _PROMISE_TITLES.get(promise, promise)
+
+
+def condition_words(value: Any) -> str:
+    if isinstance(value, float):
+        return "unbounded" if math.isinf(value) else f"{value:g}"
+    return str(value)
+
+
+def inferred_words(link: Any) -> str:
+    """``; not in the file, taken from the budget: concurrency 8`` (empty when the file said all)."""
+    names = link.inferred
+    if not names:
+        return ""
+    return "; not in the file, taken from the budget: " + ", ".join(
+        f"{k} {condition_words(link.conditions[k][0])}" for k in names)

@@ -35,8 +35,8 @@ SUMMARY = "A budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not b.owner:
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r} has no owner: a budget nobody owns is a wish",
-                      b.loc("name"), budget=b.name,
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    if not budget.owner:
+        yield Finding(CODE, SEVERITY, f"budget {budget.name!r} has no owner: a budget nobody owns is a wish",
+                      budget.loc("name"), budget=budget.name,
                       fix='add `owner: "@team/handle"` to the budget')

@@ -39,10 +39,10 @@ SUMMARY = "A segment of a budget has no owner."
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for seg in b.segments:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for seg in budget.segments:
         if not seg.owner:
             yield Finding(CODE, SEVERITY,
-                          f"segment {seg.name!r} of budget {b.name!r} has no owner",
-                          seg.loc("name"), budget=b.name,
+                          f"segment {seg.name!r} of budget {budget.name!r} has no owner",
+                          seg.loc("name"), budget=budget.name,
                           fix='add `owner: "@team/handle"` to the segment')

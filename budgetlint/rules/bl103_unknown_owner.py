@@ -41,7 +41,7 @@ SUMMARY = "An owner is not a known team handle."
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     if not ctx.teams:
         return
     suggest = getattr(ctx, "suggest_owner", None)  # the run's, bounded (budgetlint.model.suggest)
@@ -49,8 +49,8 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         from budgetlint.model.suggest import Suggester
 
         suggest = Suggester(sorted(ctx.teams), cutoff=0.5)
-    owners = [(b.owner, b.loc("owner"), "owner")]
-    owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in b.segments]
+    owners = [(budget.owner, budget.loc("owner"), "owner")]
+    owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in budget.segments]
     for owner, where, what in owners:
         if not owner or owner.lower() in ctx.teams:
             continue
@@ -59,7 +59,7 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             close = None  # similar letters, another team: no suggestion (model.suggest.near_handle)
         hint = f"; did you mean {close!r}?" if close else ""
         yield Finding(CODE, SEVERITY,
-                      f"{what} {owner!r} of budget {b.name!r} is not a known team "
+                      f"{what} {owner!r} of budget {budget.name!r} is not a known team "
                       f"(teams from {ctx.teams_source}){hint}",
-                      where, budget=b.name,
+                      where, budget=budget.name,
                       fix=f"use {close!r}" if close else "add the team to the teams registry")

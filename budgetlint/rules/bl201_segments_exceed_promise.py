@@ -119,14 +119,14 @@ def _flush_fix(b, slack: float) -> str:
             f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_t(slack)}); ")
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    p = b.promise
-    edge = edge_terms(b)
-    if not b.segments and not edge:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    p = budget.promise
+    edge = edge_terms(budget)
+    if not budget.segments and not edge:
         return
     from budgetlint.evaluate.arithmetic import FIRST_TOKEN_KINDS  # lazy: `rules` imports no evaluation
 
-    first = [s for s in b.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
+    first = [s for s in budget.segments if s.kind in FIRST_TOKEN_KINDS and s.allowance_s is not None]
     if p.ttft_s is not None and (first or edge):
         terms = [(s.name, s.allowance_s) for s in first] + edge
         total = sum(t for _, t in terms)
@@ -136,17 +136,17 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
                     f"the first token is visible after {_t(total)} at least")
             slack = p.ttft_s - sum(t for name, t in terms if not name.startswith("proxy flush"))
             yield Finding(CODE, SEVERITY,
-                          f"budget {b.name!r}: {what} ({parts}), "
+                          f"budget {budget.name!r}: {what} ({parts}), "
                           f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
-                          b.loc("edge") if edge and not first else b.loc("segments"), budget=b.name,
+                          budget.loc("edge") if edge and not first else budget.loc("segments"), budget=budget.name,
                           promise="ttft",
-                          fix=f"{_flush_fix(b, slack)}cut {time_text(total - p.ttft_s, up=True)} from the "
+                          fix=f"{_flush_fix(budget, slack)}cut {time_text(total - p.ttft_s, up=True)} from the "
                               f"{'segments or the edge' if edge else 'segments'} or loosen promise.ttft",
-                          data=edit(b, [(("promise", "ttft"), time_text(total, up=True))], safe=False,
+                          data=edit(budget, [(("promise", "ttft"), time_text(total, up=True))], safe=False,
                                     title=f"promise.ttft: {time_text(total, up=True)}"))
-    n = b.workload.output_tokens if b.workload else None
+    n = budget.workload.output_tokens if budget.workload else None
     terms: list[tuple[str, float]] = []
-    for s in b.segments:
+    for s in budget.segments:
         if s.allowance_s is not None:
             terms.append((s.name, s.allowance_s))
         elif s.pace_token_per_s and n:
@@ -158,20 +158,20 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         if total > p.e2e_s * (1 + _EPS):
             parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
             yield Finding(CODE, SEVERITY,
-                          f"budget {b.name!r}: segments add up to {_t(total)} ({parts}), "
+                          f"budget {budget.name!r}: segments add up to {_t(total)} ({parts}), "
                           f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
-                          b.loc("segments"), budget=b.name, promise="e2e",
+                          budget.loc("segments"), budget=budget.name, promise="e2e",
                           fix=f"cut {time_text(total - p.e2e_s, up=True)} from the segments or loosen promise.e2e",
-                          data=edit(b, [(("promise", "e2e"), time_text(total, up=True))], safe=False,
+                          data=edit(budget, [(("promise", "e2e"), time_text(total, up=True))], safe=False,
                                     title=f"promise.e2e: {time_text(total, up=True)}"))
     if p.tpot_s is not None:
         want = 1.0 / p.tpot_s
-        for s in b.segments:
+        for s in budget.segments:
             if s.kind == "decode" and s.pace_token_per_s is not None and s.pace_token_per_s < want * (1 - _EPS):
                 yield Finding(CODE, SEVERITY,
-                              f"budget {b.name!r}: decode segment {s.name!r} allows {numbers.quantity(s.pace_token_per_s, 'token/s')}, "
+                              f"budget {budget.name!r}: decode segment {s.name!r} allows {numbers.quantity(s.pace_token_per_s, 'token/s')}, "
                               f"slower than the promised {numbers.quantity(want, 'token/s')}",
-                              s.loc("pace"), budget=b.name, promise="tpot",
+                              s.loc("pace"), budget=budget.name, promise="tpot",
                               fix=f"raise the segment's pace to {at_least(want)} token/s",
                               # safe: the segment promises what the budget already promises
                               data=edit(s, [(("pace",), f"{at_least(want)} token/s")], safe=True,

@@ -53,11 +53,11 @@ def _t(x: float) -> str:
     return format_quantity(x, "time")
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    a = ev.analysis
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    a = evaluation.analysis
     if "e2e_arithmetic_total_s" not in a:
         return
-    p = b.promise
+    p = budget.promise
     n = a["e2e_arithmetic_output_tokens"]
     ttft, decode, total = a["e2e_arithmetic_first_token_s"], a["e2e_arithmetic_decode_s"], a["e2e_arithmetic_total_s"]
     if total <= p.e2e_s * (1 + 1e-9):
@@ -75,16 +75,16 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
                f"for {n} tokens), or loosen promise.e2e to {loosen}")
         # safe: the pace the end-to-end promise already implies, written down (no promise loosened)
         if p.pace_given:
-            data = edit(b, [(("promise", "pace"), f"{at_least(need)} token/s")], safe=True,
+            data = edit(budget, [(("promise", "pace"), f"{at_least(need)} token/s")], safe=True,
                         title=f"promise.pace: {at_least(need)} token/s")
-        elif b.has("promise", "tpot"):
-            data = edit(b, [(("promise", "tpot"), f"{at_most(1e3 / need)} ms")], safe=True,
+        elif budget.has("promise", "tpot"):
+            data = edit(budget, [(("promise", "tpot"), f"{at_most(1e3 / need)} ms")], safe=True,
                         title=f"promise.tpot: {at_most(1e3 / need)} ms")
     else:
         fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
-        data = edit(b, [(("promise", "e2e"), loosen)], safe=False, title=f"promise.e2e: {loosen}")
+        data = edit(budget, [(("promise", "e2e"), loosen)], safe=False, title=f"promise.e2e: {loosen}")
     yield Finding(CODE, SEVERITY,
-                  f"budget {b.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
+                  f"budget {budget.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
                   f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
                   f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
-                  b.loc("promise", "e2e"), budget=b.name, promise="e2e", fix=fix, data=data)
+                  budget.loc("promise", "e2e"), budget=budget.name, promise="e2e", fix=fix, data=data)

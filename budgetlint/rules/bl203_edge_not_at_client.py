@@ -41,15 +41,15 @@ SUMMARY = "An `edge:` block on a budget that is not measured at the client."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not b.has("edge"):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    if not budget.has("edge"):
         return
-    if b.workload is not None and b.workload.measured_at == "client":
+    if budget.workload is not None and budget.workload.measured_at == "client":
         return
     yield Finding(CODE, SEVERITY,
-                  f"budget {b.name!r}: edge: is ignored: the workload is measured at the server "
+                  f"budget {budget.name!r}: edge: is ignored: the workload is measured at the server "
                   "(measured_at: server, the default), so connection setup and proxy flushing are in "
                   "no check",
-                  b.loc("edge", key=True), budget=b.name,
+                  budget.loc("edge", key=True), budget=budget.name,
                   fix="add `measured_at: client` to the workload if the promise is what the user sees, "
                       "or remove `edge:`")

@@ -53,7 +53,7 @@ SUMMARY = "A promise that even the pure roofline misses: physics says it cannot 
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
-    yield from verdict_findings(b, ev, CODE, SEVERITY, "cannot-be-met", bound=True, no_lever="no standard lever meets it: loosen the promise")
+    yield from verdict_findings(budget, evaluation, CODE, SEVERITY, "cannot-be-met", bound=True, no_lever="no standard lever meets it: loosen the promise")

@@ -66,33 +66,33 @@ OTHER_SEVERITIES = {Severity.WARNING: "it fits the physical memory but not the u
                                       "start)"}
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_memory, describe_memory_tail
     from budgetlint.rules._verdicts import lever_edit, lever_text
 
-    v = ev.verdicts.get("memory")
+    v = evaluation.verdicts.get("memory")
     if v is None or v.verdict == "unknown":
         return
     if v.verdict == "met":
-        rl = ev.roofline.realistic
+        rl = evaluation.roofline.realistic
         if rl.memory_fits_worst is False:
-            yield Finding(CODE, Severity.WARNING, describe_memory_tail(ev.roofline), b.loc("deployment"),
-                          budget=b.name, promise="memory",
+            yield Finding(CODE, Severity.WARNING, describe_memory_tail(evaluation.roofline), budget.loc("deployment"),
+                          budget=budget.name, promise="memory",
                           fix=(f"at most {rl.memory_max_sequences_worst} concurrent sequences, "
                                "an 8-bit KV cache, or more devices keep every sequence resident"))
         return
     severity = SEVERITY if v.verdict == "cannot-be-met" else Severity.WARNING
-    message = describe_memory(ev.roofline)
-    rl = ev.roofline.realistic
+    message = describe_memory(evaluation.roofline)
+    rl = evaluation.roofline.realistic
     if severity is Severity.WARNING and rl is not None and rl.memory_max_sequences == 0:
         # not at risk: the engine refuses to start (vLLM sizes its KV cache from the usable fraction)
         from budgetlint.model.units import format_percent
 
-        usable = ev.roofline.deployment.memory_usable_fraction
+        usable = evaluation.roofline.deployment.memory_usable_fraction
         severity = Severity.ERROR
         message += (f"; at the usable fraction {format_percent(usable)} of device memory the engine would not "
                     f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
                     "deployment.memory_usable_fraction, only if the device runs nothing else)")
-    yield Finding(CODE, severity, message, b.loc("deployment"), budget=b.name,
-                  promise="memory", fix=lever_text(ev, "memory") or "reduce concurrency or context",
-                  data=lever_edit(ev, "memory"))
+    yield Finding(CODE, severity, message, budget.loc("deployment"), budget=budget.name,
+                  promise="memory", fix=lever_text(evaluation, "memory") or "reduce concurrency or context",
+                  data=lever_edit(evaluation, "memory"))

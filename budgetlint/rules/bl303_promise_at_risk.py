@@ -48,11 +48,11 @@ SUMMARY = "A promise met only above a realistic efficiency: at risk."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import verdict_findings
 
-    judged = getattr(ev, "judgement", None) or {}
-    for f in verdict_findings(b, ev, CODE, SEVERITY, "at-risk", bound=False, no_lever=None):
+    judged = getattr(evaluation, "judgement", None) or {}
+    for f in verdict_findings(budget, evaluation, CODE, SEVERITY, "at-risk", bound=False, no_lever=None):
         j = judged.get(f.promise)
         if j is not None and j.verdict == "met":  # a basis above the estimate (a run, the simulation) meets it
             continue

@@ -38,27 +38,27 @@ SUMMARY = "A promise the roofline meets at a realistic efficiency, with its head
 SEVERITY = Severity.INFO
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._messages import describe_met
     from budgetlint.rules._verdicts import promise_location
 
-    judged = getattr(ev, "judgement", None) or {}
+    judged = getattr(evaluation, "judgement", None) or {}
     for name in ("ttft", "tpot", "e2e"):
-        v = ev.verdicts.get(name)
+        v = evaluation.verdicts.get(name)
         j = judged.get(name)
         if j is not None:  # the judged verdict, on its basis (budgetlint.judge)
             if j.verdict != "met":
                 continue
             if j.basis in ("simulated", "measured"):
-                yield Finding(CODE, SEVERITY, met_on_basis(b, ev, j), promise_location(b, name),
-                              budget=b.name, promise=name)
+                yield Finding(CODE, SEVERITY, met_on_basis(budget, evaluation, j), promise_location(budget, name),
+                              budget=budget.name, promise=name)
                 continue
         if v is None or v.verdict != "met":
             continue
-        message = describe_met(ev.roofline, v)
+        message = describe_met(evaluation.roofline, v)
         if j is not None and j.note:
             message += f"; {j.note}"
-        yield Finding(CODE, SEVERITY, message, promise_location(b, name), budget=b.name, promise=name)
+        yield Finding(CODE, SEVERITY, message, promise_location(budget, name), budget=budget.name, promise=name)
 
 
 def met_on_basis(b, ev, j) -> str:

@@ -46,16 +46,16 @@ SUMMARY = "A promise that passes only because of a declared speculative acceptan
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.rules._verdicts import promise_location
 
     labels = {"ttft": "ttft", "tpot": "pace", "e2e": "e2e"}
     for name in ("ttft", "tpot", "e2e"):
-        v = ev.verdicts.get(name)
+        v = evaluation.verdicts.get(name)
         if v is None or not v.optimistic:
             continue
         yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
-                      promise_location(b, name),
-                      budget=b.name, promise=name,
+                      f"budget {budget.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
+                      promise_location(budget, name),
+                      budget=budget.name, promise=name,
                       fix="attach benchmark evidence measured on this traffic, or budget without the assumption")

@@ -53,11 +53,11 @@ SEVERITY = Severity.WARNING
 OTHER_SEVERITIES = {Severity.INFO: "the budget declares no deployment: it asked for no physics"}
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    where = b.loc("deployment") if b.has("deployment") else b.loc("name")
-    if ev.roofline.skipped and b.complete:
-        severity = Severity.INFO if not b.has("deployment") else SEVERITY
-        yield Finding(CODE, severity, f"budget {b.name!r}: physics not checked: {ev.roofline.skipped}",
-                      where, budget=b.name)
-    for note in ev.roofline.notes:
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: partly checked: {note}", where, budget=b.name)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    where = budget.loc("deployment") if budget.has("deployment") else budget.loc("name")
+    if evaluation.roofline.skipped and budget.complete:
+        severity = Severity.INFO if not budget.has("deployment") else SEVERITY
+        yield Finding(CODE, severity, f"budget {budget.name!r}: physics not checked: {evaluation.roofline.skipped}",
+                      where, budget=budget.name)
+    for note in evaluation.roofline.notes:
+        yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: partly checked: {note}", where, budget=budget.name)

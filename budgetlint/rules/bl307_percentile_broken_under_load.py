@@ -55,8 +55,8 @@ SUMMARY = "A percentile promise the declared traffic breaks."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    load = ev.load
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    load = evaluation.load
     if load is None or load.skipped is not None or load.result is None:
         return
     from budgetlint.evaluate.load import miss_message
@@ -65,9 +65,9 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
     for promise in ("ttft", "tpot", "e2e"):
         if load.verdicts.get(promise) != "at-risk":
             continue
-        if ev.verdicts.get(promise) is not None and ev.verdicts[promise].verdict == "cannot-be-met":
+        if evaluation.verdicts.get(promise) is not None and evaluation.verdicts[promise].verdict == "cannot-be-met":
             continue  # BL301 already says it; the simulation adds nothing to an impossibility
-        j = (getattr(ev, "judgement", None) or {}).get(promise)
+        j = (getattr(evaluation, "judgement", None) or {}).get(promise)
         if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
             continue
         fix, data = None, {}
@@ -75,6 +75,6 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             from budgetlint.rules._fixes import edit
 
             fix = f"deployment.replicas: {load.replicas_needed}"
-            data = edit(b, [(("deployment", "replicas"), load.replicas_needed)], safe=False, title=fix)
-        yield Finding(CODE, SEVERITY, miss_message(b, load, promise), promise_location(b, promise),
-                      budget=b.name, promise=promise, fix=fix, data=data)
+            data = edit(budget, [(("deployment", "replicas"), load.replicas_needed)], safe=False, title=fix)
+        yield Finding(CODE, SEVERITY, miss_message(budget, load, promise), promise_location(budget, promise),
+                      budget=budget.name, promise=promise, fix=fix, data=data)

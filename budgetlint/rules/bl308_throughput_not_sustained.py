@@ -44,13 +44,13 @@ SUMMARY = "A throughput promise the deployment cannot sustain with its latency p
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.model.units import format_quantity
 
-    load = ev.load
+    load = evaluation.load
     if load is None or load.skipped is not None or load.throughput_verdict != "at-risk":
         return
-    p = b.promise
+    p = budget.promise
     sustained = load.throughput_sustained_request_per_s or 0.0
     per = sustained / load.replicas if load.replicas else 0.0
     if p.throughput_request_per_s is not None:
@@ -60,7 +60,7 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             if load.result is not None and load.result.throughput_request_per_s else 1.0
         want, unit, got = p.throughput_token_per_s, "pace", sustained * mean_out
     held = " with the latency promises held" if load.capacity is not None else " at saturation"
-    msg = (f"budget {b.name!r}: throughput {format_quantity(want, unit)} promised; "
+    msg = (f"budget {budget.name!r}: throughput {format_quantity(want, unit)} promised; "
            f"{numbers.count(load.replicas, 'replica')} {'sustains' if load.replicas == 1 else 'sustain'} {format_quantity(got, unit)}{held} "
            f"({format_quantity(per, 'request_rate')} each)")
     fix, data = None, {}
@@ -76,5 +76,5 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             need = math.ceil(ratio - 1e-9)
             msg += f"; {numbers.count(need, 'replica')} would"
             fix = f"deployment.replicas: {need}"
-            data = edit(b, [(("deployment", "replicas"), need)], safe=False, title=fix)
-    yield Finding(CODE, SEVERITY, msg, b.loc("promise", "throughput"), budget=b.name, fix=fix, data=data)
+            data = edit(budget, [(("deployment", "replicas"), need)], safe=False, title=fix)
+    yield Finding(CODE, SEVERITY, msg, budget.loc("promise", "throughput"), budget=budget.name, fix=fix, data=data)

@@ -48,10 +48,10 @@ SEVERITY = Severity.WARNING
 _QUIET = ("the load simulation is turned off", "no physics for this budget: the budget has input errors")
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    load = ev.load
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    load = evaluation.load
     if load is None or load.skipped is None or load.skipped.startswith(_QUIET):
         return
-    where = b.loc("workload") if b.workload is not None else b.loc()
-    yield Finding(CODE, SEVERITY, f"budget {b.name!r}: the load simulation did not run: {load.skipped}",
-                  where, budget=b.name)
+    where = budget.loc("workload") if budget.workload is not None else budget.loc()
+    yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: the load simulation did not run: {load.skipped}",
+                  where, budget=budget.name)

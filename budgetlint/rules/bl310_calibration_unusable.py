@@ -44,17 +44,17 @@ SUMMARY = "A deployment's calibration file that cannot be used."
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    ce = ev.calibration
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    ce = evaluation.calibration
     if ce is None:
         return
     for f in ce.problems:
         where = f" ({f.rule})" if f.rule != CODE else ""
         if f.rule == CODE and f.severity == Severity.WARNING:  # read, but not trusted as written
-            yield Finding(CODE, Severity.WARNING, f"budget {b.name!r}: calibration {ce.path!r}: {f.message}",
-                          f.location or ce.declared_at, budget=b.name,
+            yield Finding(CODE, Severity.WARNING, f"budget {budget.name!r}: calibration {ce.path!r}: {f.message}",
+                          f.location or ce.declared_at, budget=budget.name,
                           fix="refit it with `budgetlint calibrate` (docs/calibration.md)")
             continue
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: calibration {ce.path!r} cannot be used{where}: {f.message}",
-                      f.location or ce.declared_at, budget=b.name,
+        yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: calibration {ce.path!r} cannot be used{where}: {f.message}",
+                      f.location or ce.declared_at, budget=budget.name,
                       fix="refit it with `budgetlint calibrate` (docs/calibration.md)")

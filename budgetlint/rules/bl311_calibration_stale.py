@@ -37,11 +37,11 @@ SUMMARY = "A calibration that no longer describes the deployment's engine, or is
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    ce = ev.calibration
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    ce = evaluation.calibration
     if ce is None or ce.calibration is None:
         return
     for check_name, message in ce.stale:
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: calibration {ce.path!r} is stale ({check_name}): {message}",
-                      ce.declared_at, budget=b.name,
+        yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: calibration {ce.path!r} is stale ({check_name}): {message}",
+                      ce.declared_at, budget=budget.name,
                       fix="refit it with the current runs (`budgetlint calibrate`, docs/calibration.md)")

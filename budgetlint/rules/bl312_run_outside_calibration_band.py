@@ -41,13 +41,13 @@ SUMMARY = "A linked benchmark run outside the calibration's band."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    ce = ev.calibration
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    ce = evaluation.calibration
     if ce is None or ce.calibration is None:
         return
     for o in ce.outside:
         yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: {o.run}: {o.metric} {o.stat} measured {numbers.quantity(o.measured_s, 's')}, "
+                      f"budget {budget.name!r}: {o.run}: {o.metric} {o.stat} measured {numbers.quantity(o.measured_s, 's')}, "
                       f"the calibration predicts {numbers.quantity(o.predicted_s, 's')} ({numbers.percent(o.error, signed=True)}), outside its "
                       f"+/- {numbers.percent(o.band)} band: the calibration no longer describes the system",
-                      ce.declared_at, budget=b.name, fix="refit with this run (`budgetlint calibrate`)")
+                      ce.declared_at, budget=budget.name, fix="refit with this run (`budgetlint calibrate`)")

@@ -43,25 +43,25 @@ SUMMARY = "A promise the flat estimate meets but the declared traffic breaks: th
 SEVERITY = Severity.INFO
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.judge import FLAT_IGNORES, fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
-    judged = getattr(ev, "judgement", None) or {}
+    judged = getattr(evaluation, "judgement", None) or {}
     for name in ("ttft", "tpot", "e2e"):
         j = judged.get(name)
-        v = ev.verdicts.get(name)
+        v = evaluation.verdicts.get(name)
         if j is None or v is None or j.basis != "simulated" or j.verdict == "met" or v.verdict != "met":
             continue
         flat = j.considered.get("calibrated", j.considered.get("estimate"))
         if flat is None:
             continue
         label = {"ttft": "ttft", "tpot": "tpot", "e2e": "e2e"}[name]
-        overloaded = " with no steady state (the queue grows without bound)" if ev.load.overloaded else ""
+        overloaded = " with no steady state (the queue grows without bound)" if evaluation.load.overloaded else ""
         yield Finding(
             CODE, SEVERITY,
-            f"budget {b.name!r}: {label} {_fmt(j.limit, j.unit)}: the flat estimate {_fmt(flat, j.unit)} meets it "
+            f"budget {budget.name!r}: {label} {_fmt(j.limit, j.unit)}: the flat estimate {_fmt(flat, j.unit)} meets it "
             f"(one request on an idle system: {FLAT_IGNORES}), but {j.words.split(';')[0]}{overloaded} is "
             f"{j.verdict.replace('-', ' ')}: the simulated figure decides",
-            promise_location(b, name), budget=b.name, promise=name,
+            promise_location(budget, name), budget=budget.name, promise=name,
             fix="act on the simulated figure: add replicas, lower the declared rate, or calibrate the deployment")

@@ -46,11 +46,11 @@ SEVERITY = Severity.WARNING
 TOLERANCE = {"estimate": 2.0, "simulated": 1.0}
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     from budgetlint.judge import fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
-    judged = getattr(ev, "judgement", None) or {}
+    judged = getattr(evaluation, "judgement", None) or {}
     for name in ("ttft", "tpot", "e2e"):
         j = judged.get(name)
         if j is None or j.basis != "measured" or not j.value:
@@ -59,22 +59,22 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         if basis is None or not j.considered[basis]:
             continue
         predicted = j.considered[basis]
-        if basis == "calibrated" or ev.roofline.calibrated:
+        if basis == "calibrated" or evaluation.roofline.calibrated:
             continue  # a run outside a calibration's band is BL312's to say
         tol = TOLERANCE[basis]
         ratio = j.value / predicted
         if 1.0 / (1.0 + tol) <= ratio <= 1.0 + tol:
             continue
         what = {"estimate": "the flat estimate", "simulated": "the simulated", "calibrated": "the calibrated estimate"}[basis]
-        pct = b.percentile or "p50"
+        pct = budget.percentile or "p50"
         from budgetlint.text.numbers import number
 
         how = f"{number(ratio)}x" if ratio >= 1 else f"1/{number(1 / ratio)} of"
         yield Finding(
             CODE, SEVERITY,
-            f"budget {b.name!r}: {pct} {name.upper()} measured {_fmt(j.value, j.unit)} is {how} {what} "
+            f"budget {budget.name!r}: {pct} {name.upper()} measured {_fmt(j.value, j.unit)} is {how} {what} "
             f"{_fmt(predicted, j.unit)} (allowed: a factor {number(1 + tol)}); the measured value decides the verdict, "
             "but the predictions (levers, other budgets on this deployment) are off by as much",
-            promise_location(b, name), budget=b.name, promise=name,
+            promise_location(budget, name), budget=budget.name, promise=name,
             fix="check the run's conditions against the budget (lengths, concurrency, arrival rate), declare the "
                 "traffic the run was under, or calibrate the deployment from the run (budgetlint calibrate)")

@@ -34,6 +34,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.model.units import format_percent
+from budgetlint.rules import _evidence
+from budgetlint.rules._messages import inferred_words
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -46,39 +49,28 @@ SUMMARY = "A benchmark measurement misses the promise at the budget's percentile
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    from budgetlint.model.units import format_percent
-    for link in ev.links:
-        if not link.counts:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
+        r, suff, link = p.reading, p.sufficiency, p.link
+        if not p.compared or r.margin is None or r.margin >= -1e-9:
             continue
-        for name, r in link.readings.items():
-            if r.status != "compared" or r.margin is None or r.margin >= -1e-9:
-                continue
-            pace = name == "tpot" and b.promise.pace_given
-            what = ev_mod.promise_words(b, name)
-            if pace:
-                short = 1.0 - r.promised_s / r.measured_s
-                gap = f"{format_percent(short)} short"
-            else:
-                gap = f"{format_percent(r.measured_s / r.promised_s - 1.0)} over"
-            how = f" ({r.how})" if r.how else ""
-            suff = link.sufficiency.get(name)
-            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s,
-                                       *((suff.lower_s, suff.upper_s) if suff is not None else ()))
-            sure = ""
-            if suff is not None and suff.status == "shown" and suff.lower_s is not None:
-                sure = (f"; shown at 95%: the {suff.words(pace, fig)} is "
-                        f"{'below' if pace else 'above'} the promise")
-            elif suff is not None and suff.status == "straddles":
-                sure = f"; the {suff.words(pace, fig)} contains the promise, so the miss is likely, not certain"
-            yield Finding(
-                CODE, SEVERITY,
-                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace, fig)}, "
-                f"promise {ev_mod.fmt_value(name, r.promised_s, pace, fig)}: {gap}{sure}; "
-                f"measured in {link.name}{how}{link.inferred_words()}",
-                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                fix="make the deployment faster (see BL301/BL303 levers) or loosen the promise "
-                    "to the measured value plus margin")
+        if p.pace:
+            gap = f"{format_percent(1.0 - r.promised_s / r.measured_s)} short"
+        else:
+            gap = f"{format_percent(r.measured_s / r.promised_s - 1.0)} over"
+        how = f" ({r.how})" if r.how else ""
+        fig = p.figures(*((suff.lower_s, suff.upper_s) if suff is not None else ()))
+        sure = ""
+        if suff is not None and suff.status == "shown" and suff.lower_s is not None:
+            sure = (f"; shown at 95%: the {suff.words(p.pace, fig)} is "
+                    f"{'below' if p.pace else 'above'} the promise")
+        elif suff is not None and suff.status == "straddles":
+            sure = f"; the {suff.words(p.pace, fig)} contains the promise, so the miss is likely, not certain"
+        yield Finding(
+            CODE, SEVERITY,
+            f"{r.percentile} {p.what} measured {p.value(r.measured_s, fig)}, "
+            f"promise {p.value(r.promised_s, fig)}: {gap}{sure}; "
+            f"measured in {link.name}{how}{inferred_words(link)}",
+            p.where, budget=budget.name, promise=p.promise,
+            fix="make the deployment faster (see BL301/BL303 levers) or loosen the promise "
+                "to the measured value plus margin")

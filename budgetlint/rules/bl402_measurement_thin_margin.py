@@ -33,6 +33,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.model.units import format_percent
+from budgetlint.rules import _evidence
+from budgetlint.rules._messages import inferred_words
 from budgetlint.text import numbers
 
 if TYPE_CHECKING:
@@ -46,31 +49,23 @@ SUMMARY = "A benchmark measurement meets the promise, but with thin margin."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    from budgetlint.model.units import format_percent
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     threshold = float(getattr(ctx.options, "margin_warning", 0.10) or 0.0)
-    for link in ev.links:
-        if not link.counts:
+    for p in _evidence.promises(budget, evaluation):
+        r, link = p.reading, p.link
+        if not p.compared or r.margin is None or r.margin < -1e-9:
             continue
-        for name, r in link.readings.items():
-            if r.status != "compared" or r.margin is None or r.margin < -1e-9:
-                continue
-            if not link.shown(name):
-                continue  # met on evidence that cannot show it: BL407/BL408 say "not shown"
-            pace = name == "tpot" and b.promise.pace_given
-            margin = (r.promised_s / r.measured_s - 1.0) if pace else r.margin
-            if margin >= threshold:
-                continue
-            what = ev_mod.promise_words(b, name)
-            how = f" ({r.how})" if r.how else ""
-            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s)
-            yield Finding(
-                CODE, SEVERITY,
-                f"{r.percentile} {what} measured {ev_mod.fmt_value(name, r.measured_s, pace, fig)}, "
-                f"promise {ev_mod.fmt_value(name, r.promised_s, pace, fig)}: met with {format_percent(margin)} margin "
-                f"(threshold {numbers.percent(threshold)}); measured in {link.name}{how}{link.inferred_words()}",
-                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                fix=f"buy at least {numbers.percent(threshold)} margin or loosen the promise")
+        if not link.shown(p.promise):
+            continue  # met on evidence that cannot show it: BL407/BL408 say "not shown"
+        margin = (r.promised_s / r.measured_s - 1.0) if p.pace else r.margin
+        if margin >= threshold:
+            continue
+        how = f" ({r.how})" if r.how else ""
+        fig = p.figures()
+        yield Finding(
+            CODE, SEVERITY,
+            f"{r.percentile} {p.what} measured {p.value(r.measured_s, fig)}, "
+            f"promise {p.value(r.promised_s, fig)}: met with {format_percent(margin)} margin "
+            f"(threshold {numbers.percent(threshold)}); measured in {link.name}{how}{inferred_words(link)}",
+            p.where, budget=budget.name, promise=p.promise,
+            fix=f"buy at least {numbers.percent(threshold)} margin or loosen the promise")

@@ -51,6 +51,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
+from budgetlint.rules._messages import deployment_words, evidence_value, inferred_words, promise_words
 from budgetlint.text import numbers
 
 if TYPE_CHECKING:
@@ -64,35 +66,31 @@ SUMMARY = "A measurement is faster than the pure roofline bound of the budget's 
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    from budgetlint.rules._messages import deployment_words
-    for link in ev.links:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for link in _evidence.links(evaluation, counting=None):  # faster than physics allows, whatever the conditions
         for f in link.faster:
             if f.promise == "throughput":
                 yield Finding(
                     CODE, SEVERITY,
                     f"aggregate output throughput measured {numbers.quantity(1 / f.measured_s, 'token/s')}, above the pure "
                     f"roofline bound of {numbers.quantity(1 / f.bound_s, 'token/s')} ({f.concurrency:g} sequences x the bound "
-                    f"pace at that concurrency) for {deployment_words(ev.roofline)}: {f.explanation}; "
-                    f"measured in {link.name}{link.inferred_words()}",
-                    link.where, budget=b.name, promise="throughput",
+                    f"pace at that concurrency) for {deployment_words(evaluation.roofline)}: {f.explanation}; "
+                    f"measured in {link.name}{inferred_words(link)}",
+                    link.where, budget=budget.name, promise="throughput",
                     fix="check the file's units and metric definitions, then declare what the run used "
                         "(devices, weight_precision, speculative, workload.concurrency)")
                 continue
             pace = f.promise == "tpot"
-            what = "pace" if pace else ev_mod.promise_words(b, f.promise)
+            what = "pace" if pace else promise_words(budget, f.promise)
             kind = {"ttft": "prefill", "tpot": "decode", "e2e": "prefill + (N - 1) decode steps"}[f.promise]
             yield Finding(
                 CODE, SEVERITY,
-                f"{f.statistic} {what} measured {ev_mod.fmt_value(f.promise, f.measured_s, pace)}, "
+                f"{f.statistic} {what} measured {evidence_value(f.promise, f.measured_s, pace)}, "
                 f"faster than the pure roofline {kind} bound of "
-                f"{ev_mod.fmt_value(f.promise, f.bound_s, pace)} at concurrency {f.concurrency:g} for "
-                f"{deployment_words(ev.roofline)}: {f.explanation}; "
-                f"measured in {link.name}{link.inferred_words()}",
+                f"{evidence_value(f.promise, f.bound_s, pace)} at concurrency {f.concurrency:g} for "
+                f"{deployment_words(evaluation.roofline)}: {f.explanation}; "
+                f"measured in {link.name}{inferred_words(link)}",
                 link.where,
-                budget=b.name, promise=f.promise,
+                budget=budget.name, promise=f.promise,
                 fix="check the file's units and metric definitions, then declare what the run used "
                     "(prefix_cache_hit, speculative, weight_precision, devices)")

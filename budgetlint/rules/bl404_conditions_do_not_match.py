@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Location, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -53,20 +54,17 @@ SUMMARY = "A measurement's run conditions do not match the budget: it is not evi
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    for link in ev.links:
-        if link.counts or not link.mismatches:  # an expired entry is BL411's
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for link in _evidence.links(evaluation, counting=False):
+        if not link.mismatches:  # an expired entry is BL411's
             continue
         key = link.mismatches[0][0]
-        where = link.where if b.bench and link.where.file == b.doc.file else ev_mod.conditions_loc(b, key)
+        where = link.where if budget.bench and link.where.file == budget.doc.file else _evidence.conditions_loc(budget, key)
         yield Finding(
             CODE, SEVERITY,
-            f"{link.name} is not evidence for {b.name}: "
+            f"{link.name} is not evidence for {budget.name}: "
             + "; ".join(r for _, r in link.mismatches),
-            where, budget=b.name,
+            where, budget=budget.name,
             fix="benchmark under the budget's workload and deployment, or link the file to the "
                 "budget it describes")
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -46,21 +47,15 @@ SUMMARY = "The promised percentile is not in the measurement."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-    for link in ev.links:
-        if not link.counts:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
+        if p.compared:
             continue
-        for name, r in link.readings.items():
-            if r.status == "compared":
-                continue
-            what = ev_mod.promise_words(b, name)
-            head = "not measured" if r.status == "not-measured" else "not comparable"
-            yield Finding(
-                CODE, SEVERITY,
-                f"{r.percentile} {what} {head} in {link.name}: {r.reason}",
-                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                fix=f"report {r.percentile} (e.g. vLLM --metric-percentiles, or per-request data) "
-                    "or promise at a percentile the tool reports")
+        r = p.reading
+        head = "not measured" if r.status == "not-measured" else "not comparable"
+        yield Finding(
+            CODE, SEVERITY,
+            f"{r.percentile} {p.what} {head} in {p.link.name}: {r.reason}",
+            p.where, budget=budget.name, promise=p.promise,
+            fix=f"report {r.percentile} (e.g. vLLM --metric-percentiles, or per-request data) "
+                "or promise at a percentile the tool reports")

@@ -102,28 +102,28 @@ def problem_finding(problem, path: str, budget: str | None = None) -> Finding:
                    fix=FIXES.get(problem.code, "fix or regenerate the file"))
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for bf in sorted(ev.evidence.files, key=lambda f: f.path):
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for bf in sorted(evaluation.evidence.files, key=lambda f: f.path):
         for p in bf.problems:
             yield problem_finding(p, bf.path)
-    for i, pattern, why in ev.evidence.refused:
-        yield Finding(CODE, SEVERITY, f"bench entry {pattern!r}: {why}", b.loc("bench", i), budget=b.name,
+    for i, pattern, why in evaluation.evidence.refused:
+        yield Finding(CODE, SEVERITY, f"bench entry {pattern!r}: {why}", budget.loc("bench", i), budget=budget.name,
                       fix="keep benchmark files inside the repository, or allow the folder with "
                           "--allow-read DIR (config: allow-read)")
-    for i, pattern, why in ev.evidence.cut:
-        yield Finding(CODE, Severity.WARNING, f"bench entry {pattern!r}: {why}", b.loc("bench", i),
-                      budget=b.name, fix="narrow the glob to the benchmark files")
-    for i, pattern in ev.evidence.unmatched_globs:
-        base = Path(b.doc.file).parent.as_posix() or "."
+    for i, pattern, why in evaluation.evidence.cut:
+        yield Finding(CODE, Severity.WARNING, f"bench entry {pattern!r}: {why}", budget.loc("bench", i),
+                      budget=budget.name, fix="narrow the glob to the benchmark files")
+    for i, pattern in evaluation.evidence.unmatched_globs:
+        base = Path(budget.doc.file).parent.as_posix() or "."
         yield Finding(CODE, SEVERITY, f"bench entry {pattern!r} matches no file (relative to {base}/)",
-                      b.loc("bench", i), budget=b.name,
+                      budget.loc("bench", i), budget=budget.name,
                       fix="fix the path or glob, or commit the benchmark file")
-    for i, pattern, kept in getattr(ev.evidence, "capped_globs", ()):
-        yield _capped(f"bench entry {pattern!r}", kept, b.loc("bench", i), b.name)
-    for src in getattr(ev, "lengths", ()):  # workload lengths `from_bench: FILE`
+    for i, pattern, kept in getattr(evaluation.evidence, "capped_globs", ()):
+        yield _capped(f"bench entry {pattern!r}", kept, budget.loc("bench", i), budget.name)
+    for src in getattr(evaluation, "lengths", ()):  # workload lengths `from_bench: FILE`
         if src.problem is not None:
             yield Finding(CODE, SEVERITY, f"workload.{src.key} from_bench {src.pattern!r}: {src.problem}; "
-                          "the budget's physics and load simulation were not run", src.where, budget=b.name,
+                          "the budget's physics and load simulation were not run", src.where, budget=budget.name,
                           fix=src.fix)
         if src.file is not None:  # what the reader found wrong in the file itself, once per file
             for p in src.file.problems:

@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -54,34 +55,25 @@ SUMMARY = "Too few requests behind the percentile to show the promise."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-
-    for link in ev.links:
-        if not link.counts:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
+        r, s, link = p.reading, p.sufficiency, p.link
+        if s is None or s.met is not True or s.status not in ("too-few", "unbounded", "unknown"):
             continue
-        for name, s in link.sufficiency.items():
-            r = link.readings[name]
-            if s.met is not True or s.status not in ("too-few", "unbounded", "unknown"):
-                continue
-            what = ev_mod.promise_words(b, name)
-            pace = name == "tpot" and b.promise.pace_given
-            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s, s.lower_s, s.upper_s)
-            head = (f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace, fig)} meets the "
-                    f"{ev_mod.fmt_value(name, r.promised_s, pace, fig)} promise but is not shown")
-            plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
-                    f"within the sample's {s.band}")
-            if s.status == "unknown":
-                msg = (f"{head}: {link.name} does not say how many requests the {r.percentile} came from, "
-                       f"so whether it can show it is not checked ({r.percentile} needs {plan})")
-            elif s.status == "unbounded":
-                msg = (f"{head}: {s.n:,} requests ({s.n_source}) cannot bound a {r.percentile} ({plan}); "
-                       f"measured in {link.name}")
-            else:
-                msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
-                       f"({s.words(pace, fig)}); measured in {link.name}")
-            yield Finding(CODE, SEVERITY, msg, ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                          fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
-                              "the interval is computed in seconds")
+        fig = p.figures(s.lower_s, s.upper_s)
+        head = (f"{r.percentile} {p.what} {p.value(r.measured_s, fig)} meets the "
+                f"{p.value(r.promised_s, fig)} promise but is not shown")
+        plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
+                f"within the sample's {s.band}")
+        if s.status == "unknown":
+            msg = (f"{head}: {link.name} does not say how many requests the {r.percentile} came from, "
+                   f"so whether it can show it is not checked ({r.percentile} needs {plan})")
+        elif s.status == "unbounded":
+            msg = (f"{head}: {s.n:,} requests ({s.n_source}) cannot bound a {r.percentile} ({plan}); "
+                   f"measured in {link.name}")
+        else:
+            msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
+                   f"({s.words(p.pace, fig)}); measured in {link.name}")
+        yield Finding(CODE, SEVERITY, msg, p.where, budget=budget.name, promise=p.promise,
+                      fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
+                          "the interval is computed in seconds")

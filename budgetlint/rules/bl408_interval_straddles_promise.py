@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -46,26 +47,17 @@ SUMMARY = "The percentile's confidence interval contains the promise: the run ca
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    if not ev.links:  # no evidence: nothing to say (and nothing to import, per budget)
-        return
-    from budgetlint.evaluate import evidence as ev_mod
-
-    for link in ev.links:
-        if not link.counts:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for p in _evidence.promises(budget, evaluation):
+        r, s = p.reading, p.sufficiency
+        if s is None or s.met is not True or s.status != "straddles":
             continue
-        for name, s in link.sufficiency.items():
-            if s.met is not True or s.status != "straddles":
-                continue
-            r = link.readings[name]
-            what = ev_mod.promise_words(b, name)
-            pace = name == "tpot" and b.promise.pace_given
-            fig = ev_mod.figures_apart(name, pace, r.measured_s, r.promised_s, s.lower_s, s.upper_s)
-            more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {s.needed_n:,} requests"
-            yield Finding(
-                CODE, SEVERITY,
-                f"{r.percentile} {what} {ev_mod.fmt_value(name, r.measured_s, pace, fig)} meets the "
-                f"{ev_mod.fmt_value(name, r.promised_s, pace, fig)} promise but is not shown: the "
-                f"{s.words(pace, fig)} contains it{more}; measured in {link.name}",
-                ev_mod.promise_loc(b, name), budget=b.name, promise=name,
-                fix="run more requests, or buy margin so the whole interval meets the promise")
+        fig = p.figures(s.lower_s, s.upper_s)
+        more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {s.needed_n:,} requests"
+        yield Finding(
+            CODE, SEVERITY,
+            f"{r.percentile} {p.what} {p.value(r.measured_s, fig)} meets the "
+            f"{p.value(r.promised_s, fig)} promise but is not shown: the "
+            f"{s.words(p.pace, fig)} contains it{more}; measured in {p.link.name}",
+            p.where, budget=budget.name, promise=p.promise,
+            fix="run more requests, or buy margin so the whole interval meets the promise")

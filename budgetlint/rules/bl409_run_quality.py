@@ -44,6 +44,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -56,11 +57,9 @@ SUMMARY = "The benchmark run did not run as declared."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for link in ev.links:
-        if not link.counts:
-            continue
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for link in _evidence.links(evaluation):
         for q in link.quality:
             yield Finding(CODE, SEVERITY, f"run quality of {link.name} ({q.check}): {q.message}",
-                          link.where, budget=b.name,
+                          link.where, budget=budget.name,
                           fix="re-run the benchmark as declared (see docs/benchmarks.md, run quality)")

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -46,13 +47,11 @@ SUMMARY = "Benchmark evidence older than the budget allows, or from another engi
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    for link in ev.links:
-        if not link.counts:
-            continue
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    for link in _evidence.links(evaluation):
         for st in link.stale:
             key = {"age": "max_age", "engine": "engine", "engine-version": "engine_version"}[st.check]
-            where = b.loc("evidence", key) if st.asked_by == "budget" and b.has("evidence", key) else link.where
-            yield Finding(CODE, SEVERITY, f"{link.name}: {st.message}", where, budget=b.name,
+            where = budget.loc("evidence", key) if st.asked_by == "budget" and budget.has("evidence", key) else link.where
+            yield Finding(CODE, SEVERITY, f"{link.name}: {st.message}", where, budget=budget.name,
                           fix="re-run the benchmark on the deployed engine version and link the new file, "
                               "or relax the evidence policy")

@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.rules import _evidence
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -41,26 +42,25 @@ SUMMARY = "A `bench:` entry past its `expires:` date: the file no longer counts 
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
     seen: set[tuple[str, str]] = set()
-    for link in ev.links:
+    for link in _evidence.links(evaluation, counting=None):
         if not link.expired:
             continue
-        key = (b.name, link.via)
+        key = (budget.name, link.via)
         if key in seen:  # one finding per entry, not per measurement in it
             continue
         seen.add(key)
         days = link.expired_days
         where = link.where
-        entry = _entry_index(b, link.via)
-        if entry is not None and b.has("bench", entry, "expires"):
-            where = b.loc("bench", entry, "expires")
+        entry = _entry_index(budget, link.via)
+        if entry is not None and budget.has("bench", entry, "expires"):
+            where = budget.loc("bench", entry, "expires")
         yield Finding(
             CODE, SEVERITY,
             f"bench entry {link.via.removeprefix('bench: ')} expired on {link.expires} "
-            f"({days} day{'s' if days != 1 else ''} ago): it is no longer evidence for {b.name}",
-            where, budget=b.name,
+            f"({days} day{'s' if days != 1 else ''} ago): it is no longer evidence for {budget.name}",
+            where, budget=budget.name,
             fix="re-run the benchmark and link the new file with a new `expires:`, or remove the entry")
 
 

@@ -55,8 +55,8 @@ def _s(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None or not slo.plan.production_bound:
         return
     from budgetlint.text.numbers import percent, quantity
@@ -88,4 +88,4 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             f"not an edge of {m.name} ({near}; {ind.edges_from}, docs/slo.md). No ratio SLI exists at "
             f"{quantity(ind.threshold_s, 's')} ({exported}), and histogram_quantile near it can be off by up to "
             f"{quantity(ind.error_s, 's')} ({percent(share)} of the promise)",
-            ind.location, budget=b.name, promise=ind.key, fix=fix)
+            ind.location, budget=budget.name, promise=ind.key, fix=fix)

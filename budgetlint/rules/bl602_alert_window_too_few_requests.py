@@ -45,8 +45,8 @@ SUMMARY = "A burn-rate alert window too short to hold the requests its percentil
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None or not slo.plan.production_bound or not slo.traffic:
         return
     from budgetlint.evaluate.slo import duration_text
@@ -56,14 +56,14 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
              f"burn {t.alert.burn_rate:.3g}x): {t.requests:.4g} requests in {duration_text(t.alert.short_s)}"
              for t in slo.traffic]
     worst = slo.traffic[0]
-    loc = b.loc("workload", "arrival_rate") if p.rate_from == "workload.arrival_rate" and b.has(
-        "workload", "arrival_rate") else (b.loc("promise", "throughput") if b.has("promise", "throughput")
-                                          else b.loc())
+    loc = budget.loc("workload", "arrival_rate") if p.rate_from == "workload.arrival_rate" and budget.has(
+        "workload", "arrival_rate") else (budget.loc("promise", "throughput") if budget.has("promise", "throughput")
+                                          else budget.loc())
     yield Finding(
         CODE, SEVERITY,
         f"at {p.request_rate_per_s:.4g} request/s ({p.rate_from}) the burn-rate alerts' short windows hold too "
         f"few requests for a {p.objective:.4g} objective, which needs {worst.needed} (order statistics, as "
         f"for benchmark runs): " + "; ".join(parts),
-        loc, budget=b.name,
+        loc, budget=budget.name,
         fix=f"a window holding {worst.needed} requests needs {worst.rate_needed_per_s:.3g} request/s; declare a "
             f"longer slo.window than {p.window}, or page on the long windows only")

@@ -41,8 +41,8 @@ SUMMARY = "A promise the engine's metrics cannot measure at all."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None or not slo.plan.production_bound:
         return
     for ind in slo.plan.indicators:
@@ -52,6 +52,6 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
         if why is None:
             continue
         yield Finding(CODE, SEVERITY, f"{ind.words} has no production SLO: {why}", ind.location,
-                      budget=b.name, promise=ind.key,
+                      budget=budget.name, promise=ind.key,
                       fix="export a per-request histogram with an edge at the threshold and declare it in "
                           "slo.buckets, or suppress this rule with the reason")

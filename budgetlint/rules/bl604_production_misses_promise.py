@@ -42,15 +42,15 @@ SUMMARY = "Production histograms show a promise missed."
 SEVERITY = Severity.ERROR
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None:
         return
     for r in slo.production:
-        ind = indicator(ev, r.indicator)
+        ind = indicator(evaluation, r.indicator)
         if ind is None or r.verdict != "missed" or not r.counts:
             continue
         yield Finding(CODE, SEVERITY,
                       f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is missed in production: "
-                      + reading_words(ind, r), where(b, ind, r), budget=b.name, promise=ind.key,
+                      + reading_words(ind, r), where(budget, ind, r), budget=budget.name, promise=ind.key,
                       fix="fix the serving path (the levers BL301/BL303 name) or promise what production keeps")

@@ -36,14 +36,14 @@ SUMMARY = "Production histograms show a promise met."
 SEVERITY = Severity.INFO
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None:
         return
     for r in slo.production:
-        ind = indicator(ev, r.indicator)
+        ind = indicator(evaluation, r.indicator)
         if ind is None or r.verdict != "met" or not r.counts:
             continue
         yield Finding(CODE, SEVERITY,
                       f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is met in production: "
-                      + reading_words(ind, r), where(b, ind, r), budget=b.name, promise=ind.key)
+                      + reading_words(ind, r), where(budget, ind, r), budget=budget.name, promise=ind.key)

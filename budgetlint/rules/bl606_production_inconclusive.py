@@ -41,12 +41,12 @@ SUMMARY = "Production histograms cannot say whether a promise holds."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
     if slo is None:
         return
     for r in slo.production:
-        ind = indicator(ev, r.indicator)
+        ind = indicator(evaluation, r.indicator)
         if ind is None:
             continue
         if not r.counts:
@@ -58,8 +58,8 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             continue
         yield Finding(CODE, SEVERITY,
                       f"{ind.words} ({slo.plan.percentile}): production cannot tell, {why}: " + reading_words(ind, r),
-                      where(b, ind, r), budget=b.name, promise=ind.key,
+                      where(budget, ind, r), budget=budget.name, promise=ind.key,
                       fix="more requests in the window, a bucket edge at the threshold (BL601), or a fresh scrape")
     for source, why in slo.problems:
-        yield Finding(CODE, SEVERITY, f"production evidence ({source}) could not be read: {why}", b.loc(),
-                      budget=b.name, fix="check the URL, the window and the budget's slo.selectors")
+        yield Finding(CODE, SEVERITY, f"production evidence ({source}) could not be read: {why}", budget.loc(),
+                      budget=budget.name, fix="check the URL, the window and the budget's slo.selectors")

@@ -36,11 +36,11 @@ SUMMARY = "An slo_attainment promise met, on each basis that measures it."
 SEVERITY = Severity.INFO
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
-    if slo is None or b.promise.slo_attainment is None:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
+    if slo is None or budget.promise.slo_attainment is None:
         return
     for a in slo.attainment:
         if a.verdict == "met":
-            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % is met: {words(a)}",
-                          b.loc("promise", "slo_attainment"), budget=b.name, promise="slo_attainment")
+            yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % is met: {words(a)}",
+                          budget.loc("promise", "slo_attainment"), budget=budget.name, promise="slo_attainment")

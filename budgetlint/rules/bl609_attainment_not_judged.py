@@ -41,22 +41,22 @@ SUMMARY = "An slo_attainment promise a piece of evidence could not judge."
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(ev, "slo", None)
-    if slo is None or b.promise.slo_attainment is None:
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    slo = getattr(evaluation, "slo", None)
+    if slo is None or budget.promise.slo_attainment is None:
         return
-    loc = b.loc("promise", "slo_attainment")
+    loc = budget.loc("promise", "slo_attainment")
     for a in slo.attainment:
         if a.verdict in ("not-comparable", "straddles"):
             from budgetlint.rules._production import share
 
             why = a.reason if a.verdict == "not-comparable" else (
                 f"{share(a.share)} .. {share(a.share_high)} of requests meet every promise: the bounds straddle it")
-            yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % not judged from "
-                          f"{a.source} (basis {a.basis}): {why}", loc, budget=b.name, promise="slo_attainment",
+            yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % not judged from "
+                          f"{a.source} (basis {a.basis}): {why}", loc, budget=budget.name, promise="slo_attainment",
                           fix="run vllm bench serve --goodput at the budget's promises and declare slo.goodput")
     if not slo.attainment:
-        yield Finding(CODE, SEVERITY, f"slo_attainment {b.promise.slo_attainment * 100:g} % has no basis: no load "
+        yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % has no basis: no load "
                       "simulation result, no run with request_goodput, no production evidence", loc,
-                      budget=b.name, promise="slo_attainment",
+                      budget=budget.name, promise="slo_attainment",
                       fix="declare traffic for the simulation, or link a vLLM --goodput run or a /metrics scrape")

@@ -49,14 +49,14 @@ SUMMARY = "The budget's deployment and the deployed configuration it links disag
 SEVERITY = Severity.WARNING
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    de = getattr(ev, "deployed", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    de = getattr(evaluation, "deployed", None)
     if de is None:
         return
     for c in de.contradictions:
         yield Finding(CODE, SEVERITY,
-                      f"budget {b.name!r}: {c.budget_text} ({c.budget_loc}) but the deployed configuration "
+                      f"budget {budget.name!r}: {c.budget_text} ({c.budget_loc}) but the deployed configuration "
                       f"{c.config} says {c.deployed_text} ({c.deployed.text or c.deployed.value} at "
                       f"{c.deployed.where}); {c.used}",
-                      c.budget_loc, budget=b.name, fix=c.fix,
+                      c.budget_loc, budget=budget.name, fix=c.fix,
                       data={"field": c.field, "deployed_at": c.deployed.where})

@@ -44,12 +44,12 @@ SEVERITY = Severity.ERROR
 OTHER_SEVERITIES = {Severity.WARNING: "a value the reader skipped while the rest of the file was read"}
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    de = getattr(ev, "deployed", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    de = getattr(evaluation, "deployed", None)
     if de is None:
         return
     for what, where in de.unmatched:
-        yield Finding(CODE, SEVERITY, f"budget {b.name!r}: deployment.config {what}", where, budget=b.name,
+        yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: deployment.config {what}", where, budget=budget.name,
                       fix="name a file that exists, relative to the budget's file")
     seen = set()
     for p, entry in de.problems:
@@ -58,7 +58,7 @@ def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding
             continue
         seen.add(key)
         sev = SEVERITY if p.severity == "error" else Severity.WARNING
-        yield Finding(CODE, sev, f"budget {b.name!r}: deployed configuration {p.file}: {p.message}",
-                      Location(p.file, p.line, p.column), budget=b.name,
+        yield Finding(CODE, sev, f"budget {budget.name!r}: deployed configuration {p.file}: {p.message}",
+                      Location(p.file, p.line, p.column), budget=budget.name,
                       fix="fix the value in the deployed configuration, or the deployment.config entry "
                           f"({entry})" if entry is not None else "fix the deployed configuration")

@@ -42,11 +42,11 @@ SUMMARY = "The engine's release is unknown, so its defaults come from the newest
 SEVERITY = Severity.INFO
 
 
-def check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    de = getattr(ev, "deployed", None)
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    de = getattr(evaluation, "deployed", None)
     if de is None or not de.release_unknown:
         return
-    loc = b.loc("deployment", "engine_version") if b.doc.get(b.path + ("deployment", "engine_version")) is not None \
-        else b.loc("deployment")
-    yield Finding(CODE, SEVERITY, f"budget {b.name!r}: {de.release_note}", loc, budget=b.name,
+    loc = budget.loc("deployment", "engine_version") if budget.doc.get(budget.path + ("deployment", "engine_version")) is not None \
+        else budget.loc("deployment")
+    yield Finding(CODE, SEVERITY, f"budget {budget.name!r}: {de.release_note}", loc, budget=budget.name,
                   fix='set deployment.engine_version (quoted, e.g. "0.11.0"), or pin the image tag')

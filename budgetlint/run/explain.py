@@ -347,7 +347,9 @@ def calibration_lines(evaluation: Any) -> list[str]:
 
 def evidence_lines(links: Any, b: Any) -> list[str]:
     """The budget's benchmark evidence: per measurement its requests, interval, run quality, age."""
-    from budgetlint.evaluate.evidence import figures_apart, fmt_value, promise_words
+    from budgetlint.rules._messages import evidence_figures as figures_apart
+    from budgetlint.rules._messages import evidence_value as fmt_value
+    from budgetlint.rules._messages import promise_words
 
     if not links:
         return []

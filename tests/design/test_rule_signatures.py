@@ -1,4 +1,4 @@
-"""Every rule says what it reads: ``check(b: Budget, ev: BudgetEvaluation, ctx: RuleContext)``."""
+"""Every rule says what it reads: ``check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext)``."""
 
 from __future__ import annotations
 
