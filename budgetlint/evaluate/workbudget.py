@@ -34,8 +34,10 @@ RUN_EVENTS = 2_500_000
 #: hundreds of times, and the vLLM sweep of tests/calibration (6 open-loop runs of 300-900
 #: requests, leave-one-out) needs more than 32 million (measured at 14 us of CPU an event on a
 #: loaded machine; docs/limits.md); past the cap calibrate stops with exit 2 naming what was not
-#: fitted (issue 24: six rate runs of 1,000 requests ran unbounded). A bound, not a speed-up
-CALIBRATE_EVENTS = 100_000_000
+#: fitted (issue 24: six rate runs of 1,000 requests ran unbounded). A bound, not a speed-up: set
+#: ten times above 100 million because the slow sweep's whole count was never measured to its end
+#: (only past 32 million), and a cap that stops CI's own calibration test would be a false alarm
+CALIBRATE_EVENTS = 1_000_000_000
 
 
 class WorkBudget:

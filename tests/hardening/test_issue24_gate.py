@@ -284,7 +284,7 @@ def _rate_runs(n_runs: int = 6, requests: int = 1000) -> dict:
 
 
 #: in the child: a work budget small enough to be spent within the test's bounds (the real cap,
-#: CALIBRATE_EVENTS, is the same mechanism at 100 million events: docs/limits.md)
+#: CALIBRATE_EVENTS, is the same mechanism at 1,000 million events: docs/limits.md)
 _SMALL_WORK = "import budgetlint.evaluate.workbudget as w\nw.CALIBRATE_EVENTS = 50_000\n"
 
 
