@@ -30,6 +30,18 @@ def reading_words(ind, r) -> str:
             f"(basis production: {r.metric} in {r.file})")
 
 
+def readings(ev):
+    """Each production reading of a budget with its indicator: ``(slo, indicator, reading)``;
+    nothing when the budget has no SLO plan. The one loop BL604..BL606 share."""
+    slo = getattr(ev, "slo", None)
+    if slo is None:
+        return
+    for r in slo.production:
+        ind = indicator(ev, r.indicator)
+        if ind is not None:
+            yield slo, ind, r
+
+
 def indicator(ev, key):
     return next((i for i in ev.slo.plan.indicators if i.key == key), None)
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
     from budgetlint.model.types import Budget
     from budgetlint.rules import RuleContext
-from budgetlint.rules._production import indicator, reading_words, where
+from budgetlint.rules._production import reading_words, readings, where
 
 CODE = "BL605"
 NAME = "production-meets-promise"
@@ -37,12 +37,8 @@ SEVERITY = Severity.INFO
 
 
 def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(evaluation, "slo", None)
-    if slo is None:
-        return
-    for r in slo.production:
-        ind = indicator(evaluation, r.indicator)
-        if ind is None or r.verdict != "met" or not r.counts:
+    for slo, ind, r in readings(evaluation):
+        if r.verdict != "met" or not r.counts:
             continue
         yield Finding(CODE, SEVERITY,
                       f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is met in production: "

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
     from budgetlint.model.types import Budget
     from budgetlint.rules import RuleContext
-from budgetlint.rules._production import indicator, reading_words, where
+from budgetlint.rules._production import reading_words, readings, where
 
 CODE = "BL606"
 NAME = "production-inconclusive"
@@ -42,13 +42,7 @@ SEVERITY = Severity.WARNING
 
 
 def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    slo = getattr(evaluation, "slo", None)
-    if slo is None:
-        return
-    for r in slo.production:
-        ind = indicator(evaluation, r.indicator)
-        if ind is None:
-            continue
+    for slo, ind, r in readings(evaluation):
         if not r.counts:
             why = "the evidence does not count: " + ("; ".join(r.stale) or "its bench: entry has expired")
         elif r.verdict in ("straddles", "too-few"):
@@ -60,6 +54,6 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                       f"{ind.words} ({slo.plan.percentile}): production cannot tell, {why}: " + reading_words(ind, r),
                       where(budget, ind, r), budget=budget.name, promise=ind.key,
                       fix="more requests in the window, a bucket edge at the threshold (BL601), or a fresh scrape")
-    for source, why in slo.problems:
+    for source, why in getattr(getattr(evaluation, "slo", None), "problems", ()):
         yield Finding(CODE, SEVERITY, f"production evidence ({source}) could not be read: {why}", budget.loc(),
                       budget=budget.name, fix="check the URL, the window and the budget's slo.selectors")
