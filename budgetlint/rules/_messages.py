@@ -219,7 +219,7 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
 
 
 # --------------------------------------------------------------------------- evidence (BL4xx)
-# How a measurement and its promise read in a finding; moved here from evaluate/evidence.py
+# How a measurement and its promise read in a finding; moved here from evaluate/evidence/
 # (the evaluation computes, the rules word).
 
 _PROMISE_TITLES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
@@ -265,3 +265,37 @@ def inferred_words(link: Any) -> str:
         return ""
     return "; not in the file, taken from the budget: " + ", ".join(
         f"{k} {condition_words(link.conditions[k][0])}" for k in names)
+
+
+def faster_words(link: Any, f: Any) -> str:
+    """What makes a measurement faster than the pure roofline possible (BL403), from the facts
+    :mod:`budgetlint.evaluate.evidence.bound` found (``Faster``): never a fast machine."""
+    if f.promise == "throughput":
+        if f.unit_error:
+            return f"{f.ratio:.0f}x more than physics allows: wrong units or a wrong key, not a fast machine"
+        return ("more devices, a smaller model, lower-precision weights or speculative decoding than the "
+                "budget declares, or a concurrency higher than the file states: not a fast machine")
+    if f.unit_error:
+        return (f"{f.ratio:.0f}x faster than physics allows: wrong units (a time in seconds read as "
+                f"milliseconds?) or a wrong key, not a fast machine")
+    if f.promise == "ttft":
+        words = (f"the prompts must have been served from a prefix cache the budget does not declare "
+                 f"(about {numbers.percent(f.cache_share_needed)} of each prompt cached; declare "
+                 f"workload.prefix_cache_hit)")
+        if f.prompt_origin == "budget":
+            words += (f", or the prompts were shorter than the budget's {link.budget.workload.prompt_tokens} "
+                      "tokens (the file does not say)")
+        else:
+            words += ", or the TTFT was taken from a server cache warm-up"
+        return words + ": not a fast machine"
+    options = []
+    if f.lower_precision is not None:
+        precision, bound_s = f.lower_precision
+        options.append(f"{precision} weights (bound {numbers.quantity(1 / bound_s, 'token/s')})")
+    if not f.speculative_declared:
+        options.append("speculative decoding the budget does not declare (deployment.speculative)")
+    if not options:
+        options.append("more devices or a smaller model than the budget declares")
+    what = "TPOT" if f.promise == "tpot" else "E2E"
+    return ("the run's configuration is not the budget's: " + " or ".join(options)
+            + f"; or the {what} definition or units are wrong: not a fast machine")
