@@ -212,3 +212,67 @@ def test_memory_fit_and_the_most_sequences_that_fit() -> None:
                                          memory_bytes=100) is None
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, devices=2,
                                          memory_bytes=None) is None
+
+
+# ---------------------------------------------------------------- precision.py
+
+# bits per element of each name, from the formats' definitions (IEEE binary64/32/16, bfloat16, TF32
+# stored in 32 bits, the OCP fp8 formats E4M3/E5M2, 8-bit integers, 4-bit formats NF4/MXFP4/NVFP4)
+BITS = {"fp64": 64, "float64": 64, "fp32": 32, "float32": 32, "tf32": 32, "bf16": 16, "bfloat16": 16,
+        "fp16": 16, "float16": 16, "half": 16, "fp8": 8, "e4m3": 8, "e5m2": 8, "fp8_e4m3": 8, "fp8_e5m2": 8,
+        "int8": 8, "uint8": 8, "int4": 4, "uint4": 4, "fp4": 4, "nf4": 4, "mxfp4": 4, "nvfp4": 4}
+# the compute units each runs on: floating point of its width (fp64 on the fp32 peak, the widest listed),
+# integers on the int8 units, every 4-bit format on the fp4 peak
+UNIT = {"fp64": "fp32", "float64": "fp32", "fp32": "fp32", "float32": "fp32", "tf32": "tf32", "bf16": "bf16",
+        "bfloat16": "bf16", "fp16": "bf16", "float16": "bf16", "half": "bf16", "fp8": "fp8", "e4m3": "fp8",
+        "e5m2": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "int8": "int8", "uint8": "int8", "int4": "fp4",
+        "uint4": "fp4", "fp4": "fp4", "nf4": "fp4", "mxfp4": "fp4", "nvfp4": "fp4"}
+
+
+@pytest.mark.parametrize("name", sorted(BITS))
+def test_bytes_and_compute_unit_of_every_precision_name(name: str) -> None:
+    from budgetlint.physics import precision
+    assert precision.bytes_per_element(name) == BITS[name] / 8
+    assert precision.bytes_per_element(f" {name.upper()} ") == BITS[name] / 8
+    assert precision.compute_key(name) == UNIT[name]
+    assert precision.compute_key(f" {name.upper()} ") == UNIT[name]
+
+
+def test_bit_counts() -> None:
+    from budgetlint.physics import precision
+    assert precision.bytes_per_element("4.5 bit") == 4.5 / 8
+    assert precision.bytes_per_element("6 bits") == 0.75
+    assert precision.bytes_per_element("3bit") == 3 / 8
+    assert precision.bytes_per_element("1e1 bits") == 10 / 8
+    assert precision.bytes_per_element("5-bit") == 5 / 8
+    # the compute unit of N bits: fp32 above 16, bf16 above 8, fp8 above 4, else fp4
+    for bits, unit in ((17, "fp32"), (16, "bf16"), (9, "bf16"), (8, "fp8"), (5, "fp8"), (4.5, "fp8"),
+                       (4, "fp4"), (2, "fp4")):
+        assert precision.compute_key(f"{bits} bit") == unit, bits
+    with pytest.raises(ValueError, match="bit count must be positive"):
+        precision.bytes_per_element("0 bit")
+    with pytest.raises(ValueError, match=r"unknown precision 'fp7': expected one of .*bf16.* or a bit count"):
+        precision.bytes_per_element("fp7")
+    with pytest.raises(ValueError, match="unknown compute precision 'bits'"):
+        precision.compute_key("bits")
+
+
+def test_compute_peak_walks_the_fallback_chain() -> None:
+    from budgetlint.physics import precision
+    h100 = {"BF16": 989e12, "fp16": 989e12, "fp8": 1979e12, "int8": 1979e12}
+    assert precision.compute_peak(h100, "fp8") == ("fp8", 1979e12)
+    assert precision.compute_peak(h100, "bf16") == ("bf16", 989e12)  # keys compared lower-cased
+    # no fp4 units: 4-bit weights are dequantised and run on the fp8 peak
+    assert precision.compute_peak(h100, "int4") == ("fp8", 1979e12)
+    assert precision.compute_peak({"int8": 2e15, "bf16": 1e15}, "fp8") == ("int8", 2e15)
+    assert precision.compute_peak({"fp8": 2e15, "bf16": 1e15}, "int8") == ("fp8", 2e15)
+    assert precision.compute_peak({"fp16": 5e14}, "bf16") == ("fp16", 5e14)
+    assert precision.compute_peak({"tf32": 4e14, "bf16": 8e14}, "fp32") == ("tf32", 4e14)
+    assert precision.compute_peak({"bf16": 8e14}, "tf32") == ("bf16", 8e14)
+    assert precision.compute_peak({"fp8": 0.0, "bf16": 1e15}, "fp8") == ("bf16", 1e15)  # a zero peak is none
+    assert precision.compute_peak({"fp4": 9e15, "int4": 8e15}, "nf4") == ("fp4", 9e15)
+    with pytest.raises(ValueError, match=r"no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; "
+                                         r"the accelerator lists fp32"):
+        precision.compute_peak({"fp32": 1e14}, "fp8")
+    with pytest.raises(ValueError, match="the accelerator lists none"):
+        precision.compute_peak({}, "bf16")
