@@ -6,6 +6,7 @@
 #   benchmarks/mutation.sh roofline   # budgetlint/evaluate/roofline.py vs tests/evaluate
 #   benchmarks/mutation.sh physics    # budgetlint/physics/*          vs tests/physics (long)
 #   benchmarks/mutation.sh physics:step   # one file, budgetlint/physics/step.py, vs tests/physics
+#   benchmarks/mutation.sh physics:latency,prefill   # several files, one run (one coverage pass)
 #   benchmarks/mutation.sh stats:order_stats  # one file of stats/, vs tests/stats
 #   benchmarks/mutation.sh physics:step again [MUTANT...]
 #       after new tests: copy tests/ into the existing work dir and re-run the named mutants
@@ -25,17 +26,20 @@ case "$target" in
   stats:*) only="\"budgetlint/stats/${target#stats:}.py\""; tests='"tests/stats"' ;;
   roofline) only='"budgetlint/evaluate/roofline.py"'; tests='"tests/evaluate"' ;;
   physics) only='"budgetlint/physics/*"'; tests='"tests/physics"' ;;
-  physics:*) only="\"budgetlint/physics/${target#physics:}.py\""; tests='"tests/physics"' ;;
+  physics:*) only=$(IFS=,; for m in ${target#physics:}; do printf '"budgetlint/physics/%s.py", ' "$m"; done)
+             only="${only%, }"; tests='"tests/physics"' ;;
   *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE [again [MUTANT...]]" >&2; exit 2 ;;
 esac
-if [[ "$target" == *:* && ! -f "${only//\"/}" ]]; then echo "no file ${only//\"/}" >&2; exit 2; fi
+if [[ "$target" == *:* ]]; then
+  for f in ${only//[\",]/ }; do [[ -f "$f" ]] || { echo "no file $f" >&2; exit 2; }; done
+fi
 venv=benchmarks/.venv-mutmut
 if [[ ! -x "$venv/bin/mutmut" ]]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q "mutmut==3.8.1" pytest hypothesis pyyaml jsonschema click pint pathspec \
     ruamel.yaml
 fi
-work="benchmarks/.mutation-work/${target/:/-}"
+work="benchmarks/.mutation-work/$(echo "$target" | tr ':,' '-+')"
 if [[ "$again" == again ]]; then
   [[ -f "$work/results.txt" ]] || { echo "no earlier run in $work" >&2; exit 2; }
   shift 2
@@ -86,6 +90,13 @@ survived = [l for l in lines if l.endswith("survived")]
 other = {s: status.count(s) for s in set(status) if s not in ("killed", "survived")}
 total = killed + len(survived)
 print(f"score: {killed}/{total} killed = {100 * killed / max(total, 1):.1f}% (not counted: {other})")
+by_module = {}
+for l, st in zip(lines, status):
+    module = re.split(r"\.x_|\.x\u01c1", l.rsplit(":", 1)[0].strip())[0]
+    k, t = by_module.get(module, (0, 0))
+    by_module[module] = (k + (st == "killed"), t + (st in ("killed", "survived")))
+for module, (k, t) in sorted(by_module.items()):
+    print(f"  {module}: {k}/{t} killed = {100 * k / max(t, 1):.1f}%")
 print("surviving mutants:")
 for l in survived:
     print("  " + l)
