@@ -276,3 +276,21 @@ def test_compute_peak_walks_the_fallback_chain() -> None:
         precision.compute_peak({"fp32": 1e14}, "fp8")
     with pytest.raises(ValueError, match="the accelerator lists none"):
         precision.compute_peak({}, "bf16")
+
+
+# ---------------------------------------------------------------- default_efficiency.py
+
+def test_deployment_classes_and_their_words() -> None:
+    from budgetlint.physics import default_efficiency as de
+    assert [de.class_key(moe, n) for moe in (False, True) for n in (1, 2, 8)] == [
+        "dense-1", "dense-tp", "dense-tp", "moe-1", "moe-tp", "moe-tp"]
+    assert de.class_default(False, 1).label == "dense, 1 device"
+    assert de.DEFAULTS["dense-1"].basis() == "median of 3 public runs"
+    assert de.DEFAULTS["moe-tp"].basis() == ("the MoE, 1 device median of 2 public runs; the MoE, tensor-parallel "
+                                             "runs come from one source")
+    one = de.ClassDefault("x", "x class", 0.5, 0.5, 0.0, 1)
+    assert one.basis() == "median of 1 public run"
+    assert de.median([3.0, 1.0, 2.0]) == 2.0 and de.median([4.0, 1.0, 3.0, 2.0]) == 2.5
+    assert de.median([5.0]) == 5.0
+    with pytest.raises(ValueError, match="median of no values"):
+        de.median([])
