@@ -23,6 +23,7 @@ one sequence, the dense one-device default of 72.3 % of bandwidth and 50 % of co
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from pathlib import Path
 
@@ -261,3 +262,140 @@ def test_what_cannot_be_computed_is_skipped_with_the_reason(tmp_path: Path) -> N
         "the prefill time of this deployment is beyond floating-point range (a peak or a count at an extreme?): "
         "nothing can be judged against it")
     assert slow["verdicts"] == {} or all(v not in ("met", "at-risk") for v in slow["verdicts"].values())
+
+
+def _evaluations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: str, *extra: tuple[str, str]) -> list:
+    """The RooflineEvaluation of each budget, as the pipeline computed it."""
+    from budgetlint.evaluate import roofline
+    seen = []
+    real = roofline.evaluate
+
+    def capture(b, options):
+        ev = real(b, options)
+        seen.append(ev)
+        return ev
+
+    monkeypatch.setattr(roofline, "evaluate", capture)
+    _run(tmp_path, budget, *extra)
+    return seen
+
+
+def test_each_verdict_carries_its_promise_binding_and_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdict objects the rules word: each names its own promise, the resource that binds it
+    (prefill: one weight read, bandwidth; decode: bandwidth) and its own three numbers."""
+    (ev,) = _evaluations(tmp_path, monkeypatch, FULL)
+    v = ev.verdicts
+    assert {name: x.promise for name, x in v.items()} == {n: n for n in v}
+    assert set(v) == {"ttft", "tpot", "e2e", "segment:pf", "segment:dec", "memory"}
+    assert v["ttft"].binding == "prefill bandwidth" and v["segment:pf"].binding == "prefill bandwidth"
+    assert v["tpot"].binding == v["e2e"].binding == v["segment:dec"].binding == "bandwidth"
+    assert v["memory"].binding == "memory capacity"
+    rel = 1e-4
+    assert (v["ttft"].budget_value, v["tpot"].budget_value, v["e2e"].budget_value) == pytest.approx((0.035, 0.025, 2.5))
+    assert v["segment:pf"].budget_value == pytest.approx(0.025) and v["segment:dec"].budget_value == pytest.approx(0.025)
+    assert v["ttft"].bound_value == pytest.approx(QUEUE + PREFILL, rel=rel)
+    assert v["ttft"].realistic_value == pytest.approx(QUEUE + PREFILL / REAL, rel=rel)
+    assert v["tpot"].bound_value == pytest.approx(STEP_MEAN, rel=rel)
+    assert v["tpot"].realistic_value == pytest.approx(STEP_MEAN / REAL, rel=rel)
+    assert v["e2e"].bound_value == pytest.approx(QUEUE + PREFILL + DECODE_AFTER_FIRST, rel=rel)
+    assert v["e2e"].realistic_value == pytest.approx(QUEUE + (PREFILL + DECODE_AFTER_FIRST) / REAL, rel=rel)
+    assert v["segment:pf"].bound_value == pytest.approx(PREFILL, rel=rel)
+    assert v["segment:pf"].realistic_value == pytest.approx(PREFILL / REAL, rel=rel)
+    assert v["segment:dec"].bound_value == pytest.approx(STEP_MEAN, rel=rel)
+    assert v["segment:dec"].realistic_value == pytest.approx(STEP_MEAN / REAL, rel=rel)
+    # memory: the "promise" is the usable 0.9 x 80e9 B; the bound needs weights + KV at the mean
+    # in-flight context, the estimate adds the 3 GiB runtime reserve
+    m = v["memory"]
+    assert m.budget_value == pytest.approx(72e9)
+    assert m.bound_value == pytest.approx(70.55e9 + 150 * KV_TOKEN, rel=1e-9)
+    assert m.realistic_value == pytest.approx(70.55e9 + 150 * KV_TOKEN + 3 * 2**30, rel=1e-9)
+    assert m.verdict == "at-risk" and m.required_efficiency is None
+    assert all(not x.optimistic for x in v.values()) and ev.notes == [] and ev.skipped is None
+    assert ev.queue_s == pytest.approx(QUEUE) and ev.efficiency.bandwidth == REAL
+    assert ev.deployment is not None and ev.workload is not None and ev.workload.prompt_tokens == 100
+
+
+def test_the_verdict_objects_of_a_compute_unknown_deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ev,) = _evaluations(tmp_path, monkeypatch, FULL.replace("hardware: h100-sxm", "hardware: bw-only"),
+                         HW_BANDWIDTH_ONLY)
+    assert ev.verdicts["ttft"].verdict == "unknown" and ev.verdicts["memory"].verdict == "unknown"
+    assert len(ev.notes) == 2
+    assert ev.notes[0].startswith("hardware 'bw-only' lists no compute peak: what needs compute is not checked "
+                                  "(prefill, and whether compute binds a decode step); time promises are checked "
+                                  "against the bandwidth bounds only, which can show a promise impossible but "
+                                  "never met")
+    assert ev.notes[1] == ("hardware 'bw-only' lists no memory size: whether the weights and KV cache fit "
+                           "is not checked")
+
+
+def test_overflowed_names_the_first_time_out_of_range() -> None:
+    from budgetlint.evaluate.roofline import _overflowed
+    ok = SimpleNamespace(prefill_s=0.1, tpot_s=0.01, e2e_s=1.0)
+    assert _overflowed(ok, ok) is None
+    assert _overflowed(ok, SimpleNamespace(prefill_s=math.inf, tpot_s=0.01, e2e_s=1.0)) == "prefill time"
+    assert _overflowed(SimpleNamespace(prefill_s=0.1, tpot_s=math.nan, e2e_s=1.0)) == "time per output token"
+    assert _overflowed(SimpleNamespace(prefill_s=0.1, tpot_s=0.0, e2e_s=1.0)) == "time per output token"
+    assert _overflowed(SimpleNamespace(prefill_s=0.1, tpot_s=-1e-300, e2e_s=1.0)) == "time per output token"
+    assert _overflowed(SimpleNamespace(prefill_s=0.1, tpot_s=0.01, e2e_s=math.inf)) == "end-to-end time"
+    assert _overflowed(SimpleNamespace(prefill_s=math.inf, tpot_s=0.0, e2e_s=math.inf)) == "prefill time"
+    assert _overflowed(SimpleNamespace(prefill_s=None, tpot_s=None, e2e_s=None), object()) is None
+    assert _overflowed(SimpleNamespace(prefill_s=1, tpot_s=0, e2e_s=1)) is None  # not floats: not physics output
+
+
+def test_compute_unknown_reasons() -> None:
+    from budgetlint.evaluate.roofline import _compute_unknown_reason
+    assert _compute_unknown_reason(SimpleNamespace(compute_flop_per_s={}), "bf16") == "lists no compute peak"
+    assert _compute_unknown_reason(SimpleNamespace(compute_flop_per_s=None), "bf16") == "lists no compute peak"
+    assert _compute_unknown_reason(SimpleNamespace(compute_flop_per_s={"fp32": 1e14}), "fp8") == (
+        "has no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; the accelerator lists fp32")
+    assert _compute_unknown_reason(SimpleNamespace(compute_flop_per_s={"fp8": 1e15}), "fp8") == \
+        "has no usable compute peak"
+
+
+def test_a_promise_exactly_used_up_by_the_queue_has_no_required_efficiency(tmp_path: Path) -> None:
+    """TTFT and E2E promises of exactly the 5 ms queue allowance: no time left for physics (room 0)."""
+    b, _ = _run(tmp_path, FULL.replace("ttft: 35 ms", "ttft: 5 ms").replace("e2e: 2.5 s", "e2e: 5 ms"))
+    assert "required_efficiency_ttft" not in b["analysis"] and "required_efficiency_e2e" not in b["analysis"]
+
+
+def test_segments_without_a_figure_the_physics_speaks_for_get_no_verdict(tmp_path: Path) -> None:
+    """A queue allowance, a decode segment given a time instead of a pace and a zero prefill
+    allowance are not judged (the physics speaks for a prefill time and a decode pace)."""
+    b, _ = _run(tmp_path, FULL.replace(
+        '    - {name: dec, kind: decode, pace: 40 token/s, owner: "@a/b"}',
+        '    - {name: dec, kind: decode, allowance: 2 s, owner: "@a/b"}\n'
+        '    - {name: pf0, kind: prefill, allowance: 0 ms, owner: "@a/b"}'))
+    assert set(b["verdicts"]) == {"ttft", "tpot", "e2e", "segment:pf", "memory"}
+
+
+def test_a_small_speculative_acceptance_is_an_assumption_too(tmp_path: Path) -> None:
+    """Accepting 1.8 tokens per pass: 1.8 x 34.83 = 62.7 token/s realistic meets 50 token/s; without it
+    34.8 token/s does not."""
+    assert 1.8 * REAL / STEP_MEAN > 50 > REAL / STEP_MEAN
+    b, findings = _run(tmp_path, FULL.replace("pace: 40 token/s, e2e", "pace: 50 token/s, e2e").replace(
+        "weight_precision: fp8}", "weight_precision: fp8, speculative: {accepted_tokens_per_pass: 1.8}}"))
+    assert b["verdicts"]["tpot"] == "met"
+    assert any(f["rule"] == "BL305" and f["message"].endswith(
+        "speculative decoding accepting 1.8 tokens per pass (without it: 34.8 token/s)") for f in findings)
+
+
+def test_a_one_token_prefix_cache_hit_is_an_assumption_too(tmp_path: Path) -> None:
+    """Llama 3.1 8B bf16 on one H100, a 1,000-token prompt: compute-bound prefill at 50 % of 989 TFLOP/s.
+    Uncached: 2 x 8.03e9 x 1000 + 4 x 32 x 128 x 32 x 1000 x 1001 / 2 FLOP; with 1 token cached the
+    999 others cost 2 x 8.03e9 x 999 + 524,288 x (999 x 1 + 999 x 1000 / 2). A TTFT promise between
+    the two is met only with the one-token hit."""
+    per_pos = 4 * 32 * 128 * 32
+    full = (2 * 8.03e9 * 1000 + per_pos * 1000 * 1001 / 2) / (989e12 * 0.5)
+    hit = (2 * 8.03e9 * 999 + per_pos * (999 * 1 + 999 * 1000 / 2)) / (989e12 * 0.5)
+    assert 16.06e9 / (REAL * BW) < hit < full  # above the weight read: compute binds
+    promise_ms = (hit + full) / 2 * 1e3
+    b, findings = _run(tmp_path, f"""\
+    - name: rag
+      owner: "@a/b"
+      workload: {{prompt_tokens: 1000, output_tokens: 10, prefix_cache_hit: 0.001}}
+      promise: {{ttft: {promise_ms:.6f} ms}}
+      deployment: {{model: llama-3.1-8b, hardware: h100-sxm, weight_precision: bf16}}
+    """)
+    assert b["verdicts"]["ttft"] == "met"
+    assert any(f["rule"] == "BL305" and "a prefix cache hitting 1 of 1000 prompt tokens (without it: 33" in f["message"]
+               for f in findings), [f["message"] for f in findings]
