@@ -61,6 +61,7 @@ class Environment:
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
+    prices: dict = field(default_factory=dict)  # the config's price list: hardware name -> USD/s (docs/cost.md)
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class BudgetEvaluation:
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
     slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
     deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
+    cost: Any = None  # evaluate.cost.CostEvaluation: USD/Mtok, USD/request, J/token at the operating point
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
 
@@ -151,6 +153,11 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
+    from budgetlint.evaluate.cost import evaluate_cost
+
+    cost = evaluate_cost(budget, roof, load, env.prices)
+    if cost is not None:
+        analysis["cost"] = cost.as_dict()
     from budgetlint.evaluate.production import evaluate_slo
 
     live: tuple[Any, ...] = ()
@@ -162,4 +169,4 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths,
-                            slo=slo, deployed=deployed)
+                            slo=slo, deployed=deployed, cost=cost)
