@@ -158,6 +158,17 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     cost = evaluate_cost(budget, roof, load, env.prices)
     if cost is not None:
         analysis["cost"] = cost.as_dict()
+    cost_promise = budget.promise.cost_usd_per_token
+    if not roof.skipped and not levers and cost is not None and cost_promise is not None and \
+            cost.usd_per_token is not None and cost.usd_per_token > cost_promise:
+        levers = levers_for(env.catalog, roof, env.shared)  # a cost miss alone: what would make it cheaper
+    if levers:
+        from budgetlint.evaluate.levers import with_costs
+
+        levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
+                            cost_promise)
+        roof.levers = list(levers)
+        analysis["levers"] = roof.as_dict().get("levers", [])
     from budgetlint.evaluate.production import evaluate_slo
 
     live: tuple[Any, ...] = ()

@@ -42,6 +42,10 @@ class CostEvaluation:
     power_w: Optional[float]
     power_from: str  # "deployment.power (measured)", "h100-sxm TDP (datasheet ...)", ""
     result: Any  # physics.cost.Cost
+    #: what sets the throughput: "traffic" (an open loop's declared arrivals, sustained: a faster
+    #: step does not serve more tokens, fewer replicas do), "closed-loop", "capacity", "estimate"
+    point: str = "estimate"
+    replicas_needed: Optional[int] = None  # an open loop's: the fewest replicas that hold its promises
 
     @property
     def usd_per_token(self) -> Optional[float]:
@@ -103,6 +107,11 @@ def price_of(budget: Budget, prices: dict[str, float]) -> tuple[Optional[float],
     hw = dep.hardware
     if hw is None:
         return None, ""
+    return price_of_hardware(hw, prices)
+
+
+def price_of_hardware(hw: Any, prices: dict[str, float]) -> tuple[Optional[float], str]:
+    """(USD/s per device, where from) of a hardware entry: the config's prices, then its own price."""
     if prices:
         from budgetlint.model.build import normal_name
 
@@ -129,8 +138,8 @@ def power_of(budget: Budget) -> tuple[Optional[float], str]:
     return None, ""
 
 
-def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str, str, float, Optional[float]]]:
-    """(basis, words, output tokens/s, requests/s) for the service, or None when nothing gives one."""
+def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str, str, float, Optional[float], str]]:
+    """(basis, words, output tokens/s, requests/s, point) for the service, or None when nothing gives one."""
     dep = budget.deployment
     replicas = dep.replicas if dep is not None else 1
     if load is not None and load.skipped is None and load.result is not None:
@@ -142,14 +151,14 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
         if load.arrival_rate_per_s is not None and not load.overloaded:
             rate = load.arrival_rate_per_s
             return ("simulated", f"the declared traffic, {format_quantity(rate, 'request_rate')} x "
-                    f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate)
+                    f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate, "traffic")
         if load.arrival_rate_per_s is None:
             r = load.result
             rate = r.throughput_request_per_s * share
             tokens = r.output_token_per_s * share
             if math.isfinite(tokens) and tokens > 0:
                 return ("simulated", f"the simulated closed loop, {load.concurrency} users per replica x "
-                        f"{numbers.count(load.replicas, 'replica')}", tokens, rate if rate > 0 else None)
+                        f"{numbers.count(load.replicas, 'replica')}", tokens, rate if rate > 0 else None, "closed-loop")
         cap = load.capacity
         per = cap.request_per_s if cap is not None and cap.request_per_s > 0 else load.saturation_request_per_s
         if per and per > 0 and math.isfinite(per):
@@ -158,7 +167,7 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
             rate = per * load.replicas
             return ("simulated", f"{what} (the declared traffic is not sustained), "
                     f"{format_quantity(per, 'request_rate')} x {numbers.count(load.replicas, 'replica')} x "
-                    f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate)
+                    f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate, "capacity")
     a = getattr(roof, "realistic", None) if roof is not None and not roof.skipped else None
     if a is None:
         return None
@@ -168,7 +177,7 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
     rate = a.concurrency / busy * replicas
     return ("estimate", f"the flat estimate, {numbers.count(a.concurrency, 'request')} in flight per replica, "
             f"each {numbers.quantity(busy, 's')} of prefill and decode on an idle engine, x "
-            f"{numbers.count(replicas, 'replica')}", rate * a.output_tokens, rate)
+            f"{numbers.count(replicas, 'replica')}", rate * a.output_tokens, rate, "estimate")
 
 
 def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]) -> Optional[CostEvaluation]:
@@ -181,7 +190,7 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
     point = operating_point(budget, roof, load)
     if point is None:
         return None
-    basis, words, tokens, requests = point
+    basis, words, tokens, requests, kind = point
     price, price_from = price_of(budget, prices)
     power, power_from = power_of(budget)
     try:
@@ -189,5 +198,6 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
                       power_w=power)
     except ValueError:
         return None
+    need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
     return CostEvaluation(basis, words, tokens, requests, dep.devices, dep.replicas, price, price_from, power,
-                          power_from, result)
+                          power_from, result, kind, need)

@@ -69,3 +69,20 @@ def cost(output_tokens_per_s: float, requests_per_s: Optional[float], *, devices
     joules = fleet_w / output_tokens_per_s if fleet_w is not None else None
     return Cost(output_tokens_per_s, requests_per_s if _positive(requests_per_s) else None, fleet, fleet_usd,
                 per_token, per_request, fleet_w, joules)
+
+
+def flat_output_tokens_per_s(concurrency: float, output_tokens: float, busy_s: float) -> float:
+    """A flat estimate's closed loop on one replica: ``concurrency`` requests in flight, each
+    ``busy_s`` of prefill and decode on an idle engine and ``output_tokens`` long:
+    ``concurrency x output_tokens / busy_s``."""
+    if not (busy_s > 0 and math.isfinite(busy_s)):
+        raise ValueError(f"a request's busy time must be a positive number, not {busy_s!r}")
+    return concurrency * output_tokens / busy_s
+
+
+def cost_ratio(base_devices: int, base_tokens_per_s: float, base_price: float,
+               devices: int, tokens_per_s: float, price: float) -> float:
+    """A change's cost per output token over the current one's, per replica:
+    ``(price x devices / tokens_per_s) / (base_price x base_devices / base_tokens_per_s)``;
+    the same price cancels (a lever on the same hardware needs no price at all)."""
+    return (price * devices / tokens_per_s) / (base_price * base_devices / base_tokens_per_s)
