@@ -83,12 +83,14 @@ class CostEvaluation:
             lines.append("price: none given (deployment.price, the config's prices or the hardware's price)")
         else:
             lines.append(f"price: {q(self.price_usd_per_s, 'USD/s')} per device ({self.price_from})")
-            lines.append(f"fleet: {q(self.price_usd_per_s, 'USD/s')} x {fleet} = {q(r.fleet_usd_per_s, 'USD/s')}")
-            lines.append(f"cost per output token: {q(r.fleet_usd_per_s, 'USD/s')} / "
-                         f"{q(self.output_tokens_per_s, 'token/s')} = {q(r.usd_per_token, 'USD/token')}")
+            per_s = numbers.number(r.fleet_usd_per_s)
+            lines.append(f"fleet: {q(self.price_usd_per_s, 'USD/s')} x {fleet} = {q(r.fleet_usd_per_s, 'USD/s')}"
+                         f" = {per_s} USD per second")
+            lines.append(f"cost per output token: {per_s} USD/s / {q(self.output_tokens_per_s, 'token/s')} x 1e6 = "
+                         f"{q(r.usd_per_token, 'USD/token')}")
             if r.usd_per_request is not None and self.requests_per_s:
-                lines.append(f"cost per request: {q(r.fleet_usd_per_s, 'USD/s')} / "
-                             f"{q(self.requests_per_s, 'request/s')} = {q(r.usd_per_request, 'USD')}")
+                lines.append(f"cost per request: {per_s} USD/s / {q(self.requests_per_s, 'request/s')} = "
+                             f"{q(r.usd_per_request, 'USD')}")
         if self.power_w is None:
             lines.append("power: none known (deployment.power, or the hardware's tdp)")
         else:
