@@ -170,7 +170,7 @@ class DeploymentDef:
     power_w: float | None = None  # `power:` measured per device (docs/cost.md); wins over the hardware's tdp
     provenance: dict[str, str] = field(default_factory=dict)  # field -> where a value not in the budget came from
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
-    #: passed to the physics as they are (evaluate/adapter.py); a declared effect is a fact, in the bound too
+    #: passed to the physics as they are (evaluate/physics_inputs.py); a declared effect is a fact, in the bound too
     effects: dict[str, float] = field(default_factory=dict)
 
 
