@@ -144,6 +144,8 @@ def _measured(ev: Any, name: str) -> Optional[Candidate]:
         return None
     if name == "throughput":
         return _measured_throughput(ev)
+    if name == "cost":
+        return _measured_cost(ev)
     best = None
     for lk in ev.evidence.links:
         r = lk.readings.get(name)
@@ -195,6 +197,26 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
         unit = "token/s" if want_tokens else "request/s"
         words = f"measured {how} {fmt(value, unit)} ({lk.name})"
         verdict = ("met" if value >= limit * (1 - 1e-9) else "at-risk") if counts else None
+        return Candidate("measured", value, verdict, None, words if counts else words + "; not counted")
+    return None
+
+
+def _measured_cost(ev: Any) -> Optional[Candidate]:
+    """A cost promise on a linked run's output throughput (docs/cost.md): the fleet's price over the
+    output tokens per second the run completed."""
+    c = getattr(ev, "cost", None)
+    if c is None or c.result.fleet_usd_per_s is None:
+        return None
+    limit = ev.budget.promise.cost_usd_per_token
+    for lk in ev.evidence.links:
+        tokens = lk.measurement.output_throughput
+        if tokens is None or not math.isfinite(tokens) or tokens <= 0:
+            continue
+        value = c.result.fleet_usd_per_s / tokens
+        counts = lk.counts and not lk.quality
+        words = (f"{fmt(value, 'USD/token')} at the measured output throughput {fmt(tokens, 'token/s')} "
+                 f"({lk.name})")
+        verdict = ("met" if value <= limit * (1 + 1e-9) else "at-risk") if counts else None
         return Candidate("measured", value, verdict, None, words if counts else words + "; not counted")
     return None
 

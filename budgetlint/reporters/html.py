@@ -408,7 +408,7 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
         out.append(f'<p class="meta bl-calibration">Estimate: {_e(cal_words)}.</p>')
     c_words = cost_words(analysis)
     if c_words:
-        out.append(f'<p class="meta bl-cost">Cost and energy: {_escape(c_words)}.</p>')
+        out.append(f'<p class="meta bl-cost">Cost and energy: {_e(c_words)}.</p>')
     if analysis.get("skipped"):
         out.append(f'<p class="note">No charts: the physics was not run ({_e(analysis["skipped"])}).</p>')
     elif isinstance(bound, dict) and isinstance(real, dict):

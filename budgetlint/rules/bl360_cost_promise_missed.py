@@ -66,13 +66,16 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     if j is None or j.verdict != "at-risk" or c is None or c.usd_per_token is None or j.limit is None:
         return
     limit = j.limit
-    over = c.usd_per_token / limit - 1.0
+    value = j.value if j.value is not None else c.usd_per_token
+    over = value / limit - 1.0
     need = c.result.fleet_usd_per_s / limit  # output tokens/s at which these devices cost the promise
+    said = figures(c) if j.basis == c.basis else j.words  # a linked run's throughput: the judgement's words
     msg = (f"budget {budget.name!r}{owner_words(budget)}: cost {numbers.quantity(limit, 'USD/token')} promised; "
-           f"{figures(c)}, {numbers.percent(over)} over; meeting it needs "
+           f"{said}, {numbers.percent(over)} over; meeting it needs "
            f"{numbers.quantity(need, 'token/s')} of output from these devices")
     fix = None
-    if c.point == "traffic":  # the arrivals set the tokens served: only fewer devices make them cheaper
+    own = j.basis == c.basis  # else a linked run's throughput decided: the message says what would meet it
+    if own and c.point == "traffic":  # the arrivals set the tokens served: only fewer devices make them cheaper
         msg += (": the declared traffic sets the tokens served, so a faster step alone does not lower the "
                 "cost; more traffic per replica, fewer replicas or a cheaper device does")
         if c.replicas_needed is not None and c.replicas_needed < c.replicas:
@@ -80,7 +83,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             msg += (f"; {numbers.count(c.replicas_needed, 'replica')} hold the latency promises at "
                     f"{numbers.percent(ratio)} of the cost ({numbers.quantity(c.usd_per_token * ratio, 'USD/token')})")
             fix = f"deployment.replicas: {c.replicas_needed}"
-    else:
+    elif own:
         cheaper = [lv for lv in evaluation.levers
                    if lv.meets and lv.cost_ratio is not None and c.usd_per_token * lv.cost_ratio <= limit]
         priced = [lv for lv in evaluation.levers if lv.cost_ratio is not None]

@@ -56,7 +56,8 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if j.verdict != "met":
             return
         yield Finding(CODE, SEVERITY, f"budget {budget.name!r}{owner_words(budget)}: cost "
-                      f"{numbers.quantity(j.limit, 'USD/token')} is met: {figures(c)}, headroom "
+                      f"{numbers.quantity(j.limit, 'USD/token')} is met: "
+                      f"{figures(c) if j.basis == c.basis else j.words}, headroom "
                       f"{numbers.headroom(j.headroom)}", budget.loc("promise", "cost"), budget=budget.name,
                       promise="cost")
         return

@@ -206,3 +206,52 @@ def test_the_one_spelling_of_money_and_energy() -> None:
     assert quantity(0.000347, "USD") == "0.000347 USD"
     assert quantity(1400.0, "W") == "1.4 kW"
     assert quantity(1.4, "J/token") == "1.4 J/token"
+
+
+MEASURED = """\
+version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/serving"
+    percentile: p95
+    workload: {prompt_tokens: 1000, output_tokens: 200, concurrency: 8}
+    promise: {ttft: 500 ms, cost: 0.50 USD/Mtok}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, price: 2.50 USD/hour}
+    bench: [run.json]
+"""
+
+
+def test_a_linked_run_judges_the_cost_on_its_output_throughput(tmp_path: Path) -> None:
+    run = {"date": "20260101-000000", "backend": "vllm", "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+           "num_prompts": 2000, "request_rate": "inf", "max_concurrency": 8, "duration": 400.0, "completed": 2000,
+           "total_input_tokens": 2000 * 1000, "total_output_tokens": 2000 * 200, "output_throughput": 1000.0,
+           "mean_ttft_ms": 300.0, "median_ttft_ms": 280.0, "p95_ttft_ms": 459.0}
+    (tmp_path / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    report, _ = _check(tmp_path, MEASURED)
+    j = report["budgets"][0]["judgement"]["cost"]
+    # 2.5 / 3600 USD/s on 1 device over the run's 1000 output token/s: 0.694 USD/Mtok, over 0.50
+    assert j["basis"] == "measured"
+    assert j["value"] * 1e6 == pytest.approx(2.5 / 3600 / 1000 * 1e6)
+    assert j["verdict"] == "at-risk" and j["headroom"] == pytest.approx(0.5 / 0.69444 - 1, rel=1e-4)
+    assert "simulated" in j["considered"]  # the simulation's figure was weighed too
+
+
+def test_every_output_shows_the_cost(tmp_path: Path) -> None:
+    """The bl362 case (hand: 1.39 USD/Mtok, 0.000347 USD per request, 1.4 J/token) in each format."""
+    from budgetlint.text.numbers import quantity
+
+    repo = Path(__file__).resolve().parents[2]
+    case = repo / "tests/cases/bl362_cost_shown.yaml"
+    outs = {}
+    for fmt in ("text", "json", "markdown", "html", "sarif", "junit"):
+        r = CliRunner().invoke(main, ["check", str(case), "--no-codeowners", "--format", fmt])
+        assert "Traceback" not in r.output
+        outs[fmt] = r.output
+    for fmt in ("text", "markdown", "html"):
+        assert "1.39 USD/Mtok" in outs[fmt] and "1.4 J/token" in outs[fmt], fmt
+    assert "0.000347 USD per request" in outs["markdown"]
+    b = json.loads(outs["json"])["budgets"][0]
+    assert b["analysis"]["cost"]["usd_per_mtok"] == pytest.approx(2.5 / 3600 / 500 * 1e6)
+    assert quantity(b["judgement"]["cost"]["value"], "USD/token") == "1.39 USD/Mtok"
+    assert "| cost 2 USD/Mtok |" in outs["markdown"]  # the promise's row
