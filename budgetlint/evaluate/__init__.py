@@ -162,8 +162,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if not roof.skipped and not levers and cost is not None and cost_promise is not None and \
             cost.usd_per_token is not None and cost.usd_per_token > cost_promise:
         levers = levers_for(env.catalog, roof, env.shared)  # a cost miss alone: what would make it cheaper
-    if levers:
-        from budgetlint.evaluate.levers import with_costs
+    if levers and cost is not None and (cost.price_usd_per_s is not None or cost_promise is not None):
+        from budgetlint.evaluate.levers import with_costs  # a priced deployment's levers say what they cost
 
         levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
                             cost_promise)
