@@ -255,3 +255,26 @@ def test_every_output_shows_the_cost(tmp_path: Path) -> None:
     assert b["analysis"]["cost"]["usd_per_mtok"] == pytest.approx(2.5 / 3600 / 500 * 1e6)
     assert quantity(b["judgement"]["cost"]["value"], "USD/token") == "1.39 USD/Mtok"
     assert "| cost 2 USD/Mtok |" in outs["markdown"]  # the promise's row
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_a_loosened_cost_promise_is_a_pr_regression(tmp_path: Path) -> None:
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True, env={k: v for k, v in os.environ.items() if k != "GIT_DIR"})
+
+    text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm") \
+        .replace("__PRICE__", "price: 2.50 USD/hour")
+    git("init", "-q")
+    (tmp_path / "b.yaml").write_text(text, encoding="utf-8")
+    git("add", "b.yaml")
+    git("commit", "-q", "-m", "first")
+    report, _ = _check(tmp_path, text.replace("cost: 2 USD/Mtok", "cost: 3 USD/Mtok"), "--base", "HEAD")
+    (chat,) = report["diff"]["changed"]
+    (cost,) = chat["promises"]
+    assert (cost["promise"], cost["change"]) == ("cost", "loosened")
+    assert cost["old"] == pytest.approx(2e-6) and cost["new"] == pytest.approx(3e-6)
+    [f] = [f for f in report["findings"] if f["rule"] == "BL505" and "cost promise" in f["message"]]
+    assert "2 USD/Mtok -> 3 USD/Mtok" in f["message"]
