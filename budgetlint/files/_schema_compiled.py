@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '8db8b56b6a6b8b2b694d273898a4ba01ccff809f7396c64a644e79a60579a202'
-SOURCES_CHECKSUM = 'crc32:8c9c1f9b'
+SCHEMAS_DIGEST = 'ac39d0cf60a559c46f5c4e187c654298d0d72b833bc2ce32d6e22f1f7df1f2f6'
+SOURCES_CHECKSUM = 'crc32:6da2d79d'
 
 
 class JsonSchemaValueException(ValueError):
@@ -391,6 +391,9 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
+                                if 'cost' in data__budgets_item__promise_keys:
+                                    data__budgets_item__promise_keys.remove('cost')
+                                    data__budgets_item__promise__cost = data__budgets_item__promise['cost']
                                 if 'slo_attainment' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('slo_attainment')
                                     data__budgets_item__promise__sloattainment = data__budgets_item__promise['slo_attainment']
@@ -746,6 +749,12 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                 if 'interconnect' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('interconnect')
                                                     data__budgets_item__deployment__hardware__interconnect = data__budgets_item__deployment__hardware['interconnect']
+                                                if 'tdp' in data__budgets_item__deployment__hardware_keys:
+                                                    data__budgets_item__deployment__hardware_keys.remove('tdp')
+                                                    data__budgets_item__deployment__hardware__tdp = data__budgets_item__deployment__hardware['tdp']
+                                                if 'price' in data__budgets_item__deployment__hardware_keys:
+                                                    data__budgets_item__deployment__hardware_keys.remove('price')
+                                                    data__budgets_item__deployment__hardware__price = data__budgets_item__deployment__hardware['price']
                                                 if 'source' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('source')
                                                     data__budgets_item__deployment__hardware__source = data__budgets_item__deployment__hardware['source']
@@ -896,6 +905,12 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                     if isinstance(data__budgets_item__deployment__replicas, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__replicas, bool)):
                                         if data__budgets_item__deployment__replicas < 1:
                                             raise JsonSchemaValueException('')
+                                if 'price' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('price')
+                                    data__budgets_item__deployment__price = data__budgets_item__deployment['price']
+                                if 'power' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('power')
+                                    data__budgets_item__deployment__power = data__budgets_item__deployment['power']
                                 if 'load_balancer' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('load_balancer')
                                     data__budgets_item__deployment__loadbalancer = data__budgets_item__deployment['load_balancer']
@@ -1364,6 +1379,12 @@ def _hardware_validate(data, custom_formats={}, name_prefix=None):
                         if 'interconnect' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('interconnect')
                             data__hardware_item__interconnect = data__hardware_item['interconnect']
+                        if 'tdp' in data__hardware_item_keys:
+                            data__hardware_item_keys.remove('tdp')
+                            data__hardware_item__tdp = data__hardware_item['tdp']
+                        if 'price' in data__hardware_item_keys:
+                            data__hardware_item_keys.remove('price')
+                            data__hardware_item__price = data__hardware_item['price']
                         if 'source' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('source')
                             data__hardware_item__source = data__hardware_item['source']

@@ -170,7 +170,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days(),
-                      deployed_discovery=options.deployed_discovery())
+                      deployed_discovery=options.deployed_discovery(), prices=options.prices())
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 
@@ -600,6 +600,8 @@ def _promises(b: Budget) -> dict[str, float]:
         out["throughput_request_per_s"] = p.throughput_request_per_s
     if p.throughput_token_per_s is not None:
         out["throughput_token_per_s"] = p.throughput_token_per_s
+    if p.cost_usd_per_token is not None:
+        out["cost_usd_per_token"] = p.cost_usd_per_token
     for seg in b.segments:  # the segments the physics judges
         if seg.kind == "prefill" and seg.allowance_s:
             out[f"segment:{seg.name}_s"] = seg.allowance_s
