@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '8db8b56b6a6b8b2b694d273898a4ba01ccff809f7396c64a644e79a60579a202'
-SOURCES_CHECKSUM = 'crc32:8c9c1f9b'
+SCHEMAS_DIGEST = '9dd6e26f07f77cc7804798254722555bc932f7c8ca066c189b4d007c7d20b12d'
+SOURCES_CHECKSUM = 'crc32:e2ac71de'
 
 
 class JsonSchemaValueException(ValueError):
@@ -646,6 +646,14 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                     if isinstance(data__budgets_item__deployment__model__expertspertoken, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__model__expertspertoken, bool)):
                                                         if data__budgets_item__deployment__model__expertspertoken < 1:
                                                             raise JsonSchemaValueException('')
+                                                if 'moe_layers' in data__budgets_item__deployment__model_keys:
+                                                    data__budgets_item__deployment__model_keys.remove('moe_layers')
+                                                    data__budgets_item__deployment__model__moelayers = data__budgets_item__deployment__model['moe_layers']
+                                                    if not isinstance(data__budgets_item__deployment__model__moelayers, int) and (not (isinstance(data__budgets_item__deployment__model__moelayers, float) and data__budgets_item__deployment__model__moelayers.is_integer())) or isinstance(data__budgets_item__deployment__model__moelayers, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__model__moelayers, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__model__moelayers, bool)):
+                                                        if data__budgets_item__deployment__model__moelayers < 0:
+                                                            raise JsonSchemaValueException('')
                                                 if 'source' in data__budgets_item__deployment__model_keys:
                                                     data__budgets_item__deployment__model_keys.remove('source')
                                                     data__budgets_item__deployment__model__source = data__budgets_item__deployment__model['source']
@@ -885,6 +893,67 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'collective_latency' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('collective_latency')
                                     data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                if 'parallelism' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('parallelism')
+                                    data__budgets_item__deployment__parallelism = data__budgets_item__deployment['parallelism']
+                                    if not isinstance(data__budgets_item__deployment__parallelism, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__parallelism_is_dict = isinstance(data__budgets_item__deployment__parallelism, dict)
+                                    if data__budgets_item__deployment__parallelism_is_dict:
+                                        data__budgets_item__deployment__parallelism_keys = set(data__budgets_item__deployment__parallelism.keys())
+                                        if 'tensor' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('tensor')
+                                            data__budgets_item__deployment__parallelism__tensor = data__budgets_item__deployment__parallelism['tensor']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__tensor, int) and (not (isinstance(data__budgets_item__deployment__parallelism__tensor, float) and data__budgets_item__deployment__parallelism__tensor.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__tensor, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__tensor, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__tensor, bool)):
+                                                if data__budgets_item__deployment__parallelism__tensor < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'data' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('data')
+                                            data__budgets_item__deployment__parallelism__data = data__budgets_item__deployment__parallelism['data']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__data, int) and (not (isinstance(data__budgets_item__deployment__parallelism__data, float) and data__budgets_item__deployment__parallelism__data.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__data, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__data, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__data, bool)):
+                                                if data__budgets_item__deployment__parallelism__data < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'expert' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('expert')
+                                            data__budgets_item__deployment__parallelism__expert = data__budgets_item__deployment__parallelism['expert']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__expert, int) and (not (isinstance(data__budgets_item__deployment__parallelism__expert, float) and data__budgets_item__deployment__parallelism__expert.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__expert, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__expert, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__expert, bool)):
+                                                if data__budgets_item__deployment__parallelism__expert < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'pipeline' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('pipeline')
+                                            data__budgets_item__deployment__parallelism__pipeline = data__budgets_item__deployment__parallelism['pipeline']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__pipeline, int) and (not (isinstance(data__budgets_item__deployment__parallelism__pipeline, float) and data__budgets_item__deployment__parallelism__pipeline.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__pipeline, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__pipeline, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__pipeline, bool)):
+                                                if data__budgets_item__deployment__parallelism__pipeline < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if data__budgets_item__deployment__parallelism_keys:
+                                            raise JsonSchemaValueException('')
+                                if 'expert_imbalance' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('expert_imbalance')
+                                    data__budgets_item__deployment__expertimbalance = data__budgets_item__deployment['expert_imbalance']
+                                    if not isinstance(data__budgets_item__deployment__expertimbalance, (int, float, Decimal)) or isinstance(data__budgets_item__deployment__expertimbalance, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__expertimbalance, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__expertimbalance, bool)):
+                                        if data__budgets_item__deployment__expertimbalance < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'interconnect' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('interconnect')
+                                    data__budgets_item__deployment__interconnect = data__budgets_item__deployment['interconnect']
+                                    if not isinstance(data__budgets_item__deployment__interconnect, str):
+                                        raise JsonSchemaValueException('')
+                                if 'alltoall_bandwidth' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('alltoall_bandwidth')
+                                    data__budgets_item__deployment__alltoallbandwidth = data__budgets_item__deployment['alltoall_bandwidth']
+                                if 'alltoall_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('alltoall_latency')
+                                    data__budgets_item__deployment__alltoalllatency = data__budgets_item__deployment['alltoall_latency']
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
@@ -1586,6 +1655,14 @@ def _models_validate(data, custom_formats={}, name_prefix=None):
                                 raise JsonSchemaValueException('')
                             if isinstance(data__models_item__expertspertoken, (int, float, Decimal)) and (not isinstance(data__models_item__expertspertoken, bool)):
                                 if data__models_item__expertspertoken < 1:
+                                    raise JsonSchemaValueException('')
+                        if 'moe_layers' in data__models_item_keys:
+                            data__models_item_keys.remove('moe_layers')
+                            data__models_item__moelayers = data__models_item['moe_layers']
+                            if not isinstance(data__models_item__moelayers, int) and (not (isinstance(data__models_item__moelayers, float) and data__models_item__moelayers.is_integer())) or isinstance(data__models_item__moelayers, bool):
+                                raise JsonSchemaValueException('')
+                            if isinstance(data__models_item__moelayers, (int, float, Decimal)) and (not isinstance(data__models_item__moelayers, bool)):
+                                if data__models_item__moelayers < 0:
                                     raise JsonSchemaValueException('')
                         if 'source' in data__models_item_keys:
                             data__models_item_keys.remove('source')

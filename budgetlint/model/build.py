@@ -65,7 +65,57 @@ _AGE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(d|days?|w|weeks?)\s*$", re.IGNO
 DECLARED_EFFECTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("iteration_overhead", "iteration_overhead_s", ("time",)),
     ("collective_latency", "collective_latency_s", ("time",)),
+    ("alltoall_latency", "alltoall_latency_s", ("time",)),
 )
+
+def _parallelism(dep: dict, dp: DeploymentDef, doc: Document, dpath: tuple, sink: Sink, name: str) -> None:
+    """``deployment.parallelism`` (tensor, pipeline, expert, data), ``expert_imbalance`` and
+    ``interconnect`` (docs/topologies.md); ``devices`` stays the tensor degree's shorthand."""
+    par = dep.get("parallelism")
+    if isinstance(par, dict):
+        got = {k: v for k, v in par.items() if k in ("tensor", "pipeline", "expert", "data")
+               and isinstance(v, int) and not isinstance(v, bool) and v >= 1}
+        if "tensor" in got:
+            if isinstance(dep.get("devices"), int) and dep["devices"] != got["tensor"]:
+                sink.add("BL003", f"deployment.parallelism.tensor {got['tensor']} contradicts deployment.devices "
+                         f"{dep['devices']} (devices is the tensor-parallel degree): give one of them, or the same "
+                         "number in both", doc.loc(dpath + ("parallelism", "tensor")), budget=name)
+            dp.devices = got["tensor"]
+        dp.data_parallel = got.get("data", 1)
+        dp.pipeline_parallel = got.get("pipeline", 1)
+        dp.expert_parallel = got.get("expert", 1)
+        e = dp.expert_parallel
+        if e > 1 and dp.model is not None and not dp.model.experts:
+            sink.add("BL003", f"deployment.parallelism.expert {e}: model {dp.model.name!r} has no routed experts "
+                     "(expert parallelism splits a mixture-of-experts model's experts): remove it, or declare "
+                     "the model's experts", doc.loc(dpath + ("parallelism", "expert")), budget=name)
+            dp.expert_parallel = 1
+        elif e > 1 and (dp.devices * dp.data_parallel) % e:
+            sink.add("BL003", f"deployment.parallelism.expert {e} does not divide tensor x data = "
+                     f"{dp.devices} x {dp.data_parallel} = {dp.devices * dp.data_parallel} (the experts are split "
+                     "over the devices of a stage)", doc.loc(dpath + ("parallelism", "expert")), budget=name)
+            dp.expert_parallel = 1
+    imb = dep.get("expert_imbalance")
+    if isinstance(imb, (int, float)) and not isinstance(imb, bool) and math.isfinite(imb) and imb >= 1:
+        dp.expert_imbalance = float(imb)
+    link = dep.get("interconnect")
+    if isinstance(link, str) and link.strip():
+        from .links import LINKS, link_named  # a small table; imported when a deployment names a link
+
+        found = link_named(link)
+        if found is None:
+            sink.add("BL008", f"deployment.interconnect {link!r} is not a known link (known: "
+                     f"{', '.join(sorted(LINKS))}); or give alltoall_bandwidth as a quantity",
+                     doc.loc(dpath + ("interconnect",)), budget=name)
+        else:
+            dp.interconnect = found.name
+            dp.effects.setdefault("alltoall_bandwidth_bytes_per_s", found.bandwidth_bytes_per_s)
+    if "alltoall_bandwidth" in dep:
+        value = sink.quantity(doc, dpath + ("alltoall_bandwidth",), ("bandwidth",),
+                              field_name="deployment.alltoall_bandwidth", budget=name, positive=True)
+        if value is not None:
+            dp.effects["alltoall_bandwidth_bytes_per_s"] = value
+
 
 def parse_age(value: Any) -> float | None:
     """``"90 days"`` / ``"12 weeks"`` / ``"30 d"`` -> days; None when not an age."""
@@ -243,7 +293,7 @@ def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = Fa
 
 _MODEL_INTS = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
                "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "sliding_window_layers",
-               "experts", "experts_per_token", "max_context", "vocab_size")
+               "experts", "experts_per_token", "moe_layers", "max_context", "vocab_size")
 
 
 def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False,
@@ -589,6 +639,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 value = q(("deployment", key), kinds, f"deployment.{key}")
                 if value is not None:
                     dp.effects[field_name] = value
+        _parallelism(dep, dp, doc, dpath, sink, name)
         b.deployment = dp
 
     for item in _as_list(d.get("bench")):

@@ -68,6 +68,7 @@ class ModelDef(Located):
     sliding_window_layers: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    moe_layers: int | None = None  # layers with routed experts (None: every layer)
     max_context: int | None = None
     vocab_size: int | None = None
     tie_word_embeddings: bool | None = None
@@ -167,6 +168,12 @@ class DeploymentDef:
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
     #: passed to the physics as they are (evaluate/adapter.py); a declared effect is a fact, in the bound too
     effects: dict[str, float] = field(default_factory=dict)
+    # parallelism beyond tensor (deployment.parallelism; docs/topologies.md): devices is the tensor degree
+    data_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    expert_imbalance: float | None = None  # None: not declared (1 in the bound, the cited default realistic)
+    interconnect: str | None = None  # a link name of model/links.py, when declared by name
 
 
 @dataclass

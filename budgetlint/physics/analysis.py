@@ -143,6 +143,7 @@ class Analysis:
     prefill_bytes: float
     prefill_intensity_flop_per_byte: float
     prefill_attainable_flop_per_s: float
+    prefill_alltoall_s: float = 0.0  # expert-parallel dispatch + combine of the prompt (physics/step.py)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
@@ -362,4 +363,5 @@ def analyse(
         prefill_bytes=pf_bytes,
         prefill_intensity_flop_per_byte=pf_ai,
         prefill_attainable_flop_per_s=min(flops, pf_ai * bw),
+        prefill_alltoall_s=pf_a2a,
     )

@@ -99,7 +99,13 @@ def explain_budget(evaluation: Any) -> str:
                  else "no compute peak (unknown: compute is not checked)")
     add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
-    add(f"    deploy    N = {numbers.count(n, 'device')}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+    topo = ""
+    if d.total_devices != d.devices or d.expert_parallel > 1:
+        topo = (f" per replica = tensor {d.devices} x data {d.data_parallel} x pipeline {d.pipeline_parallel}"
+                + (f", experts over {d.expert_parallel} ranks (load imbalance {numbers.number(d.expert_imbalance)})"
+                   if d.expert_parallel > 1 else ""))
+        n = d.total_devices
+    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
@@ -153,7 +159,12 @@ def explain_budget(evaluation: Any) -> str:
       f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
       f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
-    if bd.compute_known:
+    if topo and bd.compute_known:
+        add(f"         time: the prompt on one data-parallel rank (attention and dense layers on {numbers.count(d.devices, 'device')}, "
+            f"the experts on {d.devices * d.data_parallel}, {numbers.count(d.pipeline_parallel, 'stage')} in turn) = {_t(bd.prefill_compute_s)}; "
+            f"never below its weight read = {_t(bd.prefill_weight_read_s)}"
+            + (f"; all-to-all {_t(bd.prefill_alltoall_s)}" if bd.prefill_alltoall_s else ""))
+    elif bd.compute_known:
         add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
             f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
     else:
