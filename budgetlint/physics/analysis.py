@@ -226,7 +226,7 @@ def analyse(
     count = max(1, int(round(out)))
     scale = out / count
     start = wl.prompt_tokens
-    share = _prefill_share(inp, wl, u, c) if dep.engine_terms else NO_PREFILL
+    share = _prefill_share(inp, wl, u, c) if dep.engine_terms and dep.prefill_interference else NO_PREFILL
     mean_ctx = start + (count - 1) / 2.0
     terms = iteration(inp, batch, batch * mean_ctx, share)
     draft = dep.draft if k > 0 else None

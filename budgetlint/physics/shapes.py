@@ -247,6 +247,7 @@ class Deployment:
     alltoall_bandwidth_bytes_per_s: Optional[float] = None
     alltoall_latency_s: float = 0.0
     moe_layers: Optional[int] = None
+    prefill_interference: bool = True  # False: a disaggregated decode pool, no prefill shares its passes
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:
