@@ -75,6 +75,7 @@ class RooflineEvaluation:
     levers: list[Any] = field(default_factory=list)
     calibrated: str | None = None  # "calibrated from 6 runs of vllm 0.11 (cal.yaml)": realistic values are the calibration's
     calibration_bands: dict[str, float | None] = field(default_factory=dict)
+    pools: Any = None  # evaluate.disaggregated.PoolsEvaluation for a disaggregated deployment
 
     def as_dict(self) -> dict[str, Any]:
         """The report's ``analysis`` for the budget.
@@ -129,6 +130,8 @@ class RooflineEvaluation:
                 if a.memory_max_sequences is not None:
                     out[_k(f"{prefix}_max_concurrency")] = a.memory_max_sequences
                     out[_k(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
+        if self.pools is not None:
+            out["disaggregated"] = self.pools.as_dict()
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets}
                              for lv in self.levers]
@@ -164,6 +167,11 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         real_d = realistic_deployment(d, b, options, ev.assumed.collective_overhead)
         ev.bound = analysis_cache.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
         ev.realistic = analysis_cache.analyse(real_d, wl, ev.efficiency, queue, edge)
+        if b.deployment is not None and b.deployment.disaggregated is not None:
+            from budgetlint.evaluate.disaggregated import evaluate_pools
+
+            ev.pools = evaluate_pools(b, bound_d, real_d, wl, ev.efficiency, queue, edge)
+            ev.bound, ev.realistic = ev.pools.bound.combined, ev.pools.realistic.combined
     except Skip as exc:
         ev.skipped = str(exc)
         return ev

@@ -16,7 +16,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, SloDef, Suppression,
+    Budget, DeploymentDef, DisaggregatedDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, SloDef, Suppression, PoolDef,
     WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
@@ -115,6 +115,65 @@ def _parallelism(dep: dict, dp: DeploymentDef, doc: Document, dpath: tuple, sink
                               field_name="deployment.alltoall_bandwidth", budget=name, positive=True)
         if value is not None:
             dp.effects["alltoall_bandwidth_bytes_per_s"] = value
+
+
+def _disaggregated(d: dict, dp: DeploymentDef, doc: Document, path: tuple, catalog: Catalog, sink: Sink,
+                   name: str) -> DisaggregatedDef | None:
+    """``deployment.disaggregated``: the two pools and the KV link (docs/topologies.md)."""
+    out = DisaggregatedDef()
+    for role in ("prefill", "decode"):
+        pd = d.get(role)
+        pool = PoolDef(role=role)
+        if isinstance(pd, dict):
+            if isinstance(pd.get("hardware"), str):
+                pool.hardware = _resolve(pd["hardware"], doc, path + (role, "hardware"), "hardware", catalog, sink,
+                                         name)
+            for key, attr in (("devices", "devices"), ("replicas", "replicas")):
+                v = pd.get(key)
+                if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+                    setattr(pool, attr, v)
+            par = pd.get("parallelism")
+            if isinstance(par, dict):
+                for key, attr in (("tensor", "devices"), ("data", "data_parallel"), ("pipeline", "pipeline_parallel"),
+                                  ("expert", "expert_parallel")):
+                    v = par.get(key)
+                    if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+                        if attr == "devices" and pool.devices is not None and pool.devices != v:
+                            sink.add("BL003", f"deployment.disaggregated.{role}.parallelism.tensor {v} contradicts "
+                                     f"its devices {pool.devices} (devices is the tensor-parallel degree)",
+                                     doc.loc(path + (role, "parallelism", "tensor")), budget=name)
+                        setattr(pool, attr, v)
+        setattr(out, role, pool)
+    link = d.get("kv_link")
+    where = path + ("kv_link",)
+    named = link if isinstance(link, str) else (link.get("link") if isinstance(link, dict) else None)
+    if isinstance(link, dict) and "bandwidth" in link:
+        out.kv_bandwidth_bytes_per_s = sink.quantity(doc, where + ("bandwidth",), ("bandwidth",),
+                                                     field_name="deployment.disaggregated.kv_link.bandwidth",
+                                                     budget=name, positive=True)
+    elif isinstance(named, str) and named.strip()[:1] in tuple("0123456789.+"):
+        out.kv_bandwidth_bytes_per_s = sink.quantity(doc, where, ("bandwidth",),
+                                                     field_name="deployment.disaggregated.kv_link", budget=name,
+                                                     positive=True)
+        named = None
+    if isinstance(named, str) and named.strip():
+        from .links import LINKS, link_named
+
+        found = link_named(named)
+        if found is None:
+            sink.add("BL008", f"deployment.disaggregated.kv_link {named!r} is not a known link (known: "
+                     f"{', '.join(sorted(LINKS))}); or give its bandwidth, \"50 GB/s\"",
+                     doc.loc(where + (("link",) if isinstance(link, dict) else ())), budget=name)
+        else:
+            out.kv_link = found.name
+            if out.kv_bandwidth_bytes_per_s is None:
+                out.kv_bandwidth_bytes_per_s = found.bandwidth_bytes_per_s
+    if isinstance(link, dict) and "latency" in link:
+        out.kv_latency_s = sink.quantity(doc, where + ("latency",), ("time",),
+                                         field_name="deployment.disaggregated.kv_link.latency", budget=name) or 0.0
+    if out.kv_bandwidth_bytes_per_s is None:
+        return None  # the schema or the unit check has reported it
+    return out
 
 
 def parse_age(value: Any) -> float | None:
@@ -640,6 +699,9 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 if value is not None:
                     dp.effects[field_name] = value
         _parallelism(dep, dp, doc, dpath, sink, name)
+        if isinstance(dep.get("disaggregated"), dict):
+            dp.disaggregated = _disaggregated(dep["disaggregated"], dp, doc, dpath + ("disaggregated",),
+                                              catalog, sink, name)
         b.deployment = dp
 
     for item in _as_list(d.get("bench")):

@@ -141,6 +141,30 @@ class Promise:
 
 
 @dataclass
+class PoolDef:
+    """One pool of a disaggregated deployment (deployment.disaggregated.prefill / .decode)."""
+
+    role: str = "prefill"  # prefill | decode
+    hardware: HardwareDef | None = None  # None: the deployment's
+    devices: int | None = None  # None: the deployment's
+    replicas: int = 1
+    data_parallel: int | None = None  # None: the deployment's
+    pipeline_parallel: int | None = None
+    expert_parallel: int | None = None
+
+
+@dataclass
+class DisaggregatedDef:
+    """deployment.disaggregated: the two pools and the KV link (docs/topologies.md)."""
+
+    prefill: PoolDef = field(default_factory=PoolDef)
+    decode: PoolDef = field(default_factory=lambda: PoolDef(role="decode"))
+    kv_link: str | None = None  # a link name of model/links.py, when named
+    kv_bandwidth_bytes_per_s: float | None = None
+    kv_latency_s: float = 0.0
+
+
+@dataclass
 class DeploymentDef:
     model: ModelDef | None = None
     hardware: HardwareDef | None = None
@@ -174,6 +198,7 @@ class DeploymentDef:
     expert_parallel: int = 1
     expert_imbalance: float | None = None  # None: not declared (1 in the bound, the cited default realistic)
     interconnect: str | None = None  # a link name of model/links.py, when declared by name
+    disaggregated: DisaggregatedDef | None = None  # prefill/decode pools (None: colocated)
 
 
 @dataclass
