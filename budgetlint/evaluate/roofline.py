@@ -279,7 +279,16 @@ def _judge(ev: RooflineEvaluation, b: Budget) -> None:
 
 
 def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
-    """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions."""
+    """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions
+    (or, disaggregated, an idle prefill pool the declared arrivals overload: BL350)."""
+    if ev.pools is not None and ev.pools.prefill_too_small:
+        words = (f"an idle prefill pool (the flat estimate's one prompt: the pool is "
+                 f"{numbers.percent(ev.pools.prefill_utilisation)} utilised at "
+                 f"{numbers.quantity(ev.pools.arrival_rate_per_s, 'request/s')}, BL350)")
+        for name in ("ttft", "e2e"):
+            v = ev.verdicts.get(name)
+            if v and v.verdict == "met":
+                v.optimistic.append(words)
     assumptions = []
     dep, wl = b.deployment, b.workload
     if dep.accepted_tokens_per_pass > 1:
@@ -294,7 +303,18 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
         else:
             w = replace(w, cached_prompt_tokens=0.0)
         try:
-            without = analysis_cache.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
+            if ev.pools is not None:  # a disaggregated deployment: both pools without the assumption
+                from budgetlint.physics.disaggregated import analyse_pools
+
+                p = ev.pools.pools_realistic
+                if kind == "speculative":
+                    p = replace(p, prefill=replace(p.prefill, spec_accepted_tokens_per_pass=1.0, draft=None,
+                                                   draft_lookahead=None),
+                                decode=replace(p.decode, spec_accepted_tokens_per_pass=1.0, draft=None,
+                                               draft_lookahead=None))
+                without = analyse_pools(p, w, ev.efficiency, ev.queue_s, ev.edge).combined
+            else:
+                without = analysis_cache.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
         except ValueError:
             continue
         for name, attr in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):

@@ -112,6 +112,7 @@ def explain_budget(evaluation: Any) -> str:
     add(f"    workload  {wl.prompt_tokens:g} prompt tokens ({wl.cached_prompt_tokens:g} cached), "
         f"{wl.output_tokens:g} output tokens, B = {wl.concurrency} sequences   [{b.loc('workload')}]")
 
+    lines.extend(pools_lines(ev))
     add("")
     add("  Arithmetic at the pure roofline (100% of bandwidth and compute)")
     step = 1
@@ -465,3 +466,37 @@ def under_load(evaluation: Any) -> list[str]:
                    f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
     out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
     return out
+
+
+def pools_lines(ev: Any) -> list[str]:
+    """A disaggregated deployment's pools (evaluate/disaggregated.py): what each contributes."""
+    p = getattr(ev, "pools", None)
+    if p is None:
+        return []
+    q = numbers.quantity
+    bd, rl = p.bound, p.realistic
+    link = p.definition.kv_link or "the declared link"
+    out = ["", "  Disaggregated pools (docs/topologies.md)",
+           f"    prefill pool  {p.prefill_name}: prefill of one prompt {q(bd.prefill.prefill_s, 's')} (bound), "
+           f"{q(rl.prefill.prefill_s, 's')} (realistic); memory {q(bd.prefill.memory_required_bytes_per_device, 'B')} "
+           f"per device",
+           f"    decode pool   {p.decode_name}: TPOT {q(bd.decode.tpot_s, 's')} (bound), {q(rl.decode.tpot_s, 's')} "
+           f"(realistic), no prefill sharing its steps; memory {q(bd.decode.memory_required_bytes_per_device, 'B')} "
+           f"per device",
+           f"    KV link       {link}, {q(p.pools_bound.link_bandwidth_bytes_per_s, 'B/s')} + "
+           f"{q(p.pools_bound.link_latency_s, 's')}: {q(bd.kv_bytes, 'B')} per prompt = {q(bd.kv_transfer_s, 's')}",
+           f"    TTFT          = queue {q(bd.combined.queue_s, 's')} + prefill {q(bd.prefill.prefill_s, 's')} + KV "
+           f"transfer {q(bd.kv_transfer_s, 's')} = {q(bd.combined.ttft_s, 's')} (bound); "
+           f"{q(rl.combined.ttft_s, 's')} (realistic)"]
+    if p.prefill_utilisation is not None:
+        out.append(f"    load          prefill pool {numbers.percent(p.prefill_utilisation)} utilised at "
+                   f"{q(p.arrival_rate_per_s, 'request/s')} (arrival rate x realistic prefill / replicas); "
+                   f"{numbers.count(p.prefill_replicas_needed, 'prefill replica')} keep it below 100%")
+    if p.splits:
+        out.append(f"    splits at {p.split_percentile} (simulated: the prefill queue feeding the decode pool)")
+        for words, s in zip(p.split_words(), p.splits):
+            vals = ", ".join(f"{m[:-2]} {q(v, 's')}" for m, v in s.values)
+            out.append(f"      {words}: {vals}")
+    out.extend(f"    note: {n}" for n in p.notes)
+    return out
+

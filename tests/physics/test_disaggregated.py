@@ -128,3 +128,44 @@ def test_a_disaggregated_budget_file(tmp_path: Path) -> None:
     assert d["decode"]["name"] == "6 x h200-sxm of 4 devices"
     assert d["kv_link"]["name"] == "infiniband-ndr"
     assert any(f["rule"] == "BL351" for f in doc["findings"])
+
+
+def test_replicas_moved_between_the_pools(tmp_path: Path) -> None:
+    """5 prompts a second of 4,096 tokens on 4 H100s per prefill replica: the realistic prefill is
+    5.9994e14 FLOP / (4 x 989e12 x 0.5) = 0.3034 s, so one prefill replica is 152 % utilised (no
+    steady state: 1 + 3 cannot meet anything) and three are 51 % utilised. With three, a p95 TTFT
+    lies between the idle figure, 0.3034 s + 1.342 GB / 50 GB/s + 1 ms = 0.332 s, and the 1 s
+    promise; the one decode replica (4 devices) left holds 60 ms TPOT at 5 x 200 tokens a second."""
+    (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: pd
+            owner: "@a/b"
+            percentile: p95
+            workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 5 request/s}
+            promise: {ttft: 1 s, tpot: 60 ms}
+            deployment:
+              model: llama-3.1-70b
+              hardware: h100-sxm
+              devices: 4
+              disaggregated:
+                prefill: {replicas: 1}
+                decode: {replicas: 3}
+                kv_link: {bandwidth: 50 GB/s, latency: 1 ms}
+        """))
+    from budgetlint.reporters import get_reporter
+    from budgetlint.run.check import Options, run_check
+
+    doc = json.loads(get_reporter("json")(run_check([str(tmp_path / "b.yaml")], Options(use_codeowners=False))))
+    d = doc["budgets"][0]["analysis"]["disaggregated"]
+    prefill = (2 * 70.55e9 * 4096 + 4 * 64 * 128 * 80 * 4096 * 4097 / 2) / (4 * 989e12 * 0.5)
+    assert d["prefill_utilisation"] == pytest.approx(5 * prefill, rel=1e-3)
+    split = {(s["prefill_replicas"], s["decode_replicas"]): s for s in d["splits"]}
+    assert set(split) == {(1, 3), (2, 2), (3, 1)}
+    assert not split[(1, 3)]["meets"]
+    assert split[(3, 1)]["meets"]
+    assert prefill + 1342177280 / 50e9 + 1e-3 <= split[(3, 1)]["ttft_s"] <= 1.0
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL350"]
+    assert "152% utilised" in f["message"] and "3 prefill + 1 decode meets it" in f["message"]
+    assert f["fix"].startswith("3 prefill + 1 decode")
