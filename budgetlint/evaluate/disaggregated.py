@@ -22,6 +22,8 @@ from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 TOO_SMALL_UTILISATION = 1.0
 #: requests per simulated split (the two pools each); the split search is (replicas - 1) of them
 SPLIT_REQUESTS = 400
+#: splits simulated at most (the declared one, and around the fewest prefill replicas that keep up)
+MAX_SPLITS = 6
 
 
 @dataclass
@@ -184,9 +186,14 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
     def scheds(p: int, d: int) -> tuple[Any, Any]:
         return (Scheduler(kv_capacity_tokens=caps[0], replicas=p), Scheduler(kv_capacity_tokens=caps[1], replicas=d))
 
+    total = ev.definition.prefill.replicas + ev.definition.decode.replicas
+    counts = None
+    if total - 1 > MAX_SPLITS:  # the declared split and those around the fewest prefill replicas that keep up
+        need = ev.prefill_replicas_needed or ev.definition.prefill.replicas
+        counts = [ev.definition.prefill.replicas] + list(range(max(1, need - 1), need - 1 + MAX_SPLITS - 1))
     try:
         ev.splits = splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
-                           allowance=allowance)
+                           allowance=allowance, prefill_counts=counts)
     except ValueError as exc:
         ev.notes.append(f"the pools were not simulated: {exc}")
         return

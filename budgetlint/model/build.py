@@ -120,6 +120,7 @@ def _parallelism(dep: dict, dp: DeploymentDef, doc: Document, dpath: tuple, sink
 def _disaggregated(d: dict, dp: DeploymentDef, doc: Document, path: tuple, catalog: Catalog, sink: Sink,
                    name: str) -> DisaggregatedDef | None:
     """``deployment.disaggregated``: the two pools and the KV link (docs/topologies.md)."""
+    before = len(sink.findings)
     out = DisaggregatedDef()
     for role in ("prefill", "decode"):
         pd = d.get(role)
@@ -172,7 +173,12 @@ def _disaggregated(d: dict, dp: DeploymentDef, doc: Document, path: tuple, catal
         out.kv_latency_s = sink.quantity(doc, where + ("latency",), ("time",),
                                          field_name="deployment.disaggregated.kv_link.latency", budget=name) or 0.0
     if out.kv_bandwidth_bytes_per_s is None:
-        return None  # the schema or the unit check has reported it
+        if len(sink.findings) == before:  # nothing said yet (a unit error, an unknown name, a bare number)
+            sink.add("BL003", f"deployment.disaggregated.kv_link: expected a link name (such as \"infiniband-ndr\"), "
+                     f"a bandwidth (\"50 GB/s\") or {{bandwidth: 50 GB/s, latency: 1 ms}}; found "
+                     + ("no bandwidth and no link name" if isinstance(link, dict) else repr(link)),
+                     doc.loc(where), budget=name)
+        return None
     return out
 
 

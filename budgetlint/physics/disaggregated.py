@@ -215,14 +215,16 @@ class Split:
 
 def splits(pools: Pools, make_costs, traffic, make_scheds, promises: Sequence[tuple[str, float]],  # type: ignore[no-untyped-def]
            percentile: float, *, total: Optional[int] = None, requests: int = 400, seed: int = 0,
-           allowance=None) -> tuple[Split, ...]:  # type: ignore[no-untyped-def]
-    """Every split ``P + D = total`` (default the pools' replicas), simulated: whether each meets
-    ``promises`` (``(metric, limit)``: ``ttft_s``, ``tpot_s``, ``e2e_s``) at ``percentile``.
-    ``make_costs()`` gives (prefill cost, decode cost), ``make_scheds(P, D)`` the schedulers."""
+           allowance=None, prefill_counts: Optional[Sequence[int]] = None) -> tuple[Split, ...]:  # type: ignore[no-untyped-def]
+    """The splits ``P + D = total`` (default the pools' replicas; ``prefill_counts`` the P to try,
+    default every one), simulated: whether each meets ``promises`` (``(metric, limit)``:
+    ``ttft_s``, ``tpot_s``, ``e2e_s``) at ``percentile``. ``make_costs()`` gives (prefill cost,
+    decode cost), ``make_scheds(P, D)`` the schedulers."""
     n = total or (pools.prefill_replicas + pools.decode_replicas)
     pc, dc = make_costs()
     out = []
-    for p in range(1, n):
+    counts = range(1, n) if prefill_counts is None else sorted({p for p in prefill_counts if 1 <= p < n})
+    for p in counts:
         ps, ds = make_scheds(p, n - p)
         try:
             res = simulate_pools(replace(pools, prefill_replicas=p, decode_replicas=n - p), pc, dc, traffic, ps, ds,

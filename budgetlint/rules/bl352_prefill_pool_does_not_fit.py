@@ -55,20 +55,20 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     if pools is None:
         return
     bound, real = pools.bound.prefill, pools.realistic.prefill
+    mem = pools.pools_bound.prefill.accelerator.memory_bytes
     if bound.memory_fits is False:
-        severity, a, what = SEVERITY, bound, "of"
+        severity, a, has = SEVERITY, bound, f"the device has {numbers.quantity(mem, 'B')}"
     elif real.memory_fits is False:
-        severity, a, what = Severity.WARNING, real, "usable of"
+        severity, a = Severity.WARNING, real
+        has = (f"{numbers.quantity(real.memory_available_bytes_per_device, 'B')} of the device's "
+               f"{numbers.quantity(mem, 'B')} is usable (with the runtime reserve charged)")
     else:
         return
-    mem = pools.pools_bound.prefill.accelerator.memory_bytes
     yield Finding(CODE, severity,
                   f"budget {budget.name!r}: the prefill pool ({pools.prefill_name}) needs "
                   f"{numbers.quantity(a.memory_required_bytes_per_device, 'B')} per device (weights "
                   f"{numbers.quantity(a.memory_weight_bytes_per_device, 'B')} + one prompt's KV cache "
-                  f"{numbers.quantity(a.memory_kv_bytes_per_device, 'B')}) and has "
-                  f"{numbers.quantity(a.memory_available_bytes_per_device, 'B')} {what} "
-                  f"{numbers.quantity(mem, 'B')}",
+                  f"{numbers.quantity(a.memory_kv_bytes_per_device, 'B')}): {has}",
                   budget.loc("deployment", "disaggregated", "prefill"), budget=budget.name, promise="memory",
                   fix="more prefill devices (disaggregated.prefill.devices), devices with more memory, or "
                       "lower-precision weights")

@@ -85,3 +85,12 @@ def test_links_are_per_direction_with_sources() -> None:
     assert link_named("nvlink5").bandwidth_bytes_per_s == 900e9  # type: ignore[union-attr]
     assert link_named("ib-ndr").bandwidth_bytes_per_s == 400e9 / 8  # type: ignore[union-attr]
     assert all(link.source for link in LINKS.values())
+
+
+@pytest.mark.parametrize("link", ["50", "{latency: 1 ms}"])
+def test_a_kv_link_without_a_bandwidth_is_an_error_at_its_line(tmp_path: Path, link: str) -> None:
+    _, findings = _check(tmp_path, "model: llama-3.1-70b\nhardware: h100-sxm\ndisaggregated:\n"
+                                   "  prefill: {devices: 4}\n  decode: {devices: 4}\n"
+                                   f"  kv_link: {link}\n")
+    (f,) = [f for f in findings if f["rule"] == "BL003"]
+    assert f["line"] == 14 and "kv_link: expected a link name" in f["message"]
