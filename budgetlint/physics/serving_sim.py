@@ -210,8 +210,9 @@ class _Req:
 class _Replica:
     """One engine's state; see the module doc for the policy."""
 
-    def __init__(self, index: int, cost: StepCost, sched: Scheduler) -> None:
+    def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
+        self.stepwise = engine == "iteration"
         self.cost = cost
         self.max_seqs = sched.max_num_seqs
         self.budget = sched.max_num_batched_tokens
@@ -356,6 +357,11 @@ class _Replica:
                 self.finished.append(r)
             self.plan(now)
             return
+        if self.stepwise:  # the iteration engine: one decode iteration at a time, the reference
+            self.kind = "iter"
+            self.chunks = []
+            self.busy_until = now + self.cost.iteration_s(self.n_decoding, self.context_sum(), ())
+            return
         # decode-only: how many identical iterations can run before something changes
         b = self.n_decoding
         growth = a * b
@@ -369,6 +375,8 @@ class _Replica:
             k = min(k, max(1, int(room // growth + 1e-9)))
         if bp != math.inf:
             k = min(k, max(1, math.ceil((bp - ctx) / growth)))
+        if preempted and self.waiting:  # the next iteration may admit again (as vLLM does): an event
+            k = 1
         self.kind = "jump"
         self.jump_k = max(1, k)
         self.jump_comps = comps
@@ -444,20 +452,30 @@ class WorkSpent(SimulationTooLong):
     """The caller's event allowance (a run-wide work budget) ran out during this simulation."""
 
 
+#: the two ways of advancing time (:func:`run`'s ``engine``)
+ENGINES = ("event", "iteration")
+
 #: events between two calls of an ``allowance`` (the hook costs nothing per event)
 ALLOWANCE_STEP = 1024
 
 
 def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
         warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
-        allowance: Optional[Callable[[int], bool]] = None) -> RawRun:
+        allowance: Optional[Callable[[int], bool]] = None, engine: str = "event") -> RawRun:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
     a tenth, at least 50 when there are enough) and return what was observed.
     Raises :class:`SimulationTooLong` beyond ``max_events`` events.
 
     ``allowance`` (the hook for a caller's work budget across many simulations):
     called with the events spent, every :data:`ALLOWANCE_STEP` events and at the
-    end; when it returns False the simulation stops with :class:`WorkSpent`."""
+    end; when it returns False the simulation stops with :class:`WorkSpent`.
+
+    ``engine``: ``"event"`` (default) advances a decode-only batch to its next
+    event in one closed-form step (:func:`~.step.sum_components`);
+    ``"iteration"`` takes every iteration on its own (:meth:`StepCost.iteration_s`),
+    the reference the event engine is held to (tests/physics/test_event_engine.py)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if not isinstance(requests, int) or requests < 2:
         raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
     if warmup is None:
@@ -466,7 +484,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         raise ValueError(f"warmup must be in [0, requests - 1), got {warmup!r}")
     rng_arr = random.Random(f"budgetlint:{seed}:arrivals")
     rng_len = random.Random(f"budgetlint:{seed}:lengths")
-    reps = [_Replica(i, cost, scheduler) for i in range(scheduler.replicas)]
+    reps = [_Replica(i, cost, scheduler, engine) for i in range(scheduler.replicas)]
     for rep in reps:
         rep.spec_tokens = int(cost.spec_tokens)
     cap = float(scheduler.kv_capacity_tokens)
