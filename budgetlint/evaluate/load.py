@@ -375,8 +375,17 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS, allowance=allowance)
         one = replace(sched, replicas=1)
         if promises:
+            # what is known already: the declared rate's simulation (when it is one replica's) and a
+            # request alone (the flat realistic estimate, less the edge extras): the search starts there
+            known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
+                traffic.arrival_rate_per_s is not None else []
+            alone = {}
+            for name, p in promises:
+                flat = getattr(roof.realistic, f"{name}_s", None)
+                if isinstance(flat, float) and math.isfinite(flat):
+                    alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
             cap = capacity(cost, per_replica, one, [p for _, p in promises], requests=CAPACITY_REQUESTS,
-                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance)
+                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance, known=known, alone=alone)
             mu, sims = cap.saturation_request_per_s, 1 + cap.simulations
         else:
             cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,

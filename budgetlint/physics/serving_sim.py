@@ -19,7 +19,11 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   next iteration, the most recently admitted running request is **preempted
   by recompute** (vLLM's default): its cache is freed, it goes back to the
   head of the queue and later prefills its prompt and the tokens it had
-  produced again. A request that could not fit even alone (prompt + reply
+  produced again. No request is admitted in the iteration that preempted
+  (vLLM V1) nor after it until a running request finishes: the room a
+  completion frees is what lets the queue in again (vLLM re-admits as soon as
+  a prefill chunk fits, and thrashes when the cache is short; modelled so,
+  the thrash would cost an event per iteration). A request that could not fit even alone (prompt + reply
   above the cache) is rejected, as an engine rejects a prompt over its
   ``max_model_len``.
 * **Prefix cache**: a hit moves that share of the prompt from computed to
@@ -238,6 +242,7 @@ class _Replica:
         self.chunks: list[tuple[_Req, int]] = []
         self.plan_batch = 0
         self.finished: list[_Req] = []
+        self.hold = False  # a preemption holds admissions until a request finishes
 
     # ---- bookkeeping ----------------------------------------------------
     def context_sum(self) -> float:
@@ -268,6 +273,7 @@ class _Replica:
         r.version += 1  # the heap entry goes stale
 
     def _finish(self, r: _Req, now: float) -> None:
+        self.hold = False
         r.done = now
         r.gen = r.out
         self.running.remove(r)
@@ -315,8 +321,11 @@ class _Replica:
             chunks.append((r, c))
             budget -= c
             free -= c
-        # as vLLM V1: no request is admitted in an iteration that had to preempt
-        while self.waiting and budget > 0 and not preempted:
+        # as vLLM V1: no request is admitted in an iteration that had to preempt; and (a modelling
+        # choice, module doc) none after it until a running request finishes
+        if preempted:
+            self.hold = True
+        while self.waiting and budget > 0 and not self.hold:
             if len(self.running) >= self.max_seqs:
                 break
             r = self.waiting[0]
@@ -375,8 +384,6 @@ class _Replica:
             k = min(k, max(1, int(room // growth + 1e-9)))
         if bp != math.inf:
             k = min(k, max(1, math.ceil((bp - ctx) / growth)))
-        if preempted and self.waiting:  # the next iteration may admit again (as vLLM does): an event
-            k = 1
         self.kind = "jump"
         self.jump_k = max(1, k)
         self.jump_comps = comps
