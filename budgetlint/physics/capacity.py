@@ -66,6 +66,29 @@ def simulate(cost: StepCost, traffic: Traffic, scheduler: Scheduler,
     return summarise(run(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance), promises)
 
 
+#: a simulation's requests settle its promises when each percentile's interval is wholly on one
+#: side of its limit and at most this share of the point estimate's distance to it (1: narrower than
+#: the distance)
+INTERVAL_SHARE = 1.0
+
+
+def settled(result: SimulationResult, promises: Sequence[PercentilePromise],
+            share: float = INTERVAL_SHARE) -> tuple[bool, str]:
+    """Whether more requests could change what the simulation says of any promise (sample size
+    by need): (settled, why in words). Each promise's 95 % interval must lie wholly on one side
+    of its limit and be at most ``share`` of the point estimate's distance to it."""
+    for pr in promises:
+        iv = result.interval.get(pr.key)
+        point = result.predicted[pr.metric].get(percentile_label(pr.percentile))
+        if iv is None or point is None or not all(math.isfinite(v) for v in (iv[0], iv[1], point)):
+            return False, f"the {pr.key} interval is unbounded after {result.requests:,} requests"
+        lo, hi = iv
+        if (lo <= pr.limit_s <= hi) or (hi - lo) > share * abs(point - pr.limit_s):
+            return False, f"the {pr.key} interval was too close to its promise after {result.requests:,} requests"
+    return True, (f"{result.requests:,} requests: every promise's 95 % interval is narrower than "
+                  f"{share:.0%} of its distance to the promise")
+
+
 def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:
     for pr in promises:
         if not result.promises_met.get(pr.key, False):
@@ -125,7 +148,7 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
              requests: int = DEFAULT_REQUESTS, seed: int = 0, max_simulations: int = MAX_SIMULATIONS,
              rel_tol: float = 0.02, allowance: Optional[Callable[[int], bool]] = None,
              known: Sequence[tuple[float, SimulationResult]] = (),
-             alone: Optional[dict[str, float]] = None) -> Capacity:
+             alone: Optional[dict[str, float]] = None, mu: Optional[float] = None) -> Capacity:
     """The highest per-replica arrival rate at which every promise holds (module doc).
 
     ``known``: simulations already run at per-replica rates (the declared rate's, one
@@ -140,7 +163,8 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
     if max_simulations < 2:
         raise ValueError("a capacity search needs at least 2 simulations")
     one = replace(scheduler, replicas=1)
-    mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance)
+    if mu is None:  # ``mu`` given: the caller's saturation run of the same lengths (it has no rate)
+        mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance)
     sims = 1
     if not (mu > 0 and math.isfinite(mu)):
         return Capacity(0.0, mu, 0.0, sims, None)
