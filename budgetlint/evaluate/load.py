@@ -60,9 +60,15 @@ MAX_REQUEST_S = 1e6
 
 
 def shared_entry(cache: dict, key: Any, compute: Any) -> Any:
-    """``cache[key]``, computed once (a ValueError is not cached)."""
+    """``cache[key]``, computed once per run (an exception is not cached); under ``--jobs``, once
+    over the workers too (:mod:`.load_share`) unless the key names inputs by identity."""
     if key not in cache:
-        cache[key] = compute()
+        from budgetlint.evaluate import load_share
+
+        if load_share.active() and "'empirical'" not in repr(key):
+            cache[key] = load_share.get(key, compute)
+        else:
+            cache[key] = compute()
     return cache[key]
 
 
@@ -402,26 +408,29 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
     mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
                                                                 allowance=allowance))
-    hit = cache.get(("capacity", config, repr(plist)))
-    if hit is None:
+    # what is known already: the declared rate's simulation (when it is one replica's) and a
+    # request alone (the flat realistic estimate, less the edge extras): the search starts there
+    known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
+        traffic.arrival_rate_per_s is not None else []
+    alone = {}
+    for name, p in promises:
+        flat = getattr(roof.realistic, f"{name}_s", None)
+        if isinstance(flat, float) and math.isfinite(flat):
+            alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
+
+    def step_run(t: Any, s: Any, n: int) -> Any:  # a search step: the same rate for other promises shares it
+        return shared_entry(cache, ("run", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n),
+                            lambda: run(cost, t, s, requests=n, allowance=allowance))
+
+    def search() -> tuple:
         if promises:
-            # what is known already: the declared rate's simulation (when it is one replica's) and a
-            # request alone (the flat realistic estimate, less the edge extras): the search starts there
-            known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
-                traffic.arrival_rate_per_s is not None else []
-            alone = {}
-            for name, p in promises:
-                flat = getattr(roof.realistic, f"{name}_s", None)
-                if isinstance(flat, float) and math.isfinite(flat):
-                    alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
             cap = capacity(cost, per_replica, one, plist, requests=CAPACITY_REQUESTS,
                            rel_tol=CAPACITY_TOLERANCE, allowance=allowance, known=known, alone=alone,
-                           mu=mu_shared)
-            mu, sims = cap.saturation_request_per_s, cap.simulations
-        else:
-            cap, mu, sims = None, mu_shared, 1
-        hit = (cap, mu, sims)
-        cache[("capacity", config, repr(plist))] = hit
+                           mu=mu_shared, runner=step_run)
+            return cap, cap.saturation_request_per_s, cap.simulations
+        return None, mu_shared, 1
+
+    hit = shared_entry(cache, ("capacity", config, repr(plist), repr(sorted(alone.items())), bool(known)), search)
     hit = (result, hit[0], hit[1], hit[2] + (1 if enough else 2))
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
     # cache held: worker processes each have their own, and the report must not say so)

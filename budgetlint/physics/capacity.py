@@ -148,12 +148,15 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
              requests: int = DEFAULT_REQUESTS, seed: int = 0, max_simulations: int = MAX_SIMULATIONS,
              rel_tol: float = 0.02, allowance: Optional[Callable[[int], bool]] = None,
              known: Sequence[tuple[float, SimulationResult]] = (),
-             alone: Optional[dict[str, float]] = None, mu: Optional[float] = None) -> Capacity:
+             alone: Optional[dict[str, float]] = None, mu: Optional[float] = None,
+             runner: Optional[Callable[..., object]] = None) -> Capacity:
     """The highest per-replica arrival rate at which every promise holds (module doc).
 
     ``known``: simulations already run at per-replica rates (the declared rate's, one
     replica): they bracket the search and guide it, without being run again. ``alone``:
     each promise's value for a request alone (promise key -> seconds; the flat estimate),
+    ``runner(traffic, scheduler, requests)``: the raw run of a step (default :func:`~.serving_sim.run`
+    with ``seed`` and ``allowance``), so a caller can share steps between searches;
     the search's point at rate 0. Each next rate: while nothing has failed, just below
     ``mu`` (queueing delays stay small until near saturation: one simulation there often
     settles it) unless the line through the two highest passes crosses the limit in the
@@ -206,8 +209,11 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
             rate = (lo + hi) / 2.0
         else:
             rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
-        res = simulate(cost, traffic.at_rate(rate), one, promises, requests=requests, seed=seed,
-                       allowance=allowance)
+        if runner is None:
+            res = simulate(cost, traffic.at_rate(rate), one, promises, requests=requests, seed=seed,
+                           allowance=allowance)
+        else:  # the caller's run (a cache of raw runs shared by searches of other promises)
+            res = summarise(runner(traffic.at_rate(rate), one, requests), promises)
         sims += 1
         points.append((rate, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
         r = _ratio(res, promises)
