@@ -80,15 +80,23 @@ def write_budgets(directory: Path, n: int, seed: int = 28) -> None:
         (directory / f"svc-{i:04d}.yaml").write_text(budget_yaml(i, rng))
 
 
+BL309 = 0  # budgets the last simulated check did not simulate (BL309: the work budget, ...)
+
+
 def child(args: list[str]) -> tuple[float, float, int]:
     """(CPU seconds user+sys, wall seconds, exit status) of one child process."""
+    global BL309
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "budgetlint", *args], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen([sys.executable, "-m", "budgetlint", *args], cwd=ROOT, stdout=out, stderr=errf)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        errf.seek(0)
+        text, err = out.read().decode(), errf.read().decode()
+    if "--no-simulate" not in args:
+        BL309 = text.count("BL309")
     proc.returncode = os.waitstatus_to_exitcode(status)
-    err = proc.stderr.read().decode() if proc.stderr else ""
     if proc.returncode not in (0, 1):
         sys.exit(f"check ended {proc.returncode}: {err[-2000:]}")
     return usage.ru_utime + usage.ru_stime, wall, proc.returncode
@@ -120,7 +128,7 @@ def main() -> None:
         print(f"{label}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; python {sys.version.split()[0]}")
         cs, ws = statistics.median(c for c, _, _ in sim), statistics.median(w for _, w, _ in sim)
         print(f"  check              CPU {cs:7.2f} s  wall {ws:7.2f} s  (CPU runs: "
-              f"{', '.join(f'{c:.2f}' for c, _, _ in sim)}; exit {sim[0][2]})")
+              f"{', '.join(f'{c:.2f}' for c, _, _ in sim)}; exit {sim[0][2]}; BL309 findings {BL309})")
         if flat:
             cf, wf = statistics.median(c for c, _, _ in flat), statistics.median(w for _, w, _ in flat)
             print(f"  check --no-simulate CPU {cf:6.2f} s  wall {wf:7.2f} s  (CPU runs: "
