@@ -32,7 +32,7 @@ RUN_EVENTS = 2_500_000
 #: scheduler events one ``calibrate`` may simulate (the fit, its sensitivity probe and the
 #: leave-one-out refits, over every worker); past it calibrate stops with exit 2 naming what was
 #: not fitted (issue 24: six rate runs of 1,000 requests ran unbounded). Sized on the shipped slow
-#: sweeps of tests/calibration: the vLLM one (6 open-loop runs of 300-900 requests) drew 38.6
+#: sweeps of tests/calibration: the vLLM one (6 open-loop runs of 300-900 requests) drew 38.5
 #: million events counted whole (benchmarks/calibrate_events.py vllm; 15 us of CPU an event on a
 #: loaded machine), the SGLang one (7 runs of 300-3,200 requests) is bounded at 68.7 million
 #: (benchmarks/calibrate_events.py estimate: one simulation per run times the fit's and refits'

@@ -314,7 +314,7 @@ def test_calibrates_cap_sits_above_the_slow_sweeps_and_within_ten_times_them() -
     # here from one simulation per run at the prior: every loss evaluation simulates every run
     # once; the fit evaluates the loss at most 900 times (+ 30 of restarts' overshoot, 11 of the
     # sensitivity probe, 1 final), each of the n leave-one-out refits at most 430 times over the
-    # other runs, plus one prediction of its own. (Counted whole, the vLLM sweep drew 38.6 million
+    # other runs, plus one prediction of its own. (Counted whole, the vLLM sweep drew 38.5 million
     # against this bound's 41.2: benchmarks/calibrate_events.py, docs/limits.md.)
     from budgetlint.evaluate import workbudget
     from budgetlint.physics import calibration as core
