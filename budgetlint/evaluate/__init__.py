@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from budgetlint.evaluate.evidence import BenchFile, BenchStore, BudgetEvidence, Link
+from budgetlint.evaluate.evidence.records import BudgetEvidence, Link
+from budgetlint.evaluate.evidence.store import BenchFile, BenchStore
 from budgetlint.evaluate.roofline import PromiseVerdict, RooflineEvaluation
 from budgetlint.model.types import Budget
 
@@ -61,6 +62,7 @@ class Environment:
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
+    prices: dict = field(default_factory=dict)  # the config's price list: hardware name -> USD/s (docs/cost.md)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class BudgetEvaluation:
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
     slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
     deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
+    cost: Any = None  # evaluate.cost.CostEvaluation: USD/Mtok, USD/request, J/token at the operating point
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
 
@@ -102,7 +105,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     Workload lengths given ``from_bench`` are read first (evaluate/lengths.py):
     the evaluation's ``budget`` is then the budget with those lengths in it, and
     rules and reporters read that one."""
-    from budgetlint.evaluate import evidence, roofline
+    from budgetlint.evaluate import roofline
+    from budgetlint.evaluate.evidence import linking, summary
     from budgetlint.evaluate.levers import levers_for
 
     lengths: tuple[Any, ...] = ()
@@ -117,7 +121,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
 
         budget, deployed = resolve_deployed(budget, env)
     roof = roofline.evaluate(budget, env.assumptions)
-    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
+    found = linking.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
     cal = None
     if budget.deployment is not None and budget.deployment.calibration:
@@ -131,7 +135,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days,
                                    getattr(env.bench, "roots", None), env.calibrations)
     levers: tuple[Any, ...] = ()
-    if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
+    if not roof.skipped and roof.pools is not None:  # the pools' levers: replicas moved between them
+        from budgetlint.evaluate.disaggregated import simulate_splits
+
+        work = getattr(env, "work", None)
+        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None)
+    elif not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
     from budgetlint.evaluate.arithmetic import e2e_arithmetic
@@ -141,7 +150,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     for seg in budget.segments:  # each segment row is owned by its segment's team
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
-    analysis.update(evidence.evidence_analysis(budget, found.links))
+    analysis.update(summary.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
     if deployed is not None:
@@ -151,6 +160,22 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
+    from budgetlint.evaluate.cost import evaluate_cost
+
+    cost = evaluate_cost(budget, roof, load, env.prices)
+    if cost is not None:
+        analysis["cost"] = cost.as_dict()
+    cost_promise = budget.promise.cost_usd_per_token
+    if not roof.skipped and not levers and cost is not None and cost_promise is not None and \
+            cost.usd_per_token is not None and cost.usd_per_token > cost_promise:
+        levers = levers_for(env.catalog, roof, env.shared)  # a cost miss alone: what would make it cheaper
+    if levers and cost is not None and (cost.price_usd_per_s is not None or cost_promise is not None):
+        from budgetlint.evaluate.levers import with_costs  # a priced deployment's levers say what they cost
+
+        levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
+                            cost_promise)
+        roof.levers = list(levers)
+        analysis["levers"] = roof.as_dict().get("levers", [])
     from budgetlint.evaluate.production import evaluate_slo
 
     live: tuple[Any, ...] = ()
@@ -162,4 +187,4 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths,
-                            slo=slo, deployed=deployed)
+                            slo=slo, deployed=deployed, cost=cost)

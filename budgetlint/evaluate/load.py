@@ -249,6 +249,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     """
     if not declares_load(b):
         return None
+    if b.deployment is not None and b.deployment.disaggregated is not None and getattr(roof, "pools", None):
+        return None  # evaluate/disaggregated.py simulates the two pools together (analysis.disaggregated)
     pct = percentile_number(b.percentile)
     if pct is None:
         out = LoadEvaluation()
