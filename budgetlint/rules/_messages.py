@@ -205,9 +205,11 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
             return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_time(v.budget_value)}; "
                     f"the roofline bound is {_time(v.bound_value)} ({_prefill_why(ev.bound, ev)}): "
                     f"{_pct(v.bound_value / v.budget_value - 1)} over the allowance")
+        # the resource that binds the prefill: one read of the weights (bandwidth) or the FLOPs
+        resource = "bandwidth" if ev.bound.prefill_binding == "bandwidth" else "compute"
         return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_time(v.budget_value)}, which needs "
-                f"{_pct(v.required_efficiency)} of peak compute (bound {_time(v.bound_value)}; at the assumed "
-                f"{assumed_figure(ev, 'compute')}: {_time(v.realistic_value)})")
+                f"{_pct(v.required_efficiency)} of peak {resource} (bound {_time(v.bound_value)}; at the assumed "
+                f"{assumed_figure(ev, resource)}: {_time(v.realistic_value)})")
     want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
     if bound:
         return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {numbers.quantity(want, 'token/s')}; the "
