@@ -26,13 +26,16 @@ def cli_json(*args: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.output)
 
 
-def cli_process(*args: str, cwd: Any = None, timeout: float = 300) -> "subprocess.CompletedProcess[str]":
+def cli_process(*args: str, input: str | None = None, cwd: Any = None, env: dict[str, str] | None = None,
+                timeout: float = 300) -> "subprocess.CompletedProcess[str]":
     """``python -m budgetlint ARGS`` in a child process (what a shell runs: exit code, stdout,
-    stderr apart); no traceback on stderr."""
+    stderr apart; ``input`` on stdin, ``env`` over this process's environment); no traceback on
+    stderr."""
+    import os
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "budgetlint", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=timeout)
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", *args], input=input, capture_output=True, text=True,
+                          cwd=cwd, env=None if env is None else {**os.environ, **env}, timeout=timeout)
     assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
     return proc
