@@ -334,8 +334,10 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
             reserve = DEFAULT_RUNTIME_RESERVE_BYTES
     # a real engine's costs the bound leaves out: decode attention FLOPs, and each decode pass's share
     # of the other sequences' prefill (continuous batching with chunked prefill; physics/step.py)
+    # and the roofline per operator (physics/shapes.py Deployment.per_operator): the weight matmuls and
+    # the attention's KV read are separate kernels, each at its own bound, one after the other
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
-                   engine_terms=True)
+                   engine_terms=True, per_operator=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

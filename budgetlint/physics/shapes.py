@@ -208,6 +208,13 @@ class Deployment:
     time hides under the larger: ``step = max + (1 - overlap) x min`` (1, the
     default: the roofline's ``max``; 0: they add, as kernels that do not overlap
     reads and matmuls at large batch).
+    ``per_operator``: the roofline per operator instead of per step: ``max(weights,
+    linear) + max(kv, attention)`` (the weight matmuls and the attention are separate
+    kernels, each bound by its own resource, run one after the other; the iteration
+    time is their sum, as Vidur and aiconfigurator sum per-operator times). Default
+    False: the step's ``max`` (physics.md's bound: ``max(a + b, c + d) <= max(a, c) +
+    max(b, d)``, so the per-step max stays the lower bound); the realistic estimate
+    sets it.
     """
 
     model: ModelShape
@@ -227,6 +234,7 @@ class Deployment:
     collective_latency_s: float = 0.0
     engine_terms: bool = False
     overlap: float = 1.0
+    per_operator: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .memory import kv_bytes_per_token_per_layer, params_read, weight_bytes
@@ -150,6 +150,7 @@ class StepTerms:
     overhead_s: float
     binding: str
     overlap: float = 1.0  # the deployment's: step = max + (1 - overlap) x min of memory and compute
+    per_operator: bool = False  # the deployment's: max(weights, linear) + max(kv, attention)
 
     @property
     def memory_s(self) -> float:
@@ -167,7 +168,10 @@ class StepTerms:
 
     @property
     def roofline_s(self) -> float:
-        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``."""
+        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``; per operator
+        (``per_operator``): ``max(weights, linear) + max(kv, attention)``."""
+        if self.per_operator:
+            return max(self.weights_s, self.linear_s) + max(self.kv_s, self.attention_s)
         m, c = self.memory_s, self.compute_s
         if self.overlap >= 1.0:
             return max(m, c)
@@ -216,6 +220,7 @@ class StepInputs:
     draft: Optional[PassInputs]
     overhead_s: float  # o + L x a (a only for N > 1)
     overlap: float = 1.0  # step = max + (1 - overlap) x min of memory and compute
+    per_operator: bool = False  # step = max(weights, linear) + max(kv, attention) (Deployment.per_operator)
     weight_bytes_total: float = 0.0  # the target's, whole model
     draft_weight_bytes_total: float = 0.0
 
@@ -250,7 +255,7 @@ class StepInputs:
             target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
-            overhead_s=overhead, overlap=dep.overlap,
+            overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
             weight_bytes_total=weight_bytes(model.total_params, b_w),
             draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
         )
@@ -272,12 +277,14 @@ class StepInputs:
         d = self.draft
         assert d is not None
         per = self.devices * self.bandwidth_bytes_per_s
-        mem = d.weights_read_bytes(batch) / per + d._read(d.kv_full_bytes, d.kv_window_bytes, batch,
-                                                         context_tokens) / per
-        cmp_ = (2.0 * d.active_params * batch
-                + d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens)) \
-            / (self.devices * self.compute_flop_per_s)
-        return _roofline(mem, cmp_, self.overlap) * self.collective_factor
+        per_f = self.devices * self.compute_flop_per_s
+        w = d.weights_read_bytes(batch) / per
+        kv = d._read(d.kv_full_bytes, d.kv_window_bytes, batch, context_tokens) / per
+        lin = 2.0 * d.active_params * batch / per_f
+        attn = d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens) / per_f
+        if self.per_operator:
+            return (max(w, lin) + max(kv, attn)) * self.collective_factor
+        return _roofline(w + kv, lin + attn, self.overlap) * self.collective_factor
 
 
 def _roofline(memory_s: float, compute_s: float, overlap: float) -> float:
@@ -323,13 +330,13 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
                  + prefill.attention_flop) / per_f
     memory, compute = weights + kv, linear + attention
-    collective = draft = 0.0
-    if batch > 0:
-        collective = _roofline(memory, compute, s.overlap) * (s.collective_factor - 1.0)
-        if s.draft is not None:
-            draft = s.lookahead * s._draft_step_s(batch, context_tokens)
-    return StepTerms(weights, kv, linear, attention, collective, draft, s.overhead_s,
-                     BANDWIDTH if memory >= compute else COMPUTE, s.overlap)
+    terms = StepTerms(weights, kv, linear, attention, 0.0, 0.0, s.overhead_s,
+                      BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.per_operator)
+    if batch <= 0:
+        return terms
+    collective = terms.roofline_s * (s.collective_factor - 1.0)
+    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
+    return replace(terms, collective_s=collective, draft_s=draft)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
@@ -353,12 +360,14 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
         passes.append((s.draft, 1, float(s.lookahead), NO_PREFILL))
     for p, per_seq, mult, pf in passes:
         tokens = batch * per_seq + pf.tokens
-        fixed = (p.weights_read_bytes(tokens) + pf.kv_bytes) / per_bw
+        w_fixed = p.weights_read_bytes(tokens) / per_bw
+        fixed = pf.kv_bytes / per_bw  # the KV side (the weights are w_fixed)
         per = p.kv_full_bytes / per_bw
-        floor = 2.0 * p.active_params * tokens
+        lin = 2.0 * p.active_params * tokens
         if p is s.target and s.draft is not None:
-            floor += 2.0 * s.draft.active_params * pf.tokens
-        floor = (floor + pf.attention_flop) / per_f
+            lin += 2.0 * s.draft.active_params * pf.tokens
+        lin /= per_f
+        floor = pf.attention_flop / per_f  # the attention side (the linear layers are lin)
         floor_per = per_seq * p.attention_full_flop / per_f
         if p.kv_window_bytes or p.attention_window_flop:
             cap = batch * p.window
@@ -370,6 +379,11 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
                 fixed += p.kv_window_bytes * cap / per_bw
                 floor += per_seq * p.attention_window_flop * cap / per_f
         m = s.collective_factor * mult
+        if s.per_operator:  # max(weights, linear) + max(kv, attention): two components
+            comps.append((w_fixed * m, 0.0, lin * m, 0.0))
+            comps.append((fixed * m, per * m, floor * m, floor_per * m))
+            continue
+        fixed, floor = fixed + w_fixed, floor + lin
         if s.overlap < 1.0:  # max(a, b) + (1 - o) min(a, b) = max(a + (1 - o) b, b + (1 - o) a): still two lines
             u = 1.0 - s.overlap
             fixed, per, floor, floor_per = fixed + u * floor, per + u * floor_per, floor + u * fixed, floor_per + u * per
