@@ -102,7 +102,7 @@ def _row_in(b: BudgetResult) -> BudgetResult:
 @dataclass
 class Report:
     """What a run found. ``findings`` and ``budgets`` are lists, or, in a run too
-    big to hold (:meth:`spill`), :class:`~budgetlint.spill.SpillList` on disk that
+    big to hold (:meth:`spill`), :class:`~budgetlint.spill_to_disk.SpillList` on disk that
     read back sorted; read them through :meth:`sorted_findings`,
     :meth:`sorted_budgets` and :meth:`count`, which mean the same either way."""
 
@@ -126,7 +126,7 @@ class Report:
         is held so far moves there first, in order, so nothing is reordered."""
         if self.spilled:
             return
-        from budgetlint.spill import SpillList
+        from budgetlint.spill_to_disk import SpillList
 
         findings = SpillList(Finding.sort_key, on_add=self._counted)
         rows = SpillList(_row_key, prepare=_row_out, restore=_row_in)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 #: process-wide caches, cleared before every test so that no test sees another's results (a
 #: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
-PROCESS_CACHES = (("budgetlint.evaluate.share", "_ANALYSES"), ("budgetlint.evaluate.adapter", "_VIEWS"),
-                  ("budgetlint.evaluate.adapter", "_AS_DICT"))
+PROCESS_CACHES = (("budgetlint.evaluate.analysis_cache", "_ANALYSES"), ("budgetlint.evaluate.physics_inputs", "_VIEWS"),
+                  ("budgetlint.evaluate.physics_inputs", "_AS_DICT"))
 #: modules whose every functools.lru_cache is cleared too
 LRU_MODULES = ("budgetlint.stats.order_stats",)
 

@@ -61,7 +61,8 @@ def read_benchmark(
     """
     from budgetlint.files import fs
 
-    from ._common import IO, LIMIT, Ctx, refuse_impossible
+    from .plausibility import refuse_impossible
+    from .problems import IO, LIMIT, Ctx
     from .detect import read_text
     from .measurement import complete_record
 
@@ -108,7 +109,8 @@ def _without_vanishing(m: Measurement, ctx: Any) -> Measurement:
     """
     from dataclasses import replace
 
-    from ._common import IMPOSSIBLE, zero_impossible
+    from .plausibility import zero_impossible
+    from .problems import IMPOSSIBLE
 
     metrics = dict(m.metrics)
     for name, metric in m.metrics.items():

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import genai_perf, guidellm, inference_perf, llmperf, mlperf, native, prometheus, sglang, vllm
-from ._common import EMPTY, NOT_MEASUREMENT, UNKNOWN_FORMAT, Ctx, Doc, finish_nan, parse_json_stream
+from .json_values import Doc, parse_json_stream
+from .problems import EMPTY, NOT_MEASUREMENT, UNKNOWN_FORMAT, Ctx, finish_nan
 from .measurement import Measurement
 
 JsonReader = Callable[[Ctx, "list[Doc]", Path], "list[Measurement]"]

@@ -18,21 +18,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import (
-    ENGINE_BACKENDS,
-    NOT_MEASUREMENT,
-    TIME_UNITS,
-    UNITLESS,
-    Ctx,
-    Doc,
-    build_metric,
-    dig,
-    first_path,
-    iso_date,
-    percent_style_label,
-    percentile_table,
-    to_float,
-)
+from .fields import TIME_UNITS, dig, first_path, to_float
+from .json_values import Doc
+from .percentiles import build_metric, percent_style_label, percentile_table
+from .problems import NOT_MEASUREMENT, UNITLESS, Ctx
+from .run_metadata import ENGINE_BACKENDS, iso_date
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, Provenance, RecordBuilder, RunRecord
 
 NAME = "genai-perf"

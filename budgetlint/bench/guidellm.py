@@ -20,19 +20,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import (
-    NO_SUCCESS,
-    NOT_MEASUREMENT,
-    Ctx,
-    Doc,
-    build_metric,
-    dig,
-    first_path,
-    fraction_style_label,
-    iso_date,
-    percentile_table,
-    to_float,
-)
+from .fields import dig, first_path, to_float
+from .json_values import Doc
+from .percentiles import build_metric, fraction_style_label, percentile_table
+from .problems import NOT_MEASUREMENT, NO_SUCCESS, Ctx
+from .run_metadata import iso_date
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
 
 NAME = "guidellm"

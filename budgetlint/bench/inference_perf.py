@@ -42,20 +42,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import (
-    ENGINE_BACKENDS,
-    IO,
-    NO_SUCCESS,
-    NOT_MEASUREMENT,
-    Ctx,
-    Doc,
-    build_metric,
-    dig,
-    num,
-    percent_style_label,
-    percentile_table,
-    to_float,
-)
+from .fields import dig, num, to_float
+from .json_values import Doc
+from .percentiles import build_metric, percent_style_label, percentile_table
+from .problems import IO, NOT_MEASUREMENT, NO_SUCCESS, Ctx
+from .run_metadata import ENGINE_BACKENDS
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
 
 NAME = "inference-perf"

@@ -17,19 +17,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ._common import (
-    NO_SUCCESS,
-    NOT_MEASUREMENT,
-    Ctx,
-    Doc,
-    build_metric,
-    check_latency,
-    check_samples,
-    integer,
-    iso_date,
-    num,
-    to_float,
-)
+from .fields import integer, num, to_float
+from .json_values import Doc
+from .percentiles import build_metric
+from .plausibility import check_latency, check_samples
+from .problems import NOT_MEASUREMENT, NO_SUCCESS, Ctx
+from .run_metadata import iso_date
 from .measurement import (
     INFERRED,
     READ,

@@ -19,7 +19,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ._common import NOT_MEASUREMENT, UNITLESS, Ctx, build_metric, check_latency, to_float
+from .fields import to_float
+from .percentiles import build_metric
+from .plausibility import check_latency
+from .problems import NOT_MEASUREMENT, UNITLESS, Ctx
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder, percent_label
 
 NAME = "mlperf"

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Union
 
 from budgetlint.files import fs
-from ._common import NOT_MEASUREMENT, SCHEMA, Ctx, Doc
+from .json_values import Doc
+from .problems import NOT_MEASUREMENT, SCHEMA, Ctx
 from .measurement import (
     CONDITION_FIELDS,
     PROVENANCE_FIELDS,

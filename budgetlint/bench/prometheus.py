@@ -29,7 +29,8 @@ from typing import Any
 
 from budgetlint.model import engine_metrics
 
-from ._common import EMPTY, MALFORMED, Ctx, Doc
+from .json_values import Doc
+from .problems import EMPTY, MALFORMED, Ctx
 from .measurement import (
     READ, ConditionsBuilder, Measurement, Metric, Provenance,
 )

@@ -11,7 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ._common import NO_SUCCESS, NOT_MEASUREMENT, Ctx, Doc, integer, mean_lengths_from_totals, num, to_float
+from .fields import integer, mean_lengths_from_totals, num, to_float
+from .json_values import Doc
+from .problems import NOT_MEASUREMENT, NO_SUCCESS, Ctx
 from .measurement import (
     INFERRED,
     READ,

@@ -37,7 +37,7 @@ class Assumptions:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float = 0.9
-    memory_reserve_bytes: float | None = None  # None: adapter.DEFAULT_RUNTIME_RESERVE_BYTES
+    memory_reserve_bytes: float | None = None  # None: physics_inputs.DEFAULT_RUNTIME_RESERVE_BYTES
 
 
 @dataclass
@@ -54,7 +54,7 @@ class Environment:
     calibrations: dict = field(default_factory=dict)  # calibration files, read once per run
     today: Any = None  # datetime.date: evidence age and `bench:` expiry (the suppressions' day)
     evidence_defaults: Any = None  # freshness.Policy from the config's evidence-* keys
-    shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (share.py)
+    shared: dict = field(default_factory=dict)  # levers of identical physics inputs, once per run (analysis_cache.py)
     calibration_max_age_days: float = 180.0  # BL311 (config `calibration-max-age`)
     prometheus: Any = None  # evaluate.prometheus_live.LiveSource: `check --prometheus URL` (docs/slo.md)
     slo_export: bool = False  # `budgetlint slo`: every budget's promises are production SLOs (BL601-BL603 speak)

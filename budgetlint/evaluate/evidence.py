@@ -471,27 +471,27 @@ MAX_BOUND_CONCURRENCY = 1e9
 
 
 def physics_refusals() -> tuple[type[Exception], ...]:
-    """What the physics raises on inputs it refuses: ``adapter.Skip`` (no deployment or
+    """What the physics raises on inputs it refuses: ``physics_inputs.Skip`` (no deployment or
     model to compute with), ValueError (a value outside the physics's domain),
     ArithmeticError (an overflow: a count beyond float range). Anything else is a bug and
     is not swallowed. (A function: an ``except`` clause evaluates it only when something
     was raised, so the adapter is imported only then.)"""
-    from budgetlint.evaluate.adapter import Skip
+    from budgetlint.evaluate.physics_inputs import Skip
 
     return (Skip, ValueError, ArithmeticError)
 
 
 def _bound_at(b: Budget, concurrency: int, prompt: float, output: float) -> Any:
-    from budgetlint.evaluate import adapter
-    from budgetlint.evaluate import share
+    from budgetlint.evaluate import physics_inputs
+    from budgetlint.evaluate import analysis_cache
     from budgetlint.physics.shapes import Efficiency
 
-    d, wl, _edge, _queue = adapter.physics_inputs(b)
+    d, wl, _edge, _queue = physics_inputs.physics_inputs(b)
     cached_frac = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
     prompt = max(0.0, round(prompt))
     w = replace(wl, concurrency=max(1, int(round(concurrency))), prompt_tokens=prompt,
                 output_tokens=max(1.0, round(output)), cached_prompt_tokens=cached_frac * prompt)
-    return share.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
+    return analysis_cache.analyse(physics_inputs.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None)
 
 
 def _physics(link: Link, skipped: bool) -> None:
@@ -631,21 +631,21 @@ def _explain(link: Link, name: str, value: float, bound_s: float, prompt_origin:
 
 def _alt_bound(link: Link, **changes: Any) -> float | None:
     """TPOT bound (concurrency 1) with the budget's deployment changed."""
-    from budgetlint.evaluate import adapter
-    from budgetlint.evaluate import share
+    from budgetlint.evaluate import physics_inputs
+    from budgetlint.evaluate import analysis_cache
     from budgetlint.physics import precision as phys_precision
     from budgetlint.physics.shapes import Efficiency
 
     b = link.budget
     bound = link.bound_concurrency_one
     try:
-        d, wl, _e, _q = adapter.physics_inputs(b)
+        d, wl, _e, _q = physics_inputs.physics_inputs(b)
         wp = changes.get("weight_precision")
         if wp:
             d = replace(d, weight_bytes_per_param=phys_precision.bytes_per_element(wp))
         w = replace(wl, concurrency=1, prompt_tokens=bound.prompt_tokens, output_tokens=bound.output_tokens,
                     cached_prompt_tokens=min(bound.cached_prompt_tokens, bound.prompt_tokens))
-        return share.analyse(adapter.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
+        return analysis_cache.analyse(physics_inputs.bound_deployment(d, b), w, Efficiency(1.0, 1.0), 0.0, None).tpot_s
     except physics_refusals():  # that alternative has no bound: it is not offered
         return None
 

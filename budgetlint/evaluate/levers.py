@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from budgetlint.evaluate.adapter import Skip, accelerator_of, shape_of
+from budgetlint.evaluate.physics_inputs import Skip, accelerator_of, shape_of
 from budgetlint.evaluate.roofline import RooflineEvaluation
 from budgetlint.model.types import Budget
 
@@ -42,9 +42,9 @@ def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) 
 
     With ``cache`` (one per run: the catalog's), a budget whose physics
     inputs and promises equal an earlier budget's gets that budget's levers
-    (budgetlint.evaluate.share).
+    (budgetlint.evaluate.analysis_cache).
     """
-    from budgetlint.evaluate import share
+    from budgetlint.evaluate import analysis_cache
 
     b = ev.budget
     hardware = catalog.all_hardware()
@@ -60,13 +60,13 @@ def levers_for(catalog: Any, ev: RooflineEvaluation, cache: dict | None = None) 
     if cache is None:
         return _levers(hardware, own, draft, b, ev)
     p = b.promise
-    k = share.key("levers", own, draft, ev.deployment, ev.workload, ev.efficiency, ev.assumed, ev.queue_s, ev.edge,
+    k = analysis_cache.key("levers", own, draft, ev.deployment, ev.workload, ev.efficiency, ev.assumed, ev.queue_s, ev.edge,
                   b.workload.shared_prefix_tokens, p.ttft_s, p.tpot_s, p.e2e_s)
-    return share.shared(cache, k, lambda: _levers(hardware, own, draft, b, ev))
+    return analysis_cache.shared(cache, k, lambda: _levers(hardware, own, draft, b, ev))
 
 
 def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluation) -> tuple[Any, ...]:
-    from budgetlint.evaluate import share
+    from budgetlint.evaluate import analysis_cache
     from budgetlint.physics.levers import evaluate_levers
 
     accelerators = []
@@ -81,7 +81,7 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
         found = evaluate_levers(
             ev.deployment, ev.workload, _meets_all(b), efficiency=ev.efficiency, queue_s=ev.queue_s,
             edge=ev.edge, shared_prefix_tokens=b.workload.shared_prefix_tokens, draft=draft,
-            accelerators=accelerators, analyse_with=share.analyse,
+            accelerators=accelerators, analyse_with=analysis_cache.analyse,
             at_devices=ev.assumed.at_devices if ev.assumed is not None else None,
         )
     except ValueError:

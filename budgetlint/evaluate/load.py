@@ -315,7 +315,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                f"(more than {MAX_SIMULATED_REPLICAS} are not simulated together)")
     # what the flat physics adds at the client edge, outside the engine
     if wl.measured_at == "client":
-        from budgetlint.evaluate.adapter import network_allowance
+        from budgetlint.evaluate.physics_inputs import network_allowance
 
         out.edge_extra_s = (b.connection_setup_s or 0.0) + network_allowance(b)
     cal = getattr(calibration, "calibration", None)

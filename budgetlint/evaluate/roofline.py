@@ -12,7 +12,7 @@ the analysis twice:
 * at a **realistic efficiency** (by default the median of public runs of the
   deployment's class, dense or MoE, one device or tensor-parallel:
   ``physics.default_efficiency``, docs/calibration.md; 90 % of memory usable
-  and a runtime reserve of ``adapter.DEFAULT_RUNTIME_RESERVE_BYTES`` per
+  and a runtime reserve of ``physics_inputs.DEFAULT_RUNTIME_RESERVE_BYTES`` per
   device; each unless declared; overridable per deployment or per run): a
   promise this misses is *at risk*.
 
@@ -35,10 +35,10 @@ from typing import Any
 
 from budgetlint.text import numbers
 
-from budgetlint.evaluate.adapter import (AssumedEfficiency, Skip, assumed_efficiency, bound_deployment,
+from budgetlint.evaluate.physics_inputs import (AssumedEfficiency, Skip, assumed_efficiency, bound_deployment,
                                          physics_inputs, realistic_deployment)
 from budgetlint.model.types import Budget
-from budgetlint.evaluate import share
+from budgetlint.evaluate import analysis_cache
 from budgetlint.physics import precision as phys_precision
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
 from budgetlint.text import numbers
@@ -162,8 +162,8 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         ev.efficiency = Efficiency(ev.assumed.bandwidth, ev.assumed.compute)
         bound_d = bound_deployment(d, b)
         real_d = realistic_deployment(d, b, options, ev.assumed.collective_overhead)
-        ev.bound = share.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
-        ev.realistic = share.analyse(real_d, wl, ev.efficiency, queue, edge)
+        ev.bound = analysis_cache.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
+        ev.realistic = analysis_cache.analyse(real_d, wl, ev.efficiency, queue, edge)
     except Skip as exc:
         ev.skipped = str(exc)
         return ev
@@ -286,7 +286,7 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
         else:
             w = replace(w, cached_prompt_tokens=0.0)
         try:
-            without = share.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
+            without = analysis_cache.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
         except ValueError:
             continue
         for name, attr in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):

@@ -165,7 +165,7 @@ class DeploymentDef:
     config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
     provenance: dict[str, str] = field(default_factory=dict)  # field -> where a value not in the budget came from
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
-    #: passed to the physics as they are (evaluate/adapter.py); a declared effect is a fact, in the bound too
+    #: passed to the physics as they are (evaluate/physics_inputs.py); a declared effect is a fact, in the bound too
     effects: dict[str, float] = field(default_factory=dict)
 
 

@@ -22,7 +22,7 @@ class Options:
     efficiency_compute: float | None = None
     collective_overhead: float | None = None
     memory_usable_fraction: float = 0.9
-    memory_reserve_bytes: float | None = None  # None: the default runtime reserve (evaluate.adapter)
+    memory_reserve_bytes: float | None = None  # None: the default runtime reserve (evaluate.physics_inputs)
     teams_files: list[str] = field(default_factory=list)
     codeowners: str | None = None
     use_codeowners: bool = True

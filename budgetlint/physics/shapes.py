@@ -24,7 +24,7 @@ def _repr_once(cls: type) -> type:
     """``cls`` (a frozen dataclass) with its own ``repr`` written once per instance.
 
     The evaluation keys the analyses it shares by the ``repr`` of their inputs
-    (budgetlint.evaluate.share), and one model shape and one accelerator sit in
+    (budgetlint.evaluate.analysis_cache), and one model shape and one accelerator sit in
     every deployment variant a run analyses. The text is the dataclass's own;
     an instance does not change after ``__post_init__``.
     """

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import Report
-from budgetlint.reporters._common import TOOL_NAME, plural, summary_line, worst_first
+from budgetlint.reporters.wording import TOOL_NAME, plural, summary_line, worst_first
 
 #: annotations GitHub shows per step, per kind
 PER_KIND_LIMIT = 10

@@ -33,11 +33,11 @@ from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
+from budgetlint.reporters.wording import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
                                           worst_first)
-from budgetlint.reporters._common import estimate_value, format_headroom_cell, judged, judged_headroom, measured_value
-from budgetlint.reporters._common import smallest_judged_headroom
-from budgetlint.reporters._common import smallest_headroom as _smallest
+from budgetlint.reporters.wording import estimate_value, format_headroom_cell, judged, judged_headroom, measured_value
+from budgetlint.reporters.wording import smallest_judged_headroom
+from budgetlint.reporters.wording import smallest_headroom as _smallest
 from budgetlint.reporters.svg import (
     PALETTE,
     VERDICT_COLOURS,

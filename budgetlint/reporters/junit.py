@@ -17,7 +17,7 @@ from typing import Iterator
 
 from budgetlint.findings import Finding, Severity, printable, printable_lines
 from budgetlint.report import Report
-from budgetlint.reporters._common import (TOOL_NAME, format_headroom_cell, judged, judged_headroom, promise_rows,
+from budgetlint.reporters.wording import (TOOL_NAME, format_headroom_cell, judged, judged_headroom, promise_rows,
                                          row_owner)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from budgetlint.findings import Finding, Severity
 from budgetlint.report import BudgetResult, Report
 from budgetlint.reporters.markdown_text import text
-from budgetlint.reporters._common import (
+from budgetlint.reporters.wording import (
     TOOL_NAME,
     analysis_value,
     assumed_efficiency_words,

@@ -26,7 +26,7 @@ from typing import Any
 
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters._common import (
+from budgetlint.reporters.wording import (
     TOOL_NAME,
     format_headroom_cell,
     format_quantity,

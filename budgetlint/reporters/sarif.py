@@ -31,7 +31,7 @@ from budgetlint import __version__
 from budgetlint.findings import Finding, Severity
 from budgetlint.model.units import format_headroom
 from budgetlint.report import Report
-from budgetlint.reporters._common import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
+from budgetlint.reporters.wording import INFORMATION_URI, TOOL_NAME, without_numbers, worst_first
 from budgetlint.reporters.json_stream import Lazy
 from budgetlint.reporters.json_stream import chunks as json_chunks
 

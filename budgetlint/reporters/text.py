@@ -14,7 +14,7 @@ from typing import Iterator
 
 from budgetlint.findings import Finding, Severity, printable_lines
 from budgetlint.report import Report
-from budgetlint.reporters._common import TOOL_NAME, summary_line
+from budgetlint.reporters.wording import TOOL_NAME, summary_line
 
 _BOLD: dict = {"bold": True}
 _SEVERITY_COLOR: dict[Severity, dict] = {

@@ -100,7 +100,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
               engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
               today: Optional[_dt.date] = None, jobs: Optional[int] = None) -> CalibrateResult:
     from budgetlint.bench import read_benchmark
-    from budgetlint.evaluate.adapter import Skip, catalog_deployment
+    from budgetlint.evaluate.physics_inputs import Skip, catalog_deployment
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
     from budgetlint.evaluate.load import engine_defaults
     from budgetlint.model.build import Sink

@@ -332,7 +332,7 @@ class _Stage:
 # --------------------------------------------------------------------------- pass 2 in worker processes
 
 #: A run holding this many budgets keeps its findings and report rows on disk from then on
-#: (budgetlint.spill): at about 5 KiB a budget, 100,000 budgets held 660 MiB (docs/performance.md).
+#: (budgetlint.spill_to_disk): at about 5 KiB a budget, 100,000 budgets held 660 MiB (docs/performance.md).
 SPILL_AFTER_BUDGETS = 5_000
 
 #: Below this many characters of budget files, worker processes cost more than they save

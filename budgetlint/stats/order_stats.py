@@ -200,6 +200,9 @@ def close_enough(n: int, p: float, confidence: float = CONFIDENCE,
     return r >= 1 and s <= n and r / n >= p - d - 1e-12 and s / n <= p + d + 1e-12
 
 
+#: the most :func:`needed_n` answers: beyond it no run or alert window could hold the samples
+NEEDED_N_CAP = 10**9
+
 #: needed_n at the default confidence and tolerance for the usual percentiles (the
 #: search takes 0.5 s for p99.9); tests/stats recompute every entry with the search
 KNOWN_NEEDED_N = {0.5: 23, 0.9: 167, 0.95: 364, 0.99: 1867, 0.999: 18667}
@@ -223,16 +226,22 @@ def search_needed_n(p: float, confidence: float = CONFIDENCE, tolerance: float =
     ``(z / d)^2 p (1 - p)``, beyond which the interval is narrower by a factor
     sqrt(1.5) than the criterion needs, far more than the jitter of a rank
     (the last jitter seen for p50..p99.9 is below 1.25 times it).
+
+    Capped at :data:`NEEDED_N_CAP`: a quantile that needs more (p within about
+    1e-7 of 0 or 1) gets the cap, a lower bound on what it needs, which every
+    run and alert window falls short of just the same.
     """
     _check(1, p, confidence)
     z = _z(confidence)
     d = distance(p, tolerance)
     approx = (z / d) ** 2 * p * (1.0 - p)
     top = max(minimum_n(p, confidence) + 1, int(math.ceil(1.5 * approx)) + 10)
+    if top > NEEDED_N_CAP:
+        return NEEDED_N_CAP
     while not close_enough(top, p, confidence, tolerance):
         top *= 2
-        if top > 10**9:
-            raise ValueError("no n up to 1e9 is enough")
+        if top > NEEDED_N_CAP:
+            return NEEDED_N_CAP
     n = top
     while n > 1 and close_enough(n - 1, p, confidence, tolerance):
         n -= 1

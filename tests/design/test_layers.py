@@ -24,7 +24,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "budgetlint"
 LAYERS: list[tuple[str, ...]] = [
     # the vocabulary every step shares: the package's own __init__, findings, the report, the
     # on-disk list a big report spills into, and the words numbers become (text/)
-    ("=budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.promise_rows", "budgetlint.spill",
+    ("=budgetlint", "budgetlint.findings", "budgetlint.report", "budgetlint.promise_rows", "budgetlint.spill_to_disk",
      "budgetlint.text"),
     ("budgetlint.physics", "budgetlint.stats"),  # the pure core: floats in, floats out (imports only itself)
     ("budgetlint.files",),  # discovery, fs, YAML loader, JSON Schema validation
@@ -212,7 +212,7 @@ def _all_modules() -> set[str]:
     ("budgetlint.run.check", "budgetlint.rules", True),
     ("budgetlint.model.build", "budgetlint.evaluate", False),
     ("budgetlint.bench.vllm", "budgetlint.model.units", True),
-    ("budgetlint.run.diff", "budgetlint.reporters._common", False),  # the diagram: reporters come last
+    ("budgetlint.run.diff", "budgetlint.reporters.wording", False),  # the diagram: reporters come last
     ("budgetlint.rules.bl301_promise_cannot_be_met", "budgetlint.judge", True),
     ("budgetlint.judge", "budgetlint.rules", False),
     ("budgetlint.files.loader", "budgetlint.text.numbers", True),

@@ -8,8 +8,8 @@ from process_caches import LRU_MODULES, PROCESS_CACHES, clear_process_caches
 
 
 def test_the_fixture_knows_every_process_wide_cache() -> None:
-    import budgetlint.evaluate.adapter
-    import budgetlint.evaluate.share
+    import budgetlint.evaluate.physics_inputs
+    import budgetlint.evaluate.analysis_cache
     import budgetlint.stats.order_stats
 
     for module, name in PROCESS_CACHES:
@@ -21,11 +21,11 @@ def test_the_fixture_knows_every_process_wide_cache() -> None:
 
 
 def test_clearing_empties_them() -> None:
-    from budgetlint.evaluate import share
+    from budgetlint.evaluate import analysis_cache
     from budgetlint.stats import order_stats
 
-    share._ANALYSES["x"] = object()
+    analysis_cache._ANALYSES["x"] = object()
     cached = [f for f in vars(order_stats).values() if isinstance(f, functools._lru_cache_wrapper)]
     assert clear_process_caches() >= 3
-    assert share._ANALYSES == {}
+    assert analysis_cache._ANALYSES == {}
     assert all(c.cache_info().currsize == 0 for c in cached)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from budgetlint.bench import _common
+from budgetlint.bench import json_values, problems
 
 from hardening_bounds import BUDGET_WITH_BENCH as BUDGET, VLLM_RUN as VLLM
 from hardening_bounds import MEMORY_LIMIT_MIB, TIME_LIMIT_S, _limit_memory, assert_bounded, run_bounded
@@ -53,7 +53,7 @@ def test_the_cap_is_configurable(tmp_path: Path) -> None:
 def test_200000_jsonl_lines_end_at_the_value_limit_with_the_right_line(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps(VLLM) + "\n" + "{}\n" * 200_000)
     run = _check(tmp_path)
-    limit = _common.MAX_JSON_VALUES
+    limit = json_values.MAX_JSON_VALUES
     assert_bounded(run, names=f"run.json:{limit + 1}", codes=(1,), rule="BL406")
     assert f"more than {limit:,} JSON values" in run.stdout, run.stdout
 
@@ -68,7 +68,7 @@ def test_5_million_documents(tmp_path: Path) -> None:
 def test_2_million_malformed_lines(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text(json.dumps(VLLM) + "\n" + "{x\n" * 2_000_000)
     run = _check(tmp_path)
-    limit = _common.MAX_MALFORMED
+    limit = json_values.MAX_MALFORMED
     assert_bounded(run, names=f"run.json:{limit + 2}", codes=(1,), rule="BL406")
     assert f"more than {limit} values that are not valid JSON" in run.stdout, run.stdout
     assert run.stdout.count("bench-malformed") == limit  # each of the first ones, then one summary
@@ -76,10 +76,10 @@ def test_2_million_malformed_lines(tmp_path: Path) -> None:
 
 _LINEAR = """
 import sys, time
-from budgetlint.bench import _common
-_common.MAX_JSON_VALUES = 10**7
-ctx = _common.Ctx("x.jsonl")
-docs = _common.parse_json_stream("{}\\n" * 200_000 + "{}", ctx)
+from budgetlint.bench import json_values, problems
+json_values.MAX_JSON_VALUES = 10**7
+ctx = problems.Ctx("x.jsonl")
+docs = json_values.parse_json_stream("{}\\n" * 200_000 + "{}", ctx)
 assert len(docs) == 200_001 and docs[-1].line == 200_001 and docs[123_456].line == 123_457, docs[-1]
 print("ok")
 """
@@ -93,8 +93,8 @@ def test_jsonl_line_numbers_are_counted_once(tmp_path: Path) -> None:
 
 
 def test_malformed_line_and_column_stay_exact() -> None:
-    ctx = _common.Ctx("x.jsonl")
-    docs = _common.parse_json_stream('{"a": 1}\n{"b": 2}\n{"c" 3}\n{"d": 4}\n', ctx)
+    ctx = problems.Ctx("x.jsonl")
+    docs = json_values.parse_json_stream('{"a": 1}\n{"b": 2}\n{"c" 3}\n{"d": 4}\n', ctx)
     assert [d.line for d in docs] == [1, 2, 4]
     assert [(p.line, p.code) for p in ctx.problems] == [(3, "bench-malformed")]
     assert "line 3 column 6" in ctx.problems[0].message

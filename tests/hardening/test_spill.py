@@ -1,4 +1,4 @@
-"""A big run keeps its findings and report rows on disk (budgetlint.spill), and says the same.
+"""A big run keeps its findings and report rows on disk (budgetlint.spill_to_disk), and says the same.
 
 Issue 16: 100,000 budgets held about 5 KiB each in the parent (660 MiB). From
 ``SPILL_AFTER_BUDGETS`` budgets on, the report's findings and rows go to a
@@ -24,7 +24,7 @@ from budgetlint.options.config_file import load_config
 from budgetlint.reporters import get_reporter
 from budgetlint.run import check as checker
 from budgetlint.run.check import Options
-from budgetlint.spill import SpillList
+from budgetlint.spill_to_disk import SpillList
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ("json", "text", "sarif", "junit", "markdown", "github", "html")

@@ -119,7 +119,7 @@ def test_low_traffic_numbers(tmp_path: Path) -> None:
 
 
 def test_scrape_reader_sums_label_sets_and_reads_escaped_names(tmp_path: Path) -> None:
-    from budgetlint.bench._common import Ctx
+    from budgetlint.bench.problems import Ctx
     from budgetlint.bench.detect import read_text
 
     text = "\n".join([

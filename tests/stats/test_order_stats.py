@@ -235,3 +235,36 @@ def test_out_of_range_arguments_say_which_and_what(n: int, p: float, confidence:
         os_.quantile_ranks(n, p, confidence)
     assert str(err.value) == message
     assert os_.close_enough(0, 0.5) is False
+
+
+def test_needed_n_is_capped_for_an_extreme_quantile_instead_of_raising():
+    """Fuzz (issue 24): an SLO objective of 2.2e-16 made every check end in an internal error.
+
+    Seeing even one sample below the 2.2e-16 quantile takes about 1 / p = 4.5e15 samples (the
+    chance that n samples all lie above it is (1 - p)^n), so what it needs is far beyond 1e9:
+    the answer is the cap, a lower bound, never an exception. The same from the top (1 - 1e-12).
+    """
+    from budgetlint.stats.order_stats import NEEDED_N_CAP, needed_n
+
+    assert NEEDED_N_CAP == 10**9
+    assert needed_n(2.220446049250313e-16) == 10**9
+    assert needed_n(1.0 - 1e-12) == 10**9
+    assert needed_n(0.99) == 1867  # unchanged below the cap
+
+
+def test_low_traffic_on_an_objective_too_strict_for_any_window(tmp_path):
+    """The SLO planner's call site: the objective 2.2e-16 is short on every alert window."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "b.yaml"
+    f.write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: tiny\n    owner: '@a/b'\n    percentile: p95\n"
+        "    workload: {prompt_tokens: 100, output_tokens: 10, arrival_rate: 1 request/s}\n"
+        "    promise: {ttft: 1 s, slo_attainment: 2.220446049250313e-16}\n"
+        "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n"
+        "    slo: {window: 30d}\n")
+    r = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", "--format", "json", str(f)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    assert "internal error" not in r.stderr
