@@ -178,7 +178,7 @@ def test_per_operator_roofline_by_hand() -> None:
 def test_the_realistic_estimate_is_per_operator_and_the_bound_is_not() -> None:
     """The bound keeps physics.md's per-step max (a lower bound); the realistic estimate sums
     the operators (Deployment.per_operator)."""
-    from budgetlint.evaluate import adapter
+    from budgetlint.evaluate import physics_inputs as adapter
 
     assert "per_operator=True" in __import__("inspect").getsource(adapter.realistic_deployment)
     assert "per_operator" not in __import__("inspect").getsource(adapter.bound_deployment)
