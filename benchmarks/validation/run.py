@@ -164,7 +164,10 @@ def calibrated() -> int:
     import yaml
 
     from budgetlint.bench import read_benchmark
-    from budgetlint.evaluate.adapter import catalog_deployment
+    try:
+        from budgetlint.evaluate.physics_inputs import catalog_deployment
+    except ImportError:  # a checkout before issue 22's rename
+        from budgetlint.evaluate.adapter import catalog_deployment
     from budgetlint.evaluate.calibration import observation
     from budgetlint.evaluate.load import engine_defaults
     from budgetlint.model.build import Sink

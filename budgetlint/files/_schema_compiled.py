@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '8db8b56b6a6b8b2b694d273898a4ba01ccff809f7396c64a644e79a60579a202'
-SOURCES_CHECKSUM = 'crc32:8c9c1f9b'
+SCHEMAS_DIGEST = '5d99a17af6813a0c6c420a151aef5769ccd7afc25cd3b39c59b3b535e9e1f4c7'
+SOURCES_CHECKSUM = 'crc32:26cef18b'
 
 
 class JsonSchemaValueException(ValueError):
@@ -1842,6 +1842,19 @@ def _calibration_validate(data, custom_formats={}, name_prefix=None):
                     if data__held_key not in []:
                         data__held_value = data__held.get(data__held_key)
                         if not isinstance(data__held_value, str):
+                            raise JsonSchemaValueException('')
+        if 'assumed' in data_keys:
+            data_keys.remove('assumed')
+            data__assumed = data['assumed']
+            if not isinstance(data__assumed, dict):
+                raise JsonSchemaValueException('')
+            data__assumed_is_dict = isinstance(data__assumed, dict)
+            if data__assumed_is_dict:
+                data__assumed_keys = set(data__assumed.keys())
+                for data__assumed_key in data__assumed_keys:
+                    if data__assumed_key not in []:
+                        data__assumed_value = data__assumed.get(data__assumed_key)
+                        if not isinstance(data__assumed_value, str):
                             raise JsonSchemaValueException('')
         if 'runs' in data_keys:
             data_keys.remove('runs')
