@@ -5,6 +5,13 @@
 #   benchmarks/mutation.sh stats      # budgetlint/stats/*            vs tests/stats
 #   benchmarks/mutation.sh roofline   # budgetlint/evaluate/roofline.py vs tests/evaluate
 #   benchmarks/mutation.sh physics    # budgetlint/physics/*          vs tests/physics (long)
+#   benchmarks/mutation.sh physics:step   # one file, budgetlint/physics/step.py, vs tests/physics
+#   benchmarks/mutation.sh physics:latency,prefill   # several files, one run (one coverage pass)
+#   benchmarks/mutation.sh stats:order_stats  # one file of stats/, vs tests/stats
+#   benchmarks/mutation.sh physics:step again [MUTANT...]
+#       after new tests: copy tests/ into the existing work dir and re-run the named mutants
+#       (default: the previous run's survivors); mutmut collects the new tests' coverage
+#       first, so each mutant still runs only the tests that reach its function.
 #
 # mutmut is test-only: it lives in its own virtual environment (benchmarks/.venv-mutmut, with
 # the runtime dependencies but not budgetlint itself, so the mutated copy is what is imported).
@@ -13,37 +20,66 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${1:-stats}"
+again="${2:-}"
 case "$target" in
   stats) only='"budgetlint/stats/*"'; tests='"tests/stats"' ;;
+  stats:*) only="\"budgetlint/stats/${target#stats:}.py\""; tests='"tests/stats"' ;;
   roofline) only='"budgetlint/evaluate/roofline.py"'; tests='"tests/evaluate"' ;;
   physics) only='"budgetlint/physics/*"'; tests='"tests/physics"' ;;
-  *) echo "usage: $0 stats|roofline|physics" >&2; exit 2 ;;
+  physics:*) only=$(IFS=,; for m in ${target#physics:}; do printf '"budgetlint/physics/%s.py", ' "$m"; done)
+             only="${only%, }"; tests='"tests/physics"' ;;
+  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE [again [MUTANT...]]" >&2; exit 2 ;;
 esac
+if [[ "$target" == *:* ]]; then
+  for f in ${only//[\",]/ }; do [[ -f "$f" ]] || { echo "no file $f" >&2; exit 2; }; done
+fi
 venv=benchmarks/.venv-mutmut
 if [[ ! -x "$venv/bin/mutmut" ]]; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "mutmut==3.8.1" pytest hypothesis pyyaml jsonschema click pint pathspec
+  "$venv/bin/pip" install -q "mutmut==3.8.1" pytest hypothesis pyyaml jsonschema click pint pathspec \
+    ruamel.yaml
 fi
-work="benchmarks/.mutation-work/$target"
+work="benchmarks/.mutation-work/$(echo "$target" | tr ':,' '-+')"
+if [[ "$again" == again ]]; then
+  [[ -f "$work/results.txt" ]] || { echo "no earlier run in $work" >&2; exit 2; }
+  shift 2
+  names=("$@")
+  if [[ ${#names[@]} -eq 0 ]]; then
+    mapfile -t names < <(grep ': survived$' "$work/results.txt" | sed 's/: survived$//; s/^ *//')
+  fi
+  rm -rf "$work/tests"
+  cp -r tests "$work/"
+  find "$work" -name __pycache__ -prune -exec rm -rf {} +
+  cd "$work"
+  start=$(date +%s)
+  echo "re-running ${#names[@]} mutants with the current tests"
+  "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "${names[@]}" || true
+  echo "mutmut re-ran ${#names[@]} mutants in $(( $(date +%s) - start )) s over $only against $tests"
+else
 rm -rf "$work"
 mkdir -p "$work"
 cp -r budgetlint tests schemas pyproject.toml "$work/"
 [[ -d docs ]] && cp -r docs "$work/"
+mkdir -p "$work/benchmarks" && cp benchmarks/*.py "$work/benchmarks/"  # tests import bench_speed
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cat >> "$work/pyproject.toml" <<TOML
 
 [tool.mutmut]
 source_paths = ["budgetlint"]
 only_mutate = [$only]
+also_copy = ["schemas", "docs", "benchmarks"]
 pytest_add_cli_args_test_selection = [$tests]
 pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]
 TOML
 cd "$work"
 # ../shared beside the work copy, as beside the checkout
 [[ -e ../shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" ../shared; } || true
+# and beside mutants/, where mutmut runs the tests
+[[ -e shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" shared; } || true
 start=$(date +%s)
 "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" || true
 echo "mutmut ran $(( $(date +%s) - start )) s over $only against $tests"
+fi
 "../../.venv-mutmut/bin/mutmut" results --all true > results.txt || true
 python3 - <<'PY'
 import re
@@ -54,6 +90,13 @@ survived = [l for l in lines if l.endswith("survived")]
 other = {s: status.count(s) for s in set(status) if s not in ("killed", "survived")}
 total = killed + len(survived)
 print(f"score: {killed}/{total} killed = {100 * killed / max(total, 1):.1f}% (not counted: {other})")
+by_module = {}
+for l, st in zip(lines, status):
+    module = re.split(r"\.x_|\.x\u01c1", l.rsplit(":", 1)[0].strip())[0]
+    k, t = by_module.get(module, (0, 0))
+    by_module[module] = (k + (st == "killed"), t + (st in ("killed", "survived")))
+for module, (k, t) in sorted(by_module.items()):
+    print(f"  {module}: {k}/{t} killed = {100 * k / max(t, 1):.1f}%")
 print("surviving mutants:")
 for l in survived:
     print("  " + l)

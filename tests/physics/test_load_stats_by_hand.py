@@ -1,0 +1,91 @@
+"""physics/load_stats.py's percentile, t quantiles, sectioning interval and weighted percentile on
+small samples worked by hand (issue 22: mutation testing against tests/physics)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from budgetlint.physics import load_stats as ls
+
+
+def test_percentile_interpolates_between_closest_ranks() -> None:
+    v = [1.0, 2.0, 3.0, 4.0]
+    # rank (n - 1) p / 100: p50 at 1.5 -> 2.5; p90 at 2.7 -> 3.7; p0 and p100 the ends
+    assert ls.percentile(v, 50) == 2.5 and ls.percentile(v, 90) == pytest.approx(3.7)
+    assert ls.percentile(v, 0) == 1.0 and ls.percentile(v, 100) == 4.0
+    assert ls.percentile([7.0], 95) == 7.0 and math.isnan(ls.percentile([], 50))
+    assert ls.percentile_label(95.0) == "p95" and ls.percentile_label(99.9) == "p99.9"
+
+
+# two-sided 95 % Student t quantiles t_{0.975, df} from a standard table
+T_TABLE = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
+           10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 29: 2.045}
+
+
+def test_t_quantiles() -> None:
+    for df, t in T_TABLE.items():
+        assert ls.t_quantile(df) == t, df
+    # between tabulated rows the next smaller df (a wider interval): 16 -> 15's, 20 -> 19's
+    assert ls.t_quantile(16) == 2.131 and ls.t_quantile(20) == 2.093 and ls.t_quantile(28) == 2.093
+    # from 30 on 1.96 + 2.4 / df, within 0.3 % of the table (t_30 = 2.042, t_60 = 2.000, t_120 = 1.980)
+    assert ls.t_quantile(30) == pytest.approx(2.042, rel=3e-3)
+    assert ls.t_quantile(60) == pytest.approx(2.000, rel=3e-3)
+    assert ls.t_quantile(120) == pytest.approx(1.980, rel=3e-3)
+
+
+def test_sectioned_interval_by_hand() -> None:
+    """20 values in 10 sections of 2: (1, 3) and (2, 4) alternating, section medians 2 and 3, mean 2.5,
+    sd sqrt(10 x 0.25 / 9) = 0.527; half-width t_9 x sd / sqrt(10) = 2.262 x 0.1667 = 0.377. The
+    median of all 20 (five each of 1..4) is 2.5."""
+    values = [1.0, 3.0, 2.0, 4.0] * 5
+    point, lo, hi = ls.sectioned_interval(values, 50)
+    half = 2.262 * math.sqrt(10 * 0.25 / 9) / math.sqrt(10)
+    assert point == 2.5 and lo == pytest.approx(2.5 - half) and hi == pytest.approx(2.5 + half)
+    # NaNs are left out (they are requests without the metric)
+    assert ls.sectioned_interval(values + [math.nan] * 3, 50)[1] == pytest.approx(2.5 - half)
+    # fewer than 2 values a section: no interval
+    point, lo, hi = ls.sectioned_interval([1.0, 2.0, 3.0], 50)
+    assert point == 2.0 and math.isnan(lo) and math.isnan(hi)
+    assert math.isnan(ls.sectioned_interval(values, 50, sections=1)[1])
+    # 4 sections of 5: [1,3,2,4,1] [3,2,4,1,3] [2,4,1,3,2] [4,1,3,2,4]: medians 2, 3, 2, 3
+    point, lo, hi = ls.sectioned_interval(values, 50, sections=4)
+    half4 = 3.182 * math.sqrt(4 * 0.25 / 3) / 2
+    assert lo == pytest.approx(2.5 - half4) and hi == pytest.approx(2.5 + half4)
+
+
+def test_cdf_band_is_the_sectioned_interval_at_each_percentile() -> None:
+    values = [1.0, 3.0, 2.0, 4.0] * 5 + [math.nan]
+    rows = ls.cdf_band(values, ps=(50.0, 90.0))
+    half = 2.262 * math.sqrt(10 * 0.25 / 9) / math.sqrt(10)
+    assert rows[0] == pytest.approx((50.0, 2.5, 2.5 - half, 2.5 + half))
+    # p90 of each pair (a, b) is a + 0.9 (b - a): 2.8 and 3.8; of all 20: rank 17.1 -> 4
+    half90 = 2.262 * math.sqrt(10 * 0.25 / 9) / math.sqrt(10)
+    assert rows[1] == pytest.approx((90.0, 4.0, 4.0 - half90, 4.0 + half90))
+    (row,) = ls.cdf_band([1.0, 2.0, 3.0], ps=(50.0,))
+    assert row[:2] == (50.0, 2.0) and math.isnan(row[2]) and math.isnan(row[3])
+    assert len(ls.cdf_band(values)) == len(ls.CDF_PERCENTILES)
+
+
+def test_weighted_percentile() -> None:
+    # batch 1 for 3 s, batch 4 for 1 s, batch 2 for 0 s (not counted): weight 4 in all
+    pairs = [(3.0, 1), (1.0, 4), (0.0, 2)]
+    assert ls.weighted_percentile(pairs, 50) == 1.0   # 2 of 4 s reached within batch 1
+    assert ls.weighted_percentile(pairs, 75) == 1.0   # exactly 3 of 4 s: still batch 1
+    assert ls.weighted_percentile(pairs, 76) == 4.0
+    assert ls.weighted_percentile(pairs, 100) == 4.0
+    assert math.isnan(ls.weighted_percentile([(0.0, 3)], 50)) and math.isnan(ls.weighted_percentile([], 50))
+
+
+def test_percentile_promises() -> None:
+    p = ls.PercentilePromise("ttft_s", 95.0, 0.5)
+    assert p.key == "ttft_s.p95"
+    ls.PercentilePromise("e2e_s", 100.0, 1.0)
+    for bad, match in ((("ttfb_s", 95.0, 0.5), "metric must be one of ttft_s, tpot_s, e2e_s, queue_s"),
+                       (("ttft_s", 0.0, 0.5), r"percentile must be in \(0, 100\]"),
+                       (("ttft_s", 100.5, 0.5), r"percentile must be in \(0, 100\]"),
+                       (("ttft_s", 95.0, 0.0), "limit_s must be positive"),
+                       (("ttft_s", 95.0, math.inf), "limit_s must be positive")):
+        with pytest.raises(ValueError, match=match):
+            ls.PercentilePromise(*bad)
