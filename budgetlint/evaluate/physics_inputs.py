@@ -221,6 +221,8 @@ class AssumedEfficiency:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
         where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        if self.compute_basis and self.source("compute") == "default":
+            median = f"bandwidth: {median}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
             return f"{where}: {', '.join(parts)} ({median})"

@@ -12,7 +12,9 @@ measured: (weight bytes read per token x tokens/s) / (peak bandwidth x
 devices).
 
 * ``compute`` was not measured by these runs (they are decode, bandwidth
-  bound): it stays at 50 % of peak for every class.
+  bound): it stays at 50 % of peak for every class, except where the deployment's
+  generation and compute precision have measured throughput rows
+  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8).
 * A class whose counted runs come from fewer than :data:`MIN_SOURCES` sources
   does not get its own median (no single source sets a default): it borrows
   its family's one-device figures (``borrowed_from``), collective overhead
@@ -119,8 +121,8 @@ class ComputeDefault:
     sources: int  # submitters (distinct sources) among the rows
 
     def basis(self) -> str:
-        return (f"median of {self.runs} MLPerf v5.1 Offline runs from {self.sources} submitters "
-                f"({self.generation} {self.precision}, {SOURCE_DOC})")
+        gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
+        return f"{gen} {self.precision}: median of {self.runs} MLPerf v5.1 Offline runs, {self.sources} submitters"
 
 
 #: (generation, compute precision) -> the compute fraction large-batch throughput runs reached:
