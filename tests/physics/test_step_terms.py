@@ -175,10 +175,24 @@ def test_per_operator_roofline_by_hand() -> None:
         assert sum_components(comps, 512_000.0, 512, 1) == pytest.approx(want, rel=1e-4)
 
 
-def test_the_realistic_estimate_is_per_operator_and_the_bound_is_not() -> None:
+def test_the_realistic_estimate_is_per_operator_and_the_bound_is_not(tmp_path) -> None:
     """The bound keeps physics.md's per-step max (a lower bound); the realistic estimate sums
-    the operators (Deployment.per_operator)."""
-    from budgetlint.evaluate import physics_inputs as adapter
+    the operators (Deployment.per_operator), for a budget read by the pipeline."""
+    from budgetlint.evaluate.physics_inputs import bound_deployment, physics_inputs, realistic_deployment
+    from budgetlint.options import Options
+    from budgetlint.run.check import evaluate_run
 
-    assert "per_operator=True" in __import__("inspect").getsource(adapter.realistic_deployment)
-    assert "per_operator" not in __import__("inspect").getsource(adapter.bound_deployment)
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    workload: {prompt_tokens: 1000, output_tokens: 100}
+    promise: {ttft: 1 s}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm}
+""")
+    options = Options(simulate=False)
+    (ev,) = evaluate_run([str(tmp_path / "b.yaml")], options, keep=True).evaluations
+    dep = physics_inputs(ev.budget)[0]
+    assert realistic_deployment(dep, ev.budget, options).per_operator is True
+    assert bound_deployment(dep, ev.budget).per_operator is False
