@@ -214,8 +214,9 @@ def calibrated() -> int:
             for t in o.targets:
                 errs[t.metric].append(abs(pred[(t.metric, t.stat)] / t.value_s - 1))
         fitted = ", ".join(f"{k} {v:.3g}" for k, v in fit.params.as_dict().items() if k in fit.fitted)
-        print(f"{name}: fitted on {lo:g} and {hi:g} request/s ({fitted}; held: {', '.join(fit.held) or 'none'}); "
-              f"{len(between)} runs between")
+        assumed = getattr(fit, "assumed", {})  # a checkout before the identifiability report has none
+        print(f"{name}: fitted on {lo:g} and {hi:g} request/s ({fitted}; held: {', '.join(fit.held) or 'none'}; "
+              f"not identified, assumed: {', '.join(assumed) or 'none'}); {len(between)} runs between")
         for metric, es in errs.items():
             if not es:
                 print(f"  {metric}: not in the file")
