@@ -193,7 +193,8 @@ def runs() -> list[dict]:
     return out
 
 
-def write(b: dict) -> Path:
+def render(b: dict) -> str:
+    """The budget file's text for one run (header lines, then the budget)."""
     import yaml
 
     head = (f"# {b['name']}: a public run as a budget, written by build.py (README.md: the rules).\n"
@@ -202,8 +203,12 @@ def write(b: dict) -> Path:
     body = {"version": 1, "kind": "budgets", "budgets": [{
         "name": b["name"], "description": b["description"], "owner": "@budgetlint/validation",
         "percentile": "p99", "workload": b["workload"], "promise": b["promise"], "deployment": b["deployment"]}]}
+    return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120)
+
+
+def write(b: dict) -> Path:
     path = HERE / f"{b['name']}.yaml"
-    path.write_text(head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120))
+    path.write_text(render(b))
     return path
 
 
