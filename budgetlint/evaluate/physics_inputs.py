@@ -146,6 +146,11 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
             compute_precision=compute_p,
             spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
             draft=draft_shape, draft_lookahead=dep.lookahead,
+            data_parallel=dep.data_parallel, pipeline_parallel=dep.pipeline_parallel,
+            expert_parallel=dep.expert_parallel if shape.experts else 1,
+            expert_imbalance=dep.expert_imbalance or 1.0,
+            moe_layers=dep.model.moe_layers if dep.model.moe_layers is not None
+            and dep.model.moe_layers <= shape.layers else None,
             **dep.effects,
         )
         workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
@@ -343,6 +348,15 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
                              measured.basis() if measured is not None else None)
 
 
+#: The busiest expert-parallel rank's load over the mean, assumed where a deployment with
+#: expert parallelism declares none: 1.18 = 59,337 / 50,302 tokens/s per node, SGLang's DeepSeek-V3
+#: prefill on 4 x 8 H100 (EP32) with a simulated perfect EPLB over its default expert distribution
+#: (LMSYS, "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96 H100
+#: GPUs", 2025-05-05, "Overall Throughput"). A whole-step ratio charged to the expert work only: the
+#: expert part's own imbalance is larger, so this errs fast.
+DEFAULT_EXPERT_IMBALANCE = 59337 / 50302
+
+
 def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:
     """The deployment at the realistic assumptions: declared values, else the run's, else the class's.
 
@@ -362,10 +376,13 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
             reserve = DEFAULT_RUNTIME_RESERVE_BYTES
     # a real engine's costs the bound leaves out: decode attention FLOPs, and each decode pass's share
     # of the other sequences' prefill (continuous batching with chunked prefill; physics/step.py)
+    imbalance = dep.expert_imbalance
+    if imbalance is None:
+        imbalance = DEFAULT_EXPERT_IMBALANCE if d.expert_parallel > 1 else 1.0
     # and the roofline per operator (physics/shapes.py Deployment.per_operator): the weight matmuls and
     # the attention's KV read are separate kernels, each at its own bound, one after the other
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
-                   engine_terms=True, per_operator=True)
+                   engine_terms=True, expert_imbalance=imbalance, per_operator=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:
