@@ -736,8 +736,13 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
 
 @main.command()
 @click.argument("bench", nargs=-1, required=True, type=click.Path())
-@click.option("--model", "model", required=True, help="The model served (a catalog name).")
-@click.option("--hardware", "hardware", required=True, help="The accelerator (a catalog name).")
+@click.option("--model", "model", default=None, help="The model served (a catalog name; or from --budget).")
+@click.option("--hardware", "hardware", default=None, help="The accelerator (a catalog name; or from --budget).")
+@click.option("--budget", "budget_name", default=None,
+              help="Take the model, hardware, devices, replicas, precisions and engine from this budget "
+                   "(found under --budgets); a flag or a run that says otherwise is refused.")
+@click.option("--budgets", "budgets_path", default=".", show_default=True, type=click.Path(),
+              help="Where --budget is looked for.")
 @click.option("--devices", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tensor-parallel devices per replica (a run that records its own wins).")
 @click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True,
@@ -752,21 +757,41 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration here (default: standard output).")
-def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, replicas: int,
+def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, budget_name: str | None,
+              budgets_path: str, devices: int, replicas: int,
               weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
               include_saturated: bool, output: str | None, jobs: int) -> None:
     """Fit a deployment's efficiency to benchmark runs (docs/calibration.md)."""
-    from budgetlint.run.calibrate import CalibrateError, dump
+    from budgetlint.run.calibrate import CalibrateError, dump, from_budget
     from budgetlint.run.calibrate import calibrate as run_calibrate
 
     from budgetlint.run import calibrate as calibrate_module
+
+    strict = False
+    if budget_name is not None:
+        ctx = click.get_current_context()
+        given = {k: v for k, v in (("model", model), ("hardware", hardware), ("devices", devices),
+                                   ("replicas", replicas), ("weight_precision", weight_precision),
+                                   ("kv_precision", kv_precision), ("engine", engine))
+                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+        try:
+            taken = from_budget(budget_name, budgets_path, given)
+        except CalibrateError as exc:
+            click.echo(f"budgetlint: error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        model, hardware, devices, replicas = taken["model"], taken["hardware"], taken["devices"], taken["replicas"]
+        weight_precision, kv_precision = taken["weight_precision"], taken["kv_precision"]
+        engine = taken["engine"] or engine
+        strict = True
+    if model is None or hardware is None:
+        raise click.UsageError("give --model and --hardware, or --budget NAME")
 
     progress = _conventions.start_progress(calibrate_module, kind="stage")  # a terminal's stderr only
     try:
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
-                               include_saturated=include_saturated, jobs=jobs)
+                               include_saturated=include_saturated, jobs=jobs, strict_devices=strict)
     except CalibrateError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
