@@ -76,7 +76,7 @@ def estimate(obs: list) -> tuple[list[int], int]:
 
     The bound: every loss evaluation simulates every run once, so the fit costs at most its
     evaluation limit (900, the restarts' overshoot of 30, the sensitivity probe's 11, the final
-    residuals' 1) times the runs' events, and each leave-one-out refit at most 400 + 30
+    residuals' 1, the standard errors' 6) times the runs' events, and each leave-one-out refit at most 400 + 30
     evaluations of the other runs plus one prediction of its own. Events per simulation move
     with the parameters (by some tens of per cent over a fit), so this is a guide, not a proof."""
     per = []
@@ -90,7 +90,7 @@ def estimate(obs: list) -> tuple[list[int], int]:
         core.predict(o, core.PRIOR, take)
         per.append(n[0])
     tot = sum(per)
-    fit = tot * (900 + 30 + 11 + 1)
+    fit = tot * (900 + 30 + 11 + 1 + 6)
     loo = sum((tot - e) * (400 + 30) + e for e in per) if len(obs) >= 3 else 0
     return per, fit + loo
 

@@ -34,7 +34,7 @@ RUN_EVENTS = 2_500_000
 #: not fitted (issue 24: six rate runs of 1,000 requests ran unbounded). Sized on the shipped slow
 #: sweeps of tests/calibration: the vLLM one (6 open-loop runs of 300-900 requests) drew 38.5
 #: million events counted whole (benchmarks/calibrate_events.py vllm; 15 us of CPU an event on a
-#: loaded machine), the SGLang one (7 runs of 300-3,200 requests) is bounded at 68.7 million
+#: loaded machine), the SGLang one (7 runs of 300-3,200 requests) is bounded at 68.8 million
 #: (benchmarks/calibrate_events.py estimate: one simulation per run times the fit's and refits'
 #: evaluation limits; 41.2 million for the vLLM sweep). 200 million: 2.9x the larger, a margin for
 #: the events a simulation moves with the parameters; ~50 min of CPU at 15 us an event

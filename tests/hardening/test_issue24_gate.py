@@ -313,7 +313,7 @@ def test_calibrates_cap_sits_above_the_slow_sweeps_and_within_ten_times_them() -
     # bound), set so because the sweeps' counts were unknown. Each sweep's whole count is bounded
     # here from one simulation per run at the prior: every loss evaluation simulates every run
     # once; the fit evaluates the loss at most 900 times (+ 30 of restarts' overshoot, 11 of the
-    # sensitivity probe, 1 final), each of the n leave-one-out refits at most 430 times over the
+    # sensitivity probe, 1 final, 6 of the standard errors), each of the n leave-one-out refits at most 430 times over the
     # other runs, plus one prediction of its own. (Counted whole, the vLLM sweep drew 38.5 million
     # against this bound's 41.2: benchmarks/calibrate_events.py, docs/limits.md.)
     from budgetlint.evaluate import workbudget
@@ -350,7 +350,7 @@ def test_calibrates_cap_sits_above_the_slow_sweeps_and_within_ten_times_them() -
             core.predict(o, core.PRIOR, take)
             per.append(n[0])
         total = sum(per)
-        bounds.append(total * (900 + 30 + 11 + 1) + sum((total - e) * 430 + e for e in per))
+        bounds.append(total * (900 + 30 + 11 + 1 + 6) + sum((total - e) * 430 + e for e in per))
     assert workbudget.CALIBRATE_EVENTS >= 2 * max(bounds), bounds  # a margin of 2 over the largest
     assert workbudget.CALIBRATE_EVENTS <= 10 * max(bounds), bounds  # and still a bound
 
@@ -443,7 +443,9 @@ def test_absurd_rates_give_readable_numbers_and_no_replicas_help(tmp_path: Path)
         run = run_bounded(command, "b.yaml", cwd=tmp_path)
         assert_bounded(run, names="b.yaml" if command == "check" else "chat", codes=(0, 1))
         assert not re.search(r"\d{16,}", run.output), re.search(r".{80}\d{16,}", run.output)
-        assert "utilisation 6.82e298" in run.output
+        # 1e300 request/s over a replica's saturation of some 5-20 request/s (an 8B model on an
+        # H100): a utilisation of the order of 1e299, written in three figures and an exponent
+        assert re.search(r"utilisation \d\.\d\de(298|299)\b", run.output), run.output[-1500:]
     run = run_bounded("check", "b.yaml", cwd=tmp_path)
     assert "more than 1,000,000 replicas would be needed" in run.output and "deployment.replicas:" not in run.output
 
