@@ -38,6 +38,8 @@ def test_e2e_decode_budget_and_required_pace() -> None:
     assert latency.e2e_s(0.5, 300, 30.0) == pytest.approx(10.5)
     assert latency.decode_budget_s(30.0, 0.4) == pytest.approx(29.6)
     assert latency.required_pace(30.0, 0.4, 600) == pytest.approx(600 / 29.6)
+    assert latency.required_pace(1.5, 1.0, 10) == pytest.approx(20.0)  # 10 tokens in half a second
+    assert latency.required_pace(1.0, 0.2, 4) == pytest.approx(5.0)
     assert latency.required_pace(1.0, 1.0, 10) == math.inf  # no time left
     assert latency.required_pace(1.0, 2.0, 10) == math.inf
 
