@@ -48,7 +48,7 @@ def test_vllm_tpot_over_n_minus_one_tokens() -> None:
     # 100 tokens, vLLM's 10 ms over 99 decode gaps: 0.99 s of decode over 100 tokens = 9.9 ms
     assert latency.tpot_from_vllm(0.010, 100) == pytest.approx(0.0099)
     assert latency.tpot_from_vllm(0.010, 1) == 0.0
-    with pytest.raises(ValueError, match="output_tokens must be positive"):
+    with pytest.raises(ValueError, match="^output_tokens must be positive"):
         latency.tpot_from_vllm(0.010, 0)
 
 
@@ -253,9 +253,9 @@ def test_bit_counts() -> None:
         assert precision.compute_key(f"{bits} bit") == unit, bits
     with pytest.raises(ValueError, match="bit count must be positive"):
         precision.bytes_per_element("0 bit")
-    with pytest.raises(ValueError, match=r"unknown precision 'fp7': expected one of .*bf16.* or a bit count"):
+    with pytest.raises(ValueError, match=r"^unknown precision 'fp7': expected one of .*bf16.* or a bit count"):
         precision.bytes_per_element("fp7")
-    with pytest.raises(ValueError, match="unknown compute precision 'bits'"):
+    with pytest.raises(ValueError, match="^unknown compute precision 'bits'"):
         precision.compute_key("bits")
 
 
@@ -273,7 +273,7 @@ def test_compute_peak_walks_the_fallback_chain() -> None:
     assert precision.compute_peak({"bf16": 8e14}, "tf32") == ("bf16", 8e14)
     assert precision.compute_peak({"fp8": 0.0, "bf16": 1e15}, "fp8") == ("bf16", 1e15)  # a zero peak is none
     assert precision.compute_peak({"fp4": 9e15, "int4": 8e15}, "nf4") == ("fp4", 9e15)
-    with pytest.raises(ValueError, match=r"no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; "
+    with pytest.raises(ValueError, match=r"^no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; "
                                          r"the accelerator lists fp32"):
         precision.compute_peak({"fp32": 1e14}, "fp8")
     with pytest.raises(ValueError, match="the accelerator lists none"):
@@ -294,5 +294,5 @@ def test_deployment_classes_and_their_words() -> None:
     assert one.basis() == "median of 1 public run"
     assert de.median([3.0, 1.0, 2.0]) == 2.0 and de.median([4.0, 1.0, 3.0, 2.0]) == 2.5
     assert de.median([5.0]) == 5.0
-    with pytest.raises(ValueError, match="median of no values"):
+    with pytest.raises(ValueError, match="^median of no values"):
         de.median([])
