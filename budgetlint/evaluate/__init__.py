@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from budgetlint.evaluate.evidence import BenchFile, BenchStore, BudgetEvidence, Link
+from budgetlint.evaluate.evidence.records import BudgetEvidence, Link
+from budgetlint.evaluate.evidence.store import BenchFile, BenchStore
 from budgetlint.evaluate.roofline import PromiseVerdict, RooflineEvaluation
 from budgetlint.model.types import Budget
 
@@ -102,7 +103,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     Workload lengths given ``from_bench`` are read first (evaluate/lengths.py):
     the evaluation's ``budget`` is then the budget with those lengths in it, and
     rules and reporters read that one."""
-    from budgetlint.evaluate import evidence, roofline
+    from budgetlint.evaluate import roofline
+    from budgetlint.evaluate.evidence import linking, summary
     from budgetlint.evaluate.levers import levers_for
 
     lengths: tuple[Any, ...] = ()
@@ -117,7 +119,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
 
         budget, deployed = resolve_deployed(budget, env)
     roof = roofline.evaluate(budget, env.assumptions)
-    found = evidence.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
+    found = linking.link_budget(budget, bool(roof.skipped), env.catalog, env.bench, env.run_files,
                                  env.only_budget, env.today, env.evidence_defaults)
     cal = None
     if budget.deployment is not None and budget.deployment.calibration:
@@ -141,7 +143,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     for seg in budget.segments:  # each segment row is owned by its segment's team
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
-    analysis.update(evidence.evidence_analysis(budget, found.links))
+    analysis.update(summary.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
     if deployed is not None:

@@ -113,7 +113,7 @@ def _read(path: Path, display: str, cache: dict) -> Any:
 
 def resolve_deployed(b: Budget, env: Any) -> tuple[Budget, DeployedEvaluation]:
     """The budget with its deployed configuration's values (and the engine's defaults) in it."""
-    from budgetlint.evaluate.evidence import _glob
+    from budgetlint.evaluate.evidence.store import glob_entry
     from budgetlint.files.discovery import display_path
 
     out = DeployedEvaluation()
@@ -124,7 +124,7 @@ def resolve_deployed(b: Budget, env: Any) -> tuple[Budget, DeployedEvaluation]:
     base = Path(b.doc.file).parent
     for i, pattern in enumerate(dep.config):
         where = _loc(b, "deployment", "config", i)
-        globbed = _glob(base, pattern, roots=roots)
+        globbed = glob_entry(base, pattern, roots=roots)
         if globbed.refused is not None:
             out.unmatched.append((f"{pattern!r}: {globbed.refused}", where))
             continue
@@ -184,7 +184,7 @@ def _discover(b: Budget, env: Any, out: DeployedEvaluation, cache: dict) -> None
     """The config's `deployed-config` globs: the configurations that serve this budget's model.
 
     The globs are walked once per run; a budget with its own `deployment.config` is not matched."""
-    from budgetlint.evaluate.evidence import _glob
+    from budgetlint.evaluate.evidence.store import glob_entry
     from budgetlint.files.discovery import display_path
 
     key = ("__discovered__",) + tuple(env.deployed_discovery[1])
@@ -192,7 +192,7 @@ def _discover(b: Budget, env: Any, out: DeployedEvaluation, cache: dict) -> None
         base, globs = env.deployed_discovery
         found: list = []
         for pattern in globs:
-            g = _glob(Path(base), pattern, roots=getattr(env.bench, "roots", None))
+            g = glob_entry(Path(base), pattern, roots=getattr(env.bench, "roots", None))
             for path in g.files[:MAX_DISCOVERED - len(found)]:
                 res = _read(path, display_path(path), cache)
                 found.append((display_path(path), res))

@@ -2,7 +2,7 @@
 
 The model records the path as written (``("bench", path)``); this step of the
 evaluation reads the file once per run through the run's
-:class:`~budgetlint.evaluate.evidence.BenchStore` (the same size limits and
+:class:`~budgetlint.evaluate.evidence.store.BenchStore` (the same size limits and
 read roots as ``bench:`` entries), takes the successful requests' per-request
 token counts of every measurement in it (vLLM/SGLang detailed results:
 ``input_lens``/``output_lens``; LLMPerf individual responses:

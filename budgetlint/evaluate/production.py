@@ -15,7 +15,7 @@ or ``check --prometheus``: bench/prometheus.py), the reading gives
   than r can be, else it **straddles** (or, with too few requests for an
   upper rank, it is **too-few**);
 * freshness as for a benchmark link: the measurement's age and the `bench:`
-  entry's expiry (evidence.py's link trust).
+  entry's expiry (evidence/trust.py).
 
 The verdict's basis is ``production``. An ``slo_attainment`` promise is
 judged from production too, conservatively: the share of requests meeting

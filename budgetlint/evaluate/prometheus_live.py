@@ -76,7 +76,8 @@ class LiveSource:
 
     def links(self, budget: Any, today: Any, defaults: Any) -> tuple[Any, ...]:
         from budgetlint.bench.prometheus import from_buckets
-        from budgetlint.evaluate.evidence import BenchFile, _new_link
+        from budgetlint.evaluate.evidence.linking import new_link
+        from budgetlint.evaluate.evidence.store import BenchFile
         from budgetlint.evaluate.slo import plan
 
         p = plan(budget)
@@ -122,5 +123,5 @@ class LiveSource:
         measurements = [replace(m, provenance=replace(m.provenance, date=now)) for m in measurements]
         bf = BenchFile(display, measurements, list(ctx.problems))
         on = today or dt.date.today()
-        return tuple(_new_link(budget, bf, m, f"--prometheus {self.url}", Location(display, 1, 1), True, [],
+        return tuple(new_link(budget, bf, m, f"--prometheus {self.url}", Location(display, 1, 1), True, [],
                                (on, defaults)) for m in measurements)

@@ -102,24 +102,24 @@ class RooflineEvaluation:
             if name.startswith("segment:"):
                 decode = v.binding != "" and not v.binding.startswith("prefill")
                 if decode:  # compared as a pace: token/s
-                    out[_k(f"bound_{name}_token_per_s")] = 1.0 / v.bound_value
-                    out[_k(f"realistic_{name}_token_per_s")] = 1.0 / v.realistic_value
+                    out[_intern(f"bound_{name}_token_per_s")] = 1.0 / v.bound_value
+                    out[_intern(f"realistic_{name}_token_per_s")] = 1.0 / v.realistic_value
                 else:
-                    out[_k(f"bound_{name}_s")] = v.bound_value
-                    out[_k(f"realistic_{name}_s")] = v.realistic_value
-                out[_k(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
+                    out[_intern(f"bound_{name}_s")] = v.bound_value
+                    out[_intern(f"realistic_{name}_s")] = v.realistic_value
+                out[_intern(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
                 if v.required_efficiency is not None:
-                    out[_k(f"required_efficiency_{name}")] = v.required_efficiency
+                    out[_intern(f"required_efficiency_{name}")] = v.required_efficiency
                 continue
             key = {"ttft": "ttft_s", "tpot": "tpot_s", "e2e": "e2e_s", "memory": "memory_bytes"}[name]
             if v.bound_value is not None:
-                out[_k(f"bound_{key}")] = v.bound_value
+                out[_intern(f"bound_{key}")] = v.bound_value
             if v.realistic_value is not None:
-                out[_k(f"realistic_{key}")] = v.realistic_value
+                out[_intern(f"realistic_{key}")] = v.realistic_value
             if v.budget_value and v.realistic_value:
-                out[_k(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
+                out[_intern(f"headroom_{name}")] = v.budget_value / v.realistic_value - 1.0
             if v.required_efficiency is not None:
-                out[_k(f"required_efficiency_{name}")] = v.required_efficiency
+                out[_intern(f"required_efficiency_{name}")] = v.required_efficiency
         if self.bound is not None:
             out["bound_pace_token_per_s"] = self.bound.pace_token_per_s
             # the most sequences that fit: steady state (mean in-flight context) and worst case
@@ -127,15 +127,15 @@ class RooflineEvaluation:
             # with the runtime reserve
             for prefix, a in (("bound", self.bound), ("realistic", self.realistic)):
                 if a.memory_max_sequences is not None:
-                    out[_k(f"{prefix}_max_concurrency")] = a.memory_max_sequences
-                    out[_k(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
+                    out[_intern(f"{prefix}_max_concurrency")] = a.memory_max_sequences
+                    out[_intern(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets}
                              for lv in self.levers]
         return out
 
 
-_k = sys.intern  # the analysis keys: every budget has the same few
+_intern = sys.intern  # the analysis keys: every budget has the same few
 
 
 def _overflowed(*analyses: Any) -> str | None:

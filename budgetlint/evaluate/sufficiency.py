@@ -1,6 +1,6 @@
 """Can a run show a percentile promise? The order-statistic interval held against it.
 
-For one promise read from one measurement (:class:`~budgetlint.evaluate.evidence.Reading`):
+For one promise read from one measurement (:class:`~budgetlint.evaluate.evidence.records.Reading`):
 the number of samples behind the percentile (the metric's ``count``, else
 the run's completed requests), the 95 % distribution-free interval for the
 true percentile (:mod:`budgetlint.stats.order_stats`) as sample ranks and,

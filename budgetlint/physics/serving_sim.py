@@ -245,9 +245,6 @@ class _Replica:
     def kv_used(self) -> float:
         return self.context_sum() + self.prefill_held
 
-    def _ctx_of(self, r: _Req) -> float:
-        return r.ctx_join + self.a * (self.g - r.g_join)
-
     def _start_decode(self, r: _Req, now: float) -> None:
         remaining = r.out - r.gen
         if remaining <= 0:

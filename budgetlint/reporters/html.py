@@ -159,7 +159,7 @@ def render(report: Report, *, color: bool = False) -> str:
 
 # --------------------------------------------------------------------------- helpers
 
-def _e(text: object) -> str:
+def _escape(text: object) -> str:
     return escape("" if text is None else str(text))
 
 
@@ -197,7 +197,7 @@ def status_of(b: dict) -> str:
 
 
 def _status_badge(status: str) -> str:
-    return f'<span class="badge s-{status}" title="worst finding after suppressions and policy">{_e(status)}</span>'
+    return f'<span class="badge s-{status}" title="worst finding after suppressions and policy">{_escape(status)}</span>'
 
 
 def _colour(verdict: str) -> str:
@@ -215,7 +215,7 @@ def _order(budgets: list[dict]) -> list[dict]:
 
 def _badge(verdict: str | None) -> str:
     v = verdict if verdict in _RANK else "unknown"
-    return f'<span class="badge v-{v}">{_e(VERDICT_WORDS.get(verdict or "", verdict or "—"))}</span>'
+    return f'<span class="badge v-{v}">{_escape(VERDICT_WORDS.get(verdict or "", verdict or "—"))}</span>'
 
 
 def _table(header: list[str], rows: Iterable[list[str]], *, cls: str = "", numeric: Iterable[int] = ()) -> str:
@@ -231,12 +231,12 @@ def _table(header: list[str], rows: Iterable[list[str]], *, cls: str = "", numer
 
 
 def _figure(caption: str, svg: str, table: str, chart_id: str) -> str:
-    return (f'<figure class="chart" id="fig-{chart_id}"><figcaption>{_e(caption)}</figcaption>{svg}'
+    return (f'<figure class="chart" id="fig-{chart_id}"><figcaption>{_escape(caption)}</figcaption>{svg}'
             f'<div class="data">{table}</div></figure>')
 
 
-def _fv(value: float | None, unit: str) -> str:
-    return "—" if value is None else _e(format_value(value, unit))
+def _value_cell(value: float | None, unit: str) -> str:
+    return "—" if value is None else _escape(format_value(value, unit))
 
 
 # --------------------------------------------------------------------------- summary
@@ -265,7 +265,7 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
     out.append("<h4>By owner</h4>")
     cols = (*STATUS_ORDER, *VERDICT_ORDER)
     header = ["Owner"] + [_status_badge(v) for v in STATUS_ORDER] + [_badge(v) for v in VERDICT_ORDER]
-    out.append(_table(header, ([_e(o)] + [str(c[v]) for v in cols] for o, c in sorted(by_owner.items())),
+    out.append(_table(header, ([_escape(o)] + [str(c[v]) for v in cols] for o, c in sorted(by_owner.items())),
                       cls="bl-owner-counts", numeric=list(range(1, len(cols) + 1))))
     out.append("</div><div>")
     out.append(_headroom_chart(ordered))
@@ -275,19 +275,19 @@ def _summary(data: dict, ordered: list[dict], anchors: dict[int, str]) -> str:
     rows = []
     for i, b in enumerate(ordered):
         promise, h = smallest_headroom(b)
-        name = _e(b.get("name"))
+        name = _escape(b.get("name"))
         link = f'<a href="#{anchors[i]}">{name}</a>' if i in anchors else name
         rows.append([
-            link, _e(b.get("owner") or "—"), _e(b.get("percentile") or "—"), _e(promise or "—"),
+            link, _escape(b.get("owner") or "—"), _escape(b.get("percentile") or "—"), _escape(promise or "—"),
             f'<span data-key="{repr(h) if h is not None else "Infinity"}">'
-            f'{_e(format_headroom_cell(h))}</span>',
-            _badge(worst_verdict(b)), _status_badge(status_of(b)), _e(f"{b.get('file')}:{b.get('line')}"),
+            f'{_escape(format_headroom_cell(h))}</span>',
+            _badge(worst_verdict(b)), _status_badge(status_of(b)), _escape(f"{b.get('file')}:{b.get('line')}"),
         ])
     out.append(_sortable(["Budget", "Owner", "Percentile", "Tightest promise", "Headroom", "Verdict", "Status", "Where"],
                          rows))
-    out.append(f'<p class="sub">{_e(s.get("files", 0))} files, {_e(s.get("budgets", 0))} budgets; '
-               f'{_e(s.get("errors", 0))} errors, {_e(s.get("warnings", 0))} warnings, '
-               f'{_e(s.get("infos", 0))} infos, {_e(s.get("suppressed", 0))} suppressed.</p>')
+    out.append(f'<p class="sub">{_escape(s.get("files", 0))} files, {_escape(s.get("budgets", 0))} budgets; '
+               f'{_escape(s.get("errors", 0))} errors, {_escape(s.get("warnings", 0))} warnings, '
+               f'{_escape(s.get("infos", 0))} infos, {_escape(s.get("suppressed", 0))} suppressed.</p>')
     out.append("</section>")
     return "".join(out)
 
@@ -326,7 +326,7 @@ def _headroom_chart(ordered: list[dict]) -> str:
                     x=axis, rows=rows, rules=[Rule("x", 0.0, "", PALETTE["black"], dash=False)],
                     legend=[(VERDICT_WORDS[v], _colour(v)) for v in VERDICT_ORDER])
     table = _table(["Budget", "Promise", "Headroom"],
-                   ([_e(b.get("name")), _e(p), _e(format_headroom_cell(h))] for b, p, h in shown), numeric=[2])
+                   ([_escape(b.get("name")), _escape(p), _escape(format_headroom_cell(h))] for b, p, h in shown), numeric=[2])
     more = len([b for b in ordered if smallest_headroom(b)[1] is not None]) - len(shown)
     tail = f'<p class="sub">{more} more budgets are in the table below.</p>' if more > 0 else ""
     return _figure("Headroom per budget", svg, table, "headroom") + tail
@@ -363,12 +363,12 @@ def _finding_table(findings: list[dict]) -> str:
         return f"{f.get('file')}:{f.get('line')}:{f.get('column')}"
 
     def message(f: dict) -> str:
-        text = _e(f.get("message"))
-        return text + (f"<br><em>help:</em> {_e(f['fix'])}" if f.get("fix") else "")
+        text = _escape(f.get("message"))
+        return text + (f"<br><em>help:</em> {_escape(f['fix'])}" if f.get("fix") else "")
 
     return _table(["Severity", "Rule", "Where", "Budget", "Message"],
-                  ([_e(f.get("severity")), f"<code>{_e(f.get('rule'))}</code>", _e(where(f)),
-                    _e(f.get("budget") or "—"), message(f)] for f in findings))
+                  ([_escape(f.get("severity")), f"<code>{_escape(f.get('rule'))}</code>", _escape(where(f)),
+                    _escape(f.get("budget") or "—"), message(f)] for f in findings))
 
 
 # --------------------------------------------------------------------------- per budget
@@ -377,37 +377,37 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
     br = _budget_result(b)
     analysis = b.get("analysis") or {}
     out = [f'<section class="card budget" id="{anchor}" data-budget={quoteattr(str(b.get("name")))}>',
-           f'<div class="card-head"><h3>{_e(b.get("name"))}</h3>{_badge(worst_verdict(b))}'
+           f'<div class="card-head"><h3>{_escape(b.get("name"))}</h3>{_badge(worst_verdict(b))}'
            f'{_status_badge(status_of(b))}'
-           f'<span class="meta">owner {_e(b.get("owner") or "—")} · {_e(b.get("percentile") or "no percentile")} · '
-           f'{_e(b.get("file"))}:{_e(b.get("line"))}</span></div>']
+           f'<span class="meta">owner {_escape(b.get("owner") or "—")} · {_escape(b.get("percentile") or "no percentile")} · '
+           f'{_escape(b.get("file"))}:{_escape(b.get("line"))}</span></div>']
     bound, real = analysis.get("bound"), analysis.get("realistic")
     if isinstance(bound, dict):
-        serving = f'{_e(analysis["model"])} on ' if isinstance(analysis.get("model"), str) else ""
-        hardware = f' {_e(analysis["hardware"])}' if isinstance(analysis.get("hardware"), str) else ""
-        out.append(f'<p class="meta">{serving}{_e(bound.get("devices"))}{hardware} {numbers.plural(bound.get("devices"), "device")} at '
-                   f'{_e(bound.get("compute_precision_key"))}, '
-                   f'{_e(bound.get("concurrency"))} {numbers.plural(bound.get("concurrency"), "sequence")}, {_e(_int(bound.get("prompt_tokens")))} prompt tokens, '
-                   f'{_e(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
-                   + (_e(assumed_efficiency_words(analysis)) if assumed_efficiency_words(analysis) else
-                      f'{_fv(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
-                      f'{_fv(_num(analysis.get("efficiency_compute")), "%")} of compute')
+        serving = f'{_escape(analysis["model"])} on ' if isinstance(analysis.get("model"), str) else ""
+        hardware = f' {_escape(analysis["hardware"])}' if isinstance(analysis.get("hardware"), str) else ""
+        out.append(f'<p class="meta">{serving}{_escape(bound.get("devices"))}{hardware} {numbers.plural(bound.get("devices"), "device")} at '
+                   f'{_escape(bound.get("compute_precision_key"))}, '
+                   f'{_escape(bound.get("concurrency"))} {numbers.plural(bound.get("concurrency"), "sequence")}, {_escape(_int(bound.get("prompt_tokens")))} prompt tokens, '
+                   f'{_escape(_int(bound.get("output_tokens")))} output tokens; realistic efficiency: '
+                   + (_escape(assumed_efficiency_words(analysis)) if assumed_efficiency_words(analysis) else
+                      f'{_value_cell(_num(analysis.get("efficiency_bandwidth")), "%")} of bandwidth, '
+                      f'{_value_cell(_num(analysis.get("efficiency_compute")), "%")} of compute')
                    + '.</p>')
     rows = []
     for p in promise_rows(br):
         promised = format_quantity(p.value, p.unit) + (f" ({p.also})" if p.also else "")
-        rows.append([_e(p.name), _e(promised),
-                     _e(format_quantity(analysis_value(br, "bound", p), p.unit)),
-                     _e(format_quantity(estimate_value(br, p), p.unit)),
-                     _e(format_quantity(measured_value(br, p), p.unit)),
-                     _e(format_headroom_cell(judged_headroom(br, p))), _badge(p.verdict), _e(judged(br, p).get("basis") or "—")])
+        rows.append([_escape(p.name), _escape(promised),
+                     _escape(format_quantity(analysis_value(br, "bound", p), p.unit)),
+                     _escape(format_quantity(estimate_value(br, p), p.unit)),
+                     _escape(format_quantity(measured_value(br, p), p.unit)),
+                     _escape(format_headroom_cell(judged_headroom(br, p))), _badge(p.verdict), _escape(judged(br, p).get("basis") or "—")])
     out.append(_table(["Promise", "Promised", "Bound (100 %)", "Estimate", "Measured", "Headroom", "Verdict", "Basis"],
                       rows, cls="bl-promises", numeric=[1, 2, 3, 4, 5]))
     cal_words = calibration_words(analysis, b.get("percentile"))
     if cal_words:
-        out.append(f'<p class="meta bl-calibration">Estimate: {_e(cal_words)}.</p>')
+        out.append(f'<p class="meta bl-calibration">Estimate: {_escape(cal_words)}.</p>')
     if analysis.get("skipped"):
-        out.append(f'<p class="note">No charts: the physics was not run ({_e(analysis["skipped"])}).</p>')
+        out.append(f'<p class="note">No charts: the physics was not run ({_escape(analysis["skipped"])}).</p>')
     elif isinstance(bound, dict) and isinstance(real, dict):
         cid = f"b{index}"
         out.append(_roofline(cid, b, bound, real))
@@ -478,11 +478,11 @@ def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
             f"{format_value(pts['prefill'][1], 'FLOP/s')}.")
     svg = xy_chart(chart_id=chart_id, title=f"Roofline{hw}: {name}", desc=desc, x=x, y=y, series=series)
     table = _table(["", "Intensity", "At 100 %", "Realistic"], [
-        ["roof (compute)", "—", _fv(peak_f, "FLOP/s"), _fv(real_f, "FLOP/s")],
-        ["roof (bandwidth)", "—", _fv(peak_bw, "B/s"), _fv(real_bw, "B/s")],
-        ["ridge", "—", _fv(ridge, "FLOP/B"), _fv(real_ridge, "FLOP/B")],
-        ["decode step", _fv(pts["decode"][0], "FLOP/B"), _fv(pts["decode"][1], "FLOP/s"), _fv(pts["decode"][2], "FLOP/s")],
-        ["prefill", _fv(pts["prefill"][0], "FLOP/B"), _fv(pts["prefill"][1], "FLOP/s"), _fv(pts["prefill"][2], "FLOP/s")],
+        ["roof (compute)", "—", _value_cell(peak_f, "FLOP/s"), _value_cell(real_f, "FLOP/s")],
+        ["roof (bandwidth)", "—", _value_cell(peak_bw, "B/s"), _value_cell(real_bw, "B/s")],
+        ["ridge", "—", _value_cell(ridge, "FLOP/B"), _value_cell(real_ridge, "FLOP/B")],
+        ["decode step", _value_cell(pts["decode"][0], "FLOP/B"), _value_cell(pts["decode"][1], "FLOP/s"), _value_cell(pts["decode"][2], "FLOP/s")],
+        ["prefill", _value_cell(pts["prefill"][0], "FLOP/B"), _value_cell(pts["prefill"][1], "FLOP/s"), _value_cell(pts["prefill"][2], "FLOP/s")],
     ], numeric=[1, 2, 3])
     return _figure(f"Roofline{hw} per device", svg, table, chart_id)
 
@@ -527,12 +527,12 @@ def _waterfall(cid: str, b: dict, promise: str, key: str, promised: float, bound
                     rules=[Rule("x", promised, f"promise {format_value(promised, 's')}", PALETTE["black"])],
                     legend=legend + ([("measured (diamond)", PALETTE["black"])] if measured is not None else []))
     header = ["Stage", "Bound (100 %)", "Estimate"]
-    trows = [[_e(label), _fv(s0[2] - s0[1], "s"), _fv(s1[2] - s1[1], "s")]
+    trows = [[_escape(label), _value_cell(s0[2] - s0[1], "s"), _value_cell(s1[2] - s1[1], "s")]
              for (label, _, _), s0, s1 in zip(_STAGES[promise], rows[0].segments, rows[1].segments)]
-    trows.append(["<strong>total</strong>", _fv(_num(bound.get(key)), "s"), _fv(_num(real.get(key)), "s")])
-    trows.append(["promise", _fv(promised, "s"), ""])
+    trows.append(["<strong>total</strong>", _value_cell(_num(bound.get(key)), "s"), _value_cell(_num(real.get(key)), "s")])
+    trows.append(["promise", _value_cell(promised, "s"), ""])
     if measured is not None:
-        trows.append([_e(f"measured {analysis.get('measured_percentile') or ''}"), "", _fv(measured, "s")])
+        trows.append([_escape(f"measured {analysis.get('measured_percentile') or ''}"), "", _value_cell(measured, "s")])
     return _figure(f"{promise}: where the time goes", svg, _table(header, trows, numeric=[1, 2]), chart_id)
 
 
@@ -561,9 +561,9 @@ def _memory(cid: str, b: dict, bound: dict, real: dict) -> str:
                           f"{format_value(usable, 'B')} usable."),
                     x=x, rows=[BarRow("required", segs)], rules=rules,
                     legend=[(label, colour) for label, _, colour in parts])
-    trows = [[_e(label), _fv(s[2] - s[1], "B")] for (label, _, _), s in zip(parts, segs)]
-    trows += [["<strong>required</strong>", _fv(_num(real.get("memory_required_bytes_per_device")), "B")],
-              ["usable", _fv(usable, "B")], ["on the device", _fv(physical, "B")]]
+    trows = [[_escape(label), _value_cell(s[2] - s[1], "B")] for (label, _, _), s in zip(parts, segs)]
+    trows += [["<strong>required</strong>", _value_cell(_num(real.get("memory_required_bytes_per_device")), "B")],
+              ["usable", _value_cell(usable, "B")], ["on the device", _value_cell(physical, "B")]]
     return _figure("Memory per device", svg, _table(["Part", "Bytes"], trows, numeric=[1]), chart_id)
 
 
@@ -590,7 +590,7 @@ def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
     facts = []
     rate = _declared_rate(load)
     if rate is not None:
-        facts.append(["declared rate", _fv(rate, "request/s")])
+        facts.append(["declared rate", _value_cell(rate, "request/s")])
     for key, unit, label in (("capacity_request_per_s", "request/s", "capacity"),
                              ("goodput_request_per_s", "request/s", "goodput"),
                              ("utilisation", "%", "utilisation"), ("slo_attainment", "%", "SLO attainment"),
@@ -598,7 +598,7 @@ def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
                              ("preemptions_per_request", "", "preemptions per request")):
         v = _num(load.get(key))
         if v is not None:
-            facts.append([_e(label), _fv(v, unit)])
+            facts.append([_escape(label), _value_cell(v, unit)])
     if facts:
         out.append(_table(["", "Value"], facts, cls="bl-load", numeric=[1]))
     predicted = load.get("predicted") if isinstance(load.get("predicted"), dict) else {}
@@ -662,14 +662,14 @@ def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | N
     svg = xy_chart(chart_id=chart_id, title=f"{name} under load (CDF): {b.get('name')}", desc=desc, x=x, y=y,
                    series=series, rules=rules)
     if len(curve) >= 2:
-        trows = [[f"p{q * 100:g}", _fv(v, "s"), "—" if lo is None or hi is None else f"{_fv(lo, 's')} – {_fv(hi, 's')}"]
+        trows = [[f"p{q * 100:g}", _value_cell(v, "s"), "—" if lo is None or hi is None else f"{_value_cell(lo, 's')} – {_value_cell(hi, 's')}"]
                  for v, q, lo, hi in curve]
     else:
-        trows = [[f"p{q * 100:g}", _fv(v, "s"), ""] for v, q in pts]
+        trows = [[f"p{q * 100:g}", _value_cell(v, "s"), ""] for v, q in pts]
     if measured is not None:
-        trows.append([_e(f"measured {analysis.get('measured_percentile') or ''}"), _fv(measured, "s"), ""])
+        trows.append([_escape(f"measured {analysis.get('measured_percentile') or ''}"), _value_cell(measured, "s"), ""])
     if promised is not None:
-        trows.append(["promise", _fv(promised, "s"), ""])
+        trows.append(["promise", _value_cell(promised, "s"), ""])
     caption = (f"{name} under load: the simulated requests' distribution with its 95% interval" if len(curve) >= 2
                else f"{name} under load: predicted distribution")
     return _figure(caption, svg, _table(["Percentile", name, "95% interval"], trows, numeric=[1, 2]), chart_id)
@@ -707,11 +707,11 @@ def _capacity(cid: str, b: dict, name: str, key: str, curve: list, load: dict) -
                                      Series("simulated rates", pts, "points", PALETTE["blue"])]
                    + ([Series("at the declared rate", declared_pt, "points", PALETTE["vermillion"], shape="diamond")]
                       if declared_pt else []), rules=rules)
-    trows = [[_fv(r, "request/s"), _fv(v, "s")] for r, v in sorted(pts + declared_pt)]
-    trows += [[f"{label}: {_fv(v, 'request/s')}", ""] for label, v in (("declared", rate), ("capacity", cap))
+    trows = [[_value_cell(r, "request/s"), _value_cell(v, "s")] for r, v in sorted(pts + declared_pt)]
+    trows += [[f"{label}: {_value_cell(v, 'request/s')}", ""] for label, v in (("declared", rate), ("capacity", cap))
               if v is not None]
     if promised is not None:
-        trows.append(["promise", _fv(promised, "s")])
+        trows.append(["promise", _value_cell(promised, "s")])
     return _figure(f"Capacity ({name})", svg, _table(["Rate", name], trows, numeric=[0, 1]), chart_id)
 
 
@@ -726,7 +726,7 @@ def _capacity_bars(cid: str, b: dict, load: dict) -> str:
                     desc=f"Capacity {format_value(cap, 'request/s')}"
                          + (f" against a declared {format_value(rate, 'request/s')}." if rate is not None else "."),
                     x=x, rows=rows)
-    trows = [[_e(r.label), _fv(r.segments[0][2], "request/s")] for r in rows]
+    trows = [[_escape(r.label), _value_cell(r.segments[0][2], "request/s")] for r in rows]
     return _figure("Capacity", svg, _table(["", "Rate"], trows, numeric=[1]), chart_id)
 
 
@@ -765,8 +765,8 @@ def _history(cid: str, b: dict, history: list) -> str:
                          f"{len(runs) - 1} past reports and this run; below 0 the estimate is over the promise."),
                    x=x, y=y, series=[s for s in series if not s.legend] + [s for s in series if s.legend],
                    rules=[Rule("y", 0.0, "", PALETTE["black"], dash=False)])
-    header = ["#", "Report"] + [_e(p) for p in promises]
-    trows = [[str(i + 1), _e(label)] + [_fv(_num(r.get(p)), "%") for p in promises]
+    header = ["#", "Report"] + [_escape(p) for p in promises]
+    trows = [[str(i + 1), _escape(label)] + [_value_cell(_num(r.get(p)), "%") for p in promises]
              for i, (label, r) in enumerate(zip(labels, runs))]
     return _figure("Headroom over commits", svg, _table(header, trows, numeric=list(range(2, 2 + len(promises)))),
                    chart_id)
@@ -790,11 +790,11 @@ def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{TOOL_NAME} report: {_e(errors)} errors, {_e(warnings)} warnings</title>",
+        f"<title>{TOOL_NAME} report: {_escape(errors)} errors, {_escape(warnings)} warnings</title>",
         f"<style>{CSS}</style></head><body>",
         f'<header data-state="{state}"><h1>{TOOL_NAME} report</h1>',
-        f'<p class="sub">{_e(s.get("budgets", 0))} budgets in {_e(s.get("files", 0))} files: '
-        f'{_e(errors)} errors, {_e(warnings)} warnings. Numbers are those of the JSON report '
+        f'<p class="sub">{_escape(s.get("budgets", 0))} budgets in {_escape(s.get("files", 0))} files: '
+        f'{_escape(errors)} errors, {_escape(warnings)} warnings. Numbers are those of the JSON report '
         f'(<code>--format json</code>); bounds at 100 % of the hardware, estimates at the realistic efficiency.</p>'
         "</header><main>",
         _summary(data, ordered, anchors),
@@ -809,7 +809,7 @@ def render_dict(data: dict, expand: Callable[[dict], dict] | None = None) -> str
         out.append(f'<p class="note">{len(ordered) - MAX_CARDS} more budgets (those with the most headroom) '
                    "have no card here: they are in the summary table, and the JSON report has everything.</p>")
     out.append("</section></main>")
-    out.append(f'<footer>{TOOL_NAME} {_e(tool.get("version", ""))} · report contract version '
-               f'{_e(data.get("version", ""))}</footer>')
+    out.append(f'<footer>{TOOL_NAME} {_escape(tool.get("version", ""))} · report contract version '
+               f'{_escape(data.get("version", ""))}</footer>')
     out.append(f"<script>{SCRIPT}</script></body></html>")
     return "\n".join(out) + "\n"

@@ -199,7 +199,7 @@ def _open(chart_id: str, title: str, desc: str, width: int, height: int, kind: s
     ]
 
 
-def _in(axis: Axis, v: float) -> bool:
+def _inside(axis: Axis, v: float) -> bool:
     if v is None or not math.isfinite(v) or (axis.log and v <= 0):
         return False
     return -1e-9 <= axis.frac(v) <= 1 + 1e-9
@@ -209,7 +209,7 @@ def _grid(out: list[str], f: _Frame, x: Axis | None, y: Axis | None) -> None:
     if x is not None:
         last_right = -math.inf
         for t in x.ticks():
-            if not _in(x, t):
+            if not _inside(x, t):
                 continue
             px = _num(f.x(x, t))
             out.append(f'<line x1="{px}" y1="{f.y0}" x2="{px}" y2="{f.y1}" stroke="#e4e4e4"/>')
@@ -229,7 +229,7 @@ def _grid(out: list[str], f: _Frame, x: Axis | None, y: Axis | None) -> None:
     if y is not None:
         last_y = math.inf
         for t in y.ticks():
-            if not _in(y, t):
+            if not _inside(y, t):
                 continue
             py = _num(f.y(y, t))
             out.append(f'<line x1="{f.x0}" y1="{py}" x2="{f.x1}" y2="{py}" stroke="#e4e4e4"/>')
@@ -299,7 +299,7 @@ def _rules(out: list[str], f: _Frame, x: Axis | None, y: Axis | None, rules: Seq
     placed = 0
     for r in rules:
         axis = x if r.axis == "x" else y
-        if axis is None or not _in(axis, r.value):
+        if axis is None or not _inside(axis, r.value):
             continue
         dash = ' stroke-dasharray="6 4"' if r.dash else ""
         attrs = f'class="bl-rule" data-axis="{r.axis}" data-value="{_data(r.value)}" data-name={quoteattr(r.label)}'
@@ -336,7 +336,7 @@ def xy_chart(*, chart_id: str, title: str, desc: str, x: Axis, y: Axis, series: 
     out = _open(chart_id, title, desc, width, height, "xy")
     _grid(out, f, x, y)
     for s in series:
-        kept = [(px, py) for px, py in s.points if _in(x, px) and _in(y, py)]
+        kept = [(px, py) for px, py in s.points if _inside(x, px) and _inside(y, py)]
         if s.kind == "band":
             edge = [(min(max(a, x.lo), x.hi), min(max(b, y.lo), y.hi)) for a, b in s.points
                     if math.isfinite(a) and math.isfinite(b) and (not x.log or a > 0) and (not y.log or b > 0)]
@@ -354,7 +354,7 @@ def xy_chart(*, chart_id: str, title: str, desc: str, x: Axis, y: Axis, series: 
                        f'points="{pts}" fill="none" stroke="{s.colour}" stroke-width="2"{dash}/>')
         elif s.kind == "points":
             for i, (a, b) in enumerate(s.points):
-                if not (_in(x, a) and _in(y, b)):
+                if not (_inside(x, a) and _inside(y, b)):
                     continue
                 cx, cy = f.x(x, a), f.y(y, b)
                 attrs = f'data-series={quoteattr(s.name)} data-x="{_data(a)}" data-y="{_data(b)}"'
@@ -397,7 +397,7 @@ def bar_chart(*, chart_id: str, title: str, desc: str, x: Axis, rows: Sequence[B
             out.append(f'<rect {attrs} x="{_num(px0)}" y="{_num(top)}" width="{_num(w)}" height="{bar_h}" '
                        f'fill="{colour}" stroke="#ffffff" stroke-width="0.8"><title>{escape(name)}: '
                        f'{escape(format_value(end - start, x.unit))}</title></rect>')
-        if row.marker is not None and _in(x, row.marker[1]):
+        if row.marker is not None and _inside(x, row.marker[1]):
             name, v = row.marker
             attrs = f'data-series={quoteattr(name)} data-row={quoteattr(row.label)} data-x="{_data(v)}"'
             out.append(_marker("diamond", f.x(x, v), top + bar_h / 2, PALETTE["black"], attrs))

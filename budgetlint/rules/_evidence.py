@@ -17,7 +17,7 @@ from budgetlint.rules import _messages
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
-    from budgetlint.evaluate.evidence import Link, Reading
+    from budgetlint.evaluate.evidence.records import Link, Reading
     from budgetlint.findings import Location
     from budgetlint.model.types import Budget
 

@@ -9,11 +9,11 @@ from budgetlint.model.units import format_headroom, format_percent as _pct, form
 from budgetlint.text import numbers
 
 
-def _t(x: float) -> str:
+def _time(x: float) -> str:
     return numbers.quantity(x, "s")
 
 
-def _b(x: float) -> str:
+def _bytes(x: float) -> str:
     return numbers.quantity(x, "B")
 
 
@@ -29,8 +29,8 @@ def _decode_why(a: Any, ev: Any) -> str:
         return (f"compute-bound: {numbers.count(ev.workload.concurrency, 'sequence')} x 2 x active parameters per step "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
     kv = a.kv_bytes_per_token * a.decode_context_mean_tokens * ev.workload.concurrency
-    return (f"bandwidth-bound: each step reads {_b(a.weight_bytes_touched_per_step)} of weights + "
-            f"{_b(kv)} of KV cache over {n} x {format_quantity(ev.budget.deployment.hardware.bandwidth_bytes_per_s, 'bandwidth')}")
+    return (f"bandwidth-bound: each step reads {_bytes(a.weight_bytes_touched_per_step)} of weights + "
+            f"{_bytes(kv)} of KV cache over {n} x {format_quantity(ev.budget.deployment.hardware.bandwidth_bytes_per_s, 'bandwidth')}")
 
 
 def _prefill_why(a: Any, ev: Any) -> str:
@@ -39,7 +39,7 @@ def _prefill_why(a: Any, ev: Any) -> str:
         return (f"compute-bound: {numbers.quantity(a.prefill_flop, 'FLOP')} for {a.prefill_tokens:g} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
     read = a.prefill_weight_read_s * a.bandwidth_effective_bytes_per_s * n
-    return f"bandwidth-bound: one read of {_b(read)} of weights over {numbers.count(n, 'device')}"
+    return f"bandwidth-bound: one read of {_bytes(read)} of weights over {numbers.count(n, 'device')}"
 
 
 def assumed_words(ev: Any) -> str:
@@ -86,8 +86,8 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
         if v.promise == "tpot":
             return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is at risk: the {cal} estimate is "
                     f"{numbers.quantity(1 / v.realistic_value, 'token/s')} (bound {numbers.quantity(1 / v.bound_value, 'token/s')})")
-        return (f"budget {name!r}: {label} {_t(v.budget_value)} is at risk: the {cal} estimate is "
-                f"{_t(v.realistic_value)} (bound {_t(v.bound_value)})")
+        return (f"budget {name!r}: {label} {_time(v.budget_value)} is at risk: the {cal} estimate is "
+                f"{_time(v.realistic_value)} (bound {_time(v.bound_value)})")
     if v.promise == "tpot":
         want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
         if bound:
@@ -99,27 +99,27 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
                 f"{numbers.quantity(got_real, 'token/s')})")
     if v.promise == "ttft":
         other = bd.ttft_s - bd.prefill_s
-        parts = f" after {_t(other)} of queue/edge allowances" if other > 0 else ""
+        parts = f" after {_time(other)} of queue/edge allowances" if other > 0 else ""
         if bound:
             room = v.budget_value - other
-            return (f"budget {name!r}: ttft {_t(v.budget_value)} leaves {_t(max(room, 0))} for prefill{parts}; "
-                    f"the roofline bound is {_t(bd.prefill_s)} of prefill ({_prefill_why(bd, ev)}): "
-                    f"ttft at least {_t(bd.ttft_s)}, {_pct(bd.ttft_s / v.budget_value - 1)} over the promise")
+            return (f"budget {name!r}: ttft {_time(v.budget_value)} leaves {_time(max(room, 0))} for prefill{parts}; "
+                    f"the roofline bound is {_time(bd.prefill_s)} of prefill ({_prefill_why(bd, ev)}): "
+                    f"ttft at least {_time(bd.ttft_s)}, {_pct(bd.ttft_s / v.budget_value - 1)} over the promise")
         req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
         what = ("of the roofline for prefill and the proxy's flush" if bd.proxy_delay_s
                 else f"of peak {'compute' if bd.prefill_binding == 'compute' else 'bandwidth'} for prefill")
-        return (f"budget {name!r}: ttft {_t(v.budget_value)} needs {req} {what} "
-                f"(bound {_t(bd.ttft_s)}; at the assumed efficiency: {_t(rl.ttft_s)}; assumed {assumed_words(ev)})")
+        return (f"budget {name!r}: ttft {_time(v.budget_value)} needs {req} {what} "
+                f"(bound {_time(bd.ttft_s)}; at the assumed efficiency: {_time(rl.ttft_s)}; assumed {assumed_words(ev)})")
     # e2e
     if bound:
         n = ev.workload.output_tokens
-        return (f"budget {name!r}: end-to-end {_t(v.budget_value)}; the roofline bound is {_t(bd.e2e_s)} "
-                f"({_t(bd.e2e_s - bd.decode_after_first_s)} to the first token + {n - 1:g} more decode steps "
-                f"{_t(bd.decode_after_first_s)}: prefill makes the first of the {n:g} tokens) "
+        return (f"budget {name!r}: end-to-end {_time(v.budget_value)}; the roofline bound is {_time(bd.e2e_s)} "
+                f"({_time(bd.e2e_s - bd.decode_after_first_s)} to the first token + {n - 1:g} more decode steps "
+                f"{_time(bd.decode_after_first_s)}: prefill makes the first of the {n:g} tokens) "
                 f"for {deployment_words(ev)}: {_pct(bd.e2e_s / v.budget_value - 1)} over the promise")
     req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
-    return (f"budget {name!r}: end-to-end {_t(v.budget_value)} needs {req} of the roofline "
-            f"(bound {_t(bd.e2e_s)}; at the assumed efficiency: {_t(rl.e2e_s)}; assumed {assumed_words(ev)})")
+    return (f"budget {name!r}: end-to-end {_time(v.budget_value)} needs {req} of the roofline "
+            f"(bound {_time(bd.e2e_s)}; at the assumed efficiency: {_time(rl.e2e_s)}; assumed {assumed_words(ev)})")
 
 
 def describe_met(ev: Any, v: Any) -> str:
@@ -131,16 +131,16 @@ def describe_met(ev: Any, v: Any) -> str:
                     f"{numbers.quantity(1 / v.realistic_value, 'token/s')} {cal} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
                     f"headroom {v.budget_value / v.realistic_value:.2g}x")
         label = "ttft" if v.promise == "ttft" else "end-to-end"
-        return (f"budget {name!r}: {label} {_t(v.budget_value)} is met: estimate {_t(v.realistic_value)} "
-                f"{cal} (bound {_t(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
+        return (f"budget {name!r}: {label} {_time(v.budget_value)} is met: estimate {_time(v.realistic_value)} "
+                f"{cal} (bound {_time(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
     if v.promise == "tpot":
         return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is met: estimate "
                 f"{numbers.quantity(1 / v.realistic_value, 'token/s')} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
                 f"headroom {format_headroom(headroom(v))}; assumed "
                 f"{assumed_figure(ev, 'bandwidth' if ev.bound.decode_binding == 'bandwidth' else 'compute')}")
     label = "ttft" if v.promise == "ttft" else "end-to-end"
-    return (f"budget {name!r}: {label} {_t(v.budget_value)} is met: estimate {_t(v.realistic_value)} "
-            f"(bound {_t(v.bound_value)}), headroom {format_headroom(headroom(v))}; assumed {assumed_words(ev)}")
+    return (f"budget {name!r}: {label} {_time(v.budget_value)} is met: estimate {_time(v.realistic_value)} "
+            f"(bound {_time(v.bound_value)}), headroom {format_headroom(headroom(v))}; assumed {assumed_words(ev)}")
 
 
 def _overhead_words(ev: Any, a: Any) -> str:
@@ -164,11 +164,11 @@ def describe_memory(ev: Any) -> str:
     sequences at the mean in-flight context), naming how many sequences fit."""
     b = ev.budget
     a = ev.bound if ev.verdicts["memory"].verdict == "cannot-be-met" else ev.realistic
-    parts = [f"weights {_b(a.memory_weight_bytes_per_device)}", f"KV cache {_b(a.memory_kv_bytes_per_device)}"]
+    parts = [f"weights {_bytes(a.memory_weight_bytes_per_device)}", f"KV cache {_bytes(a.memory_kv_bytes_per_device)}"]
     if a.memory_draft_bytes_per_device:
-        parts.append(f"draft {_b(a.memory_draft_bytes_per_device)}")
+        parts.append(f"draft {_bytes(a.memory_draft_bytes_per_device)}")
     if a.memory_overhead_bytes_per_device:
-        parts.append(f"{_overhead_words(ev, a)} {_b(a.memory_overhead_bytes_per_device)}")
+        parts.append(f"{_overhead_words(ev, a)} {_bytes(a.memory_overhead_bytes_per_device)}")
     wl = ev.workload
     ctx = (f"{_seqs(wl.concurrency)} at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
            f"= prompt + output / 2")
@@ -176,10 +176,10 @@ def describe_memory(ev: Any) -> str:
     fit = (f"{_fit(a.memory_max_sequences)} at that context, "
            f"{_fit(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
     if ev.verdicts["memory"].verdict == "cannot-be-met":
-        return (f"budget {b.name!r}: does not fit: needs {_b(a.memory_required_bytes_per_device)} per device "
-                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_b(hw.memory_bytes)}: {fit}")
-    return (f"budget {b.name!r}: fits only above the usable fraction: needs {_b(a.memory_required_bytes_per_device)} "
-            f"per device ({' + '.join(parts)}; {ctx}) of {_b(a.memory_available_bytes_per_device)} usable "
+        return (f"budget {b.name!r}: does not fit: needs {_bytes(a.memory_required_bytes_per_device)} per device "
+                f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_bytes(hw.memory_bytes)}: {fit}")
+    return (f"budget {b.name!r}: fits only above the usable fraction: needs {_bytes(a.memory_required_bytes_per_device)} "
+            f"per device ({' + '.join(parts)}; {ctx}) of {_bytes(a.memory_available_bytes_per_device)} usable "
             f"on the {hw.name}: {fit}")
 
 
@@ -188,10 +188,10 @@ def describe_memory_tail(ev: Any) -> str:
     b, a, wl = ev.budget, ev.realistic, ev.workload
     final = wl.prompt_tokens + wl.output_tokens
     return (f"budget {b.name!r}: {_seqs(wl.concurrency)} fit in the steady state "
-            f"({_b(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
+            f"({_bytes(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
             f"{a.memory_context_steady_tokens:g} tokens; {_fit(a.memory_max_sequences)} there) but not "
-            f"when all reach their final {final:g} tokens ({_b(a.memory_required_worst_bytes_per_device)} of "
-            f"{_b(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; "
+            f"when all reach their final {final:g} tokens ({_bytes(a.memory_required_worst_bytes_per_device)} of "
+            f"{_bytes(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; "
             f"{_fit(a.memory_max_sequences_worst)} then): the runtime will preempt or queue sequences, "
             f"which shows in the tail latency")
 
@@ -202,14 +202,14 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
     owner = f" (owner {seg.owner})" if seg.owner else ""
     if seg.kind == "prefill":
         if bound:
-            return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}; "
-                    f"the roofline bound is {_t(v.bound_value)} ({_prefill_why(ev.bound, ev)}): "
+            return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_time(v.budget_value)}; "
+                    f"the roofline bound is {_time(v.bound_value)} ({_prefill_why(ev.bound, ev)}): "
                     f"{_pct(v.bound_value / v.budget_value - 1)} over the allowance")
         # the resource that binds the prefill: one read of the weights (bandwidth) or the FLOPs
         resource = "bandwidth" if ev.bound.prefill_binding == "bandwidth" else "compute"
-        return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_t(v.budget_value)}, which needs "
-                f"{_pct(v.required_efficiency)} of peak {resource} (bound {_t(v.bound_value)}; at the assumed "
-                f"{assumed_figure(ev, resource)}: {_t(v.realistic_value)})")
+        return (f"budget {b.name!r}: prefill segment {seg.name!r}{owner} allows {_time(v.budget_value)}, which needs "
+                f"{_pct(v.required_efficiency)} of peak {resource} (bound {_time(v.bound_value)}; at the assumed "
+                f"{assumed_figure(ev, resource)}: {_time(v.realistic_value)})")
     want, got_bound, got_real = 1 / v.budget_value, 1 / v.bound_value, 1 / v.realistic_value
     if bound:
         return (f"budget {b.name!r}: decode segment {seg.name!r}{owner} must deliver {numbers.quantity(want, 'token/s')}; the "
@@ -221,7 +221,7 @@ def describe_segment(ev: Any, seg: Any, v: Any, *, bound: bool) -> str:
 
 
 # --------------------------------------------------------------------------- evidence (BL4xx)
-# How a measurement and its promise read in a finding; moved here from evaluate/evidence.py
+# How a measurement and its promise read in a finding; moved here from evaluate/evidence/
 # (the evaluation computes, the rules word).
 
 _PROMISE_TITLES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E"}
@@ -267,3 +267,37 @@ def inferred_words(link: Any) -> str:
         return ""
     return "; not in the file, taken from the budget: " + ", ".join(
         f"{k} {condition_words(link.conditions[k][0])}" for k in names)
+
+
+def faster_words(link: Any, f: Any) -> str:
+    """What makes a measurement faster than the pure roofline possible (BL403), from the facts
+    :mod:`budgetlint.evaluate.evidence.bound` found (``Faster``): never a fast machine."""
+    if f.promise == "throughput":
+        if f.unit_error:
+            return f"{f.ratio:.0f}x more than physics allows: wrong units or a wrong key, not a fast machine"
+        return ("more devices, a smaller model, lower-precision weights or speculative decoding than the "
+                "budget declares, or a concurrency higher than the file states: not a fast machine")
+    if f.unit_error:
+        return (f"{f.ratio:.0f}x faster than physics allows: wrong units (a time in seconds read as "
+                f"milliseconds?) or a wrong key, not a fast machine")
+    if f.promise == "ttft":
+        words = (f"the prompts must have been served from a prefix cache the budget does not declare "
+                 f"(about {numbers.percent(f.cache_share_needed)} of each prompt cached; declare "
+                 f"workload.prefix_cache_hit)")
+        if f.prompt_origin == "budget":
+            words += (f", or the prompts were shorter than the budget's {link.budget.workload.prompt_tokens} "
+                      "tokens (the file does not say)")
+        else:
+            words += ", or the TTFT was taken from a server cache warm-up"
+        return words + ": not a fast machine"
+    options = []
+    if f.lower_precision is not None:
+        precision, bound_s = f.lower_precision
+        options.append(f"{precision} weights (bound {numbers.quantity(1 / bound_s, 'token/s')})")
+    if not f.speculative_declared:
+        options.append("speculative decoding the budget does not declare (deployment.speculative)")
+    if not options:
+        options.append("more devices or a smaller model than the budget declares")
+    what = "TPOT" if f.promise == "tpot" else "E2E"
+    return ("the run's configuration is not the budget's: " + " or ".join(options)
+            + f"; or the {what} definition or units are wrong: not a fast machine")

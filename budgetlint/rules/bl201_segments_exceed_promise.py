@@ -77,7 +77,7 @@ SEVERITY = Severity.ERROR
 _EPS = 1e-9
 
 
-def _t(x: float) -> str:
+def _time(x: float) -> str:
     return numbers.quantity(x, "s")
 
 
@@ -116,7 +116,7 @@ def _flush_fix(b, slack: float) -> str:
     if most <= 1:
         return "flush every token (edge.proxy_flush_tokens: 1); "
     return (f"flush every token (edge.proxy_flush_tokens: 1), or at most {most} tokens per chunk "
-            f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_t(slack)}); ")
+            f"(({most} - 1) / {numbers.quantity(pace, 'token/s')} <= {_time(slack)}); ")
 
 
 def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
@@ -131,13 +131,13 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         terms = [(s.name, s.allowance_s) for s in first] + edge
         total = sum(t for _, t in terms)
         if total > p.ttft_s * (1 + _EPS):
-            parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
-            what = (f"first-token segments add up to {_t(total)}" if not edge else
-                    f"the first token is visible after {_t(total)} at least")
+            parts = " + ".join(f"{name} {_time(t)}" for name, t in terms)
+            what = (f"first-token segments add up to {_time(total)}" if not edge else
+                    f"the first token is visible after {_time(total)} at least")
             slack = p.ttft_s - sum(t for name, t in terms if not name.startswith("proxy flush"))
             yield Finding(CODE, SEVERITY,
                           f"budget {budget.name!r}: {what} ({parts}), "
-                          f"{_t(total - p.ttft_s)} over the {_t(p.ttft_s)} ttft promise",
+                          f"{_time(total - p.ttft_s)} over the {_time(p.ttft_s)} ttft promise",
                           budget.loc("edge") if edge and not first else budget.loc("segments"), budget=budget.name,
                           promise="ttft",
                           fix=f"{_flush_fix(budget, slack)}cut {time_text(total - p.ttft_s, up=True)} from the "
@@ -156,10 +156,10 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     if p.e2e_s is not None and terms:
         total = sum(t for _, t in terms)
         if total > p.e2e_s * (1 + _EPS):
-            parts = " + ".join(f"{name} {_t(t)}" for name, t in terms)
+            parts = " + ".join(f"{name} {_time(t)}" for name, t in terms)
             yield Finding(CODE, SEVERITY,
-                          f"budget {budget.name!r}: segments add up to {_t(total)} ({parts}), "
-                          f"{_t(total - p.e2e_s)} over the {_t(p.e2e_s)} end-to-end promise",
+                          f"budget {budget.name!r}: segments add up to {_time(total)} ({parts}), "
+                          f"{_time(total - p.e2e_s)} over the {_time(p.e2e_s)} end-to-end promise",
                           budget.loc("segments"), budget=budget.name, promise="e2e",
                           fix=f"cut {time_text(total - p.e2e_s, up=True)} from the segments or loosen promise.e2e",
                           data=edit(budget, [(("promise", "e2e"), time_text(total, up=True))], safe=False,

@@ -49,7 +49,7 @@ SEVERITY = Severity.ERROR
 
 
 
-def _t(x: float) -> str:
+def _time(x: float) -> str:
     return format_quantity(x, "time")
 
 
@@ -62,8 +62,8 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     ttft, decode, total = a["e2e_arithmetic_first_token_s"], a["e2e_arithmetic_decode_s"], a["e2e_arithmetic_total_s"]
     if total <= p.e2e_s * (1 + 1e-9):
         return
-    ttft_words = {"promise": f"the {_t(ttft)} first-token allowance",
-                  "segments": f"the {_t(ttft)} of first-token segments",
+    ttft_words = {"promise": f"the {_time(ttft)} first-token allowance",
+                  "segments": f"the {_time(ttft)} of first-token segments",
                   "none": "no first-token allowance"}[a["e2e_arithmetic_first_token_from"]]
     pace = 1.0 / p.tpot_s
     spare = p.e2e_s - ttft
@@ -71,7 +71,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     data: dict = {}
     loosen = time_text(total, up=True)  # the figures that make the fix true, rounded towards it
     if need is not None:
-        fix = (f"promise at least {at_least(need)} token/s ({_t(p.e2e_s)} - {_t(ttft)} = {_t(spare)} "
+        fix = (f"promise at least {at_least(need)} token/s ({_time(p.e2e_s)} - {_time(ttft)} = {_time(spare)} "
                f"for {n} tokens), or loosen promise.e2e to {loosen}")
         # safe: the pace the end-to-end promise already implies, written down (no promise loosened)
         if p.pace_given:
@@ -81,10 +81,10 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             data = edit(budget, [(("promise", "tpot"), f"{at_most(1e3 / need)} ms")], safe=True,
                         title=f"promise.tpot: {at_most(1e3 / need)} ms")
     else:
-        fix = f"the first-token allowance alone uses the whole {_t(p.e2e_s)}: loosen promise.e2e"
+        fix = f"the first-token allowance alone uses the whole {_time(p.e2e_s)}: loosen promise.e2e"
         data = edit(budget, [(("promise", "e2e"), loosen)], safe=False, title=f"promise.e2e: {loosen}")
     yield Finding(CODE, SEVERITY,
-                  f"budget {budget.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_t(decode)} of decode; "
-                  f"with {ttft_words} that is {_t(total)}, {_t(total - p.e2e_s)} "
-                  f"({_pct(total / p.e2e_s - 1)}) over the {_t(p.e2e_s)} end-to-end promise",
+                  f"budget {budget.name!r}: {n} tokens at {numbers.quantity(pace, 'token/s')} take {_time(decode)} of decode; "
+                  f"with {ttft_words} that is {_time(total)}, {_time(total - p.e2e_s)} "
+                  f"({_pct(total / p.e2e_s - 1)}) over the {_time(p.e2e_s)} end-to-end promise",
                   budget.loc("promise", "e2e"), budget=budget.name, promise="e2e", fix=fix, data=data)

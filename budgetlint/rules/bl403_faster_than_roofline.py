@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.rules import _evidence
-from budgetlint.rules._messages import deployment_words, evidence_value, inferred_words, promise_words
+from budgetlint.rules._messages import deployment_words, evidence_value, faster_words, inferred_words, promise_words
 from budgetlint.text import numbers
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                     CODE, SEVERITY,
                     f"aggregate output throughput measured {numbers.quantity(1 / f.measured_s, 'token/s')}, above the pure "
                     f"roofline bound of {numbers.quantity(1 / f.bound_s, 'token/s')} ({f.concurrency:g} sequences x the bound "
-                    f"pace at that concurrency) for {deployment_words(evaluation.roofline)}: {f.explanation}; "
+                    f"pace at that concurrency) for {deployment_words(evaluation.roofline)}: {faster_words(link, f)}; "
                     f"measured in {link.name}{inferred_words(link)}",
                     link.where, budget=budget.name, promise="throughput",
                     fix="check the file's units and metric definitions, then declare what the run used "
@@ -88,7 +88,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                 f"{f.statistic} {what} measured {evidence_value(f.promise, f.measured_s, pace)}, "
                 f"faster than the pure roofline {kind} bound of "
                 f"{evidence_value(f.promise, f.bound_s, pace)} at concurrency {f.concurrency:g} for "
-                f"{deployment_words(evaluation.roofline)}: {f.explanation}; "
+                f"{deployment_words(evaluation.roofline)}: {faster_words(link, f)}; "
                 f"measured in {link.name}{inferred_words(link)}",
                 link.where,
                 budget=budget.name, promise=f.promise,

@@ -50,7 +50,7 @@ SUMMARY = "A promise whose threshold is not an edge of the engine's latency hist
 SEVERITY = Severity.WARNING
 
 
-def _s(seconds: float) -> str:
+def _time(seconds: float) -> str:
     """A bucket edge as its `le` label reads, in seconds (0.25 s: le="0.25")."""
     return f"{seconds:g} s"
 
@@ -67,15 +67,15 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             continue
         m = ind.metric
         if ind.lower_edge is None:
-            near = (f"it is below the first edge {_s(ind.upper_edge)}: everything under "
-                    f"{_s(ind.upper_edge)} is one bucket")
+            near = (f"it is below the first edge {_time(ind.upper_edge)}: everything under "
+                    f"{_time(ind.upper_edge)} is one bucket")
         else:
-            near = f"nearest edges {_s(ind.lower_edge)} and {_s(ind.upper_edge)}"
+            near = f"nearest edges {_time(ind.lower_edge)} and {_time(ind.upper_edge)}"
         share = ind.error_s / ind.threshold_s if ind.threshold_s else 0.0
         exported = (f"the export uses le=\"{ind.exported_s:g}\", "
                     f"{'stricter' if ind.exported_s < ind.threshold_s else 'looser: nothing stricter exists'}")
-        edges = (f"{_s(ind.lower_edge)} or {_s(ind.upper_edge)} (the nearest edges)" if ind.lower_edge
-                 else f"{_s(ind.upper_edge)} (the first edge)")
+        edges = (f"{_time(ind.lower_edge)} or {_time(ind.upper_edge)} (the nearest edges)" if ind.lower_edge
+                 else f"{_time(ind.upper_edge)} (the first edge)")
         if m.flag:
             fix = (f"add {ind.threshold_s:g} to {m.flag} on the server and declare it in slo.buckets.{ind.kind}, "
                    f"or promise {edges}")

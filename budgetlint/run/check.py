@@ -114,7 +114,8 @@ class _FileBudgets:
 
 
 def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all_first: bool) -> RunResult:
-    from budgetlint.evaluate import Environment, evidence
+    from budgetlint.evaluate import Environment
+    from budgetlint.evaluate.evidence import linking, store as bench_store
     from budgetlint.rules import RuleContext, checks
     from budgetlint.run.policy import apply_policy, apply_suppressions, policy_findings, today
 
@@ -160,8 +161,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     # --bench speaks for the run's only budget: count them all before evaluating any
     run_wide = bool(options.bench or options.base_ref)
     batches: Any = list(files()) if run_wide else files()
-    store = evidence.BenchStore(options.bench_format, max_bytes=options.max_bench_bytes, roots=options.roots)
-    bench_paths, bench_globs = evidence.expand_cli_bench(options.bench)
+    store = bench_store.BenchStore(options.bench_format, max_bytes=options.max_bench_bytes, roots=options.roots)
+    bench_paths, bench_globs = bench_store.expand_cli_bench(options.bench)
     run_files = tuple(store.read(Path(raw), display_path(Path(raw))) for raw in bench_paths)
     on = today()
     env = Environment(catalog, options.assumptions(), store, run_files,
@@ -253,7 +254,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
 
     # 3. the run
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
-                          unlinked=tuple(evidence.unlinked(run_files, per_budget_evidence)),
+                          unlinked=tuple(linking.unlinked(run_files, per_budget_evidence)),
                           paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner,
                           first_path_is_file=bool(paths) and fs.is_file(Path(paths[0])))
     tail: list[Finding] = []

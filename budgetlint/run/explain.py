@@ -18,27 +18,27 @@ from budgetlint.text import numbers
 
 
 # the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
-def _t(x: float) -> str:
+def _time(x: float) -> str:
     return numbers.quantity(x, "s")
 
 
-def _b(x: float) -> str:
+def _bytes(x: float) -> str:
     return numbers.quantity(x, "B")
 
 
-def _bw(x: float) -> str:
+def _bandwidth(x: float) -> str:
     return numbers.quantity(x, "B/s")
 
 
-def _f(x: float | None) -> str:
+def _compute(x: float | None) -> str:
     return numbers.quantity(x, "FLOP/s", absent="unknown compute")
 
 
-def _bo(x: float | None) -> str:
+def _memory(x: float | None) -> str:
     return numbers.quantity(x, "B", absent="unknown memory")
 
 
-def _n(x: float) -> str:
+def _count(x: float) -> str:
     """A count: 70.55e9 -> "70.55e9"; 2000 -> "2,000"."""
     if x >= 1e6:
         return f"{x / 1e9:.4g}e9" if x >= 1e9 else f"{x / 1e6:.4g}e6"
@@ -69,12 +69,12 @@ def explain_budget(evaluation: Any) -> str:
     p = b.promise
     promised = []
     if p.ttft_s is not None:
-        promised.append(f"ttft {_t(p.ttft_s)} [{b.loc('promise', 'ttft')}]")
+        promised.append(f"ttft {_time(p.ttft_s)} [{b.loc('promise', 'ttft')}]")
     if p.tpot_s is not None:
         key = "pace" if p.pace_given else "tpot"
-        promised.append(f"pace {numbers.quantity(1 / p.tpot_s, 'token/s')} = tpot {_t(p.tpot_s)} [{b.loc('promise', key)}]")
+        promised.append(f"pace {numbers.quantity(1 / p.tpot_s, 'token/s')} = tpot {_time(p.tpot_s)} [{b.loc('promise', key)}]")
     if p.e2e_s is not None:
-        promised.append(f"e2e {_t(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
+        promised.append(f"e2e {_time(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
         add(f"  physics not checked: {printable(ev.skipped)}")
@@ -89,15 +89,15 @@ def explain_budget(evaluation: Any) -> str:
     n = d.devices
     add("")
     add("  Inputs")
-    add(f"    model     {printable(m.name)}: {_n(m.parameters)} parameters"
-        + (f" ({_n(m.active)} active)" if m.active != m.parameters else "")
+    add(f"    model     {printable(m.name)}: {_count(m.parameters)} parameters"
+        + (f" ({_count(m.active)} active)" if m.active != m.parameters else "")
         + f", {m.layers} layers"
         + (f", {m.kv_heads} KV heads x {m.head_dim} head dim" if m.attention != "mla" else
            f", MLA latent {m.kv_lora_rank} + rope {m.qk_rope_head_dim}")
         + f"   [{printable(m.origin())}]")
-    peak_line = (f"{_f(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}" if bd.compute_known
+    peak_line = (f"{_compute(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}" if bd.compute_known
                  else "no compute peak (unknown: compute is not checked)")
-    add(f"    hardware  {printable(hw.name)}: {_bo(hw.memory_bytes)}, {_bw(hw.bandwidth_bytes_per_s)}, {peak_line}   "
+    add(f"    hardware  {printable(hw.name)}: {_memory(hw.memory_bytes)}, {_bandwidth(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
     add(f"    deploy    N = {numbers.count(n, 'device')}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
@@ -116,74 +116,74 @@ def explain_budget(evaluation: Any) -> str:
         add(f"    {step}. {text}")
         step += 1
 
-    s(f"Weights  W = P x b_w = {_n(m.parameters)} x {d.weight_bytes_per_param:g} B = {_b(w)}"
-      + (f"; per device W/N = {_b(w / n)}" if n > 1 else ""))
+    s(f"Weights  W = P x b_w = {_count(m.parameters)} x {d.weight_bytes_per_param:g} B = {_bytes(w)}"
+      + (f"; per device W/N = {_bytes(w / n)}" if n > 1 else ""))
     if bd.weight_bytes_touched_per_step != w:
         why = []
         if m.experts:
             why.append(f"MoE: {wl.concurrency} sequences touch only some experts")
         if m.vocab_size and m.hidden_size and not m.tie_word_embeddings:
-            why.append(f"the input embedding ({_n(m.vocab_size)} x {_n(m.hidden_size)}) is gathered one row "
+            why.append(f"the input embedding ({_count(m.vocab_size)} x {_count(m.hidden_size)}) is gathered one row "
                        "per token, not read (the LM head is)")
         elif m.vocab_size and m.hidden_size:
             why.append("tied embeddings: the one matrix is read once, as the LM head")
-        s(f"Weights read per decode step = {_b(bd.weight_bytes_touched_per_step)}"
+        s(f"Weights read per decode step = {_bytes(bd.weight_bytes_touched_per_step)}"
           + (f" ({'; '.join(why)})" if why else ""))
     if m.attention == "mla":
         s(f"KV cache per token (MLA)  layers x (kv_lora_rank + rope_dim) x b_kv = {m.layers} x "
-          f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}")
+          f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {d.kv_bytes_per_elem:g} B = {_bytes(bd.kv_bytes_per_token)}")
     else:
         s(f"KV cache per token  2 x layers x kv_heads x head_dim x b_kv = 2 x {m.layers} x {m.kv_heads} x "
-          f"{m.head_dim} x {d.kv_bytes_per_elem:g} B = {_b(bd.kv_bytes_per_token)}"
+          f"{m.head_dim} x {d.kv_bytes_per_elem:g} B = {_bytes(bd.kv_bytes_per_token)}"
           + (" (sliding-window layers capped at their window)" if m.sliding_window else ""))
     s(f"Decode step at the mean context L = {bd.decode_context_mean_tokens:,.1f} tokens, its terms:")
     lines.extend(decode_term_lines(bd))
     if bd.compute_known:
-        add(f"         t_mem = weights + KV = {_t(bd.decode_memory_s)}; t_cmp = linear + attention = "
-            f"{_t(bd.decode_compute_s)} at {_f(bd.compute_peak_flop_per_s)}")
+        add(f"         t_mem = weights + KV = {_time(bd.decode_memory_s)}; t_cmp = linear + attention = "
+            f"{_time(bd.decode_compute_s)} at {_compute(bd.compute_peak_flop_per_s)}")
     else:
-        add(f"         t_mem = weights + KV = {_t(bd.decode_memory_s)}; t_cmp unknown (no compute peak): left out, "
+        add(f"         t_mem = weights + KV = {_time(bd.decode_memory_s)}; t_cmp unknown (no compute peak): left out, "
             "so the step is a bandwidth-only lower bound")
-    add(f"         step = max(t_mem, t_cmp) + the terms after it = {_t(bd.decode_pass_s)} ({bd.decode_binding}-bound)")
+    add(f"         step = max(t_mem, t_cmp) + the terms after it = {_time(bd.decode_pass_s)} ({bd.decode_binding}-bound)")
     if d.spec_accepted_tokens_per_pass > 1:
         s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
-          + (f"; the draft costs {_t(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
-    s(f"Pace over the {wl.output_tokens:g}-token reply (KV grows with each token): decode {_t(bd.decode_s)}, "
-      f"pace = {wl.output_tokens:g} / {_t(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
+          + (f"; the draft costs {_time(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
+    s(f"Pace over the {wl.output_tokens:g}-token reply (KV grows with each token): decode {_time(bd.decode_s)}, "
+      f"pace = {wl.output_tokens:g} / {_time(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
       f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
       f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
     if bd.compute_known:
-        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_f(bd.compute_peak_flop_per_s)}) = "
-            f"{_t(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_t(bd.prefill_weight_read_s)}")
+        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_compute(bd.compute_peak_flop_per_s)}) = "
+            f"{_time(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_time(bd.prefill_weight_read_s)}")
     else:
         add(f"         time = FLOP / (N x F): unknown (no compute peak); only the floor, one weight read "
-            f"W/N/BW = {_t(bd.prefill_weight_read_s)}, is checked")
-    add(f"         prefill = {_t(bd.prefill_s)} ({bd.prefill_binding}-bound)")
-    parts = [f"{_queue_words(ev)} {_t(bd.queue_s)}"] if bd.queue_s else []
-    parts.append(f"prefill {_t(bd.prefill_s)}")
+            f"W/N/BW = {_time(bd.prefill_weight_read_s)}, is checked")
+    add(f"         prefill = {_time(bd.prefill_s)} ({bd.prefill_binding}-bound)")
+    parts = [f"{_queue_words(ev)} {_time(bd.queue_s)}"] if bd.queue_s else []
+    parts.append(f"prefill {_time(bd.prefill_s)}")
     if bd.connection_setup_s:
-        parts.append(f"connection {_t(bd.connection_setup_s)}")
+        parts.append(f"connection {_time(bd.connection_setup_s)}")
     if bd.proxy_delay_s:
-        parts.append(f"proxy flush {_t(bd.proxy_delay_s)}")
-    s(f"TTFT = {' + '.join(parts)} = {_t(bd.ttft_s)}")
+        parts.append(f"proxy flush {_time(bd.proxy_delay_s)}")
+    s(f"TTFT = {' + '.join(parts)} = {_time(bd.ttft_s)}")
     first = bd.e2e_s - bd.decode_after_first_s  # queue + prefill + connection: no proxy delay
     e2e_parts = [p for p in parts if not p.startswith("proxy flush")]
     s(f"End to end = {' + '.join(e2e_parts)} + {wl.output_tokens - 1:g} more decode steps (prefill made the "
-      f"first token) = {_t(first)} + {_t(bd.decode_after_first_s)} = {_t(bd.e2e_s)}"
+      f"first token) = {_time(first)} + {_time(bd.decode_after_first_s)} = {_time(bd.e2e_s)}"
       + ("; the proxy buffer delays the first token, not the last (flushed when generation ends)"
          if bd.proxy_delay_s else ""))
     s(f"Memory per device, steady state (B sequences at the mean in-flight context prompt + output / 2 = "
       f"{bd.memory_context_steady_tokens:g} tokens) = W/N + B x L x kv / N"
       + (" + draft" if bd.memory_draft_bytes_per_device else "")
       + (" + overhead" if bd.memory_overhead_bytes_per_device else "")
-      + f" = {_b(bd.memory_weight_bytes_per_device)} + {_b(bd.memory_kv_bytes_per_device)}"
-      + (f" + {_b(bd.memory_draft_bytes_per_device)}" if bd.memory_draft_bytes_per_device else "")
-      + (f" + {_b(bd.memory_overhead_bytes_per_device)}" if bd.memory_overhead_bytes_per_device else "")
-      + f" = {_b(bd.memory_required_bytes_per_device)} of {_bo(hw.memory_bytes)}"
+      + f" = {_bytes(bd.memory_weight_bytes_per_device)} + {_bytes(bd.memory_kv_bytes_per_device)}"
+      + (f" + {_bytes(bd.memory_draft_bytes_per_device)}" if bd.memory_draft_bytes_per_device else "")
+      + (f" + {_bytes(bd.memory_overhead_bytes_per_device)}" if bd.memory_overhead_bytes_per_device else "")
+      + f" = {_bytes(bd.memory_required_bytes_per_device)} of {_memory(hw.memory_bytes)}"
       + (f" ({bd.memory_max_sequences} sequences fit)" if bd.memory_max_sequences is not None else ""))
     add(f"         worst case (all at prompt + output = {wl.prompt_tokens + wl.output_tokens:g} tokens): "
-        f"{_b(bd.memory_required_worst_bytes_per_device)}"
+        f"{_bytes(bd.memory_required_worst_bytes_per_device)}"
         + (f" ({bd.memory_max_sequences_worst} sequences fit)" if bd.memory_max_sequences_worst is not None else ""))
 
     eff = ev.efficiency
@@ -194,12 +194,12 @@ def explain_budget(evaluation: Any) -> str:
     add(f"  At the realistic efficiency ({numbers.percent(eff.bandwidth)} of bandwidth, {numbers.percent(eff.compute)} of compute"
         + (f", {numbers.percent(d.collective_overhead)} collective overhead" if n > 1 else "")
         + f", {numbers.percent(d.memory_usable_fraction)} of memory usable, "
-        + f"{_b(d.memory_overhead_bytes)} {'memory_overhead' if dep.memory_overhead_bytes is not None else 'runtime reserve'}): "
-        f"ttft {_t(rl.ttft_s)}, pace {numbers.quantity(rl.pace_token_per_s, 'token/s')}, e2e {_t(rl.e2e_s)}, "
-        f"memory {_b(rl.memory_required_bytes_per_device)} of {_bo(rl.memory_available_bytes_per_device)}"
-        + (f" usable (worst case {_b(rl.memory_required_worst_bytes_per_device)})"
+        + f"{_bytes(d.memory_overhead_bytes)} {'memory_overhead' if dep.memory_overhead_bytes is not None else 'runtime reserve'}): "
+        f"ttft {_time(rl.ttft_s)}, pace {numbers.quantity(rl.pace_token_per_s, 'token/s')}, e2e {_time(rl.e2e_s)}, "
+        f"memory {_bytes(rl.memory_required_bytes_per_device)} of {_memory(rl.memory_available_bytes_per_device)}"
+        + (f" usable (worst case {_bytes(rl.memory_required_worst_bytes_per_device)})"
            if rl.memory_available_bytes_per_device is not None else ""))
-    add(f"    decode pass at the realistic efficiency, its terms ({_t(rl.decode_pass_s)} in all, "
+    add(f"    decode pass at the realistic efficiency, its terms ({_time(rl.decode_pass_s)} in all, "
         f"{rl.decode_binding}-bound):")
     lines.extend(decode_term_lines(rl, "      "))
     add("")
@@ -216,16 +216,16 @@ def explain_budget(evaluation: Any) -> str:
             row = (f"decode segment {seg.name!r} ({seg.owner or 'no owner'}) promise {numbers.quantity(1 / v.budget_value, 'token/s')}; "
                    f"bound {numbers.quantity(1 / v.bound_value, 'token/s')}; realistic {numbers.quantity(1 / v.realistic_value, 'token/s')}")
         elif seg is not None:
-            row = (f"prefill segment {seg.name!r} ({seg.owner or 'no owner'}) promise {_t(v.budget_value)}; "
-                   f"bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
+            row = (f"prefill segment {seg.name!r} ({seg.owner or 'no owner'}) promise {_time(v.budget_value)}; "
+                   f"bound {_time(v.bound_value)}; realistic {_time(v.realistic_value)}")
         elif name == "tpot":
             row = (f"pace   promise {numbers.quantity(1 / v.budget_value, 'token/s')}; bound {numbers.quantity(1 / v.bound_value, 'token/s')}; "
                    f"realistic {numbers.quantity(1 / v.realistic_value, 'token/s')}")
         elif name == "memory":
-            row = (f"memory needs {_b(v.bound_value)} per device of {_bo(hw.memory_bytes)} (bound); "
-                   f"{_b(v.realistic_value)} of {_bo(v.budget_value)} usable (realistic)")
+            row = (f"memory needs {_bytes(v.bound_value)} per device of {_memory(hw.memory_bytes)} (bound); "
+                   f"{_bytes(v.realistic_value)} of {_memory(v.budget_value)} usable (realistic)")
         else:
-            row = (f"{name:<6} promise {_t(v.budget_value)}; bound {_t(v.bound_value)}; realistic {_t(v.realistic_value)}")
+            row = (f"{name:<6} promise {_time(v.budget_value)}; bound {_time(v.bound_value)}; realistic {_time(v.realistic_value)}")
         extra = ""
         if v.required_efficiency is not None and v.verdict != "met":
             extra = f"; needs {format_percent(v.required_efficiency)} efficiency"
@@ -286,7 +286,7 @@ def decode_term_lines(analysis: Any, indent: str = "         ") -> list[str]:
     that are zero for this deployment are left out. Nothing is computed here."""
     rows = [(label, seconds) for _, label, seconds in analysis.decode_terms if seconds]
     width = max((len(label) for label, _ in rows), default=0)
-    return [f"{indent}{label:<{width}}  {_t(seconds)}" for label, seconds in rows]
+    return [f"{indent}{label:<{width}}  {_time(seconds)}" for label, seconds in rows]
 
 
 def judgement_lines(evaluation: Any) -> list[str]:
@@ -326,8 +326,8 @@ def calibration_lines(evaluation: Any) -> list[str]:
     p = c.params
     out.append(f"    {ce.origin_words()}, fitted {c.created or 'on an unrecorded date'}")
     out.append(f"    parameters: {numbers.percent(p.bandwidth)} of bandwidth, {numbers.percent(p.compute)} of compute, "
-               f"{_t(p.iteration_overhead_s)} per iteration, {_t(p.collective_latency_s)} per layer under "
-               f"tensor parallelism, {_t(p.ttft_overhead_s)} on every first token")
+               f"{_time(p.iteration_overhead_s)} per iteration, {_time(p.collective_latency_s)} per layer under "
+               f"tensor parallelism, {_time(p.ttft_overhead_s)} on every first token")
     for metric in ("ttft", "tpot"):
         e = c.error.get(metric)
         if e:
@@ -336,12 +336,12 @@ def calibration_lines(evaluation: Any) -> list[str]:
     for key, label in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
         v = ce.predicted.get(key)
         if v is not None:
-            out.append(f"    predicted {label} {_t(v)} {ce.band_words(label)}")
+            out.append(f"    predicted {label} {_time(v)} {ce.band_words(label)}")
     for check_name, message in ce.stale:
         out.append(f"    STALE ({check_name}): {message}")
     for o in ce.outside:
-        out.append(f"    OUTSIDE THE BAND: {o.run} {o.metric} {o.stat} measured {_t(o.measured_s)}, "
-                   f"predicted {_t(o.predicted_s)} ({numbers.percent(o.error, signed=True)})")
+        out.append(f"    OUTSIDE THE BAND: {o.run} {o.metric} {o.stat} measured {_time(o.measured_s)}, "
+                   f"predicted {_time(o.predicted_s)} ({numbers.percent(o.error, signed=True)})")
     return out
 
 
@@ -429,14 +429,14 @@ def under_load(evaluation: Any) -> list[str]:
     for metric, label in (("queue_s", "queue"), ("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
         row = r.predicted[metric]
         extra = load.edge_extra_s if metric in ("ttft_s", "e2e_s") else 0.0
-        cells = "  ".join(f"{k} {_t(v + extra)}" for k, v in row.items() if k in ("p50", "p90", "p95", "p99"))
+        cells = "  ".join(f"{k} {_time(v + extra)}" for k, v in row.items() if k in ("p50", "p90", "p95", "p99"))
         out.append(f"    {label:<5} {cells}")
     for name, verdict in load.verdicts.items():
         iv = load.interval(name)
         value = load.predicted(name)
-        ivs = f" (95 % interval {_t(iv[0])}-{_t(iv[1])})" if iv else ""
-        got = _t(value) if value is not None else "?"
-        line = (f"    {name:<5} {pct} {got}{ivs} {load_words(load)}; promise {_t(load.limits[name])}"
+        ivs = f" (95 % interval {_time(iv[0])}-{_time(iv[1])})" if iv else ""
+        got = _time(value) if value is not None else "?"
+        line = (f"    {name:<5} {pct} {got}{ivs} {load_words(load)}; promise {_time(load.limits[name])}"
                 f"  ->  {VERDICT_WORDS[verdict]}")
         out.append(line)
         if verdict == "at-risk":

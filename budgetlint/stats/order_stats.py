@@ -124,30 +124,30 @@ def quantile_ranks(n: int, p: float, confidence: float = CONFIDENCE) -> tuple[in
     cdf = list(itertools.accumulate(pmf))
     hi = lo + len(pmf) - 1
 
-    def F(k: int) -> float:  # noqa: N802 - the CDF's usual name
+    def cdf_at(k: int) -> float:  # the docstring's F(k) = P(B <= k)
         if k < lo:
             return 0.0
         if k >= n:
             return 1.0
         return min(1.0, cdf[min(k, hi) - lo])
 
-    # r: the largest rank with F(r - 1) <= tail (F(-1) = 0, so r >= 0 always exists)
+    # r: the largest rank with cdf_at(r - 1) <= tail (cdf_at(-1) = 0, so r >= 0 always exists)
     r = 0
     for k in range(max(0, lo), n + 1):
-        if F(k - 1) <= tail:
+        if cdf_at(k - 1) <= tail:
             r = k
         else:
             break
-    # s: the smallest rank with 1 - F(s - 1) <= tail (s = n + 1 always qualifies)
+    # s: the smallest rank with 1 - cdf_at(s - 1) <= tail (s = n + 1 always qualifies)
     s = n + 1
     hi = lo + len(pmf) - 1
     for k in range(min(n, hi + 1), max(0, lo) - 1, -1):
-        if 1.0 - F(k - 1) <= tail:
+        if 1.0 - cdf_at(k - 1) <= tail:
             s = k
         else:
             break
     s = max(s, r + 1)
-    coverage = F(s - 1) - F(r - 1)
+    coverage = cdf_at(s - 1) - cdf_at(r - 1)
     return r, s, coverage
 
 
@@ -232,7 +232,7 @@ def search_needed_n(p: float, confidence: float = CONFIDENCE, tolerance: float =
     run and alert window falls short of just the same.
     """
     _check(1, p, confidence)
-    z = _z(confidence)
+    z = _normal_quantile(confidence)
     d = distance(p, tolerance)
     approx = (z / d) ** 2 * p * (1.0 - p)
     top = max(minimum_n(p, confidence) + 1, int(math.ceil(1.5 * approx)) + 10)
@@ -248,7 +248,7 @@ def search_needed_n(p: float, confidence: float = CONFIDENCE, tolerance: float =
     return n
 
 
-def _z(confidence: float) -> float:
+def _normal_quantile(confidence: float) -> float:
     from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)

@@ -155,7 +155,7 @@ def _budget(folder: Path, bench: list[str] | None = None) -> None:
 
 def test_point4_a_capped_glob_is_said_and_keeps_the_first_files_in_sorted_order(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from budgetlint.evaluate import evidence
+    from budgetlint.evaluate.evidence import store
     from budgetlint.run.check import Options, run_check
 
     _budget(tmp_path / "budgets", bench=["../runs/*.json"])
@@ -163,7 +163,7 @@ def test_point4_a_capped_glob_is_said_and_keeps_the_first_files_in_sorted_order(
     for i, ttft in reversed(list(enumerate([100, 110, 120, 130, 900]))):
         _native(tmp_path / "runs" / f"run-{i}.json", ttft)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(evidence, "MAX_GLOB_FILES", 3)
+    monkeypatch.setattr(store, "MAX_GLOB_FILES", 3)
     report = run_check(["budgets"], Options(use_codeowners=False))
     cut = [f for f in report.findings if f.rule == "BL406"]
     assert len(cut) == 1 and cut[0].severity.label == "warning", [(f.rule, f.message) for f in report.findings]

@@ -41,7 +41,7 @@ def test_a_tiny_arrival_rate_is_bl309_not_a_stalled_simulation(tmp_path: Path, r
 
 
 def test_max_concurrency_1e308_is_no_zero_division(tmp_path: Path) -> None:
-    # was: exit 3, ZeroDivisionError in evaluate/evidence.py _faster (a bound at 1e308 sequences
+    # was: exit 3, ZeroDivisionError in evaluate/evidence/bound.py _faster (a bound at 1e308 sequences
     # has a zero aggregate throughput); a run of 3 requests has at most 3 in flight
     run_json = dict(VLLM_RUN, max_concurrency=1e308, output_throughput=1e6)
     (tmp_path / "run.json").write_text(json.dumps(run_json))
