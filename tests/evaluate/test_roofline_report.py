@@ -399,3 +399,48 @@ def test_a_one_token_prefix_cache_hit_is_an_assumption_too(tmp_path: Path) -> No
     assert b["verdicts"]["ttft"] == "met"
     assert any(f["rule"] == "BL305" and "a prefix cache hitting 1 of 1000 prompt tokens (without it: 33" in f["message"]
                for f in findings), [f["message"] for f in findings]
+
+
+def test_weights_beyond_the_device_cannot_be_met(tmp_path: Path) -> None:
+    """bf16 70B: 70.55e9 x 2 = 141.1e9 B of weights on one 80e9 B device: memory cannot be met."""
+    b, _ = _run(tmp_path, FULL.replace("weight_precision: fp8", "weight_precision: bf16"))
+    assert b["verdicts"]["memory"] == "cannot-be-met"
+    assert b["analysis"]["bound_memory_bytes"] == pytest.approx(141.1e9 + 150 * KV_TOKEN, rel=1e-9)
+
+
+def test_an_end_to_end_promise_under_a_second_has_a_required_efficiency(tmp_path: Path) -> None:
+    """10 output tokens: the 9 steps after the first at contexts 101..109 (mean 105) take
+    9 x (69.4993e9 + 105 x 327,680) / 3.35e12 = 186.8 ms; E2E bound 5 + 20.746 + 186.8 ms = 212.6 ms;
+    a 0.5 s promise needs (212.6 - 5) / (500 - 5) = 41.9 % of peak."""
+    after_first = 9 * _step(105)
+    b, _ = _run(tmp_path, FULL.replace("output_tokens: 100", "output_tokens: 10").replace("e2e: 2.5 s", "e2e: 0.5 s"))
+    a = b["analysis"]
+    assert a["bound_e2e_s"] == pytest.approx(QUEUE + PREFILL + after_first, rel=1e-4)
+    assert a["required_efficiency_e2e"] == pytest.approx((PREFILL + after_first) / (0.5 - QUEUE), rel=1e-4)
+
+
+EDGE = FULL.replace("  deployment:", "  edge: {connection_setup: 10 ms}\n  deployment:").replace(
+    "output_tokens: 100}", "output_tokens: 100, measured_at: client}")  # the edge counts at the client
+
+
+def test_the_connection_setup_is_a_fixed_allowance_like_the_queue(tmp_path: Path) -> None:
+    """With 10 ms of connection setup: TTFT bound 5 + 10 + 20.746 = 35.746 ms; a 50 ms promise leaves
+    50 - 15 = 35 ms for prefill, so it needs 20.746 / 35 = 59.3 % of peak."""
+    b, _ = _run(tmp_path, EDGE.replace("ttft: 35 ms", "ttft: 50 ms"))
+    a = b["analysis"]
+    assert a["bound_ttft_s"] == pytest.approx(QUEUE + 0.010 + PREFILL, rel=1e-4)
+    assert a["required_efficiency_ttft"] == pytest.approx(PREFILL / (0.050 - QUEUE - 0.010), rel=1e-4)
+    # E2E: 2.5 s leaves 2.485 s: (2.0761 - 0) / 2.485
+    assert a["required_efficiency_e2e"] == pytest.approx((PREFILL + DECODE_AFTER_FIRST) / (2.5 - QUEUE - 0.010),
+                                                         rel=1e-4)
+
+
+def test_the_figure_without_an_assumption_keeps_the_edge(tmp_path: Path) -> None:
+    """Speculative 2.53 with 10 ms of connection setup: without it the E2E estimate is
+    5 + 10 ms + (20.746 ms + 2.0553 s) / 0.723 = 2.886 s: "2.89 s" (2.876 s without the setup)."""
+    e2e = QUEUE + 0.010 + (PREFILL + DECODE_AFTER_FIRST) / REAL
+    assert f"{e2e:.3g}" == "2.89"
+    _, findings = _run(tmp_path, EDGE.replace("pace: 40 token/s, e2e", "pace: 80 token/s, e2e").replace(
+        "weight_precision: fp8}", "weight_precision: fp8, speculative: {accepted_tokens_per_pass: 2.53}}"))
+    assert any(f["rule"] == "BL305" and f["message"].endswith("(without it: 2.89 s)") for f in findings), \
+        [f["message"] for f in findings if f["rule"] == "BL305"]
