@@ -130,6 +130,11 @@ def test_hand_worked_values_of_every_promise_and_segment(tmp_path: Path) -> None
     # usable 0.9 x 80e9 = 72e9 B is the memory "promise": headroom 72e9 / (70.55e9 + 49.15e6 + 3 GiB) - 1
     assert a["headroom_memory"] == pytest.approx(72e9 / (70.55e9 + 150 * KV_TOKEN + 3 * 2**30) - 1, rel=1e-4)
     assert v["memory"] == "at-risk"
+    # the two analyses themselves: the bound's and the estimate's prefill and decode step
+    assert a["bound"]["prefill_s"] == pytest.approx(PREFILL, rel=rel)
+    assert a["realistic"]["prefill_s"] == pytest.approx(PREFILL / REAL, rel=rel)
+    assert a["bound"]["decode_step_s"] == pytest.approx(_step(149.5), rel=rel)
+    assert a["realistic"]["decode_step_s"] == pytest.approx(_step(149.5) / REAL, rel=rel)
     assert a["hardware"] == "h100-sxm" and a["model"] == "llama-3.1-70b"
     assert a["efficiency_bandwidth"] == REAL and a["efficiency_compute"] == 0.5
 
