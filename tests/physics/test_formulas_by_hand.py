@@ -210,6 +210,11 @@ def test_memory_fit_and_the_most_sequences_that_fit() -> None:
                                          memory_bytes=100) == 10
     assert memory.max_sequences_that_fit(weight_bytes_total=300, kv_bytes_per_sequence=10, devices=2,
                                          memory_bytes=100) == 0
+    # fractions of a byte are arithmetic like any other: room 100 - 199 / 2 = 0.5 B, 0.2 / 2 B a sequence: 5
+    assert memory.max_sequences_that_fit(weight_bytes_total=199, kv_bytes_per_sequence=0.2, devices=2,
+                                         memory_bytes=100) == 5
+    assert memory.max_sequences_that_fit(weight_bytes_total=100, kv_bytes_per_sequence=0.5, devices=2,
+                                         memory_bytes=100) == 200
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=0, devices=2,
                                          memory_bytes=100) is None
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, devices=2,
