@@ -137,6 +137,7 @@ def test_hand_worked_values_of_every_promise_and_segment(tmp_path: Path) -> None
     assert a["realistic"]["decode_step_s"] == pytest.approx(_step(149.5) / REAL, rel=rel)
     assert a["hardware"] == "h100-sxm" and a["model"] == "llama-3.1-70b"
     assert a["efficiency_bandwidth"] == REAL and a["efficiency_compute"] == 0.5
+    assert a["efficiency_assumed"]["class"] == "dense-1" and a["efficiency_assumed"]["bandwidth"] == REAL
 
 
 def test_a_ttft_promise_with_no_room_left_has_no_required_efficiency(tmp_path: Path) -> None:
@@ -434,6 +435,7 @@ def test_the_connection_setup_is_a_fixed_allowance_like_the_queue(tmp_path: Path
     b, _ = _run(tmp_path, EDGE.replace("ttft: 35 ms", "ttft: 50 ms"))
     a = b["analysis"]
     assert a["bound_ttft_s"] == pytest.approx(QUEUE + 0.010 + PREFILL, rel=1e-4)
+    assert a["realistic_ttft_s"] == pytest.approx(QUEUE + 0.010 + PREFILL / REAL, rel=1e-4)
     assert a["required_efficiency_ttft"] == pytest.approx(PREFILL / (0.050 - QUEUE - 0.010), rel=1e-4)
     # E2E: 2.5 s leaves 2.485 s: (2.0761 - 0) / 2.485
     assert a["required_efficiency_e2e"] == pytest.approx((PREFILL + DECODE_AFTER_FIRST) / (2.5 - QUEUE - 0.010),
@@ -449,3 +451,38 @@ def test_the_figure_without_an_assumption_keeps_the_edge(tmp_path: Path) -> None
         "weight_precision: fp8}", "weight_precision: fp8, speculative: {accepted_tokens_per_pass: 2.53}}"))
     assert any(f["rule"] == "BL305" and f["message"].endswith("(without it: 2.89 s)") for f in findings), \
         [f["message"] for f in findings if f["rule"] == "BL305"]
+
+
+def test_the_class_default_collective_overhead_reaches_the_estimate(tmp_path: Path) -> None:
+    """Mixtral 8x7B on 2 devices: the MoE tensor-parallel class takes 42.45 % of bandwidth and 10 %
+    collective overhead (docs/calibration.md): the decode estimate is the bound / 0.4245 / 0.9
+    (bandwidth-bound; the bound charges no overhead it was not told of)."""
+    b, _ = _run(tmp_path, FULL.replace("llama-3.1-70b", "mixtral-8x7b").replace(
+        "weight_precision: fp8}", "weight_precision: fp8, devices: 2}"))
+    a = b["analysis"]
+    assert a["realistic_tpot_s"] / a["bound_tpot_s"] == pytest.approx(1 / (0.4245 * (1 - 0.10)), rel=1e-9)
+    assumed = a["efficiency_assumed"]
+    assert (assumed["class"], assumed["bandwidth"], assumed["collective_overhead"]) == ("moe-tp", 0.4245, 0.1)
+
+
+def test_a_deployment_the_physics_refuses_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """Lookahead 1 verifies at most 2 tokens a pass: 3 accepted is impossible."""
+    b, _ = _run(tmp_path, FULL.replace("weight_precision: fp8}", "weight_precision: fp8, speculative: "
+                                       "{accepted_tokens_per_pass: 3, lookahead: 1}}"))
+    assert b["analysis"]["skipped"] == ("draft_lookahead 1 cannot deliver 3.0 accepted tokens per pass "
+                                        "(at most lookahead + 1)")
+
+
+def test_a_time_beyond_float_range_is_skipped_with_its_name(tmp_path: Path) -> None:
+    """1e-300 B/s: a decode step reads 6.9e10 B in 6.9e310 s, beyond float range (inf)."""
+    b, _ = _run(tmp_path, FULL.replace("hardware: h100-sxm", "hardware: slowbw"), ("hw.yaml", """\
+    version: 1
+    kind: hardware
+    hardware:
+      - name: slowbw
+        memory: 80 GB
+        bandwidth: 1e-300 B/s
+        compute: {fp8: 1979 TFLOP/s}
+    """))
+    assert "beyond floating-point range" in b["analysis"]["skipped"]
+    assert b["analysis"]["skipped"].endswith("(a peak or a count at an extreme?): nothing can be judged against it")
