@@ -486,3 +486,23 @@ def test_a_time_beyond_float_range_is_skipped_with_its_name(tmp_path: Path) -> N
     """))
     assert "beyond floating-point range" in b["analysis"]["skipped"]
     assert b["analysis"]["skipped"].endswith("(a peak or a count at an extreme?): nothing can be judged against it")
+
+
+def test_hardware_without_a_peak_for_the_precision_says_which_it_tried(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device with only an fp32 peak: fp8 weights compute in bf16 (activations), which falls back to
+    fp16 only, none listed, so compute is unknown; 200 GB hold the 70.6 GB of weights with room:
+    memory is still met."""
+    (ev,) = _evaluations(tmp_path, monkeypatch, FULL.replace(
+        "hardware: h100-sxm", "hardware: fp32-only"), ("hw.yaml", """\
+    version: 1
+    kind: hardware
+    hardware:
+      - name: fp32-only
+        memory: 200 GB
+        bandwidth: 3.35 TB/s
+        compute: {fp32: 60 TFLOP/s}
+    """))
+    assert ev.verdicts["memory"].verdict == "met" and ev.verdicts["ttft"].verdict == "unknown"
+    assert ev.notes[0].startswith("hardware 'fp32-only' has no compute peak for precision 'bf16': tried bf16, "
+                                  "fp16; the accelerator lists fp32: what needs compute is not checked")
