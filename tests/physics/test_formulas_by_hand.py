@@ -72,6 +72,7 @@ def test_attention_flop_counts_full_and_windowed_positions() -> None:
     # 5 tokens: windowed 1 + 2 + 3 + 3 + 3 = 12, full 15
     assert prefill.attention_flop(TOY, 5) == 32 * (2 * 15 + 2 * 12)
     assert prefill.attention_flop(TOY, 0, 5) == 0.0 and prefill.attention_flop(TOY, -1) == 0.0
+    assert prefill.attention_flop(TOY, 1) == 32 * (2 * 1 + 2 * 1)  # one new token attends to itself
     dense = ModelShape(total_params=1000, layers=3, attention_heads=2, head_dim=4)
     assert prefill.attention_flop(dense, 2, 1) == 4 * 2 * 4 * 3 * (2 + 3)
 
@@ -201,6 +202,11 @@ def test_memory_fit_and_the_most_sequences_that_fit() -> None:
                                 memory_bytes=None)
     assert unknown.fits is None and unknown.available_bytes_per_device is None
     assert unknown.required_bytes_per_device == 50
+    assert (unknown.weight_bytes_per_device, unknown.kv_bytes_per_device, unknown.draft_bytes_per_device,
+            unknown.overhead_bytes_per_device, unknown.headroom_bytes_per_device) == (30, 20, 0, 0, None)
+    draft = memory.memory_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, concurrency=4, devices=2,
+                              memory_bytes=None, overhead_bytes=5, draft_bytes_total=8)
+    assert (draft.draft_bytes_per_device, draft.overhead_bytes_per_device, draft.required_bytes_per_device) == (4, 5, 59)
     # (90 - 30 - 4 - 5) / (10 / 2) = 10.2 -> 10 sequences
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, devices=2,
                                          memory_bytes=100, usable_fraction=0.9, overhead_bytes=5,
