@@ -41,6 +41,8 @@ class HardwareDef(Located):
     bandwidth_bytes_per_s: float | None = None
     compute_flop_per_s: dict[str, float] = field(default_factory=dict)
     interconnect_bytes_per_s: float | None = None
+    tdp_w: float | None = None  # thermal design power per device, W (docs/cost.md)
+    price_usd_per_s: float | None = None  # what one device costs, USD/s ("2.50 USD/hour")
     source: str | None = None
     notes: str | None = None
     builtin: bool = False
@@ -68,6 +70,7 @@ class ModelDef(Located):
     sliding_window_layers: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    moe_layers: int | None = None  # layers with routed experts (None: every layer)
     max_context: int | None = None
     vocab_size: int | None = None
     tie_word_embeddings: bool | None = None
@@ -133,10 +136,35 @@ class Promise:
     throughput_request_per_s: float | None = None  # for the service, every latency promise held
     throughput_token_per_s: float | None = None  # output tokens, the same
     slo_attainment: float | None = None  # 0..1: share of requests meeting every latency promise at once
+    cost_usd_per_token: float | None = None  # per output token at the judged operating point (docs/cost.md)
 
     @property
     def pace_token_per_s(self) -> float | None:
         return 1.0 / self.tpot_s if self.tpot_s else None
+
+
+@dataclass
+class PoolDef:
+    """One pool of a disaggregated deployment (deployment.disaggregated.prefill / .decode)."""
+
+    role: str = "prefill"  # prefill | decode
+    hardware: HardwareDef | None = None  # None: the deployment's
+    devices: int | None = None  # None: the deployment's
+    replicas: int = 1
+    data_parallel: int | None = None  # None: the deployment's
+    pipeline_parallel: int | None = None
+    expert_parallel: int | None = None
+
+
+@dataclass
+class DisaggregatedDef:
+    """deployment.disaggregated: the two pools and the KV link (docs/topologies.md)."""
+
+    prefill: PoolDef = field(default_factory=PoolDef)
+    decode: PoolDef = field(default_factory=lambda: PoolDef(role="decode"))
+    kv_link: str | None = None  # a link name of model/links.py, when named
+    kv_bandwidth_bytes_per_s: float | None = None
+    kv_latency_s: float = 0.0
 
 
 @dataclass
@@ -163,10 +191,19 @@ class DeploymentDef:
     engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
     engine_version: str | None = None  # "0.11.0"; None: not declared
     config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
+    price_usd_per_s: float | None = None  # `price:` per device (docs/cost.md); wins over config and catalog
+    power_w: float | None = None  # `power:` measured per device (docs/cost.md); wins over the hardware's tdp
     provenance: dict[str, str] = field(default_factory=dict)  # field -> where a value not in the budget came from
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
     #: passed to the physics as they are (evaluate/physics_inputs.py); a declared effect is a fact, in the bound too
     effects: dict[str, float] = field(default_factory=dict)
+    # parallelism beyond tensor (deployment.parallelism; docs/topologies.md): devices is the tensor degree
+    data_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    expert_imbalance: float | None = None  # None: not declared (1 in the bound, the cited default realistic)
+    interconnect: str | None = None  # a link name of model/links.py, when declared by name
+    disaggregated: DisaggregatedDef | None = None  # prefill/decode pools (None: colocated)
 
 
 @dataclass
@@ -229,5 +266,6 @@ class Budget(Located):
                                 or dep.max_num_batched_tokens is not None):
             return True
         return (self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
-                or self.promise.slo_attainment is not None)
+                or self.promise.slo_attainment is not None
+                or self.promise.cost_usd_per_token is not None)  # a cost is judged at a throughput
 

@@ -5,9 +5,15 @@ API (every function returns a ``str``):
 - ``number(x)``: a plain number: ``2.53``, ``5000``, ``0.004``.
 - ``quantity(value, unit)``: an SI float with its unit, scaled for people:
   ``quantity(0.1234, "s") == "123 ms"``, ``quantity(3.35e12, "B/s") == "3.35 TB/s"``,
-  ``quantity(5000, "token/s") == "5000 token/s"``; ``"—"`` for None.
+  ``quantity(5000, "token/s") == "5000 token/s"``; ``"—"`` for None; money and energy
+  in the units prices are written in: ``quantity(5e-7, "USD/token") == "0.5 USD/Mtok"``,
+  ``quantity(2.5 / 3600, "USD/s") == "2.5 USD/hour"``, ``quantity(0.0012, "USD") == "0.0012 USD"``,
+  ``quantity(1400, "W") == "1.4 kW"``, ``quantity(0.35, "J/token") == "0.35 J/token"``.
 - ``percent(fraction)``: ``0.0813`` -> ``"8.1%"``, ``-0.05`` -> ``"-5%"``.
 - ``headroom(fraction)``: ``promise / estimate - 1`` signed: ``"+8.1%"``, ``"-0.4%"``.
+- ``stated_percent(fraction)``: a share someone wrote (an objective, a percentile), as written:
+  ``0.975`` -> ``"97.5%"``, ``0.99999`` -> ``"99.999%"`` (up to six figures, never rounded to two).
+- ``stated(x)``: a stated plain number the same way: ``0.975`` -> ``"0.975"``, ``99.9`` -> ``"99.9"``.
 - ``count(n, noun)``: ``count(1, "replica") == "1 replica"``, ``count(3, "replica") == "3 replicas"``.
 - ``plural(n, noun)``: the noun alone, in the form ``n`` takes.
 - ``figures_apart(values, unit)``: the figures that keep a sentence's different values different.
@@ -43,13 +49,18 @@ from typing import Iterable
 FIGURES = 3
 #: significant figures of a percent (a headroom, a shortfall, an efficiency)
 PERCENT_FIGURES = 2
+#: figures of a number someone wrote (an objective, a percentile, a bucket edge): as written
+STATED_FIGURES = 6
 #: shown for an absent value (None, NaN)
 ABSENT = "—"
 
 #: decimal prefixes, largest first, for the units that take them
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 #: units shown with a decimal prefix (``3.35 TB/s``, ``989 TFLOP/s``, ``80 GB``)
-_PREFIXED = frozenset({"B", "B/s", "FLOP", "FLOP/s", "FLOP/B"})
+_PREFIXED = frozenset({"B", "B/s", "FLOP", "FLOP/s", "FLOP/B", "W"})
+#: money and energy (docs/cost.md): the SI float's unit -> (factor, the unit people read)
+_SCALED = {"USD/token": (1e6, "USD/Mtok"), "USD/s": (3600.0, "USD/hour"), "USD": (1.0, "USD"),
+           "J/token": (1.0, "J/token")}
 #: time ladders: (factor, label), smallest first
 _TIME = ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s"))
 _TIME_PER_TOKEN = ((1e-3, "ms/token"), (1.0, "s/token"))
@@ -136,6 +147,9 @@ def quantity(value: float | None, unit: str, *, figures: int = FIGURES, absent: 
         return _ladder(value, _TIME, figures)
     if unit == "s/token":
         return _ladder(value, _TIME_PER_TOKEN, figures)
+    if unit in _SCALED:  # "0.5 USD/Mtok", "2.5 USD/hour": the units prices are written in
+        factor, shown = _SCALED[unit]
+        return f"{_significant(value * factor, figures)} {shown}"
     if unit in _PREFIXED:
         return _ladder(value, ((1.0, unit),) + tuple((f, p + unit) for f, p in reversed(_PREFIXES)), figures)
     return f"{_significant(value, figures)} {unit}".rstrip()
@@ -168,6 +182,20 @@ def percent(fraction: float | None, *, signed: bool = False, absent: str = ABSEN
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return f"{sign}{text}%"
+
+
+def stated(x: float | None, *, absent: str = ABSENT) -> str:
+    """A number someone wrote (an objective, a percentile, a bucket edge), kept as written: up to
+    six significant figures, so ``0.975`` stays ``"0.975"`` and ``0.99999`` never reads ``"1"``."""
+    return number(x, figures=STATED_FIGURES) if x is not None else absent
+
+
+def stated_percent(fraction: float | None, *, absent: str = ABSENT) -> str:
+    """A share someone wrote (an SLO objective, a percentile) as a percent, as written:
+    ``0.975`` -> ``"97.5%"`` (:func:`percent` would say ``"98%"``), ``0.9999`` -> ``"99.99%"``."""
+    if fraction is None or not math.isfinite(fraction):
+        return percent(fraction, absent=absent)
+    return f"{stated(fraction * 100.0)}%"
 
 
 def headroom(fraction: float | None, *, absent: str = ABSENT) -> str:
