@@ -17,6 +17,7 @@ from budgetlint.text import numbers
 
 #: unit suffixes of the SI keys in ``BudgetResult.promises`` (longest first)
 _SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_usd_per_token", "USD/token"),
     ("_request_per_s", "request/s"),
     ("_token_per_s", "token/s"),
     ("_tokens_per_s", "token/s"),

@@ -62,6 +62,7 @@ class Environment:
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
+    prices: dict = field(default_factory=dict)  # the config's price list: hardware name -> USD/s (docs/cost.md)
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class BudgetEvaluation:
     lengths: tuple[Any, ...] = ()  # evaluate.lengths.LengthsSource per `from_bench` length
     slo: Any = None  # evaluate.production.SloEvaluation: the promises as SLOs, production evidence
     deployed: Any = None  # evaluate.deployed.DeployedEvaluation when the deployment links a configuration
+    cost: Any = None  # evaluate.cost.CostEvaluation: USD/Mtok, USD/request, J/token at the operating point
     #: promise -> judge.Judgement: set by the judgement step (budgetlint.judge.judged), after this one
     judgement: Mapping[str, Any] = field(default_factory=dict)
 
@@ -158,6 +160,22 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.load import evaluate_load
 
         load = evaluate_load(budget, roof, env, cal)
+    from budgetlint.evaluate.cost import evaluate_cost
+
+    cost = evaluate_cost(budget, roof, load, env.prices)
+    if cost is not None:
+        analysis["cost"] = cost.as_dict()
+    cost_promise = budget.promise.cost_usd_per_token
+    if not roof.skipped and not levers and cost is not None and cost_promise is not None and \
+            cost.usd_per_token is not None and cost.usd_per_token > cost_promise:
+        levers = levers_for(env.catalog, roof, env.shared)  # a cost miss alone: what would make it cheaper
+    if levers and cost is not None and (cost.price_usd_per_s is not None or cost_promise is not None):
+        from budgetlint.evaluate.levers import with_costs  # a priced deployment's levers say what they cost
+
+        levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
+                            cost_promise)
+        roof.levers = list(levers)
+        analysis["levers"] = roof.as_dict().get("levers", [])
     from budgetlint.evaluate.production import evaluate_slo
 
     live: tuple[Any, ...] = ()
@@ -169,4 +187,4 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if slo.production or slo.attainment:
         analysis["slo"] = slo.as_dict()
     return BudgetEvaluation(budget, roof, levers, found, MappingProxyType(analysis), load, cal, lengths,
-                            slo=slo, deployed=deployed)
+                            slo=slo, deployed=deployed, cost=cost)

@@ -88,3 +88,32 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
         found = []
     order = {name: i for i, name in enumerate(LEVER_ORDER)}
     return tuple(sorted((lv for lv in found if lv.meets), key=lambda lv: order.get(lv.name, len(order))))
+
+
+def with_costs(levers: tuple[Any, ...], ev: RooflineEvaluation, catalog: Any, prices: dict[str, float],
+               base_price: float | None, cost_promise: float | None) -> tuple[Any, ...]:
+    """Each lever with its cost per output token relative to the current deployment (docs/cost.md),
+    both flat estimates: on the same hardware the price cancels; on another accelerator its price
+    comes from the config's prices or its hardware entry (unknown: no ratio). With a cost promise the
+    levers are ranked by that ratio, cheapest first (unknown last), else kept least disruptive first."""
+    from budgetlint.physics.levers import with_cost_ratio
+
+    base = ev.realistic
+    if base is None or not levers:
+        return levers
+    by_name = {hw.name: hw for hw in catalog.all_hardware()}
+    out = []
+    for lv in levers:
+        if lv.name == "faster-accelerator":
+            hw = by_name.get(lv.description)
+            price = None
+            if hw is not None and base_price is not None:
+                from budgetlint.evaluate.cost import price_of_hardware
+
+                price = price_of_hardware(hw, prices)[0]
+            out.append(with_cost_ratio(lv, base, base_price or 1.0, price))
+        else:
+            out.append(with_cost_ratio(lv, base, base_price or 1.0, base_price or 1.0))
+    if cost_promise is not None:
+        out.sort(key=lambda lv: (lv.cost_ratio is None, lv.cost_ratio if lv.cost_ratio is not None else 0.0))
+    return tuple(out)

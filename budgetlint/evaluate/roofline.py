@@ -133,7 +133,8 @@ class RooflineEvaluation:
         if self.pools is not None:
             out["disaggregated"] = self.pools.as_dict()
         if self.levers:
-            out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets}
+            out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets,
+                              **({"cost_ratio": lv.cost_ratio} if getattr(lv, "cost_ratio", None) is not None else {})}
                              for lv in self.levers]
         return out
 
@@ -339,5 +340,7 @@ def lever_words(lever: Any) -> str:
         fit = "fits" if a.memory_fits else "does not fit"
         memory = f"memory {fit} ({needed} of {numbers.quantity(a.memory_available_bytes_per_device, 'B')} per device)"
     compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
+    ratio = getattr(lever, "cost_ratio", None)
+    cost = f", at {numbers.percent(ratio)} of the cost per output token (flat estimate)" if ratio is not None else ""
     return (f"{lever.description}: pace {numbers.quantity(a.pace_token_per_s, 'token/s')}, "
-            f"TTFT {numbers.quantity(a.ttft_s, 's')}, E2E {numbers.quantity(a.e2e_s, 's')}, {memory}{compute}")
+            f"TTFT {numbers.quantity(a.ttft_s, 's')}, E2E {numbers.quantity(a.e2e_s, 's')}, {memory}{compute}{cost}")

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '8b628d01801905dd99c6e659b497e74471e96a5cda6ba707452fe3876e754c49'
-SOURCES_CHECKSUM = 'crc32:54d461e9'
+SCHEMAS_DIGEST = 'a69a3f0e79283276808e8ad597bd5c5a0fb60264061dc0890f80e39904d5ee30'
+SOURCES_CHECKSUM = 'crc32:a92d899f'
 
 
 class JsonSchemaValueException(ValueError):
@@ -391,6 +391,9 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'throughput' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('throughput')
                                     data__budgets_item__promise__throughput = data__budgets_item__promise['throughput']
+                                if 'cost' in data__budgets_item__promise_keys:
+                                    data__budgets_item__promise_keys.remove('cost')
+                                    data__budgets_item__promise__cost = data__budgets_item__promise['cost']
                                 if 'slo_attainment' in data__budgets_item__promise_keys:
                                     data__budgets_item__promise_keys.remove('slo_attainment')
                                     data__budgets_item__promise__sloattainment = data__budgets_item__promise['slo_attainment']
@@ -754,6 +757,12 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                 if 'interconnect' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('interconnect')
                                                     data__budgets_item__deployment__hardware__interconnect = data__budgets_item__deployment__hardware['interconnect']
+                                                if 'tdp' in data__budgets_item__deployment__hardware_keys:
+                                                    data__budgets_item__deployment__hardware_keys.remove('tdp')
+                                                    data__budgets_item__deployment__hardware__tdp = data__budgets_item__deployment__hardware['tdp']
+                                                if 'price' in data__budgets_item__deployment__hardware_keys:
+                                                    data__budgets_item__deployment__hardware_keys.remove('price')
+                                                    data__budgets_item__deployment__hardware__price = data__budgets_item__deployment__hardware['price']
                                                 if 'source' in data__budgets_item__deployment__hardware_keys:
                                                     data__budgets_item__deployment__hardware_keys.remove('source')
                                                     data__budgets_item__deployment__hardware__source = data__budgets_item__deployment__hardware['source']
@@ -1168,6 +1177,12 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                     if isinstance(data__budgets_item__deployment__replicas, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__replicas, bool)):
                                         if data__budgets_item__deployment__replicas < 1:
                                             raise JsonSchemaValueException('')
+                                if 'price' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('price')
+                                    data__budgets_item__deployment__price = data__budgets_item__deployment['price']
+                                if 'power' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('power')
+                                    data__budgets_item__deployment__power = data__budgets_item__deployment['power']
                                 if 'load_balancer' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('load_balancer')
                                     data__budgets_item__deployment__loadbalancer = data__budgets_item__deployment['load_balancer']
@@ -1636,6 +1651,12 @@ def _hardware_validate(data, custom_formats={}, name_prefix=None):
                         if 'interconnect' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('interconnect')
                             data__hardware_item__interconnect = data__hardware_item['interconnect']
+                        if 'tdp' in data__hardware_item_keys:
+                            data__hardware_item_keys.remove('tdp')
+                            data__hardware_item__tdp = data__hardware_item['tdp']
+                        if 'price' in data__hardware_item_keys:
+                            data__hardware_item_keys.remove('price')
+                            data__hardware_item__price = data__hardware_item['price']
                         if 'source' in data__hardware_item_keys:
                             data__hardware_item_keys.remove('source')
                             data__hardware_item__source = data__hardware_item['source']

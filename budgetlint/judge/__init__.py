@@ -47,7 +47,8 @@ VERDICTS = ("cannot-be-met", "at-risk", "not-shown", "unknown", "met")
 #: the time promises (and the throughput promise) a judgement is made for, in order
 TIME_PROMISES = ("ttft", "tpot", "e2e")
 
-_LABEL = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E", "memory": "memory", "throughput": "throughput"}
+_LABEL = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E", "memory": "memory", "throughput": "throughput",
+          "cost": "cost"}
 
 #: what the flat estimate leaves out, said wherever it is printed beside a simulated figure
 FLAT_IGNORES = "no queueing, no batch interference, no prefill sharing the iteration"
@@ -107,6 +108,8 @@ def headroom(promise: str, limit: Optional[float], value: Optional[float]) -> Op
 
 
 def _unit(promise: str) -> str:
+    if promise == "cost":
+        return "USD/token"
     if promise == "tpot":
         return "s/token"
     if promise == "memory":
@@ -141,6 +144,8 @@ def _measured(ev: Any, name: str) -> Optional[Candidate]:
         return None
     if name == "throughput":
         return _measured_throughput(ev)
+    if name == "cost":
+        return _measured_cost(ev)
     best = None
     for lk in ev.evidence.links:
         r = lk.readings.get(name)
@@ -196,6 +201,26 @@ def _measured_throughput(ev: Any) -> Optional[Candidate]:
     return None
 
 
+def _measured_cost(ev: Any) -> Optional[Candidate]:
+    """A cost promise on a linked run's output throughput (docs/cost.md): the fleet's price over the
+    output tokens per second the run completed."""
+    c = getattr(ev, "cost", None)
+    if c is None or c.result.fleet_usd_per_s is None:
+        return None
+    limit = ev.budget.promise.cost_usd_per_token
+    for lk in ev.evidence.links:
+        tokens = lk.measurement.output_throughput
+        if tokens is None or not math.isfinite(tokens) or tokens <= 0:
+            continue
+        value = c.result.fleet_usd_per_s / tokens
+        counts = lk.counts and not lk.quality
+        words = (f"{fmt(value, 'USD/token')} at the measured output throughput {fmt(tokens, 'token/s')} "
+                 f"({lk.name})")
+        verdict = ("met" if value <= limit * (1 + 1e-9) else "at-risk") if counts else None
+        return Candidate("measured", value, verdict, None, words if counts else words + "; not counted")
+    return None
+
+
 def _simulated(ev: Any, name: str) -> Optional[Candidate]:
     load = ev.load
     if load is None or load.skipped is not None or load.result is None:
@@ -203,6 +228,8 @@ def _simulated(ev: Any, name: str) -> Optional[Candidate]:
     from budgetlint.evaluate.load import load_words
 
     cal = " (calibrated step cost)" if load.calibrated else ""
+    if name == "cost":
+        return _cost(ev, "simulated")
     if name == "throughput":
         if load.throughput_verdict is None or load.throughput_sustained_request_per_s is None:
             return None
@@ -238,7 +265,22 @@ def _calibrated(ev: Any, name: str) -> Optional[Candidate]:
                      + (f" +/- {band:.0%}" if band else ""))
 
 
+def _cost(ev: Any, basis: str) -> Optional[Candidate]:
+    """A cost promise on the basis its throughput stands on (evaluate/cost.py, docs/cost.md):
+    the devices' price over the output tokens they serve at the operating point."""
+    c = getattr(ev, "cost", None)
+    if c is None or c.basis != basis or c.usd_per_token is None:
+        return None
+    limit = ev.budget.promise.cost_usd_per_token
+    verdict = "met" if c.usd_per_token <= limit * (1 + 1e-9) else "at-risk"
+    return Candidate(basis, c.usd_per_token, verdict,
+                     words=f"{fmt(c.usd_per_token, 'USD/token')} at {c.throughput_words} "
+                     f"({fmt(c.output_tokens_per_s, 'token/s')} of output)")
+
+
 def _estimate(ev: Any, name: str) -> Optional[Candidate]:
+    if name == "cost":
+        return _cost(ev, "estimate")
     roof = ev.roofline
     v = roof.verdicts.get(name)
     if v is None:
@@ -307,11 +349,15 @@ def promise_names(ev: Any) -> list[str]:
         names.append("memory")
     if p.throughput_request_per_s is not None or p.throughput_token_per_s is not None:
         names.append("throughput")
+    if p.cost_usd_per_token is not None:
+        names.append("cost")
     return names
 
 
 def _limit(ev: Any, name: str) -> tuple[Optional[float], str]:
     p = ev.budget.promise
+    if name == "cost":
+        return p.cost_usd_per_token, "USD/token"
     if name == "throughput":
         if p.throughput_request_per_s is not None:
             return p.throughput_request_per_s, "request/s"
@@ -342,6 +388,8 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     decider = next((c for c in candidates if c.verdict is not None), None)
     if decider is None:
         if not candidates:
+            if name == "cost":
+                return _cost_unknown(ev, limit, unit)
             if name == "throughput":
                 return Judgement(name, "unknown", "estimate", None, unit, limit, None,
                                  note="no simulation and no linked run speak for a throughput")
@@ -371,6 +419,19 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
         words += f"; flat estimate {fmt(considered['estimate'], unit)} (one request on an idle system: {FLAT_IGNORES})"
     return Judgement(name, decider.verdict or "unknown", decider.basis, decider.value, unit, limit,
                      headroom(name, limit, decider.value), decider.interval, considered, words, note)
+
+
+def _cost_unknown(ev: Any, limit: Optional[float], unit: str) -> Judgement:
+    """A cost promise nothing can judge: no price, or no throughput to divide it by (BL361 says which)."""
+    c = getattr(ev, "cost", None)
+    if c is None:
+        return Judgement("cost", "unknown", "estimate", None, unit, limit, None,
+                         note="no throughput to charge the devices' price to: neither the simulation nor the "
+                              "flat estimate gave one")
+    hw = ev.budget.deployment.hardware.name if ev.budget.deployment and ev.budget.deployment.hardware else "the hardware"
+    return Judgement("cost", "unknown", c.basis, None, unit, limit, None,
+                     words=f"{fmt(c.output_tokens_per_s, 'token/s')} of output at {c.throughput_words}",
+                     note=c.no_price_words(hw))
 
 
 def judge(ev: Any) -> dict[str, Judgement]:

@@ -351,6 +351,11 @@ def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = Fa
     if "interconnect" in d:
         hw.interconnect_bytes_per_s = sink.quantity(doc, path + ("interconnect",), ("bandwidth",),
                                                     field_name=f"{label} interconnect", positive=True)
+    if "tdp" in d:
+        hw.tdp_w = sink.quantity(doc, path + ("tdp",), ("power",), field_name=f"{label} tdp", positive=True)
+    if "price" in d:
+        hw.price_usd_per_s = sink.quantity(doc, path + ("price",), ("price_rate",), field_name=f"{label} price",
+                                           positive=True)
     hw.source = d.get("source", hw.source)
     hw.notes = d.get("notes", hw.notes)
     return hw
@@ -617,6 +622,9 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 pr.throughput_request_per_s = value
             else:
                 pr.throughput_token_per_s = value
+    if "cost" in p:
+        pr.cost_usd_per_token = sink.quantity(doc, path + ("promise", "cost"), ("cost_per_token",),
+                                              field_name="promise.cost", budget=name, positive=True)
     if "slo_attainment" in p:
         pr.slo_attainment = _attainment(p["slo_attainment"])
         if pr.slo_attainment is None:
@@ -696,6 +704,18 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         dp.config = [c.strip() for c in _as_list(dep.get("config")) if isinstance(c, str) and c.strip()]
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]
+        if "price" in dep:
+            dp.price_usd_per_s = q(("deployment", "price"), ("price_rate",), "deployment.price")
+            if dp.price_usd_per_s == 0:
+                dp.price_usd_per_s = None  # BL003 below: a price of zero is a typo, not a free device
+                sink.add("BL003", f"deployment.price: expected a price above zero; found {dep['price']!r}",
+                         doc.loc(dpath + ("price",)), budget=name)
+        if "power" in dep:
+            dp.power_w = q(("deployment", "power"), ("power",), "deployment.power")
+            if dp.power_w == 0:
+                dp.power_w = None
+                sink.add("BL003", f"deployment.power: expected a power above zero; found {dep['power']!r}",
+                         doc.loc(dpath + ("power",)), budget=name)
         if "memory_overhead" in dep:
             dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
                                          "deployment.memory_overhead")

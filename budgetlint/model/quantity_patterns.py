@@ -31,6 +31,9 @@ NAMES = {
     "compute": ("FLOP", "flop", "FLOPs", "flops", "OP", "op", "OPs", "ops"),
     "token": ("token", "tok", "tokens", "toks"),
     "request": ("request", "req", "requests", "reqs"),
+    "currency": ("USD", "usd"),
+    "energy": ("J", "joule", "joules"),
+    "power": ("W", "watt", "watts"),
 }
 NUMBER = r"\+?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?"
 
@@ -57,6 +60,9 @@ UNITS = {
     "time_per_token": _per("time", "token"),
     "tokens": _unit("token"),
     "request_rate": _per("request", "time"),
+    "price_rate": _per("currency", "time"),
+    "cost_per_token": _per("currency", "token"),
+    "power": f"({_per('energy', 'time')}|{_unit('power')})",
 }
 
 
@@ -78,6 +84,9 @@ DEFS: dict[str, tuple[tuple[str, ...], str]] = {
     "bandwidth": (("bandwidth",), 'A bandwidth, such as "3.35 TB/s".'),
     "compute_rate": (("compute_rate",), 'A compute rate, such as "989 TFLOP/s".'),
     "tokens": (("tokens",), 'A token count with its unit, such as "1800 token".'),
+    "price_rate": (("price_rate",), 'A price per device-hour, such as "2.50 USD/hour" (docs/cost.md).'),
+    "cost_per_token": (("cost_per_token",), 'A cost per output token, such as "0.50 USD/Mtok" (docs/cost.md).'),
+    "power": (("power",), 'A power per device, such as "700 W" (docs/cost.md).'),
 }
 
 

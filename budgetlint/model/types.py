@@ -41,6 +41,8 @@ class HardwareDef(Located):
     bandwidth_bytes_per_s: float | None = None
     compute_flop_per_s: dict[str, float] = field(default_factory=dict)
     interconnect_bytes_per_s: float | None = None
+    tdp_w: float | None = None  # thermal design power per device, W (docs/cost.md)
+    price_usd_per_s: float | None = None  # what one device costs, USD/s ("2.50 USD/hour")
     source: str | None = None
     notes: str | None = None
     builtin: bool = False
@@ -134,6 +136,7 @@ class Promise:
     throughput_request_per_s: float | None = None  # for the service, every latency promise held
     throughput_token_per_s: float | None = None  # output tokens, the same
     slo_attainment: float | None = None  # 0..1: share of requests meeting every latency promise at once
+    cost_usd_per_token: float | None = None  # per output token at the judged operating point (docs/cost.md)
 
     @property
     def pace_token_per_s(self) -> float | None:
@@ -188,6 +191,8 @@ class DeploymentDef:
     engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
     engine_version: str | None = None  # "0.11.0"; None: not declared
     config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
+    price_usd_per_s: float | None = None  # `price:` per device (docs/cost.md); wins over config and catalog
+    power_w: float | None = None  # `power:` measured per device (docs/cost.md); wins over the hardware's tdp
     provenance: dict[str, str] = field(default_factory=dict)  # field -> where a value not in the budget came from
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
     #: passed to the physics as they are (evaluate/physics_inputs.py); a declared effect is a fact, in the bound too
@@ -261,5 +266,6 @@ class Budget(Located):
                                 or dep.max_num_batched_tokens is not None):
             return True
         return (self.promise.throughput_request_per_s is not None or self.promise.throughput_token_per_s is not None
-                or self.promise.slo_attainment is not None)
+                or self.promise.slo_attainment is not None
+                or self.promise.cost_usd_per_token is not None)  # a cost is judged at a throughput
 

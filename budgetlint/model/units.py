@@ -6,7 +6,8 @@ token, and costs ~0.25 s to build. Ours (``units.txt``) has [time],
 milliseconds, and is created once, lazily, on first use.
 
 Inside budgetlint every value is a plain float in SI units: seconds, bytes,
-bytes/s, FLOP, FLOP/s, tokens, tokens/s.
+bytes/s, FLOP, FLOP/s, tokens, tokens/s; money in USD (USD/s, USD/token) and
+power in W (docs/cost.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ KINDS: dict[str, tuple[dict[str, int], str, str]] = {
     "time_per_token": ({"[time]": 1, "[token]": -1}, "s/token", '"50 ms/token"'),
     "tokens": ({"[token]": 1}, "token", '"1800 token"'),
     "request_rate": ({"[request]": 1, "[time]": -1}, "request/s", '"6 request/s"'),
+    # cost and energy (docs/cost.md): a price per device-hour, a cost per output token, a power
+    "price_rate": ({"[currency]": 1, "[time]": -1}, "USD/s", '"2.50 USD/hour"'),
+    "cost_per_token": ({"[currency]": 1, "[token]": -1}, "USD/token", '"0.50 USD/Mtok"'),
+    "power": ({"[energy]": 1, "[time]": -1}, "W", '"700 W"'),
 }
 
 #: Human names of the kinds, for messages.
@@ -44,6 +49,9 @@ KIND_NAMES = {
     "time_per_token": "a time per token",
     "tokens": "a token count",
     "request_rate": "a request rate",
+    "price_rate": "a price per device-hour",
+    "cost_per_token": "a cost per output token",
+    "power": "a power",
 }
 
 _STARTS_WITH_NUMBER = re.compile(r"^[-+]?(\d|\.\d)")

@@ -66,6 +66,10 @@ class Options:
         globs = list(getattr(self.config, "deployed_config", []) or []) if self.config is not None else []
         return (self.config.base_dir, tuple(globs)) if globs else ()
 
+    def prices(self) -> dict[str, float]:
+        """The config's price list (``prices``): hardware name (lower case) -> USD/s per device."""
+        return dict(getattr(self.config, "prices", {}) or {}) if self.config is not None else {}
+
     def calibration_max_age_days(self) -> float:
         """How old a calibration may be before BL311 (``calibration-max-age``, default 180 days)."""
         days = getattr(self.config, "calibration_max_age_days", None) if self.config is not None else None

@@ -62,6 +62,7 @@ KEYS: tuple[str, ...] = (
     "allow-read",
     "max-bench-size",
     "deployed-config",
+    "prices",
 )
 EFFICIENCY_KEYS = ("bandwidth", "compute")
 SEVERITIES = ("error", "warning", "info")
@@ -103,6 +104,7 @@ class Config:
     allow_read: list[str] = field(default_factory=list)
     max_bench_bytes: int | None = None
     deployed_config: list[str] = field(default_factory=list)  # globs, relative to the config file
+    prices: dict[str, float] = field(default_factory=dict)  # hardware name -> USD/s per device (docs/cost.md)
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -352,6 +354,22 @@ class _Reader:
             return None
         return float(value)
 
+    def _price(self, key: str, value: Any, *keys: str) -> float | None:
+        """A price per device-hour with its unit ("2.50 USD/hour"), above zero: USD/s."""
+        from budgetlint.model.units import UnitError, parse_quantity
+
+        if isinstance(value, str):
+            try:
+                number, _kind = parse_quantity(value, "price_rate")
+            except UnitError as exc:
+                self.error(f"{key!r}: {exc.message}", *keys)
+                return None
+            if math.isfinite(number) and number > 0:
+                return number
+        self.error(f"{key!r} must be a price above zero with its unit such as \"2.50 USD/hour\", got {value!r}",
+                   *keys)
+        return None
+
     def _bytes(self, key: str, value: Any) -> float | None:
         """A memory size with its unit ("3 GiB"); 0 is allowed."""
         from budgetlint.model.units import UnitError, parse_quantity
@@ -490,6 +508,15 @@ class _Reader:
             cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
         if "deployed-config" in t:  # repository-wide discovery of deployed configurations (docs/deployed-config.md)
             cfg.deployed_config = list(self._strings("deployed-config", t["deployed-config"]) or [])
+        if "prices" in t:  # an organisation's price list (docs/cost.md)
+            value = t["prices"]
+            if not isinstance(value, dict):
+                self.error("'prices' must be a table of hardware name = \"2.50 USD/hour\"", "prices")
+            else:
+                for hw, price in value.items():
+                    usd_per_s = self._price(f"prices.{hw}", price, "prices", hw)
+                    if usd_per_s is not None:
+                        cfg.prices[str(hw).strip().lower()] = usd_per_s
         if "max-bench-size" in t:
             mib = self._fraction("max-bench-size", t["max-bench-size"], upper=1024 * 1024)
             if mib is not None:

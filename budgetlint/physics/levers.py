@@ -36,6 +36,12 @@ Levers, in the order they are tried:
     *least capable* that meets it, ranking by memory bandwidth (then memory,
     then name; unknown memory first) as the proxy for cost.
 
+Each lever can carry its cost per output token relative to the current
+deployment (:func:`with_cost_ratio`, docs/cost.md): the devices it runs on
+times their price over the output tokens its flat closed loop serves
+(:func:`flat_tokens_per_s`); the evaluation ranks levers by it for a budget
+with a cost promise.
+
 The result lists every applicable lever, those that meet first, then by
 ``effect`` (a callable on Analysis, smaller is better; default ``e2e_s``),
 so the caller can pass the quantity of the promise at stake.
@@ -79,6 +85,31 @@ class Lever:
     meets: bool
     deployment: Deployment
     workload: Workload
+    #: its USD per output token over the current deployment's, both flat estimates (None: a price unknown)
+    cost_ratio: Optional[float] = None
+
+
+def flat_tokens_per_s(a: Analysis) -> float:
+    """One replica's output tokens per second in a flat estimate's closed loop (physics/cost.py)."""
+    from .cost import flat_output_tokens_per_s
+
+    return flat_output_tokens_per_s(a.concurrency, a.output_tokens, a.prefill_s + a.decode_s)
+
+
+def with_cost_ratio(lever: Lever, base: Analysis, base_price: float, price: Optional[float]) -> Lever:
+    """``lever`` with its :attr:`Lever.cost_ratio` against ``base`` (the current deployment's flat
+    analysis): the devices it needs at ``price`` each over the output tokens it serves, against the
+    same for ``base`` at ``base_price``. ``price`` None: unknown (another accelerator with no price)."""
+    from .cost import cost_ratio
+
+    if price is None:
+        return lever
+    try:
+        ratio = cost_ratio(base.devices, flat_tokens_per_s(base), base_price,
+                           lever.analysis.devices, flat_tokens_per_s(lever.analysis), price)
+    except (ValueError, ZeroDivisionError):
+        return lever
+    return replace(lever, cost_ratio=ratio)
 
 
 def evaluate_levers(

@@ -43,7 +43,8 @@ def diff_rows(diff: dict) -> list[list[Any]]:
         items: list[tuple[bool, list[Any]]] = []
         for p in c.get("promises", []):
             items.append((p["regression"], [name, f"{p['promise']} promise {p['change']}",
-                                             numbers.quantity(p["old"], "s", absent="none"), numbers.quantity(p["new"], "s", absent="none"),
+                                             numbers.quantity(p["old"], _unit(p), absent="none"),
+                                             numbers.quantity(p["new"], _unit(p), absent="none"),
                                              REGRESSION_MARK if p["regression"] else ""]))
         for h in c.get("headroom", []):
             gone = f" (−{numbers.percent(h['shrink'], absent='unbounded')} of it)" if h.get("shrink") is not None else ""
@@ -85,3 +86,8 @@ def render_diff(diff: dict | None) -> str:
     lines.append("| " + " | ".join(["---"] * len(HEADER)) + " |")
     lines += [_row(r) for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _unit(p: dict) -> str:
+    """A changed promise's unit: a cost promise is USD per token (docs/cost.md), the others times."""
+    return "USD/token" if p.get("promise") == "cost" else "s"

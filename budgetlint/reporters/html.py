@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from xml.sax.saxutils import escape, quoteattr
 
 from budgetlint.report import BudgetResult, Report
-from budgetlint.reporters.wording import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, format_quantity, promise_rows,
+from budgetlint.reporters.wording import (TOOL_NAME, analysis_value, assumed_efficiency_words, calibration_words, cost_words, format_quantity, promise_rows,
                                           worst_first)
 from budgetlint.reporters.wording import estimate_value, format_headroom_cell, judged, judged_headroom, measured_value
 from budgetlint.reporters.wording import smallest_judged_headroom
@@ -406,6 +406,9 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
     cal_words = calibration_words(analysis, b.get("percentile"))
     if cal_words:
         out.append(f'<p class="meta bl-calibration">Estimate: {_escape(cal_words)}.</p>')
+    c_words = cost_words(analysis)
+    if c_words:
+        out.append(f'<p class="meta bl-cost">Cost and energy: {_escape(c_words)}.</p>')
     if analysis.get("skipped"):
         out.append(f'<p class="note">No charts: the physics was not run ({_escape(analysis["skipped"])}).</p>')
     elif isinstance(bound, dict) and isinstance(real, dict):

@@ -26,6 +26,7 @@ from budgetlint.reporters.wording import (
     analysis_value,
     assumed_efficiency_words,
     calibration_words,
+    cost_words,
     counts_phrase,
     plural,
     format_headroom_cell,
@@ -270,6 +271,13 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
     if assumed:
         section = ("### Assumed efficiency\n\n" + "\n".join(
             f"- {cell(w)}: {n} budget{'s' if n != 1 else ''}" for w, n in assumed.items()) + "\n")
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
+
+    costs = [(b.name, cost_words(b.analysis)) for b in budgets]
+    costs = [(n, w) for n, w in costs if w]
+    if costs:  # docs/cost.md: USD per million output tokens, per request, J per token, on their basis
+        section = "### Cost and energy\n\n" + "\n".join(f"- **{cell(n)}**: {cell(w)}" for n, w in costs) + "\n"
         if out.fits(section, _NOTE_RESERVE):
             out.add(section)
 

@@ -165,3 +165,27 @@ def calibration_words(analysis: dict, percentile: str | None = None) -> str | No
     runs_words = numbers.count(runs, "run") if isinstance(runs, (int, float)) else f"{runs} runs"
     return (f"{head}calibrated from {runs_words} of {engine} ({where})"
             + (f"; leave-one-out median error {loo}" if loo else ""))
+
+
+def cost_words(analysis: dict) -> str | None:
+    """``1.39 USD/Mtok, 0.000347 USD per request, 1.4 J/token at the declared traffic, ... (500 token/s of
+    output; price: deployment.price at ...; power: h100-sxm TDP ...)`` from ``analysis.cost``
+    (evaluate/cost.py, docs/cost.md); None when the evaluation computed no cost."""
+    c = analysis.get("cost")
+    if not isinstance(c, dict) or not isinstance(c.get("output_token_per_s"), (int, float)):
+        return None
+    parts = []
+    if isinstance(c.get("usd_per_token"), (int, float)):
+        parts.append(numbers.quantity(c["usd_per_token"], "USD/token"))
+    else:
+        parts.append("no price")
+    if isinstance(c.get("usd_per_request"), (int, float)):
+        parts.append(f"{numbers.quantity(c['usd_per_request'], 'USD')} per request")
+    if isinstance(c.get("joules_per_token"), (int, float)):
+        parts.append(numbers.quantity(c["joules_per_token"], "J/token"))
+    inputs = [f"{numbers.quantity(c['output_token_per_s'], 'token/s')} of output"]
+    if isinstance(c.get("price_usd_per_s"), (int, float)):
+        inputs.append(f"{numbers.quantity(c['price_usd_per_s'], 'USD/s')} per device ({c.get('price_from')})")
+    if isinstance(c.get("power_w"), (int, float)):
+        inputs.append(f"{numbers.quantity(c['power_w'], 'W')} per device ({c.get('power_from')})")
+    return f"{', '.join(parts)} at {c.get('throughput')} ({'; '.join(inputs)})"

@@ -170,7 +170,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       today=on, evidence_defaults=options.evidence_defaults(),
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days(),
-                      deployed_discovery=options.deployed_discovery())
+                      deployed_discovery=options.deployed_discovery(), prices=options.prices())
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 
@@ -404,9 +404,12 @@ def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, ca
     import multiprocessing
     from types import MappingProxyType
 
+    from budgetlint.evaluate import load_share
+
     global _WORKER
     _WORKER = (catalog, stage)
     chunk = max(1, min(16, len(pending) // (jobs * 8)))
+    load_share.open_run()  # the workers share their load simulations through it
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.imap(_work, pending, chunk)
@@ -429,6 +432,7 @@ def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, ca
                 merge(got.findings, got.budgets, got.checked, [])
     finally:
         _WORKER = None
+        load_share.close_run()
 
 
 def _once(f: Finding) -> Any:
@@ -600,6 +604,8 @@ def _promises(b: Budget) -> dict[str, float]:
         out["throughput_request_per_s"] = p.throughput_request_per_s
     if p.throughput_token_per_s is not None:
         out["throughput_token_per_s"] = p.throughput_token_per_s
+    if p.cost_usd_per_token is not None:
+        out["cost_usd_per_token"] = p.cost_usd_per_token
     for seg in b.segments:  # the segments the physics judges
         if seg.kind == "prefill" and seg.allowance_s:
             out[f"segment:{seg.name}_s"] = seg.allowance_s

@@ -45,6 +45,7 @@ PROMISE_KEYS: dict[str, tuple[str, bool]] = {
     "ttft_s": ("ttft", True),
     "tpot_s": ("tpot", True),
     "e2e_s": ("e2e", True),
+    "cost_usd_per_token": ("cost", True),  # docs/cost.md: a dearer cost allowed is looser
 }
 VERDICT_RANK = {"met": 0, "not-shown": 1, "at-risk": 2, "cannot-be-met": 3}
 CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -438,9 +439,10 @@ def regression_findings(diff: dict, budgets_: Any, severity: Severity) -> list[F
         name = c["name"]
         for p in c["promises"]:
             if p["regression"]:
-                what = (f"{p['promise']} promise loosened: {numbers.quantity(p['old'], 's', absent='none')} -> "
-                        f"{numbers.quantity(p['new'], 's', absent='none')}" if p["change"] == "loosened"
-                        else f"{p['promise']} promise removed (was {numbers.quantity(p['old'], 's', absent='none')})")
+                unit = "USD/token" if p["promise"] == "cost" else "s"  # docs/cost.md
+                what = (f"{p['promise']} promise loosened: {numbers.quantity(p['old'], unit, absent='none')} -> "
+                        f"{numbers.quantity(p['new'], unit, absent='none')}" if p["change"] == "loosened"
+                        else f"{p['promise']} promise removed (was {numbers.quantity(p['old'], unit, absent='none')})")
                 out.append(Finding(RULE, severity, f"budget {name!r}: {what} (against {ref})", at(name, p["promise"]),
                                    budget=name, promise=p["promise"], fix="keep the promise, or review the change"))
         for h in c["headroom"]:

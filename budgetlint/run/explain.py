@@ -75,6 +75,8 @@ def explain_budget(evaluation: Any) -> str:
         promised.append(f"pace {numbers.quantity(1 / p.tpot_s, 'token/s')} = tpot {_time(p.tpot_s)} [{b.loc('promise', key)}]")
     if p.e2e_s is not None:
         promised.append(f"e2e {_time(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
+    if p.cost_usd_per_token is not None:
+        promised.append(f"cost {numbers.quantity(p.cost_usd_per_token, 'USD/token')} [{b.loc('promise', 'cost')}]")
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
         add(f"  physics not checked: {printable(ev.skipped)}")
@@ -261,8 +263,19 @@ def explain_budget(evaluation: Any) -> str:
     if evaluation.load is not None:
         add("")
         lines.extend(under_load(evaluation))
+    lines.extend(cost_lines(evaluation))
     lines.extend(judgement_lines(evaluation))
     return "\n".join(lines)
+
+
+def cost_lines(evaluation: Any) -> list[str]:
+    """The "Cost and energy" section (docs/cost.md): the operating point, the price and the power with
+    where each came from, and each figure's arithmetic, as evaluate/cost.py computed it."""
+    c = getattr(evaluation, "cost", None)
+    if c is None:
+        return []
+    return ["", "  Cost and energy at the judged operating point (docs/cost.md)"] + \
+        [f"    {printable(line)}" for line in c.arithmetic()]
 
 
 def deployed_lines(evaluation: Any) -> list[str]:

@@ -5,7 +5,10 @@ API (every function returns a ``str``):
 - ``number(x)``: a plain number: ``2.53``, ``5000``, ``0.004``.
 - ``quantity(value, unit)``: an SI float with its unit, scaled for people:
   ``quantity(0.1234, "s") == "123 ms"``, ``quantity(3.35e12, "B/s") == "3.35 TB/s"``,
-  ``quantity(5000, "token/s") == "5000 token/s"``; ``"—"`` for None.
+  ``quantity(5000, "token/s") == "5000 token/s"``; ``"—"`` for None; money and energy
+  in the units prices are written in: ``quantity(5e-7, "USD/token") == "0.5 USD/Mtok"``,
+  ``quantity(2.5 / 3600, "USD/s") == "2.5 USD/hour"``, ``quantity(0.0012, "USD") == "0.0012 USD"``,
+  ``quantity(1400, "W") == "1.4 kW"``, ``quantity(0.35, "J/token") == "0.35 J/token"``.
 - ``percent(fraction)``: ``0.0813`` -> ``"8.1%"``, ``-0.05`` -> ``"-5%"``.
 - ``headroom(fraction)``: ``promise / estimate - 1`` signed: ``"+8.1%"``, ``"-0.4%"``.
 - ``count(n, noun)``: ``count(1, "replica") == "1 replica"``, ``count(3, "replica") == "3 replicas"``.
@@ -49,7 +52,10 @@ ABSENT = "—"
 #: decimal prefixes, largest first, for the units that take them
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 #: units shown with a decimal prefix (``3.35 TB/s``, ``989 TFLOP/s``, ``80 GB``)
-_PREFIXED = frozenset({"B", "B/s", "FLOP", "FLOP/s", "FLOP/B"})
+_PREFIXED = frozenset({"B", "B/s", "FLOP", "FLOP/s", "FLOP/B", "W"})
+#: money and energy (docs/cost.md): the SI float's unit -> (factor, the unit people read)
+_SCALED = {"USD/token": (1e6, "USD/Mtok"), "USD/s": (3600.0, "USD/hour"), "USD": (1.0, "USD"),
+           "J/token": (1.0, "J/token")}
 #: time ladders: (factor, label), smallest first
 _TIME = ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s"))
 _TIME_PER_TOKEN = ((1e-3, "ms/token"), (1.0, "s/token"))
@@ -136,6 +142,9 @@ def quantity(value: float | None, unit: str, *, figures: int = FIGURES, absent: 
         return _ladder(value, _TIME, figures)
     if unit == "s/token":
         return _ladder(value, _TIME_PER_TOKEN, figures)
+    if unit in _SCALED:  # "0.5 USD/Mtok", "2.5 USD/hour": the units prices are written in
+        factor, shown = _SCALED[unit]
+        return f"{_significant(value * factor, figures)} {shown}"
     if unit in _PREFIXED:
         return _ladder(value, ((1.0, unit),) + tuple((f, p + unit) for f, p in reversed(_PREFIXES)), figures)
     return f"{_significant(value, figures)} {unit}".rstrip()

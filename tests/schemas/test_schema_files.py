@@ -140,8 +140,8 @@ def test_the_patterns_in_the_schemas_are_the_generated_ones() -> None:
     from budgetlint.model.quantity_patterns import definition
 
     for file, names in (("budgets", ["time", "time_per_token", "pace", "request_rate", "throughput",
-                                     "information", "tokens"]),
-                        ("hardware", ["information", "bandwidth", "compute_rate"])):
+                                     "information", "tokens", "price_rate", "cost_per_token", "power"]),
+                        ("hardware", ["information", "bandwidth", "compute_rate", "price_rate", "power"])):
         defs = json.loads((SCHEMAS / f"{file}.schema.json").read_text())["$defs"]
         for name in names:
             assert defs[name] == definition(name), f"{file}.schema.json $defs/{name}"
@@ -151,11 +151,11 @@ def test_the_patterns_in_the_schemas_are_the_generated_ones() -> None:
 # memory above the one-bit floor the parser also holds (a magnitude no pattern can see)
 _PREFIXES = ["", "n", "u", "µ", "m", "k", "K", "M", "G", "T", "Ki", "Gi", "milli", "kilo", "giga"]
 _UNITS = ["s", "sec", "seconds", "min", "h", "hours", "B", "bytes", "bit", "FLOP", "flops", "OP", "token",
-          "tokens", "tok", "request", "req", "requests", "FLOPS", "x", "Hz", "m2"]
+          "tokens", "tok", "request", "req", "requests", "FLOPS", "x", "Hz", "m2", "USD", "usd", "J", "W", "watts"]
 
 
 @pytest.mark.parametrize("kind", ["time", "information", "bandwidth", "compute_rate", "pace", "time_per_token",
-                                  "tokens", "request_rate"])
+                                  "tokens", "request_rate", "price_rate", "cost_per_token", "power"])
 def test_pattern_and_parser_agree(kind: str) -> None:
     """Each kind's pattern accepts exactly what budgetlint's parser reads as that kind, on every form here."""
     from budgetlint.model.quantity_patterns import pattern
