@@ -8,7 +8,7 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 from budgetlint.model.types import Budget, HardwareDef, ModelDef
 from budgetlint.physics import precision as phys_precision
@@ -183,6 +183,9 @@ class AssumedEfficiency:
     collective_overhead: float
     sources: tuple[tuple[str, str], ...]  # (figure, "default" | "deployment" | "run"), in figure order
     moe: bool = False
+    #: where a default compute fraction comes from when it is the generation's measured one
+    #: (physics.default_efficiency.COMPUTE_BY_GENERATION), not the class's 50 %
+    compute_basis: Optional[str] = None
 
     def at_devices(self, devices: int) -> tuple[Efficiency, float]:
         """The (efficiency, collective overhead) the same deployment on ``devices`` devices
@@ -196,6 +199,8 @@ class AssumedEfficiency:
                 for f in ("bandwidth", "compute", "collective_overhead")}
         if given["collective_overhead"] == "default":
             pick["collective_overhead"] = _default_overhead(cls, given["bandwidth"])
+        if self.compute_basis is not None and given["compute"] == "default":
+            pick["compute"] = self.compute  # the generation's measured fraction: not a per-class figure
         return Efficiency(pick["bandwidth"], pick["compute"]), pick["collective_overhead"]
 
     def source(self, figure: str) -> str:
@@ -215,11 +220,14 @@ class AssumedEfficiency:
         in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
                  and self.source("bandwidth") == "default")
         parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else ""),
-                 f"{_pct(self.compute)} of compute"]
+                 f"{_pct(self.compute)} of compute"
+                 + (f" ({self.compute_basis})" if self.compute_basis and self.source("compute") == "default" else "")]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
         where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        if self.compute_basis and self.source("compute") == "default":
+            median = f"bandwidth: {median}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
             return f"{where}: {', '.join(parts)} ({median})"
@@ -291,6 +299,21 @@ def is_moe(m: ModelDef) -> bool:
                                      and m.active_parameters < m.parameters)
 
 
+def _measured_compute(dep: Any) -> Any:
+    """The compute fraction measured for the deployment's generation and compute precision
+    (physics.default_efficiency.COMPUTE_BY_GENERATION), or None."""
+    from budgetlint.physics.default_efficiency import compute_default
+
+    if dep.hardware is None:
+        return None
+    try:
+        key = phys_precision.compute_key(dep.compute_precision
+                                         or default_compute_precision(dep.weight_precision or "bf16", dep.hardware))
+    except ValueError:
+        return None
+    return compute_default(dep.hardware.name, key)
+
+
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
     """The deployment's realistic efficiencies: declared, else the run's, else its class default.
 
@@ -313,11 +336,16 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"
+        elif figure == "compute" and _measured_compute(dep) is not None:
+            # the generation's measured fraction at this precision (docs/calibration.md, MLPerf v5.1 Offline)
+            values[figure], src = _measured_compute(dep).compute, "default"  # type: ignore[union-attr]
         else:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
+    measured = _measured_compute(dep)
     return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
-                             values["collective_overhead"], tuple(sources), is_moe(dep.model))
+                             values["collective_overhead"], tuple(sources), is_moe(dep.model),
+                             measured.basis() if measured is not None else None)
 
 
 #: The busiest expert-parallel rank's load over the mean, assumed where a deployment with
@@ -351,8 +379,10 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
     imbalance = dep.expert_imbalance
     if imbalance is None:
         imbalance = DEFAULT_EXPERT_IMBALANCE if d.expert_parallel > 1 else 1.0
+    # and the roofline per operator (physics/shapes.py Deployment.per_operator): the weight matmuls and
+    # the attention's KV read are separate kernels, each at its own bound, one after the other
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
-                   engine_terms=True, expert_imbalance=imbalance)
+                   engine_terms=True, expert_imbalance=imbalance, per_operator=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'a69a3f0e79283276808e8ad597bd5c5a0fb60264061dc0890f80e39904d5ee30'
-SOURCES_CHECKSUM = 'crc32:a92d899f'
+SCHEMAS_DIGEST = '414491743fb94d4b08b2c3f69d02ec3087e5bd1fab8c125ab91e3897480936a7'
+SOURCES_CHECKSUM = 'crc32:3affcf3d'
 
 
 class JsonSchemaValueException(ValueError):
@@ -2143,6 +2143,19 @@ def _calibration_validate(data, custom_formats={}, name_prefix=None):
                     if data__held_key not in []:
                         data__held_value = data__held.get(data__held_key)
                         if not isinstance(data__held_value, str):
+                            raise JsonSchemaValueException('')
+        if 'assumed' in data_keys:
+            data_keys.remove('assumed')
+            data__assumed = data['assumed']
+            if not isinstance(data__assumed, dict):
+                raise JsonSchemaValueException('')
+            data__assumed_is_dict = isinstance(data__assumed, dict)
+            if data__assumed_is_dict:
+                data__assumed_keys = set(data__assumed.keys())
+                for data__assumed_key in data__assumed_keys:
+                    if data__assumed_key not in []:
+                        data__assumed_value = data__assumed.get(data__assumed_key)
+                        if not isinstance(data__assumed_value, str):
                             raise JsonSchemaValueException('')
         if 'runs' in data_keys:
             data_keys.remove('runs')

@@ -208,6 +208,13 @@ class Deployment:
     time hides under the larger: ``step = max + (1 - overlap) x min`` (1, the
     default: the roofline's ``max``; 0: they add, as kernels that do not overlap
     reads and matmuls at large batch).
+    ``per_operator``: the roofline per operator instead of per step: ``max(weights,
+    linear) + max(kv, attention)`` (the weight matmuls and the attention are separate
+    kernels, each bound by its own resource, run one after the other; the iteration
+    time is their sum, as Vidur and aiconfigurator sum per-operator times). Default
+    False: the step's ``max`` (physics.md's bound: ``max(a + b, c + d) <= max(a, c) +
+    max(b, d)``, so the per-step max stays the lower bound); the realistic estimate
+    sets it.
 
     Parallelism beyond tensor parallelism (docs/topologies.md): ``devices`` is the
     tensor-parallel degree ``t`` of the attention and dense layers;
@@ -240,6 +247,7 @@ class Deployment:
     collective_latency_s: float = 0.0
     engine_terms: bool = False
     overlap: float = 1.0
+    per_operator: bool = False
     data_parallel: int = 1
     pipeline_parallel: int = 1
     expert_parallel: int = 1

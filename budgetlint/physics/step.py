@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from .memory import expected_experts_touched, kv_bytes_per_token_per_layer, params_read, weight_bytes
@@ -170,6 +170,7 @@ class StepTerms:
     binding: str
     overlap: float = 1.0  # the deployment's: step = max + (1 - overlap) x min of memory and compute
     alltoall_s: float = 0.0  # expert-parallel dispatch + combine (bytes and latency)
+    per_operator: bool = False  # the deployment's: max(weights, linear) + max(kv, attention)
 
     @property
     def memory_s(self) -> float:
@@ -187,7 +188,10 @@ class StepTerms:
 
     @property
     def roofline_s(self) -> float:
-        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``."""
+        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``; per operator
+        (``per_operator``): ``max(weights, linear) + max(kv, attention)``."""
+        if self.per_operator:
+            return max(self.weights_s, self.linear_s) + max(self.kv_s, self.attention_s)
         m, c = self.memory_s, self.compute_s
         if self.overlap >= 1.0:
             return max(m, c)
@@ -237,6 +241,7 @@ class StepInputs:
     draft: Optional[PassInputs]
     overhead_s: float  # o + L x a (a only for N > 1)
     overlap: float = 1.0  # step = max + (1 - overlap) x min of memory and compute
+    per_operator: bool = False  # step = max(weights, linear) + max(kv, attention) (Deployment.per_operator)
     weight_bytes_total: float = 0.0  # the target's, whole model
     draft_weight_bytes_total: float = 0.0
     # parallelism beyond tensor (module doc); the defaults give the tensor-parallel step
@@ -294,7 +299,7 @@ class StepInputs:
             target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
-            overhead_s=overhead, overlap=dep.overlap,
+            overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
             weight_bytes_total=w_total,
             draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
             tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
@@ -379,12 +384,14 @@ class StepInputs:
         d = self.draft
         assert d is not None
         per = self.devices * self.bandwidth_bytes_per_s
-        mem = d.weights_read_bytes(batch) / per + d._read(d.kv_full_bytes, d.kv_window_bytes, batch,
-                                                         context_tokens) / per
-        cmp_ = (2.0 * d.active_params * batch
-                + d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens)) \
-            / (self.devices * self.compute_flop_per_s)
-        return _roofline(mem, cmp_, self.overlap) * self.collective_factor
+        per_f = self.devices * self.compute_flop_per_s
+        w = d.weights_read_bytes(batch) / per
+        kv = d._read(d.kv_full_bytes, d.kv_window_bytes, batch, context_tokens) / per
+        lin = 2.0 * d.active_params * batch / per_f
+        attn = d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens) / per_f
+        if self.per_operator:
+            return (max(w, lin) + max(kv, attn)) * self.collective_factor
+        return _roofline(w + kv, lin + attn, self.overlap) * self.collective_factor
 
 
 #: Bytes per activation element an all-to-all moves (bf16). DeepSeek's DeepEP dispatches in
@@ -458,13 +465,13 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
                  + prefill.attention_flop) / per_f * rest
     memory, compute = weights + kv, linear + attention
-    collective = draft = 0.0
-    if batch > 0:
-        collective = _roofline(memory, compute, s.overlap) * (s.collective_factor - 1.0)
-        if s.draft is not None:
-            draft = s.lookahead * s._draft_step_s(batch, context_tokens)
-    return StepTerms(weights, kv, linear, attention, collective, draft, s.overhead_s,
-                     BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.alltoall_s(tokens, m))
+    terms = StepTerms(weights, kv, linear, attention, 0.0, 0.0, s.overhead_s,
+                      BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.alltoall_s(tokens, m), s.per_operator)
+    if batch <= 0:
+        return terms
+    collective = terms.roofline_s * (s.collective_factor - 1.0)
+    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
+    return replace(terms, collective_s=collective, draft_s=draft)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
@@ -492,14 +499,16 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
         target = p is s.target
         rest = s.pipeline / micro if target else 1.0
         if target:
-            fixed = s.target_weight_bytes(tokens / micro) / per_bw * s.pipeline + pf.kv_bytes / per_bw * rest
+            w_fixed = s.target_weight_bytes(tokens / micro) / per_bw * s.pipeline
         else:
-            fixed = (p.weights_read_bytes(tokens) + pf.kv_bytes) / per_bw
+            w_fixed = p.weights_read_bytes(tokens) / per_bw
+        fixed = pf.kv_bytes / per_bw * rest  # the KV side (the weights are w_fixed)
         per = p.kv_full_bytes / per_bw * rest
-        floor = 2.0 * (s.linear_params if target else p.active_params) * tokens
+        lin = 2.0 * (s.linear_params if target else p.active_params) * tokens
         if target and s.draft is not None:
-            floor += 2.0 * s.draft.active_params * pf.tokens
-        floor = (floor + pf.attention_flop) / per_f * rest
+            lin += 2.0 * s.draft.active_params * pf.tokens
+        lin = lin / per_f * rest
+        floor = pf.attention_flop / per_f * rest  # the attention side (the linear layers are lin)
         floor_per = per_seq * p.attention_full_flop / per_f * rest
         if p.kv_window_bytes or p.attention_window_flop:
             cap = batch * p.window
@@ -511,6 +520,11 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
                 fixed += p.kv_window_bytes * cap / per_bw * rest
                 floor += per_seq * p.attention_window_flop * cap / per_f * rest
         m = s.collective_factor * mult
+        if s.per_operator:  # max(weights, linear) + max(kv, attention): two components
+            comps.append((w_fixed * m, 0.0, lin * m, 0.0))
+            comps.append((fixed * m, per * m, floor * m, floor_per * m))
+            continue
+        fixed, floor = fixed + w_fixed, floor + lin
         if s.overlap < 1.0:  # max(a, b) + (1 - o) min(a, b) = max(a + (1 - o) b, b + (1 - o) a): still two lines
             u = 1.0 - s.overlap
             fixed, per, floor, floor_per = fixed + u * floor, per + u * floor_per, floor + u * fixed, floor_per + u * per
