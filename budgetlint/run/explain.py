@@ -218,9 +218,9 @@ def explain_budget(evaluation: Any) -> str:
     lines.extend(decode_term_lines(rl, "      "))
     add("")
     if evaluation.load is not None and evaluation.load.result is not None:
-        from budgetlint.judge import FLAT_IGNORES
+        from budgetlint.judge import flat_words
 
-        add(f"  Verdicts of the flat estimate (one request on an idle system: {FLAT_IGNORES};")
+        add(f"  Verdicts of the flat estimate ({flat_words(evaluation)};")
         add("  the simulated figures under load are below, and the Judgement at the end is what counts)")
     else:
         add("  Verdicts")
