@@ -210,10 +210,10 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
         else:
             rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
         if runner is None:
-            res = simulate(cost, traffic.at_rate(rate), one, promises, requests=requests, seed=seed,
-                           allowance=allowance)
+            res = summarise(run(cost, traffic.at_rate(rate), one, requests=requests, seed=seed, allowance=allowance),
+                            promises, cdf=False)
         else:  # the caller's run (a cache of raw runs shared by searches of other promises)
-            res = summarise(runner(traffic.at_rate(rate), one, requests), promises)
+            res = summarise(runner(traffic.at_rate(rate), one, requests), promises, cdf=False)
         sims += 1
         points.append((rate, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
         r = _ratio(res, promises)

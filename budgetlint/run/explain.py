@@ -478,6 +478,8 @@ def under_load(evaluation: Any) -> list[str]:
         out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
                    f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
     out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
+    if load.stopping_rule:
+        out.append(f"    (sample size by need: {load.stopping_rule})")
     return out
 
 
