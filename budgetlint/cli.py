@@ -738,10 +738,11 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
 @click.argument("bench", nargs=-1, required=True, type=click.Path())
 @click.option("--model", "model", default=None, help="The model served (a catalog name; or from --budget).")
 @click.option("--hardware", "hardware", default=None, help="The accelerator (a catalog name; or from --budget).")
-@_budget_option  # calibrate: one budget, whose deployment the calibration is for (--budgets: where)
+@click.option("--budget", "budget_name", default=None,
+              help="Take the model, hardware, devices, replicas, precisions and engine from this budget "
+                   "(found under --budgets); a flag or a run that says otherwise is refused.")
 @click.option("--budgets", "budgets_path", default=".", show_default=True, type=click.Path(),
-              help="Where --budget is looked for; calibrate takes the model, hardware, devices, replicas, "
-                   "precisions and engine from that budget, and refuses a flag or a run that says otherwise.")
+              help="Where --budget is looked for.")
 @click.option("--devices", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tensor-parallel devices per replica (a run that records its own wins).")
 @click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True,
@@ -756,7 +757,7 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration here (default: standard output).")
-def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, names: tuple[str, ...],
+def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, budget_name: str | None,
               budgets_path: str, devices: int, replicas: int,
               weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
               include_saturated: bool, output: str | None, jobs: int) -> None:
@@ -767,9 +768,6 @@ def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, n
     from budgetlint.run import calibrate as calibrate_module
 
     strict = False
-    if len(names) > 1:
-        raise click.UsageError("calibrate --budget takes one budget: the deployment the calibration is for")
-    budget_name = names[0] if names else None
     if budget_name is not None:
         ctx = click.get_current_context()
         given = {k: v for k, v in (("model", model), ("hardware", hardware), ("devices", devices),
