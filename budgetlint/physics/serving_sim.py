@@ -391,16 +391,22 @@ class _Replica:
     def can_admit_now(self) -> bool:
         return len(self.running) < self.max_seqs and len(self.waiting) == 1
 
-    def truncate(self, t: float) -> None:
-        """Cut a run of decode iterations at the first iteration boundary at or after ``t``."""
+    def truncate(self, t: float, passed: bool = False) -> None:
+        """Cut a run of decode iterations at the first iteration boundary at or after ``t``.
+
+        ``passed``: a boundary tied with ``t`` is already behind (strictly after ``t``): an
+        arrival born at ``t`` of a completion on a replica with a higher index, which the
+        iteration engine commits after this one's boundary at the same instant (ties go to the
+        lowest index), so this replica's next iteration has already begun without it."""
         if self.kind != "jump" or self.jump_k <= 1 or t >= self.busy_until:
             return
         growth = self.a * self.n_decoding
         comps, ctx, t0 = self.jump_comps, self.jump_start_ctx, self.t0
-        lo, hi = 1, self.jump_k  # smallest k with t0 + sum(k) >= t
+        lo, hi = 1, self.jump_k  # smallest k with t0 + sum(k) >= t (a boundary within TIE_S of t is at t)
         while lo < hi:
             mid = (lo + hi) // 2
-            if t0 + sum_components(comps, ctx, growth, mid) >= t:
+            end = t0 + sum_components(comps, ctx, growth, mid)
+            if (end > t + tie_s(t)) if passed else (end >= t - tie_s(t)):
                 hi = mid
             else:
                 lo = mid + 1
@@ -454,6 +460,19 @@ class SimulationTooLong(ValueError):
 
 class WorkSpent(SimulationTooLong):
     """The caller's event allowance (a run-wide work budget) ran out during this simulation."""
+
+
+#: Events this close (relative, with a 1e-12 s floor) are simultaneous: the event engine's closed-form
+#: sums and the iteration engine's running sums put one boundary a few ulps apart, and a strict
+#: comparison would then order a tie differently in the two (replicas in lockstep behind a round-robin
+#: balancer in a closed loop tie at every completion). Ties go to arrivals first, then the lowest
+#: replica index, in both engines.
+TIE_RELATIVE = 1e-11
+
+
+def tie_s(t: float) -> float:
+    """The tolerance within which an event at ``t`` ties with another."""
+    return TIE_RELATIVE * (abs(t) if abs(t) > 0.1 else 0.1) if t != math.inf else 0.0
 
 
 #: the two ways of advancing time (:func:`run`'s ``engine``)
@@ -513,6 +532,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     rate = traffic.arrival_rate_per_s or 0.0
     # pending arrivals: (time, seq) heap; open loop keeps exactly one ahead
     pending: list[tuple[float, int]] = []
+    born_on: dict[int, int] = {}  # a closed-loop arrival -> the replica whose completion issued it
     issued = 0
     if open_loop:
         pending.append((0.0, 0))
@@ -551,6 +571,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 tokens_in_window += r.out
             if not open_loop and issued < requests:
                 heapq.heappush(pending, (now, issued))
+                born_on[issued] = r.replica
                 issued += 1
 
     events = 0
@@ -566,10 +587,14 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 f"{scheduler.replicas:,} replicas or a KV cache of {scheduler.kv_capacity_tokens:,.0f} tokens "
                 "makes it too long to simulate")
         t_arr = pending[0][0] if pending else math.inf
-        rep = min(reps, key=lambda x: x.busy_until) if len(reps) > 1 else reps[0]
+        rep = reps[0]
+        if len(reps) > 1:  # the earliest; among replicas tied with it (within TIE_S), the lowest index
+            first = min(x.busy_until for x in reps)
+            rep = next(x for x in reps if x.busy_until <= first + tie_s(first))
         t_rep = rep.busy_until
-        if t_arr <= t_rep and t_arr < math.inf:
+        if t_arr <= t_rep + tie_s(t_rep) and t_arr < math.inf:  # an arrival tied with a boundary comes first
             t_new, i = heapq.heappop(pending)
+            born = born_on.pop(i, None)
             area += in_sys * account(clock, t_new)
             clock = t_new
             if i == warmup:
@@ -603,7 +628,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 target.plan(t_new)
                 after_finish(target.finished, t_new)
             elif target.kind == "jump" and target.can_admit_now():
-                target.truncate(t_new)
+                target.truncate(t_new, passed=born is not None and target.index < born)
             continue
         if t_rep == math.inf:
             raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover

@@ -126,3 +126,18 @@ def test_a_stated_law_by_hand() -> None:
 def test_an_unknown_engine_is_refused() -> None:
     with pytest.raises(ValueError, match="engine must be one of"):
         run(LinearStepCost(0.01), Traffic(concurrency=1), Scheduler(), requests=3, engine="fast")
+
+
+def test_replicas_in_lockstep_agree_on_a_tied_boundary() -> None:
+    """Found by the property test (seed 1): three replicas behind round robin, a closed loop of 18
+    users with one prompt length, so the replicas' iterations end at the same instants. Request 13
+    finishes on replica 1 at the instant replica 0's iteration ends; the iteration engine commits
+    replica 0 first (ties go to the lowest index), so request 18, born of that completion and routed
+    to replica 0, waits out one more iteration: its TTFT is two iterations, not one. The event engine
+    cut replica 0's run of iterations at the tied boundary and admitted it one iteration early."""
+    dep = Deployment(model=LLAMA8, accelerator=H100, devices=1)
+    cost = RooflineStepCost(dep, Efficiency(0.392, 0.61))
+    traffic = Traffic(prompt=Fixed(256), output=Uniform(111, 387), concurrency=18)
+    sched = Scheduler(max_num_seqs=16, max_num_batched_tokens=8192, kv_capacity_tokens=30000.0, replicas=3,
+                      load_balancer="round_robin")
+    assert_same_requests(cost, traffic, sched, requests=40, seed=1)
