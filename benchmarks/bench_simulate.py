@@ -11,7 +11,12 @@ iteration cost; and a one-slot M/D/1 queue with a stated law):
 * a capacity search (bisection, at most 10 simulations of 1,000 requests);
 * `budgetlint check` on the shipped budgets (wall, cold process).
 
-Prints the median wall time of each, per simulation and per request.
+Prints the median wall time of each, per simulation and per request, for the event engine
+(the default: decode-only stretches advanced to the next event in one closed-form step) and
+the iteration engine (every iteration priced on its own: the reference of
+tests/physics/test_event_engine.py); then a budget's whole load evaluation in process
+(``budgetlint.evaluate.load``: the declared traffic by need, the saturation run, the
+capacity search), per budget, from benchmarks/bench_check_cost.py's generated budgets.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from budgetlint.physics import REALISTIC_EFFICIENCY, Accelerator, Deployment, ModelShape  # noqa: E402
 from budgetlint.physics.capacity import capacity, simulate  # noqa: E402
+from budgetlint.physics.load_stats import summarise  # noqa: E402
+from budgetlint.physics.serving_sim import run  # noqa: E402
 from budgetlint.physics.load_stats import PercentilePromise  # noqa: E402
 from budgetlint.physics.serving_sim import Scheduler, Traffic  # noqa: E402
 from budgetlint.physics.step_cost import LinearStepCost, RooflineStepCost, kv_capacity_tokens  # noqa: E402
@@ -51,10 +58,49 @@ def timed(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     return statistics.median(times)
 
 
+def _with_engine(fn, engine: str):  # type: ignore[no-untyped-def]
+    """``fn`` with every simulation it runs on ``engine``."""
+    import budgetlint.physics.capacity as capacity_mod
+    import budgetlint.physics.serving_sim as sim_mod
+
+    def wrapped() -> None:
+        real = sim_mod.run
+        patched = lambda *a, **kw: real(*a, **{**kw, "engine": engine})  # noqa: E731
+        capacity_mod.run = sim_mod.run = patched
+        try:
+            fn()
+        finally:
+            capacity_mod.run = sim_mod.run = real
+    return wrapped
+
+
+def per_budget(n: int, engine: str) -> None:
+    """The load evaluation of ``n`` generated budgets in this process: CPU per budget."""
+    import tempfile
+
+    from bench_check_cost import write_budgets  # type: ignore[import-not-found]
+    from budgetlint.evaluate import analysis_cache
+    from budgetlint.options import Options
+    from budgetlint.run.check import run_check
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_budgets(Path(tmp), n)
+        cost = {}
+        for simulate_ in (False, True):
+            analysis_cache._ANALYSES.clear()
+            t0 = time.process_time()
+            _with_engine(lambda: run_check([tmp], Options(jobs=1, simulate=simulate_)), engine)()
+            cost[simulate_] = time.process_time() - t0
+        print(f"{engine + ' engine':17} {n:4} budgets: check {cost[True]:6.2f} s CPU, --no-simulate "
+              f"{cost[False]:5.2f} s; the simulation {(cost[True] - cost[False]) / n * 1e3:6.1f} ms per budget")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--budgets", type=int, default=20, help="generated budgets for the per-budget figure")
     args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sched = Scheduler(kv_capacity_tokens=CAP, max_num_seqs=1024, max_num_batched_tokens=8192)
     cases = [
         ("open loop 2 request/s", lambda: simulate(COST, Traffic(arrival_rate_per_s=2.0, **CHAT), sched, PROMISES), 2000),
@@ -69,10 +115,12 @@ def main() -> None:
             Traffic(prompt=Fixed(100), output=Fixed(1), arrival_rate_per_s=0.8 / 0.15),
             Scheduler(max_num_seqs=1)), 2000),
     ]
-    print(f"{'case':40} {'wall':>9} {'per request':>12}")
+    print(f"{'case':40} {'event engine':>12} {'per request':>12} {'iteration engine':>17} {'per request':>12}")
     for name, fn, n in cases:
         t = timed(fn, args.repeat)
-        print(f"{name:40} {t * 1e3:7.1f} ms {t / n * 1e6:9.1f} us")
+        engine_fn = _with_engine(fn, "iteration")
+        ti = timed(engine_fn, 1)
+        print(f"{name:40} {t * 1e3:9.1f} ms {t / n * 1e6:9.1f} us {ti * 1e3:14.1f} ms {ti / n * 1e6:9.1f} us")
     holder: list = []
 
     def search() -> None:
@@ -88,6 +136,9 @@ def main() -> None:
             subprocess.run([str(exe), "check", str(ROOT / "budgets"), "--no-summary"], capture_output=True,
                            cwd=ROOT, check=False)
         print(f"{'budgetlint check budgets/ (cold process)':40} {timed(shipped, args.repeat) * 1e3:7.1f} ms")
+    if args.budgets:
+        per_budget(args.budgets, "event")
+        per_budget(max(1, args.budgets // 10), "iteration")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,97 @@ def fifo(d):
     return ["calibrate", "pipe.json", "--model", "llama-3.1-8b", "--hardware", "h100-sxm"]
 
 
+def _tree() -> Path:
+    """The source tree under test: the first PYTHONPATH entry that holds budgetlint, else this checkout."""
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and (Path(entry) / "budgetlint").is_dir():
+            return Path(entry)
+    return HERE
+
+
+def pre_commit(d):
+    import yaml
+
+    (hook,) = [h for h in yaml.safe_load((_tree() / ".pre-commit-hooks.yaml").read_text()) if h["id"] == "budgetlint"]
+    (d / "budgets.yaml").write_text(CHAT)
+    (d / "-obudgets.yaml").write_text(CHAT.replace("chat-reply", "chat-reply-2"))
+    return hook["entry"].split()[1:] + ["--no-summary"] + hook.get("args", []) + ["-obudgets.yaml"]
+
+
+def pre_commit_note(d, out, err):
+    return "budgets.yaml intact" if (d / "budgets.yaml").read_text() == CHAT else "budgets.yaml overwritten by the report"
+
+
+SEGMENTS = ("version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+            "    workload: {prompt_tokens: 1000, output_tokens: 100, concurrency: 1}\n"
+            "    promise: {ttft: 1 s, e2e: 10 s}\n    segments:\n"
+            "      - {name: \"![x](https://tracker.example/p.png)\", kind: prefill, allowance: 300 ms, owner: \"@acme/chat\"}\n"
+            "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+
+
+def segment_markup(d):
+    (d / "b.yaml").write_text(SEGMENTS)
+    return ["check", "b.yaml", "--format", "markdown"]
+
+
+def segment_note(d, out, err):
+    if "tracker" not in out:
+        return "no segment row"
+    rows = [ln for ln in out.splitlines() if "tracker" in ln]
+    if any(re.search(r"(?<!\\)[\[\]]", ln) or "https://" in ln for ln in rows):
+        return "markup: unescaped brackets or a live `https://` in the segment row"
+    return "text (escaped)"
+
+
+def duplicate_key(d):
+    (d / "run.json").write_text(json.dumps(VLLM)[:-1] + ', "p99_ttft_ms": 1.0}')
+    (d / "b.yaml").write_text("version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: \"@acme/chat\"\n"
+                              "    promise: {ttft: 1 s}\n    bench: [run.json]\n")
+    return ["check", "b.yaml"]
+
+
+def duplicate_note(d, out, err):
+    return "`bench-duplicate-key` said" if "duplicate" in out + err else "accepted silently"
+
+
+def nan_cv(d):
+    (d / "b.yaml").write_text(LOAD.format(rate="2").replace("arrival_rate: 2 request/s}",
+                                                            "arrival_rate: 2 request/s, arrival: gamma, arrival_cv: .nan}"))
+    return ["check", "b.yaml"]
+
+
+def nan_percentile(d):
+    (d / "b.yaml").write_text(LOAD.format(rate="2").replace("percentile: p95", "percentile: .nan"))
+    return ["check", "b.yaml"]
+
+
+def nan_note(d, out, err):
+    return "`expected a finite number` at its line" if "finite number" in out + err else "no word of the NaN"
+
+
+def _cal_case(d, old, new):
+    shutil.copytree(HERE / "tests" / "cases" / "bl311_calibration_stale", d / "c")
+    cal = d / "c" / "cal.yaml"
+    cal.write_text(cal.read_text().replace(old, new, 1))
+    return ["check", "c/budgets.yaml", "c/teams.yaml"]
+
+
+def cal_later_run(d):
+    return _cal_case(d, "engine_version: 0.10.0, date: '2025-01-10',\n     leave_one_out: {ttft.p50: -0.06",
+                     "engine_version: 0.10.0, date: '2025-03-10',\n     leave_one_out: {ttft.p50: -0.06")
+
+
+def cal_median(d):
+    return _cal_case(d, "ttft: {median: 0.06, max: 0.12", "ttft: {median: 0.001, max: 0.12")
+
+
+def cal_note(d, out, err):
+    m = re.search(r"not trusted to judge the budget: (\S+:\d+:\d+: )?", out)
+    if not m:
+        return "read as written (used)"
+    return "not trusted, not used" + (f", at {m.group(1)[:-2]}" if m.group(1) else "")
+
+
 CASES = [("crash", "bandwidth-only accelerator beside a failing budget", crash),
          ("3", "arrival_rate 5e-324 request/s", tiny_rate),
          ("4", "max_concurrency 1e308 in a linked run", max_concurrency),
@@ -151,7 +242,17 @@ CASES = [("crash", "bandwidth-only accelerator beside a failing budget", crash),
          ("10", "a NaN calibration band", nan_band),
          ("2", "40 budgets on one 150,000-request lengths file", from_bench),
          ("12", "--base over a 300 MB blob", base_blob),
-         ("low", "a FIFO named to calibrate", fifo)]
+         ("low", "a FIFO named to calibrate", fifo),
+         ("low", "pre-commit hook on a committed `-obudgets.yaml`", pre_commit, pre_commit_note),
+         ("low", "a segment named `![x](https://tracker.example/p.png)`, markdown", segment_markup, segment_note),
+         ("low", "a benchmark JSON object repeating `p99_ttft_ms`", duplicate_key, duplicate_note),
+         ("low", "`arrival_cv: .nan` (gamma arrivals)", nan_cv, nan_note),
+         ("low", "`percentile: .nan`", nan_percentile, nan_note),
+         ("low", "a calibration whose run is dated after its `created:`", cal_later_run, cal_note),
+         ("low", "a calibration stating a 0.1 % median over rows whose median is 6 %", cal_median, cal_note)]
+
+#: ISSUE24_ONLY=low runs only the cases of that point (a comma list)
+ONLY = [p for p in os.environ.get("ISSUE24_ONLY", "").split(",") if p]
 
 
 def _limit() -> None:
@@ -161,7 +262,9 @@ def _limit() -> None:
 def main() -> None:
     print("| point | case | exit, wall s, CPU s, peak RSS MiB (rules) |")
     print("|---|---|---|")
-    for point, words, make in CASES:
+    for point, words, make, *note in CASES:
+        if ONLY and point not in ONLY:
+            continue
         d = Path(tempfile.mkdtemp())
         args = make(d)
         env = dict(os.environ, NO_COLOR="1", BUDGETLINT_TRACEBACK="")
@@ -184,8 +287,9 @@ def main() -> None:
             code += f" ({m.group(1)})"
         rules = ",".join(sorted(set(re.findall(r"\bBL\d{3}\b", out + err))))
         cpu = usage.ru_utime + usage.ru_stime
+        said = f": {note[0](d, out, err)}" if note else ""
         print(f"| {point} | {words} | {code}, {wall:.1f} s, {cpu:.1f} s CPU, {usage.ru_maxrss / 1024:.0f} MiB"
-              f" ({rules or '-'}) |", flush=True)
+              f" ({rules or '-'}){said} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -231,6 +231,38 @@ def _step_summary(report: Any) -> None:
     append_step_summary(get_reporter("markdown")(report, color=False))
 
 
+def _options_of(*flags: Any) -> Any:
+    """One decorator adding ``flags`` (click options) in the order given: the options several
+    commands share are declared once here, with one help text."""
+    def apply(f: Any) -> Any:
+        for flag in reversed(flags):
+            f = flag(f)
+        return f
+    return apply
+
+
+#: check, explain: the realistic efficiencies a run assumes, for every deployment
+_efficiency_options = _options_of(
+    click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
+                 help="Realistic fraction of peak bandwidth for at-risk verdicts, for every deployment (default: the "
+                      "median of public runs of the deployment's class, docs/calibration.md)."),
+    click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
+                 help="Realistic fraction of peak compute for at-risk verdicts, for every deployment (default 0.5)."),
+    click.option("--collective-overhead", type=click.FloatRange(0, 1, max_open=True), default=None,
+                 help="Fraction of a tensor-parallel decode step lost to the all-reduce, for every deployment "
+                      "(default: the deployment class's, whether or not an efficiency is set; docs/calibration.md)."))
+#: check, explain, slo
+_config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    help="Config file (default: budgetlint.toml or pyproject.toml [tool.budgetlint], found from here up to the git root).")
+#: check, explain
+_no_simulate_option = click.option(
+    "--no-simulate", is_flag=True, default=False,
+    help="Do not simulate declared traffic (docs/load.md); the output says it was not simulated.")
+#: explain, slo
+_budget_option = click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
+
+
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("-f", "--format", "formats", multiple=True, type=click.Choice(FORMATS),
@@ -247,19 +279,11 @@ def _step_summary(report: Any) -> None:
 @click.option("--codeowners", type=click.Path(), default=None,
               help="CODEOWNERS file to read owner handles from (default: found in the repository).")
 @click.option("--no-codeowners", is_flag=True, help="Do not read CODEOWNERS for owner handles.")
-@click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth for at-risk verdicts, for every deployment (default: the median of public runs of the deployment's class, docs/calibration.md).")
-@click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute for at-risk verdicts, for every deployment (default 0.5).")
-@click.option("--collective-overhead", type=click.FloatRange(0, 1, max_open=True), default=None,
-              help="Fraction of a tensor-parallel decode step lost to the all-reduce, for every deployment "
-                   "(default: the deployment class's, whether or not an efficiency is set; docs/calibration.md).")
+@_efficiency_options
 @click.option("--no-summary", is_flag=True, help="Do not append to $GITHUB_STEP_SUMMARY.")
 @click.option("-q", "--quiet", is_flag=True,
               help="Leave out information findings (met promises and their headroom); report warnings and errors.")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Config file (default: budgetlint.toml or pyproject.toml [tool.budgetlint], "
-                   "found from here up to the git root).")
+@_config_option
 @click.option("--select", "select", multiple=True,
               help="Only these rule codes or prefixes (comma-separated or repeated); replaces the config's select.")
 @click.option("--ignore", "ignore", multiple=True,
@@ -274,8 +298,7 @@ def _step_summary(report: Any) -> None:
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
-@click.option("--no-simulate", is_flag=True, default=False,
-              help="Do not simulate declared traffic (docs/load.md); the report says it was not simulated.")
+@_no_simulate_option
 @click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Also read files in DIR (repeatable); by default only the git top level of the working "
                    "directory and of the paths checked (outside git: those folders themselves) are read.")
@@ -490,18 +513,10 @@ def rule_cmd(code: str) -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
-@click.option("--efficiency-bandwidth", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak bandwidth, for every deployment (default: its class's, docs/calibration.md).")
-@click.option("--efficiency-compute", type=click.FloatRange(0, 1, min_open=True), default=None,
-              help="Realistic fraction of peak compute, for every deployment (default 0.5).")
-@click.option("--collective-overhead", type=click.FloatRange(0, 1, max_open=True), default=None,
-              help="Fraction of a tensor-parallel decode step lost to the all-reduce, for every deployment "
-                   "(default: the deployment class's, whether or not an efficiency is set; docs/calibration.md).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
-@click.option("--no-simulate", is_flag=True, default=False,
-              help="Do not simulate declared traffic (no \"Under load\" section).")
+@_budget_option
+@_efficiency_options
+@_config_option
+@_no_simulate_option
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
             efficiency_compute: float | None, collective_overhead: float | None, config_path: str | None,
             no_simulate: bool) -> None:
@@ -679,9 +694,8 @@ def _catalog_lines(row: dict) -> list[tuple[str, str]]:
               show_default=True, help="Prometheus rules, Sloth prometheus/v1, Pyrra ServiceLevelObjective or OpenSLO v1.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the export here (default: standard output).")
-@click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
-              help="Read options from this file instead of the nearest pyproject.toml / budgetlint.toml.")
+@_budget_option
+@_config_option
 def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[str, ...],
             config_path: str | None) -> None:
     """Export each budget's promises as production SLOs with burn-rate alerts (docs/slo.md)."""
@@ -722,8 +736,13 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
 
 @main.command()
 @click.argument("bench", nargs=-1, required=True, type=click.Path())
-@click.option("--model", "model", required=True, help="The model served (a catalog name).")
-@click.option("--hardware", "hardware", required=True, help="The accelerator (a catalog name).")
+@click.option("--model", "model", default=None, help="The model served (a catalog name; or from --budget).")
+@click.option("--hardware", "hardware", default=None, help="The accelerator (a catalog name; or from --budget).")
+@click.option("--budget", "budget_name", default=None,
+              help="Take the model, hardware, devices, replicas, precisions and engine from this budget "
+                   "(found under --budgets); a flag or a run that says otherwise is refused.")
+@click.option("--budgets", "budgets_path", default=".", show_default=True, type=click.Path(),
+              help="Where --budget is looked for.")
 @click.option("--devices", type=click.IntRange(min=1), default=1, show_default=True,
               help="Tensor-parallel devices per replica (a run that records its own wins).")
 @click.option("--replicas", type=click.IntRange(min=1), default=1, show_default=True,
@@ -738,21 +757,41 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Write the calibration here (default: standard output).")
-def calibrate(bench: tuple[str, ...], model: str, hardware: str, devices: int, replicas: int,
+def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, budget_name: str | None,
+              budgets_path: str, devices: int, replicas: int,
               weight_precision: str, kv_precision: str | None, engine: str | None, no_loo: bool,
               include_saturated: bool, output: str | None, jobs: int) -> None:
     """Fit a deployment's efficiency to benchmark runs (docs/calibration.md)."""
-    from budgetlint.run.calibrate import CalibrateError, dump
+    from budgetlint.run.calibrate import CalibrateError, dump, from_budget
     from budgetlint.run.calibrate import calibrate as run_calibrate
 
     from budgetlint.run import calibrate as calibrate_module
+
+    strict = False
+    if budget_name is not None:
+        ctx = click.get_current_context()
+        given = {k: v for k, v in (("model", model), ("hardware", hardware), ("devices", devices),
+                                   ("replicas", replicas), ("weight_precision", weight_precision),
+                                   ("kv_precision", kv_precision), ("engine", engine))
+                 if ctx.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE}
+        try:
+            taken = from_budget(budget_name, budgets_path, given)
+        except CalibrateError as exc:
+            click.echo(f"budgetlint: error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        model, hardware, devices, replicas = taken["model"], taken["hardware"], taken["devices"], taken["replicas"]
+        weight_precision, kv_precision = taken["weight_precision"], taken["kv_precision"]
+        engine = taken["engine"] or engine
+        strict = True
+    if model is None or hardware is None:
+        raise click.UsageError("give --model and --hardware, or --budget NAME")
 
     progress = _conventions.start_progress(calibrate_module, kind="stage")  # a terminal's stderr only
     try:
         result = run_calibrate(list(bench), model=model, hardware=hardware, devices=devices,
                                replicas=replicas, weight_precision=weight_precision,
                                kv_precision=kv_precision, engine=engine, loo=not no_loo,
-                               include_saturated=include_saturated, jobs=jobs)
+                               include_saturated=include_saturated, jobs=jobs, strict_devices=strict)
     except CalibrateError as exc:
         click.echo(f"budgetlint: error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

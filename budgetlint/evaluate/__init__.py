@@ -135,7 +135,12 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         cal = evaluate_calibration(budget, roof, found.links, today, env.calibration_max_age_days,
                                    getattr(env.bench, "roots", None), env.calibrations)
     levers: tuple[Any, ...] = ()
-    if not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
+    if not roof.skipped and roof.pools is not None:  # the pools' levers: replicas moved between them
+        from budgetlint.evaluate.disaggregated import simulate_splits
+
+        work = getattr(env, "work", None)
+        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None)
+    elif not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
     from budgetlint.evaluate.arithmetic import e2e_arithmetic

@@ -296,43 +296,68 @@ def _created(text: Any) -> Optional[Any]:
 
 
 def untrusted(cal: Any, today: Any) -> str:
-    """Why a calibration file, as written, cannot vouch for its band ('' when it can): its
-    ``created:`` is no date or in the future (it would never go stale), or its ``runs:`` rows
-    cannot support the ``error:`` band it states (issue 24: a hand-written perfect file turned
-    every "at risk" into "met"). ``calibrate`` writes none of these."""
+    """Why a calibration file, as written, cannot vouch for its band ('' when it can), led by
+    where in the file (``cal.yaml:25:10: ...``): its ``created:`` is no date or in the future
+    (it would never go stale), a run is dated after it, or its ``runs:`` rows cannot support the
+    ``error:`` band it states (issue 24: a hand-written perfect file turned every "at risk" into
+    "met"). ``calibrate`` writes none of these."""
+    at = getattr(cal, "at", None) or (lambda *path: str(cal.path))
+    made = None
     if cal.created is not None:
         made = _created(cal.created)
         if made is None:
-            return (f"its created date {str(cal.created)[:40]!r} is not a real date (YYYY-MM-DD), so its age "
-                    "cannot be judged and it would never go stale")
+            return (f"{at('created')}: its created date {str(cal.created)[:40]!r} is not a real date (YYYY-MM-DD), "
+                    "so its age cannot be judged and it would never go stale")
         if today is not None and (made - today).days > FUTURE_SLACK_DAYS:
-            return (f"its created date {made.isoformat()} is after today ({today.isoformat()}), so it would never "
-                    "go stale")
+            return (f"{at('created')}: its created date {made.isoformat()} is after today ({today.isoformat()}), "
+                    "so it would never go stale")
     rows = [r for r in cal.run_rows if isinstance(r, dict)]
+    if made is not None:
+        for i, r in enumerate(cal.run_rows):
+            ran = _created(r.get("date")) if isinstance(r, dict) and r.get("date") else None
+            if ran is not None and (ran - made).days > FUTURE_SLACK_DAYS:
+                return (f"{at('runs', i)}: its run {str(r.get('run') or i + 1)[:60]!r} is dated {ran.isoformat()}, "
+                        f"after the file's created date {made.isoformat()}: no fit can have used a later run")
     for metric, e in sorted(cal.error.items()):
         band, median, runs = e.get("max"), e.get("median"), e.get("runs")
         if band is None:
             continue
         if not (band <= MAX_BAND):  # was: "+/- 968,173,000,000 %" called calibrated (issue 24)
-            return (f"its {metric} band is wider than +/- {numbers.percent(MAX_BAND)} (it states a relative error "
-                    f"of {numbers.number(band)}): the fit does not predict its own runs")
+            return (f"{at('error', metric, 'max')}: its {metric} band is wider than +/- {numbers.percent(MAX_BAND)} "
+                    f"(it states a relative error of {numbers.number(band)}): the fit does not predict its own runs")
         if median is not None and median > band:
-            return (f"its {metric} band states a median error ({numbers.percent(median)}) above its maximum "
-                    f"({numbers.percent(band)})")
+            return (f"{at('error', metric, 'median')}: its {metric} band states a median error "
+                    f"({numbers.percent(median)}) above its maximum ({numbers.percent(band)})")
         if runs is not None and runs < 3:
-            return (f"its {metric} band is from {numbers.count(runs, 'run')}; a leave-one-out band needs 3 or more")
+            return (f"{at('error', metric, 'runs')}: its {metric} band is from {numbers.count(runs, 'run')}; "
+                    "a leave-one-out band needs 3 or more")
         loo = [abs(v) for r in rows for k, v in (r.get("leave_one_out") or {}).items()
                if str(k).split(".")[0] == metric and isinstance(v, (int, float))]
         held = sum(1 for r in rows if any(str(k).split(".")[0] == metric for k in (r.get("leave_one_out") or {})))
         if runs is not None and held < runs:
-            return (f"its {metric} band is stated from {numbers.count(runs, 'run')} held out, but "
+            return (f"{at('error', metric, 'runs')}: its {metric} band is stated from "
+                    f"{numbers.count(runs, 'run')} held out, but "
                     f"{'no' if held == 0 else f'only {held} of the'} {numbers.count(len(rows), 'listed run')} "
                     f"{'has' if held == 1 else 'have'} a {metric} leave-one-out error")
         worst = max(loo, default=0.0)
         if worst > band * (1 + 1e-3) + 1e-6:
-            return (f"its runs' own {metric} leave-one-out errors reach {numbers.percent(worst)}, above the "
-                    f"stated band ({numbers.percent(band)})")
+            return (f"{at('error', metric, 'max')}: its runs' own {metric} leave-one-out errors reach "
+                    f"{numbers.percent(worst)}, above the stated band ({numbers.percent(band)})")
+        mid = _median(loo)
+        if median is not None and mid is not None and median < mid * (1 - 1e-3) - 1e-6:
+            # calibrate writes the median of the rows' own errors (physics.calibration.error_summary)
+            return (f"{at('error', metric, 'median')}: its {metric} band states a median error of "
+                    f"{numbers.percent(median)}, below the median of its runs' own leave-one-out errors "
+                    f"({numbers.percent(mid)})")
     return ""
+
+
+def _median(values: list) -> Optional[float]:
+    if not values:
+        return None
+    s = sorted(values)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
 def _rejudge(roof: Any, ce: CalibrationEvaluation) -> None:

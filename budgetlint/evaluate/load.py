@@ -31,9 +31,12 @@ from typing import Any, Optional
 from budgetlint.model.types import Budget
 from budgetlint.text import numbers
 
-#: requests per simulation (the first tenth is warm-up) and per capacity step
+#: requests per simulation (the first tenth is warm-up) and per capacity step; the declared
+#: traffic's simulation runs FIRST_REQUESTS first and REQUESTS (the cap) only when its
+#: intervals do not settle every promise (sample size by need: physics.capacity.settled)
 REQUESTS = 2000
-CAPACITY_REQUESTS = 600
+FIRST_REQUESTS = 400
+CAPACITY_REQUESTS = 400
 CAPACITY_TOLERANCE = 0.04
 #: more replicas than this: one is simulated at its share (each event looks at every replica)
 MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
@@ -54,6 +57,19 @@ MIN_RATE_PER_REPLICA = 1e-6
 #: the longest single request simulated (s, about 11.6 days at the realistic efficiency):
 #: beyond it the clock times of REQUESTS requests lose the resolution of an iteration
 MAX_REQUEST_S = 1e6
+
+
+def shared_entry(cache: dict, key: Any, compute: Any) -> Any:
+    """``cache[key]``, computed once per run (an exception is not cached); under ``--jobs``, once
+    over the workers too (:mod:`.load_share`) unless the key names inputs by identity."""
+    if key not in cache:
+        from budgetlint.evaluate import load_share
+
+        if load_share.active() and "'empirical'" not in repr(key):
+            cache[key] = load_share.get(key, compute)
+        else:
+            cache[key] = compute()
+    return cache[key]
 
 
 def _rate_words(rate: float) -> str:
@@ -112,6 +128,7 @@ class LoadEvaluation:
     throughput_sustained_request_per_s: Optional[float] = None
     throughput_verdict: Optional[str] = None
     simulations: int = 0
+    stopping_rule: str = ""  # why the declared traffic's simulation stopped where it did
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
@@ -185,6 +202,7 @@ class LoadEvaluation:
                           "from": self.scheduler_from},
             "verdicts": dict(self.verdicts),
             "simulations": self.simulations,
+            "stopping_rule": self.stopping_rule,
             "overloaded": self.overloaded,
         })
         if self.throughput_verdict is not None:
@@ -231,6 +249,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     """
     if not declares_load(b):
         return None
+    if b.deployment is not None and b.deployment.disaggregated is not None and getattr(roof, "pools", None):
+        return None  # evaluate/disaggregated.py simulates the two pools together (analysis.disaggregated)
     pct = percentile_number(b.percentile)
     if pct is None:
         out = LoadEvaluation()
@@ -272,9 +292,9 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
 
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
-    from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, simulate
-    from budgetlint.physics.load_stats import PercentilePromise
-    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, settled
+    from budgetlint.physics.load_stats import PercentilePromise, summarise
+    from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 
     wl, dep, pr = b.workload, b.deployment, b.promise
@@ -367,22 +387,53 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         cost = RooflineStepCost(deployment, eff)
         cost_key = repr(eff)
     cache: dict = getattr(env, "load_cache", {})
-    key = (repr(deployment), cost_key, _traffic_key(traffic), repr(sched), repr([p for _, p in promises]))
-    hit = cache.get(key)
-    if hit is None:
-        work = getattr(env, "work", None)
-        allowance = work.take if work is not None else None
-        result = simulate(cost, traffic, sched, [p for _, p in promises], requests=REQUESTS, allowance=allowance)
-        one = replace(sched, replicas=1)
+    plist = [p for _, p in promises]
+    # the simulation is keyed on what it depends on (configuration and traffic), not the promises:
+    # budgets that differ only in their promises share its requests; each reads its own promises
+    # off them (attainment, intervals), and the capacity search (which depends on them) is its own entry
+    config = (repr(deployment), cost_key, _traffic_key(traffic), repr(sched))
+    work = getattr(env, "work", None)
+    allowance = work.take if work is not None else None
+
+    def raw_run(n: int) -> Any:
+        return shared_entry(cache, ("run", config, n),
+                            lambda: run(cost, traffic, sched, requests=n, allowance=allowance))
+
+    first = summarise(raw_run(FIRST_REQUESTS), plist)
+    enough, why = settled(first, plist)
+    result = first if enough else summarise(raw_run(REQUESTS), plist)
+    out.stopping_rule = why if enough else (
+        f"{why}: simulated to the cap of {REQUESTS:,} requests" if FIRST_REQUESTS < REQUESTS else why)
+    one = replace(sched, replicas=1)
+    # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
+    # and deployment share it whatever rates they declare
+    sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
+    mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
+                                                                allowance=allowance))
+    # what is known already: the declared rate's simulation (when it is one replica's) and a
+    # request alone (the flat realistic estimate, less the edge extras): the search starts there
+    known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
+        traffic.arrival_rate_per_s is not None else []
+    alone = {}
+    for name, p in promises:
+        flat = getattr(roof.realistic, f"{name}_s", None)
+        if isinstance(flat, float) and math.isfinite(flat):
+            alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
+
+    def step_run(t: Any, s: Any, n: int) -> Any:  # a search step: the same rate for other promises shares it
+        return shared_entry(cache, ("run", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n),
+                            lambda: run(cost, t, s, requests=n, allowance=allowance))
+
+    def search() -> tuple:
         if promises:
-            cap = capacity(cost, per_replica, one, [p for _, p in promises], requests=CAPACITY_REQUESTS,
-                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance)
-            mu, sims = cap.saturation_request_per_s, 1 + cap.simulations
-        else:
-            cap, mu, sims = None, saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
-                                             allowance=allowance), 2
-        hit = (result, cap, mu, sims)
-        cache[key] = hit
+            cap = capacity(cost, per_replica, one, plist, requests=CAPACITY_REQUESTS,
+                           rel_tol=CAPACITY_TOLERANCE, allowance=allowance, known=known, alone=alone,
+                           mu=mu_shared, runner=step_run)
+            return cap, cap.saturation_request_per_s, cap.simulations
+        return None, mu_shared, 1
+
+    hit = shared_entry(cache, ("capacity", config, repr(plist), repr(sorted(alone.items())), bool(known)), search)
+    hit = (result, hit[0], hit[1], hit[2] + (1 if enough else 2))
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
     # cache held: worker processes each have their own, and the report must not say so)
     out.result, out.capacity, out.saturation_request_per_s, out.simulations = hit

@@ -8,7 +8,7 @@ physics dataclasses, and says which efficiencies a run assumes. Raises
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 from budgetlint.model.types import Budget, HardwareDef, ModelDef
 from budgetlint.physics import precision as phys_precision
@@ -146,6 +146,11 @@ def physics_inputs(b: Budget, *, draft: bool = True) -> tuple[Deployment, Worklo
             compute_precision=compute_p,
             spec_accepted_tokens_per_pass=dep.accepted_tokens_per_pass,
             draft=draft_shape, draft_lookahead=dep.lookahead,
+            data_parallel=dep.data_parallel, pipeline_parallel=dep.pipeline_parallel,
+            expert_parallel=dep.expert_parallel if shape.experts else 1,
+            expert_imbalance=dep.expert_imbalance or 1.0,
+            moe_layers=dep.model.moe_layers if dep.model.moe_layers is not None
+            and dep.model.moe_layers <= shape.layers else None,
             **dep.effects,
         )
         workload = Workload(prompt_tokens=wl.prompt_tokens, output_tokens=wl.output_tokens,
@@ -178,6 +183,9 @@ class AssumedEfficiency:
     collective_overhead: float
     sources: tuple[tuple[str, str], ...]  # (figure, "default" | "deployment" | "run"), in figure order
     moe: bool = False
+    #: where a default compute fraction comes from when it is the generation's measured one
+    #: (physics.default_efficiency.COMPUTE_BY_GENERATION), not the class's 50 %
+    compute_basis: Optional[str] = None
 
     def at_devices(self, devices: int) -> tuple[Efficiency, float]:
         """The (efficiency, collective overhead) the same deployment on ``devices`` devices
@@ -191,6 +199,8 @@ class AssumedEfficiency:
                 for f in ("bandwidth", "compute", "collective_overhead")}
         if given["collective_overhead"] == "default":
             pick["collective_overhead"] = _default_overhead(cls, given["bandwidth"])
+        if self.compute_basis is not None and given["compute"] == "default":
+            pick["compute"] = self.compute  # the generation's measured fraction: not a per-class figure
         return Efficiency(pick["bandwidth"], pick["compute"]), pick["collective_overhead"]
 
     def source(self, figure: str) -> str:
@@ -210,11 +220,14 @@ class AssumedEfficiency:
         in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
                  and self.source("bandwidth") == "default")
         parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else ""),
-                 f"{_pct(self.compute)} of compute"]
+                 f"{_pct(self.compute)} of compute"
+                 + (f" ({self.compute_basis})" if self.compute_basis and self.source("compute") == "default" else "")]
         if tp and not in_it:
             parts.append(f"{_pct(self.collective_overhead)} collective overhead")
         where = self.label.replace("tensor-parallel", f"tensor-parallel on {numbers.count(self.devices, 'device')}")
         median = f"{DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        if self.compute_basis and self.source("compute") == "default":
+            median = f"bandwidth: {median}"
         shown = [(f, src) for f, src in self.sources if f != "collective_overhead" or tp]
         if all(src == "default" for _, src in shown):
             return f"{where}: {', '.join(parts)} ({median})"
@@ -286,6 +299,21 @@ def is_moe(m: ModelDef) -> bool:
                                      and m.active_parameters < m.parameters)
 
 
+def _measured_compute(dep: Any) -> Any:
+    """The compute fraction measured for the deployment's generation and compute precision
+    (physics.default_efficiency.COMPUTE_BY_GENERATION), or None."""
+    from budgetlint.physics.default_efficiency import compute_default
+
+    if dep.hardware is None:
+        return None
+    try:
+        key = phys_precision.compute_key(dep.compute_precision
+                                         or default_compute_precision(dep.weight_precision or "bf16", dep.hardware))
+    except ValueError:
+        return None
+    return compute_default(dep.hardware.name, key)
+
+
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
     """The deployment's realistic efficiencies: declared, else the run's, else its class default.
 
@@ -308,11 +336,25 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"
+        elif figure == "compute" and _measured_compute(dep) is not None:
+            # the generation's measured fraction at this precision (docs/calibration.md, MLPerf v5.1 Offline)
+            values[figure], src = _measured_compute(dep).compute, "default"  # type: ignore[union-attr]
         else:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
+    measured = _measured_compute(dep)
     return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
-                             values["collective_overhead"], tuple(sources), is_moe(dep.model))
+                             values["collective_overhead"], tuple(sources), is_moe(dep.model),
+                             measured.basis() if measured is not None else None)
+
+
+#: The busiest expert-parallel rank's load over the mean, assumed where a deployment with
+#: expert parallelism declares none: 1.18 = 59,337 / 50,302 tokens/s per node, SGLang's DeepSeek-V3
+#: prefill on 4 x 8 H100 (EP32) with a simulated perfect EPLB over its default expert distribution
+#: (LMSYS, "Deploying DeepSeek with PD Disaggregation and Large-scale Expert Parallelism on 96 H100
+#: GPUs", 2025-05-05, "Overall Throughput"). A whole-step ratio charged to the expert work only: the
+#: expert part's own imbalance is larger, so this errs fast.
+DEFAULT_EXPERT_IMBALANCE = 59337 / 50302
 
 
 def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:
@@ -334,8 +376,13 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
             reserve = DEFAULT_RUNTIME_RESERVE_BYTES
     # a real engine's costs the bound leaves out: decode attention FLOPs, and each decode pass's share
     # of the other sequences' prefill (continuous batching with chunked prefill; physics/step.py)
+    imbalance = dep.expert_imbalance
+    if imbalance is None:
+        imbalance = DEFAULT_EXPERT_IMBALANCE if d.expert_parallel > 1 else 1.0
+    # and the roofline per operator (physics/shapes.py Deployment.per_operator): the weight matmuls and
+    # the attention's KV read are separate kernels, each at its own bound, one after the other
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
-                   engine_terms=True)
+                   engine_terms=True, expert_imbalance=imbalance, per_operator=True)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

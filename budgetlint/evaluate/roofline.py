@@ -75,6 +75,7 @@ class RooflineEvaluation:
     levers: list[Any] = field(default_factory=list)
     calibrated: str | None = None  # "calibrated from 6 runs of vllm 0.11 (cal.yaml)": realistic values are the calibration's
     calibration_bands: dict[str, float | None] = field(default_factory=dict)
+    pools: Any = None  # evaluate.disaggregated.PoolsEvaluation for a disaggregated deployment
 
     def as_dict(self) -> dict[str, Any]:
         """The report's ``analysis`` for the budget.
@@ -129,6 +130,8 @@ class RooflineEvaluation:
                 if a.memory_max_sequences is not None:
                     out[_intern(f"{prefix}_max_concurrency")] = a.memory_max_sequences
                     out[_intern(f"{prefix}_max_concurrency_worst_case")] = a.memory_max_sequences_worst
+        if self.pools is not None:
+            out["disaggregated"] = self.pools.as_dict()
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets,
                               **({"cost_ratio": lv.cost_ratio} if getattr(lv, "cost_ratio", None) is not None else {})}
@@ -165,6 +168,11 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
         real_d = realistic_deployment(d, b, options, ev.assumed.collective_overhead)
         ev.bound = analysis_cache.analyse(bound_d, wl, Efficiency(1.0, 1.0), queue, edge)
         ev.realistic = analysis_cache.analyse(real_d, wl, ev.efficiency, queue, edge)
+        if b.deployment is not None and b.deployment.disaggregated is not None:
+            from budgetlint.evaluate.disaggregated import evaluate_pools
+
+            ev.pools = evaluate_pools(b, bound_d, real_d, wl, ev.efficiency, queue, edge)
+            ev.bound, ev.realistic = ev.pools.bound.combined, ev.pools.realistic.combined
     except Skip as exc:
         ev.skipped = str(exc)
         return ev
@@ -272,7 +280,16 @@ def _judge(ev: RooflineEvaluation, b: Budget) -> None:
 
 
 def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
-    """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions."""
+    """Mark promises that are met only thanks to declared speculative or prefix-cache assumptions
+    (or, disaggregated, an idle prefill pool the declared arrivals overload: BL350)."""
+    if ev.pools is not None and ev.pools.prefill_too_small:
+        words = (f"an idle prefill pool (the flat estimate's one prompt: the pool is "
+                 f"{numbers.percent(ev.pools.prefill_utilisation)} utilised at "
+                 f"{numbers.quantity(ev.pools.arrival_rate_per_s, 'request/s')}, BL350)")
+        for name in ("ttft", "e2e"):
+            v = ev.verdicts.get(name)
+            if v and v.verdict == "met":
+                v.optimistic.append(words)
     assumptions = []
     dep, wl = b.deployment, b.workload
     if dep.accepted_tokens_per_pass > 1:
@@ -287,7 +304,18 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
         else:
             w = replace(w, cached_prompt_tokens=0.0)
         try:
-            without = analysis_cache.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
+            if ev.pools is not None:  # a disaggregated deployment: both pools without the assumption
+                from budgetlint.physics.disaggregated import analyse_pools
+
+                p = ev.pools.pools_realistic
+                if kind == "speculative":
+                    p = replace(p, prefill=replace(p.prefill, spec_accepted_tokens_per_pass=1.0, draft=None,
+                                                   draft_lookahead=None),
+                                decode=replace(p.decode, spec_accepted_tokens_per_pass=1.0, draft=None,
+                                               draft_lookahead=None))
+                without = analyse_pools(p, w, ev.efficiency, ev.queue_s, ev.edge).combined
+            else:
+                without = analysis_cache.analyse(d, w, ev.efficiency, ev.queue_s, ev.edge)
         except ValueError:
             continue
         for name, attr in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2e", "e2e_s")):

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'ac39d0cf60a559c46f5c4e187c654298d0d72b833bc2ce32d6e22f1f7df1f2f6'
-SOURCES_CHECKSUM = 'crc32:6da2d79d'
+SCHEMAS_DIGEST = '414491743fb94d4b08b2c3f69d02ec3087e5bd1fab8c125ab91e3897480936a7'
+SOURCES_CHECKSUM = 'crc32:3affcf3d'
 
 
 class JsonSchemaValueException(ValueError):
@@ -26,7 +26,7 @@ VALIDATORS = {}
 VERSION = '2.22.3'
 from decimal import Decimal
 import re
-_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*\\Z'), '^[1-9][0-9]*[mhdw]$': re.compile('^[1-9][0-9]*[mhdw]\\Z'), '^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*$': re.compile('^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
+_BUDGETS_PATTERNS = {'^[A-Za-z0-9][A-Za-z0-9_.-]*$': re.compile('^[A-Za-z0-9][A-Za-z0-9_.-]*\\Z'), '^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$': re.compile('^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)\\Z'), '^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)$': re.compile('^(p(50|[1-9][0-9]?(\\.[0-9]+)?)|median)\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*%\\s*\\Z'), '^[A-Za-z][A-Za-z0-9 _-]*$': re.compile('^[A-Za-z][A-Za-z0-9 _-]*\\Z'), '^[1-9][0-9]*[mhdw]$': re.compile('^[1-9][0-9]*[mhdw]\\Z'), '^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*$': re.compile('^\\s*(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?(\\s+(ttft|tpot|e2el):[0-9]+(\\.[0-9]+)?)*\\s*\\Z'), '^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*$': re.compile('^\\s*[0-9]+(\\.[0-9]+)?\\s*([dD]|[dD]ays?|[wW]|[wW]eeks?)\\s*\\Z'), '^BL[0-9]{3}$': re.compile('^BL[0-9]{3}\\Z')}
 NoneType = type(None)
 
 def _budgets_validate(data, custom_formats={}, name_prefix=None):
@@ -649,6 +649,14 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                     if isinstance(data__budgets_item__deployment__model__expertspertoken, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__model__expertspertoken, bool)):
                                                         if data__budgets_item__deployment__model__expertspertoken < 1:
                                                             raise JsonSchemaValueException('')
+                                                if 'moe_layers' in data__budgets_item__deployment__model_keys:
+                                                    data__budgets_item__deployment__model_keys.remove('moe_layers')
+                                                    data__budgets_item__deployment__model__moelayers = data__budgets_item__deployment__model['moe_layers']
+                                                    if not isinstance(data__budgets_item__deployment__model__moelayers, int) and (not (isinstance(data__budgets_item__deployment__model__moelayers, float) and data__budgets_item__deployment__model__moelayers.is_integer())) or isinstance(data__budgets_item__deployment__model__moelayers, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__model__moelayers, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__model__moelayers, bool)):
+                                                        if data__budgets_item__deployment__model__moelayers < 0:
+                                                            raise JsonSchemaValueException('')
                                                 if 'source' in data__budgets_item__deployment__model_keys:
                                                     data__budgets_item__deployment__model_keys.remove('source')
                                                     data__budgets_item__deployment__model__source = data__budgets_item__deployment__model['source']
@@ -894,6 +902,270 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'collective_latency' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('collective_latency')
                                     data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']
+                                if 'parallelism' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('parallelism')
+                                    data__budgets_item__deployment__parallelism = data__budgets_item__deployment['parallelism']
+                                    if not isinstance(data__budgets_item__deployment__parallelism, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__parallelism_is_dict = isinstance(data__budgets_item__deployment__parallelism, dict)
+                                    if data__budgets_item__deployment__parallelism_is_dict:
+                                        data__budgets_item__deployment__parallelism_keys = set(data__budgets_item__deployment__parallelism.keys())
+                                        if 'tensor' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('tensor')
+                                            data__budgets_item__deployment__parallelism__tensor = data__budgets_item__deployment__parallelism['tensor']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__tensor, int) and (not (isinstance(data__budgets_item__deployment__parallelism__tensor, float) and data__budgets_item__deployment__parallelism__tensor.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__tensor, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__tensor, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__tensor, bool)):
+                                                if data__budgets_item__deployment__parallelism__tensor < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'data' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('data')
+                                            data__budgets_item__deployment__parallelism__data = data__budgets_item__deployment__parallelism['data']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__data, int) and (not (isinstance(data__budgets_item__deployment__parallelism__data, float) and data__budgets_item__deployment__parallelism__data.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__data, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__data, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__data, bool)):
+                                                if data__budgets_item__deployment__parallelism__data < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'expert' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('expert')
+                                            data__budgets_item__deployment__parallelism__expert = data__budgets_item__deployment__parallelism['expert']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__expert, int) and (not (isinstance(data__budgets_item__deployment__parallelism__expert, float) and data__budgets_item__deployment__parallelism__expert.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__expert, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__expert, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__expert, bool)):
+                                                if data__budgets_item__deployment__parallelism__expert < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if 'pipeline' in data__budgets_item__deployment__parallelism_keys:
+                                            data__budgets_item__deployment__parallelism_keys.remove('pipeline')
+                                            data__budgets_item__deployment__parallelism__pipeline = data__budgets_item__deployment__parallelism['pipeline']
+                                            if not isinstance(data__budgets_item__deployment__parallelism__pipeline, int) and (not (isinstance(data__budgets_item__deployment__parallelism__pipeline, float) and data__budgets_item__deployment__parallelism__pipeline.is_integer())) or isinstance(data__budgets_item__deployment__parallelism__pipeline, bool):
+                                                raise JsonSchemaValueException('')
+                                            if isinstance(data__budgets_item__deployment__parallelism__pipeline, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__parallelism__pipeline, bool)):
+                                                if data__budgets_item__deployment__parallelism__pipeline < 1:
+                                                    raise JsonSchemaValueException('')
+                                        if data__budgets_item__deployment__parallelism_keys:
+                                            raise JsonSchemaValueException('')
+                                if 'expert_imbalance' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('expert_imbalance')
+                                    data__budgets_item__deployment__expertimbalance = data__budgets_item__deployment['expert_imbalance']
+                                    if not isinstance(data__budgets_item__deployment__expertimbalance, (int, float, Decimal)) or isinstance(data__budgets_item__deployment__expertimbalance, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__expertimbalance, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__expertimbalance, bool)):
+                                        if data__budgets_item__deployment__expertimbalance < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'interconnect' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('interconnect')
+                                    data__budgets_item__deployment__interconnect = data__budgets_item__deployment['interconnect']
+                                    if not isinstance(data__budgets_item__deployment__interconnect, str):
+                                        raise JsonSchemaValueException('')
+                                if 'alltoall_bandwidth' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('alltoall_bandwidth')
+                                    data__budgets_item__deployment__alltoallbandwidth = data__budgets_item__deployment['alltoall_bandwidth']
+                                if 'alltoall_latency' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('alltoall_latency')
+                                    data__budgets_item__deployment__alltoalllatency = data__budgets_item__deployment['alltoall_latency']
+                                if 'disaggregated' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('disaggregated')
+                                    data__budgets_item__deployment__disaggregated = data__budgets_item__deployment['disaggregated']
+                                    if not isinstance(data__budgets_item__deployment__disaggregated, dict):
+                                        raise JsonSchemaValueException('')
+                                    data__budgets_item__deployment__disaggregated_is_dict = isinstance(data__budgets_item__deployment__disaggregated, dict)
+                                    if data__budgets_item__deployment__disaggregated_is_dict:
+                                        data__budgets_item__deployment__disaggregated__missing_keys = set(['prefill', 'decode', 'kv_link']) - data__budgets_item__deployment__disaggregated.keys()
+                                        if data__budgets_item__deployment__disaggregated__missing_keys:
+                                            raise JsonSchemaValueException('')
+                                        data__budgets_item__deployment__disaggregated_keys = set(data__budgets_item__deployment__disaggregated.keys())
+                                        if 'prefill' in data__budgets_item__deployment__disaggregated_keys:
+                                            data__budgets_item__deployment__disaggregated_keys.remove('prefill')
+                                            data__budgets_item__deployment__disaggregated__prefill = data__budgets_item__deployment__disaggregated['prefill']
+                                            if not isinstance(data__budgets_item__deployment__disaggregated__prefill, dict):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__deployment__disaggregated__prefill_is_dict = isinstance(data__budgets_item__deployment__disaggregated__prefill, dict)
+                                            if data__budgets_item__deployment__disaggregated__prefill_is_dict:
+                                                data__budgets_item__deployment__disaggregated__prefill_keys = set(data__budgets_item__deployment__disaggregated__prefill.keys())
+                                                if 'hardware' in data__budgets_item__deployment__disaggregated__prefill_keys:
+                                                    data__budgets_item__deployment__disaggregated__prefill_keys.remove('hardware')
+                                                    data__budgets_item__deployment__disaggregated__prefill__hardware = data__budgets_item__deployment__disaggregated__prefill['hardware']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__prefill__hardware, str):
+                                                        raise JsonSchemaValueException('')
+                                                if 'devices' in data__budgets_item__deployment__disaggregated__prefill_keys:
+                                                    data__budgets_item__deployment__disaggregated__prefill_keys.remove('devices')
+                                                    data__budgets_item__deployment__disaggregated__prefill__devices = data__budgets_item__deployment__disaggregated__prefill['devices']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__prefill__devices, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__devices, float) and data__budgets_item__deployment__disaggregated__prefill__devices.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__devices, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__disaggregated__prefill__devices, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__devices, bool)):
+                                                        if data__budgets_item__deployment__disaggregated__prefill__devices < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if 'replicas' in data__budgets_item__deployment__disaggregated__prefill_keys:
+                                                    data__budgets_item__deployment__disaggregated__prefill_keys.remove('replicas')
+                                                    data__budgets_item__deployment__disaggregated__prefill__replicas = data__budgets_item__deployment__disaggregated__prefill['replicas']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__prefill__replicas, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__replicas, float) and data__budgets_item__deployment__disaggregated__prefill__replicas.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__replicas, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__disaggregated__prefill__replicas, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__replicas, bool)):
+                                                        if data__budgets_item__deployment__disaggregated__prefill__replicas < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if 'parallelism' in data__budgets_item__deployment__disaggregated__prefill_keys:
+                                                    data__budgets_item__deployment__disaggregated__prefill_keys.remove('parallelism')
+                                                    data__budgets_item__deployment__disaggregated__prefill__parallelism = data__budgets_item__deployment__disaggregated__prefill['parallelism']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism, dict):
+                                                        raise JsonSchemaValueException('')
+                                                    data__budgets_item__deployment__disaggregated__prefill__parallelism_is_dict = isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism, dict)
+                                                    if data__budgets_item__deployment__disaggregated__prefill__parallelism_is_dict:
+                                                        data__budgets_item__deployment__disaggregated__prefill__parallelism_keys = set(data__budgets_item__deployment__disaggregated__prefill__parallelism.keys())
+                                                        if 'tensor' in data__budgets_item__deployment__disaggregated__prefill__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism_keys.remove('tensor')
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor = data__budgets_item__deployment__disaggregated__prefill__parallelism['tensor']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor, float) and data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__prefill__parallelism__tensor < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'data' in data__budgets_item__deployment__disaggregated__prefill__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism_keys.remove('data')
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism__data = data__budgets_item__deployment__disaggregated__prefill__parallelism['data']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__data, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__data, float) and data__budgets_item__deployment__disaggregated__prefill__parallelism__data.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__data, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__data, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__data, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__prefill__parallelism__data < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'expert' in data__budgets_item__deployment__disaggregated__prefill__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism_keys.remove('expert')
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism__expert = data__budgets_item__deployment__disaggregated__prefill__parallelism['expert']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__expert, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__expert, float) and data__budgets_item__deployment__disaggregated__prefill__parallelism__expert.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__expert, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__expert, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__expert, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__prefill__parallelism__expert < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'pipeline' in data__budgets_item__deployment__disaggregated__prefill__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism_keys.remove('pipeline')
+                                                            data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline = data__budgets_item__deployment__disaggregated__prefill__parallelism['pipeline']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline, float) and data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__prefill__parallelism__pipeline < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if data__budgets_item__deployment__disaggregated__prefill__parallelism_keys:
+                                                            raise JsonSchemaValueException('')
+                                                if data__budgets_item__deployment__disaggregated__prefill_keys:
+                                                    raise JsonSchemaValueException('')
+                                        if 'decode' in data__budgets_item__deployment__disaggregated_keys:
+                                            data__budgets_item__deployment__disaggregated_keys.remove('decode')
+                                            data__budgets_item__deployment__disaggregated__decode = data__budgets_item__deployment__disaggregated['decode']
+                                            if not isinstance(data__budgets_item__deployment__disaggregated__decode, dict):
+                                                raise JsonSchemaValueException('')
+                                            data__budgets_item__deployment__disaggregated__decode_is_dict = isinstance(data__budgets_item__deployment__disaggregated__decode, dict)
+                                            if data__budgets_item__deployment__disaggregated__decode_is_dict:
+                                                data__budgets_item__deployment__disaggregated__decode_keys = set(data__budgets_item__deployment__disaggregated__decode.keys())
+                                                if 'hardware' in data__budgets_item__deployment__disaggregated__decode_keys:
+                                                    data__budgets_item__deployment__disaggregated__decode_keys.remove('hardware')
+                                                    data__budgets_item__deployment__disaggregated__decode__hardware = data__budgets_item__deployment__disaggregated__decode['hardware']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__decode__hardware, str):
+                                                        raise JsonSchemaValueException('')
+                                                if 'devices' in data__budgets_item__deployment__disaggregated__decode_keys:
+                                                    data__budgets_item__deployment__disaggregated__decode_keys.remove('devices')
+                                                    data__budgets_item__deployment__disaggregated__decode__devices = data__budgets_item__deployment__disaggregated__decode['devices']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__decode__devices, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__devices, float) and data__budgets_item__deployment__disaggregated__decode__devices.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__devices, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__disaggregated__decode__devices, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__devices, bool)):
+                                                        if data__budgets_item__deployment__disaggregated__decode__devices < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if 'replicas' in data__budgets_item__deployment__disaggregated__decode_keys:
+                                                    data__budgets_item__deployment__disaggregated__decode_keys.remove('replicas')
+                                                    data__budgets_item__deployment__disaggregated__decode__replicas = data__budgets_item__deployment__disaggregated__decode['replicas']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__decode__replicas, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__replicas, float) and data__budgets_item__deployment__disaggregated__decode__replicas.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__replicas, bool):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__disaggregated__decode__replicas, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__replicas, bool)):
+                                                        if data__budgets_item__deployment__disaggregated__decode__replicas < 1:
+                                                            raise JsonSchemaValueException('')
+                                                if 'parallelism' in data__budgets_item__deployment__disaggregated__decode_keys:
+                                                    data__budgets_item__deployment__disaggregated__decode_keys.remove('parallelism')
+                                                    data__budgets_item__deployment__disaggregated__decode__parallelism = data__budgets_item__deployment__disaggregated__decode['parallelism']
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism, dict):
+                                                        raise JsonSchemaValueException('')
+                                                    data__budgets_item__deployment__disaggregated__decode__parallelism_is_dict = isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism, dict)
+                                                    if data__budgets_item__deployment__disaggregated__decode__parallelism_is_dict:
+                                                        data__budgets_item__deployment__disaggregated__decode__parallelism_keys = set(data__budgets_item__deployment__disaggregated__decode__parallelism.keys())
+                                                        if 'tensor' in data__budgets_item__deployment__disaggregated__decode__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism_keys.remove('tensor')
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism__tensor = data__budgets_item__deployment__disaggregated__decode__parallelism['tensor']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__tensor, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__tensor, float) and data__budgets_item__deployment__disaggregated__decode__parallelism__tensor.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__tensor, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__tensor, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__tensor, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__decode__parallelism__tensor < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'data' in data__budgets_item__deployment__disaggregated__decode__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism_keys.remove('data')
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism__data = data__budgets_item__deployment__disaggregated__decode__parallelism['data']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__data, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__data, float) and data__budgets_item__deployment__disaggregated__decode__parallelism__data.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__data, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__data, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__data, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__decode__parallelism__data < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'expert' in data__budgets_item__deployment__disaggregated__decode__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism_keys.remove('expert')
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism__expert = data__budgets_item__deployment__disaggregated__decode__parallelism['expert']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__expert, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__expert, float) and data__budgets_item__deployment__disaggregated__decode__parallelism__expert.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__expert, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__expert, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__expert, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__decode__parallelism__expert < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if 'pipeline' in data__budgets_item__deployment__disaggregated__decode__parallelism_keys:
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism_keys.remove('pipeline')
+                                                            data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline = data__budgets_item__deployment__disaggregated__decode__parallelism['pipeline']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline, int) and (not (isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline, float) and data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline.is_integer())) or isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline, bool):
+                                                                raise JsonSchemaValueException('')
+                                                            if isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline, bool)):
+                                                                if data__budgets_item__deployment__disaggregated__decode__parallelism__pipeline < 1:
+                                                                    raise JsonSchemaValueException('')
+                                                        if data__budgets_item__deployment__disaggregated__decode__parallelism_keys:
+                                                            raise JsonSchemaValueException('')
+                                                if data__budgets_item__deployment__disaggregated__decode_keys:
+                                                    raise JsonSchemaValueException('')
+                                        if 'kv_link' in data__budgets_item__deployment__disaggregated_keys:
+                                            data__budgets_item__deployment__disaggregated_keys.remove('kv_link')
+                                            data__budgets_item__deployment__disaggregated__kvlink = data__budgets_item__deployment__disaggregated['kv_link']
+                                            data__budgets_item__deployment__disaggregated__kvlink_any_of_count3 = 0
+                                            if not data__budgets_item__deployment__disaggregated__kvlink_any_of_count3:
+                                                try:
+                                                    data__budgets_item__deployment__disaggregated__kvlink_any_of_count3 += 1
+                                                except (JsonSchemaValueException, JsonSchemaValuesException):
+                                                    pass
+                                            if not data__budgets_item__deployment__disaggregated__kvlink_any_of_count3:
+                                                try:
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__kvlink, str):
+                                                        raise JsonSchemaValueException('')
+                                                    if isinstance(data__budgets_item__deployment__disaggregated__kvlink, str):
+                                                        if not _BUDGETS_PATTERNS['^[A-Za-z][A-Za-z0-9 _-]*$'].search(data__budgets_item__deployment__disaggregated__kvlink):
+                                                            raise JsonSchemaValueException('')
+                                                    data__budgets_item__deployment__disaggregated__kvlink_any_of_count3 += 1
+                                                except (JsonSchemaValueException, JsonSchemaValuesException):
+                                                    pass
+                                            if not data__budgets_item__deployment__disaggregated__kvlink_any_of_count3:
+                                                try:
+                                                    if not isinstance(data__budgets_item__deployment__disaggregated__kvlink, dict):
+                                                        raise JsonSchemaValueException('')
+                                                    data__budgets_item__deployment__disaggregated__kvlink_is_dict = isinstance(data__budgets_item__deployment__disaggregated__kvlink, dict)
+                                                    if data__budgets_item__deployment__disaggregated__kvlink_is_dict:
+                                                        data__budgets_item__deployment__disaggregated__kvlink_keys = set(data__budgets_item__deployment__disaggregated__kvlink.keys())
+                                                        if 'link' in data__budgets_item__deployment__disaggregated__kvlink_keys:
+                                                            data__budgets_item__deployment__disaggregated__kvlink_keys.remove('link')
+                                                            data__budgets_item__deployment__disaggregated__kvlink__link = data__budgets_item__deployment__disaggregated__kvlink['link']
+                                                            if not isinstance(data__budgets_item__deployment__disaggregated__kvlink__link, str):
+                                                                raise JsonSchemaValueException('')
+                                                        if 'bandwidth' in data__budgets_item__deployment__disaggregated__kvlink_keys:
+                                                            data__budgets_item__deployment__disaggregated__kvlink_keys.remove('bandwidth')
+                                                            data__budgets_item__deployment__disaggregated__kvlink__bandwidth = data__budgets_item__deployment__disaggregated__kvlink['bandwidth']
+                                                        if 'latency' in data__budgets_item__deployment__disaggregated__kvlink_keys:
+                                                            data__budgets_item__deployment__disaggregated__kvlink_keys.remove('latency')
+                                                            data__budgets_item__deployment__disaggregated__kvlink__latency = data__budgets_item__deployment__disaggregated__kvlink['latency']
+                                                        if data__budgets_item__deployment__disaggregated__kvlink_keys:
+                                                            raise JsonSchemaValueException('')
+                                                    data__budgets_item__deployment__disaggregated__kvlink_any_of_count3 += 1
+                                                except (JsonSchemaValueException, JsonSchemaValuesException):
+                                                    pass
+                                            if not data__budgets_item__deployment__disaggregated__kvlink_any_of_count3:
+                                                raise JsonSchemaValueException('')
+                                        if data__budgets_item__deployment__disaggregated_keys:
+                                            raise JsonSchemaValueException('')
                                 if 'memory_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('memory_overhead')
                                     data__budgets_item__deployment__memoryoverhead = data__budgets_item__deployment['memory_overhead']
@@ -996,15 +1268,15 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                             if data__budgets_item__bench_is_list:
                                 data__budgets_item__bench_len = len(data__budgets_item__bench)
                                 for data__budgets_item__bench_x, data__budgets_item__bench_item in enumerate(data__budgets_item__bench):
-                                    data__budgets_item__bench_item_one_of_count3 = 0
-                                    if data__budgets_item__bench_item_one_of_count3 < 2:
+                                    data__budgets_item__bench_item_one_of_count4 = 0
+                                    if data__budgets_item__bench_item_one_of_count4 < 2:
                                         try:
                                             if not isinstance(data__budgets_item__bench_item, str):
                                                 raise JsonSchemaValueException('')
-                                            data__budgets_item__bench_item_one_of_count3 += 1
+                                            data__budgets_item__bench_item_one_of_count4 += 1
                                         except (JsonSchemaValueException, JsonSchemaValuesException):
                                             pass
-                                    if data__budgets_item__bench_item_one_of_count3 < 2:
+                                    if data__budgets_item__bench_item_one_of_count4 < 2:
                                         try:
                                             if not isinstance(data__budgets_item__bench_item, dict):
                                                 raise JsonSchemaValueException('')
@@ -1034,10 +1306,10 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                                         raise JsonSchemaValueException('')
                                                 if data__budgets_item__bench_item_keys:
                                                     raise JsonSchemaValueException('')
-                                            data__budgets_item__bench_item_one_of_count3 += 1
+                                            data__budgets_item__bench_item_one_of_count4 += 1
                                         except (JsonSchemaValueException, JsonSchemaValuesException):
                                             pass
-                                    if data__budgets_item__bench_item_one_of_count3 != 1:
+                                    if data__budgets_item__bench_item_one_of_count4 != 1:
                                         raise JsonSchemaValueException('')
                         if 'slo' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('slo')
@@ -1608,6 +1880,14 @@ def _models_validate(data, custom_formats={}, name_prefix=None):
                             if isinstance(data__models_item__expertspertoken, (int, float, Decimal)) and (not isinstance(data__models_item__expertspertoken, bool)):
                                 if data__models_item__expertspertoken < 1:
                                     raise JsonSchemaValueException('')
+                        if 'moe_layers' in data__models_item_keys:
+                            data__models_item_keys.remove('moe_layers')
+                            data__models_item__moelayers = data__models_item['moe_layers']
+                            if not isinstance(data__models_item__moelayers, int) and (not (isinstance(data__models_item__moelayers, float) and data__models_item__moelayers.is_integer())) or isinstance(data__models_item__moelayers, bool):
+                                raise JsonSchemaValueException('')
+                            if isinstance(data__models_item__moelayers, (int, float, Decimal)) and (not isinstance(data__models_item__moelayers, bool)):
+                                if data__models_item__moelayers < 0:
+                                    raise JsonSchemaValueException('')
                         if 'source' in data__models_item_keys:
                             data__models_item_keys.remove('source')
                             data__models_item__source = data__models_item['source']
@@ -1863,6 +2143,19 @@ def _calibration_validate(data, custom_formats={}, name_prefix=None):
                     if data__held_key not in []:
                         data__held_value = data__held.get(data__held_key)
                         if not isinstance(data__held_value, str):
+                            raise JsonSchemaValueException('')
+        if 'assumed' in data_keys:
+            data_keys.remove('assumed')
+            data__assumed = data['assumed']
+            if not isinstance(data__assumed, dict):
+                raise JsonSchemaValueException('')
+            data__assumed_is_dict = isinstance(data__assumed, dict)
+            if data__assumed_is_dict:
+                data__assumed_keys = set(data__assumed.keys())
+                for data__assumed_key in data__assumed_keys:
+                    if data__assumed_key not in []:
+                        data__assumed_value = data__assumed.get(data__assumed_key)
+                        if not isinstance(data__assumed_value, str):
                             raise JsonSchemaValueException('')
         if 'runs' in data_keys:
             data_keys.remove('runs')

@@ -6,7 +6,7 @@ where a deployment names it (:mod:`budgetlint.evaluate.calibration`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -28,6 +28,17 @@ class Calibration:
     model: str
     hardware: str
     run_rows: tuple = ()  # the document's `runs:` rows as written (evaluate checks they support the band)
+    #: where its checked values stand (file:line:column): ("created",), ("error", metric, "max"|"median"|"runs"),
+    #: ("runs", i): so a finding on the file as written points into it (issue 24)
+    where: dict = field(default_factory=dict, compare=False)
+
+    def at(self, *path: Any) -> str:
+        """``file:line:column`` of a value of the document (its nearest recorded ancestor), or the file."""
+        for n in range(len(path), 0, -1):
+            loc = self.where.get(tuple(path[:n]))
+            if loc is not None:
+                return str(loc)
+        return self.path
 
     def band(self, metric: str) -> Optional[float]:
         """The calibration's relative error band for a metric: its largest leave-one-out error."""
@@ -66,6 +77,14 @@ def load_calibration(path: str | Path, make_params: Callable[..., Any] = dict) -
     except (TypeError, ValueError) as exc:
         return None, [Finding("BL003", Severity.ERROR, str(exc), doc.loc(("parameters",)))]
     dep = d["deployment"]
+    where: dict = {("created",): doc.loc(("created",))} if "created" in d else {}
+    for metric, e in (d.get("error") or {}).items():
+        where[("error", metric)] = doc.loc(("error", metric))
+        for k in ("max", "median", "runs"):
+            if isinstance(e, dict) and k in e:
+                where[("error", metric, k)] = doc.loc(("error", metric, k))
+    for i in range(len(d["runs"])):
+        where[("runs", i)] = doc.loc(("runs", i))
     return Calibration(str(path), params, len(d["runs"]), dep.get("engine"), dep.get("engine_version"),
                        d.get("created"), dict(d.get("error") or {}), dep["model"], dep["hardware"],
-                       tuple(d["runs"])), []
+                       tuple(d["runs"]), where), []

@@ -50,8 +50,33 @@ TIME_PROMISES = ("ttft", "tpot", "e2e")
 _LABEL = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "E2E", "memory": "memory", "throughput": "throughput",
           "cost": "cost"}
 
-#: what the flat estimate leaves out, said wherever it is printed beside a simulated figure
+#: what the flat estimate of one request at a time leaves out (concurrency 1), said wherever it is
+#: printed beside a simulated figure or judges a percentile; at a concurrency B > 1 it is a steady
+#: batch instead, whose decode passes each carry their average share of the others' prefill
+#: (physics/analysis.py ``_prefill_share``): :func:`flat_words` says which
 FLAT_IGNORES = "no queueing, no batch interference, no prefill sharing the iteration"
+
+
+def flat_concurrency(ev: Any) -> int:
+    """The concurrency the flat estimate was computed at (1 when there is no realistic analysis)."""
+    realistic = getattr(getattr(ev, "roofline", None), "realistic", None)
+    return int(getattr(realistic, "concurrency", 1) or 1)
+
+
+def flat_words(ev: Any) -> str:
+    """What the flat estimate is: ``one request on an idle system: no queueing, ...`` at concurrency
+    1; at B > 1 ``a steady batch of B sequences: ...`` (it does charge prefill sharing the passes)."""
+    b = flat_concurrency(ev)
+    if b <= 1:
+        return f"one request on an idle system: {FLAT_IGNORES}"
+    return (f"a steady batch of {b} sequences: no queueing, no bursts, each decode pass carrying its "
+            "average share of the others' prefill")
+
+
+def _flat_judged(ev: Any) -> str:
+    if flat_concurrency(ev) <= 1:
+        return f"judged for an idle system, one request at a time ({FLAT_IGNORES})"
+    return f"judged by the flat estimate ({flat_words(ev)})"
 
 
 @dataclass(frozen=True)
@@ -406,17 +431,17 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     load = ev.load
     if decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and load is not None \
             and load.skipped is not None:
-        note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): the declared traffic "
+        note = (f"{_flat_judged(ev)}: the declared traffic "
                 f"was not simulated ({load.skipped})")
     elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
-        note = (f"judged for an idle system, one request at a time ({FLAT_IGNORES}): a {pct} needs declared traffic "
+        note = (f"{_flat_judged(ev)}: a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
     if decider.basis == "simulated" and load is not None and load.overloaded and name != "throughput":
         note = ("no steady state: arrivals exceed what the replicas complete, the queue grows without bound, "
                 "and the simulated percentile (and so this headroom) only grows with a longer simulation")
     words = decider.words
     if decider.basis == "simulated" and "estimate" in considered:
-        words += f"; flat estimate {fmt(considered['estimate'], unit)} (one request on an idle system: {FLAT_IGNORES})"
+        words += f"; flat estimate {fmt(considered['estimate'], unit)} ({flat_words(ev)})"
     return Judgement(name, decider.verdict or "unknown", decider.basis, decider.value, unit, limit,
                      headroom(name, limit, decider.value), decider.interval, considered, words, note)
 

@@ -16,7 +16,7 @@ from budgetlint.findings import Finding, Location, Severity
 from budgetlint.files.loader import Document
 from budgetlint.physics.precision import bytes_per_element
 from budgetlint.model.types import (
-    Budget, DeploymentDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, SloDef, Suppression,
+    Budget, DeploymentDef, DisaggregatedDef, EvidencePolicy, HardwareDef, ModelDef, Promise, Segment, SloDef, Suppression, PoolDef,
     WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
@@ -65,7 +65,122 @@ _AGE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(d|days?|w|weeks?)\s*$", re.IGNO
 DECLARED_EFFECTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("iteration_overhead", "iteration_overhead_s", ("time",)),
     ("collective_latency", "collective_latency_s", ("time",)),
+    ("alltoall_latency", "alltoall_latency_s", ("time",)),
 )
+
+def _parallelism(dep: dict, dp: DeploymentDef, doc: Document, dpath: tuple, sink: Sink, name: str) -> None:
+    """``deployment.parallelism`` (tensor, pipeline, expert, data), ``expert_imbalance`` and
+    ``interconnect`` (docs/topologies.md); ``devices`` stays the tensor degree's shorthand."""
+    par = dep.get("parallelism")
+    if isinstance(par, dict):
+        got = {k: v for k, v in par.items() if k in ("tensor", "pipeline", "expert", "data")
+               and isinstance(v, int) and not isinstance(v, bool) and v >= 1}
+        if "tensor" in got:
+            if isinstance(dep.get("devices"), int) and dep["devices"] != got["tensor"]:
+                sink.add("BL003", f"deployment.parallelism.tensor {got['tensor']} contradicts deployment.devices "
+                         f"{dep['devices']} (devices is the tensor-parallel degree): give one of them, or the same "
+                         "number in both", doc.loc(dpath + ("parallelism", "tensor")), budget=name)
+            dp.devices = got["tensor"]
+        dp.data_parallel = got.get("data", 1)
+        dp.pipeline_parallel = got.get("pipeline", 1)
+        dp.expert_parallel = got.get("expert", 1)
+        e = dp.expert_parallel
+        if e > 1 and dp.model is not None and not dp.model.experts:
+            sink.add("BL003", f"deployment.parallelism.expert {e}: model {dp.model.name!r} has no routed experts "
+                     "(expert parallelism splits a mixture-of-experts model's experts): remove it, or declare "
+                     "the model's experts", doc.loc(dpath + ("parallelism", "expert")), budget=name)
+            dp.expert_parallel = 1
+        elif e > 1 and (dp.devices * dp.data_parallel) % e:
+            sink.add("BL003", f"deployment.parallelism.expert {e} does not divide tensor x data = "
+                     f"{dp.devices} x {dp.data_parallel} = {dp.devices * dp.data_parallel} (the experts are split "
+                     "over the devices of a stage)", doc.loc(dpath + ("parallelism", "expert")), budget=name)
+            dp.expert_parallel = 1
+    imb = dep.get("expert_imbalance")
+    if isinstance(imb, (int, float)) and not isinstance(imb, bool) and math.isfinite(imb) and imb >= 1:
+        dp.expert_imbalance = float(imb)
+    link = dep.get("interconnect")
+    if isinstance(link, str) and link.strip():
+        from .links import LINKS, link_named  # a small table; imported when a deployment names a link
+
+        found = link_named(link)
+        if found is None:
+            sink.add("BL008", f"deployment.interconnect {link!r} is not a known link (known: "
+                     f"{', '.join(sorted(LINKS))}); or give alltoall_bandwidth as a quantity",
+                     doc.loc(dpath + ("interconnect",)), budget=name)
+        else:
+            dp.interconnect = found.name
+            dp.effects.setdefault("alltoall_bandwidth_bytes_per_s", found.bandwidth_bytes_per_s)
+    if "alltoall_bandwidth" in dep:
+        value = sink.quantity(doc, dpath + ("alltoall_bandwidth",), ("bandwidth",),
+                              field_name="deployment.alltoall_bandwidth", budget=name, positive=True)
+        if value is not None:
+            dp.effects["alltoall_bandwidth_bytes_per_s"] = value
+
+
+def _disaggregated(d: dict, dp: DeploymentDef, doc: Document, path: tuple, catalog: Catalog, sink: Sink,
+                   name: str) -> DisaggregatedDef | None:
+    """``deployment.disaggregated``: the two pools and the KV link (docs/topologies.md)."""
+    before = len(sink.findings)
+    out = DisaggregatedDef()
+    for role in ("prefill", "decode"):
+        pd = d.get(role)
+        pool = PoolDef(role=role)
+        if isinstance(pd, dict):
+            if isinstance(pd.get("hardware"), str):
+                pool.hardware = _resolve(pd["hardware"], doc, path + (role, "hardware"), "hardware", catalog, sink,
+                                         name)
+            for key, attr in (("devices", "devices"), ("replicas", "replicas")):
+                v = pd.get(key)
+                if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+                    setattr(pool, attr, v)
+            par = pd.get("parallelism")
+            if isinstance(par, dict):
+                for key, attr in (("tensor", "devices"), ("data", "data_parallel"), ("pipeline", "pipeline_parallel"),
+                                  ("expert", "expert_parallel")):
+                    v = par.get(key)
+                    if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+                        if attr == "devices" and pool.devices is not None and pool.devices != v:
+                            sink.add("BL003", f"deployment.disaggregated.{role}.parallelism.tensor {v} contradicts "
+                                     f"its devices {pool.devices} (devices is the tensor-parallel degree)",
+                                     doc.loc(path + (role, "parallelism", "tensor")), budget=name)
+                        setattr(pool, attr, v)
+        setattr(out, role, pool)
+    link = d.get("kv_link")
+    where = path + ("kv_link",)
+    named = link if isinstance(link, str) else (link.get("link") if isinstance(link, dict) else None)
+    if isinstance(link, dict) and "bandwidth" in link:
+        out.kv_bandwidth_bytes_per_s = sink.quantity(doc, where + ("bandwidth",), ("bandwidth",),
+                                                     field_name="deployment.disaggregated.kv_link.bandwidth",
+                                                     budget=name, positive=True)
+    elif isinstance(named, str) and named.strip()[:1] in tuple("0123456789.+"):
+        out.kv_bandwidth_bytes_per_s = sink.quantity(doc, where, ("bandwidth",),
+                                                     field_name="deployment.disaggregated.kv_link", budget=name,
+                                                     positive=True)
+        named = None
+    if isinstance(named, str) and named.strip():
+        from .links import LINKS, link_named
+
+        found = link_named(named)
+        if found is None:
+            sink.add("BL008", f"deployment.disaggregated.kv_link {named!r} is not a known link (known: "
+                     f"{', '.join(sorted(LINKS))}); or give its bandwidth, \"50 GB/s\"",
+                     doc.loc(where + (("link",) if isinstance(link, dict) else ())), budget=name)
+        else:
+            out.kv_link = found.name
+            if out.kv_bandwidth_bytes_per_s is None:
+                out.kv_bandwidth_bytes_per_s = found.bandwidth_bytes_per_s
+    if isinstance(link, dict) and "latency" in link:
+        out.kv_latency_s = sink.quantity(doc, where + ("latency",), ("time",),
+                                         field_name="deployment.disaggregated.kv_link.latency", budget=name) or 0.0
+    if out.kv_bandwidth_bytes_per_s is None:
+        if len(sink.findings) == before:  # nothing said yet (a unit error, an unknown name, a bare number)
+            sink.add("BL003", f"deployment.disaggregated.kv_link: expected a link name (such as \"infiniband-ndr\"), "
+                     f"a bandwidth (\"50 GB/s\") or {{bandwidth: 50 GB/s, latency: 1 ms}}; found "
+                     + ("no bandwidth and no link name" if isinstance(link, dict) else repr(link)),
+                     doc.loc(where), budget=name)
+        return None
+    return out
+
 
 def parse_age(value: Any) -> float | None:
     """``"90 days"`` / ``"12 weeks"`` / ``"30 d"`` -> days; None when not an age."""
@@ -248,7 +363,7 @@ def build_hardware(doc: Document, path: tuple, sink: Sink, *, builtin: bool = Fa
 
 _MODEL_INTS = ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim",
                "kv_lora_rank", "qk_rope_head_dim", "sliding_window", "sliding_window_layers",
-               "experts", "experts_per_token", "max_context", "vocab_size")
+               "experts", "experts_per_token", "moe_layers", "max_context", "vocab_size")
 
 
 def build_model(doc: Document, path: tuple, sink: Sink, *, builtin: bool = False,
@@ -609,6 +724,10 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
                 value = q(("deployment", key), kinds, f"deployment.{key}")
                 if value is not None:
                     dp.effects[field_name] = value
+        _parallelism(dep, dp, doc, dpath, sink, name)
+        if isinstance(dep.get("disaggregated"), dict):
+            dp.disaggregated = _disaggregated(dep["disaggregated"], dp, doc, dpath + ("disaggregated",),
+                                              catalog, sink, name)
         b.deployment = dp
 
     for item in _as_list(d.get("bench")):

@@ -70,6 +70,7 @@ class ModelDef(Located):
     sliding_window_layers: int | None = None
     experts: int | None = None
     experts_per_token: int | None = None
+    moe_layers: int | None = None  # layers with routed experts (None: every layer)
     max_context: int | None = None
     vocab_size: int | None = None
     tie_word_embeddings: bool | None = None
@@ -143,6 +144,30 @@ class Promise:
 
 
 @dataclass
+class PoolDef:
+    """One pool of a disaggregated deployment (deployment.disaggregated.prefill / .decode)."""
+
+    role: str = "prefill"  # prefill | decode
+    hardware: HardwareDef | None = None  # None: the deployment's
+    devices: int | None = None  # None: the deployment's
+    replicas: int = 1
+    data_parallel: int | None = None  # None: the deployment's
+    pipeline_parallel: int | None = None
+    expert_parallel: int | None = None
+
+
+@dataclass
+class DisaggregatedDef:
+    """deployment.disaggregated: the two pools and the KV link (docs/topologies.md)."""
+
+    prefill: PoolDef = field(default_factory=PoolDef)
+    decode: PoolDef = field(default_factory=lambda: PoolDef(role="decode"))
+    kv_link: str | None = None  # a link name of model/links.py, when named
+    kv_bandwidth_bytes_per_s: float | None = None
+    kv_latency_s: float = 0.0
+
+
+@dataclass
 class DeploymentDef:
     model: ModelDef | None = None
     hardware: HardwareDef | None = None
@@ -172,6 +197,13 @@ class DeploymentDef:
     #: declared physics effects (model/build.py DECLARED_EFFECTS): physics.shapes.Deployment field -> SI value,
     #: passed to the physics as they are (evaluate/physics_inputs.py); a declared effect is a fact, in the bound too
     effects: dict[str, float] = field(default_factory=dict)
+    # parallelism beyond tensor (deployment.parallelism; docs/topologies.md): devices is the tensor degree
+    data_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    expert_imbalance: float | None = None  # None: not declared (1 in the bound, the cited default realistic)
+    interconnect: str | None = None  # a link name of model/links.py, when declared by name
+    disaggregated: DisaggregatedDef | None = None  # prefill/decode pools (None: colocated)
 
 
 @dataclass

@@ -143,6 +143,7 @@ class Analysis:
     prefill_bytes: float
     prefill_intensity_flop_per_byte: float
     prefill_attainable_flop_per_s: float
+    prefill_alltoall_s: float = 0.0  # expert-parallel dispatch + combine of the prompt (physics/step.py)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain dict: floats in SI units (unit in the key), strings, bools, ints."""
@@ -201,8 +202,9 @@ def analyse(
         raise ValueError(f"queue_s must be a non-negative finite number, got {queue_s!r}")
     dep, wl = deployment, workload
     model, acc = dep.model, dep.accelerator
-    n_dev, batch = dep.devices, wl.concurrency
+    batch = wl.concurrency
     inp = StepInputs.of(dep, efficiency)  # the step inputs: decode, the reply sum and the memory fit read them
+    n_dev = inp.devices  # tensor x data x pipeline
     bw, flops = inp.bandwidth_bytes_per_s, inp.compute_flop_per_s
     key, peak = inp.compute_precision_key, inp.compute_peak_flop_per_s
     accepted = dep.spec_accepted_tokens_per_pass
@@ -212,7 +214,8 @@ def analyse(
     active = float(model.active_params)  # type: ignore[arg-type]
 
     w_total = inp.weight_bytes_total
-    w_touched = inp.target.weights_read_bytes(batch * tokens_per_seq)
+    w_touched = inp.target_weight_bytes(batch * tokens_per_seq)
+    w_fit = inp.weight_bytes_per_device * n_dev  # / N: what a device holds (DP replicates attention)
     kv_tok = kv_bytes_per_token(model, dep.kv_bytes_per_elem)
     prompt = wl.prompt_tokens
     u = max(wl.uncached_prompt_tokens, 1.0)
@@ -223,7 +226,7 @@ def analyse(
     count = max(1, int(round(out)))
     scale = out / count
     start = wl.prompt_tokens
-    share = _prefill_share(inp, wl, u, c) if dep.engine_terms else NO_PREFILL
+    share = _prefill_share(inp, wl, u, c) if dep.engine_terms and dep.prefill_interference else NO_PREFILL
     mean_ctx = start + (count - 1) / 2.0
     terms = iteration(inp, batch, batch * mean_ctx, share)
     draft = dep.draft if k > 0 else None
@@ -238,9 +241,10 @@ def analyse(
     # ---- prefill
     attn = attention_flop(model, u, c)
     lin = prefill_flop(active, u)
+    pf_flop, pf_weights, pf_a2a = inp.prefill_alone(u, attn)
     pf = prefill_time(
-        flop=lin + attn,
-        weight_bytes=weight_bytes(params_read(model, u), b_w),
+        flop=pf_flop,
+        weight_bytes=pf_weights,
         devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
     )
     if draft is not None:
@@ -250,7 +254,7 @@ def analyse(
             weight_bytes=weight_bytes(params_read(draft, u), b_wd),
             devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
         ).time_s
-    prefill_s = pf.time_s + draft_prefill_s
+    prefill_s = pf.time_s + draft_prefill_s + pf_a2a
 
     # ---- the roofline picture (per device; N cancels in the intensities)
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
@@ -280,9 +284,9 @@ def analyse(
     def fit_at(kv_seq: float, draft_kv_seq: float) -> tuple[Any, Optional[int]]:
         common = dict(devices=n_dev, memory_bytes=acc.memory_bytes, usable_fraction=dep.memory_usable_fraction,
                       overhead_bytes=dep.memory_overhead_bytes)
-        fit = memory_fit(weight_bytes_total=w_total, kv_bytes_per_sequence=kv_seq, concurrency=batch,
+        fit = memory_fit(weight_bytes_total=w_fit, kv_bytes_per_sequence=kv_seq, concurrency=batch,
                          draft_bytes_total=draft_w_total + batch * draft_kv_seq, **common)
-        most = max_sequences_that_fit(weight_bytes_total=w_total, kv_bytes_per_sequence=kv_seq + draft_kv_seq,
+        most = max_sequences_that_fit(weight_bytes_total=w_fit, kv_bytes_per_sequence=kv_seq + draft_kv_seq,
                                       fixed_bytes_total=draft_w_total, **common)
         return fit, most
 
@@ -359,4 +363,5 @@ def analyse(
         prefill_bytes=pf_bytes,
         prefill_intensity_flop_per_byte=pf_ai,
         prefill_attainable_flop_per_s=min(flops, pf_ai * bw),
+        prefill_alltoall_s=pf_a2a,
     )

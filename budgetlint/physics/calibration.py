@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from .shapes import Deployment, Efficiency
@@ -328,6 +328,10 @@ class Fit:
     loss: float
     evaluations: int
     residuals: tuple[tuple[float, ...], ...]  # per run, per target: ln(pred/meas)
+    #: fitted parameter -> its standard error (log) at the fit (:func:`standard_errors`)
+    errors: dict[str, float] = field(default_factory=dict)
+    #: fitted parameters the runs do not identify, with why (:func:`not_identified`): assumed
+    assumed: dict[str, str] = field(default_factory=dict)
 
 
 def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR,
@@ -351,9 +355,73 @@ def sensitive_parameters(observations: Sequence[Observation], at: Params = PRIOR
     return held
 
 
+#: the scatter of one measured number (log): what a run's repeat would move it by. The runs
+#: identify a parameter when, at that scatter, they pin it within :data:`IDENTIFIED_WITHIN`
+MEASUREMENT_SCATTER = 0.05
+#: one standard error (log) within which a fitted parameter counts as identified by the runs
+IDENTIFIED_WITHIN = 0.10
+
+
+def _solve_inverse(m: list[list[float]]) -> Optional[list[list[float]]]:
+    """The inverse of a small symmetric matrix (Gauss-Jordan, partial pivoting); None if singular."""
+    n = len(m)
+    a = [row[:] + [1.0 if i == j else 0.0 for j in range(n)] for i, row in enumerate(m)]
+    for i in range(n):
+        p = max(range(i, n), key=lambda r: abs(a[r][i]))
+        if abs(a[p][i]) < 1e-300:
+            return None
+        a[i], a[p] = a[p], a[i]
+        piv = a[i][i]
+        a[i] = [x / piv for x in a[i]]
+        for r in range(n):
+            if r != i and a[r][i]:
+                f = a[r][i]
+                a[r] = [x - f * y for x, y in zip(a[r], a[i])]
+    return [row[n:] for row in a]
+
+
+def standard_errors(observations: Sequence[Observation], params: Params, names: Sequence[str],
+                    allowance: Optional[Callable[[int], bool]] = None,
+                    scatter: float = MEASUREMENT_SCATTER) -> dict[str, float]:
+    """Each fitted parameter's standard error (log: 0.1 is about +/- 10 %) at ``params``, were
+    every measured number scattered by ``scatter``: ``scatter x sqrt(((J^T J)^-1)_ii)`` with ``J``
+    the runs' log-predictions' derivatives in the log-parameters (finite differences, 5 %). Two
+    parameters the runs cannot tell apart (the same effect on every prediction) both get a large
+    one; ``inf`` where the runs do not determine them at all."""
+    if not names:
+        return {}
+    h = 0.05
+    base = [r for row in residuals(observations, params, allowance) for r in row]
+    cols = []
+    for n in names:
+        lo, hi = BOUNDS[n]
+        v = getattr(params, n)
+        step = h if v * math.exp(h) <= hi else -h
+        moved = replace(params, **{n: min(max(v * math.exp(step), lo), hi)})
+        other = [r for row in residuals(observations, moved, allowance) for r in row]
+        cols.append([(b - a) / step for a, b in zip(base, other)])
+    jtj = [[sum(a * b for a, b in zip(ci, cj)) for cj in cols] for ci in cols]
+    inv = _solve_inverse(jtj)
+    if inv is None:
+        return {n: math.inf for n in names}
+    return {n: scatter * math.sqrt(inv[i][i]) if inv[i][i] > 0 else math.inf for i, n in enumerate(names)}
+
+
+def not_identified(errors: dict[str, float], prior: Params = PRIOR) -> dict[str, str]:
+    """The fitted parameters the runs do not pin within :data:`IDENTIFIED_WITHIN`, with why: their
+    value is the prior's pull and the others' trade-off, an assumption, not a measurement."""
+    out = {}
+    for n, se in errors.items():
+        if se > IDENTIFIED_WITHIN:
+            pinned = "not at all" if not math.isfinite(se) else f"only to +/- {min(se, 9.99):.0%}"
+            out[n] = (f"not identified by these runs: at {MEASUREMENT_SCATTER:.0%} scatter they pin it {pinned} "
+                      f"(another parameter can do what it does); its value is assumed (prior {getattr(prior, n):g})")
+    return out
+
+
 def fit(observations: Sequence[Observation], start: Params = PRIOR, prior: Params = PRIOR,
         max_evals: int = 900, held: Optional[dict[str, str]] = None, step: float = 0.7,
-        allowance: Optional[Callable[[int], bool]] = None) -> Fit:
+        allowance: Optional[Callable[[int], bool]] = None, identify: bool = True) -> Fit:
     """The robust log-space fit of :class:`Params` to the runs. ``allowance``: see :func:`predict`."""
     if not observations:
         raise ValueError("calibration needs at least one run")
@@ -387,7 +455,9 @@ def fit(observations: Sequence[Observation], start: Params = PRIOR, prior: Param
         step = min(step, 0.2)
     params = _from_x(x, names, base)
     res = residuals(observations, params, allowance)
-    return Fit(params, tuple(names), dict(held), best, total_evals, tuple(tuple(r) for r in res))
+    errors = standard_errors(observations, params, names, allowance) if identify else {}
+    return Fit(params, tuple(names), dict(held), best, total_evals, tuple(tuple(r) for r in res),
+               errors, not_identified(errors, prior))
 
 
 @dataclass(frozen=True)
@@ -415,7 +485,8 @@ def held_out(observations: Sequence[Observation], full: Fit, i: int, max_evals: 
     """Run ``i`` predicted by the fit to the others."""
     obs = observations[i]
     rest = [o for j, o in enumerate(observations) if j != i]
-    f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15, allowance=allowance)
+    f = fit(rest, start=full.params, max_evals=max_evals, held=full.held, step=0.15, allowance=allowance,
+            identify=False)
     pred = predict(obs, f.params, allowance)
     return HeldOut(obs.label, {(t.metric, t.stat): pred[(t.metric, t.stat)] / t.value_s - 1.0
                                for t in obs.targets})

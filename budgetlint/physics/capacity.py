@@ -6,12 +6,18 @@ found by bisection over simulations, and the replicas a service rate needs.
    users would only measure preemption thrash) gives the most requests per
    second a replica completes, ``mu``. Above ``mu`` an open queue grows
    without bound, so no percentile promise holds there.
-2. **Bisection** on ``(0, mu)``: a rate passes when the point estimate of
-   every promise at its percentile is within its limit. Every simulation
-   uses the same seed, so the same unit inter-arrival gaps and lengths are
-   scaled to each rate (common random numbers): the pass/fail curve is then
-   nearly monotone. It stops when the bracket is narrower than ``rel_tol`` of
-   ``mu`` or after ``max_simulations`` in all (10 by default).
+2. **A bracketed search** on ``(0, mu)``: a rate passes when the point
+   estimate of every promise at its percentile is within its limit. Every
+   simulation uses the same seed, so the same unit inter-arrival gaps and
+   lengths are scaled to each rate (common random numbers): the pass/fail
+   curve is then nearly monotone. The bracket starts from what is known (a
+   simulation at the declared rate, a request alone: the flat estimate);
+   each next rate is where the worst promise's ratio to its limit, on a line
+   in ``rate / (mu - rate)`` through the two points nearest the limit, reaches
+   1, kept ``0.45 rel_tol mu`` inside the bracket, so an accurate guess closes
+   it in two simulations (bisection when no two points serve). It stops when
+   the bracket is narrower than ``rel_tol`` of ``mu`` or after
+   ``max_simulations`` in all (10 by default).
 3. **Replicas needed** for a service rate ``lam``: ``ceil(lam / capacity)``.
    Each replica is tested with Poisson arrivals at the per-replica rate;
    round-robin splitting of a Poisson stream is smoother than Poisson, and
@@ -60,6 +66,29 @@ def simulate(cost: StepCost, traffic: Traffic, scheduler: Scheduler,
     return summarise(run(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance), promises)
 
 
+#: a simulation's requests settle its promises when each percentile's interval is wholly on one
+#: side of its limit and at most this share of the point estimate's distance to it (1: narrower than
+#: the distance)
+INTERVAL_SHARE = 1.0
+
+
+def settled(result: SimulationResult, promises: Sequence[PercentilePromise],
+            share: float = INTERVAL_SHARE) -> tuple[bool, str]:
+    """Whether more requests could change what the simulation says of any promise (sample size
+    by need): (settled, why in words). Each promise's 95 % interval must lie wholly on one side
+    of its limit and be at most ``share`` of the point estimate's distance to it."""
+    for pr in promises:
+        iv = result.interval.get(pr.key)
+        point = result.predicted[pr.metric].get(percentile_label(pr.percentile))
+        if iv is None or point is None or not all(math.isfinite(v) for v in (iv[0], iv[1], point)):
+            return False, f"the {pr.key} interval is unbounded after {result.requests:,} requests"
+        lo, hi = iv
+        if (lo <= pr.limit_s <= hi) or (hi - lo) > share * abs(point - pr.limit_s):
+            return False, f"the {pr.key} interval was too close to its promise after {result.requests:,} requests"
+    return True, (f"{result.requests:,} requests: every promise's 95 % interval is narrower than "
+                  f"{share:.0%} of its distance to the promise")
+
+
 def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:
     for pr in promises:
         if not result.promises_met.get(pr.key, False):
@@ -87,32 +116,117 @@ def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,
     return res.throughput_request_per_s
 
 
+def _ratio(result: SimulationResult, promises: Sequence[PercentilePromise]) -> float:
+    """How far the worst promise is from its limit at a simulated rate: max predicted / limit
+    (inf when requests were rejected or a percentile is missing)."""
+    if result.rejected:
+        return math.inf
+    worst = 0.0
+    for pr in promises:
+        value = result.predicted[pr.metric].get(percentile_label(pr.percentile))
+        if value is None or not math.isfinite(value) or pr.limit_s <= 0:
+            return math.inf
+        worst = max(worst, value / pr.limit_s)
+    return worst
+
+
+def _line(p1: tuple[float, float], p2: tuple[float, float], mu: float) -> Optional[float]:
+    """The rate where the line through two (rate, ratio) points reaches ratio 1, in
+    ``x = rate / (mu - rate)`` (queueing delays grow about linearly in x: M/G/1's
+    ``rho / (1 - rho)``); None when the two do not make a line."""
+    (a, ra), (b, rb) = p1, p2
+    if not (math.isfinite(ra) and math.isfinite(rb) and 0 <= a < mu and 0 <= b < mu) or ra == rb:
+        return None
+    xa, xb = a / (mu - a), b / (mu - b)
+    if xa == xb:
+        return None
+    x = xa + (1.0 - ra) * (xb - xa) / (rb - ra)
+    return mu * x / (1.0 + x) if x > 0 else 0.0
+
+
 def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: Sequence[PercentilePromise], *,
              requests: int = DEFAULT_REQUESTS, seed: int = 0, max_simulations: int = MAX_SIMULATIONS,
-             rel_tol: float = 0.02, allowance: Optional[Callable[[int], bool]] = None) -> Capacity:
-    """The highest per-replica arrival rate at which every promise holds (module doc)."""
+             rel_tol: float = 0.02, allowance: Optional[Callable[[int], bool]] = None,
+             known: Sequence[tuple[float, SimulationResult]] = (),
+             alone: Optional[dict[str, float]] = None, mu: Optional[float] = None,
+             runner: Optional[Callable[..., object]] = None) -> Capacity:
+    """The highest per-replica arrival rate at which every promise holds (module doc).
+
+    ``known``: simulations already run at per-replica rates (the declared rate's, one
+    replica): they bracket the search and guide it, without being run again. ``alone``:
+    each promise's value for a request alone (promise key -> seconds; the flat estimate),
+    ``runner(traffic, scheduler, requests)``: the raw run of a step (default :func:`~.serving_sim.run`
+    with ``seed`` and ``allowance``), so a caller can share steps between searches;
+    the search's point at rate 0. Each next rate: while nothing has failed, just below
+    ``mu`` (queueing delays stay small until near saturation: one simulation there often
+    settles it) unless the line through the two highest passes crosses the limit in the
+    bracket's lower half; then the chord between the bracket's ends (regula falsi; a
+    bisection after two chord steps that moved the same end); always kept ``0.45 x rel_tol x mu`` inside the bracket, so an accurate
+    guess closes it in two simulations."""
     if max_simulations < 2:
         raise ValueError("a capacity search needs at least 2 simulations")
     one = replace(scheduler, replicas=1)
-    mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance)
+    if mu is None:  # ``mu`` given: the caller's saturation run of the same lengths (it has no rate)
+        mu = saturation(cost, traffic, scheduler, requests=requests, seed=seed, allowance=allowance)
     sims = 1
     if not (mu > 0 and math.isfinite(mu)):
         return Capacity(0.0, mu, 0.0, sims, None)
     lo, hi = 0.0, mu
     binding: Optional[str] = None
-    points: list[tuple[float, dict[str, float]]] = []
-    while sims < max_simulations and (hi - lo) > rel_tol * mu:
-        mid = (lo + hi) / 2.0
-        res = simulate(cost, traffic.at_rate(mid), one, promises, requests=requests, seed=seed,
-                       allowance=allowance)
-        sims += 1
-        points.append((mid, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
+    ratios: list[tuple[float, float]] = []
+    if alone is not None and promises and all(pr.key in alone for pr in promises):
+        ratios.append((0.0, max(alone[pr.key] / pr.limit_s if pr.limit_s > 0 else math.inf for pr in promises)))
+    for rate, res in known:
+        if not (0 < rate < mu):
+            continue
+        ratios.append((rate, _ratio(res, promises)))
         broke = _broken(res, promises)
         if broke is None:
-            lo = mid
+            lo = max(lo, rate)
+        elif rate < hi:
+            hi, binding = rate, broke
+    points: list[tuple[float, dict[str, float]]] = []
+    width = rel_tol * mu
+    ratio_at = dict(ratios)
+    # regula falsi on f = ratio - 1 at the bracket's ends; when two chord steps in a row move
+    # the same end (a hockey-stick curve), one bisection: the bracket halves at least every
+    # other step
+    f_lo = ratio_at[lo] - 1.0 if lo in ratio_at and math.isfinite(ratio_at[lo]) else None
+    f_hi = ratio_at[hi] - 1.0 if hi in ratio_at and math.isfinite(ratio_at[hi]) else None
+    last: Optional[bool] = None
+    repeat = False
+    while sims < max_simulations and (hi - lo) > width:
+        guess: Optional[float] = None
+        if hi - lo <= 0.9 * width or (repeat and f_hi is not None and f_lo is not None):
+            guess = None  # too narrow to aim inside, or the chord moved the same end twice: bisect
+        elif f_hi is not None and f_lo is not None and f_hi != f_lo:
+            guess = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        elif hi == mu:  # nothing has failed yet: the line through the two highest passes, or the top
+            below = sorted((rate, r) for rate, r in ratio_at.items() if rate <= lo)[-2:]
+            line = _line(below[0], below[1], mu) if len(below) == 2 else None
+            guess = line if line is not None and line < (lo + hi) / 2 else hi
+        if guess is None:
+            rate = (lo + hi) / 2.0
         else:
-            hi = mid
-            binding = broke
+            rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
+        if runner is None:
+            res = summarise(run(cost, traffic.at_rate(rate), one, requests=requests, seed=seed, allowance=allowance),
+                            promises, cdf=False)
+        else:  # the caller's run (a cache of raw runs shared by searches of other promises)
+            res = summarise(runner(traffic.at_rate(rate), one, requests), promises, cdf=False)
+        sims += 1
+        points.append((rate, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
+        r = _ratio(res, promises)
+        ratio_at[rate] = r
+        f = r - 1.0 if math.isfinite(r) else None
+        broke = _broken(res, promises)
+        passed = broke is None
+        repeat = last is passed and guess is not None
+        if passed:
+            lo, f_lo = rate, (min(f, -1e-12) if f is not None else None)
+        else:
+            hi, f_hi, binding = rate, (max(f, 1e-12) if f is not None else None), broke
+        last = passed
     return Capacity(lo, mu, hi, sims, binding, tuple(sorted(points, key=lambda pt: pt[0])))
 
 

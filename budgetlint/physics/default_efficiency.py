@@ -12,7 +12,9 @@ measured: (weight bytes read per token x tokens/s) / (peak bandwidth x
 devices).
 
 * ``compute`` was not measured by these runs (they are decode, bandwidth
-  bound): it stays at 50 % of peak for every class.
+  bound): it stays at 50 % of peak for every class, except where the deployment's
+  generation and compute precision have measured throughput rows
+  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8).
 * A class whose counted runs come from fewer than :data:`MIN_SOURCES` sources
   does not get its own median (no single source sets a default): it borrows
   its family's one-device figures (``borrowed_from``), collective overhead
@@ -31,6 +33,7 @@ Pure: floats and strings, no I/O. The bound (100 %) is not touched here.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Optional
 
 #: where the rows behind every default are written (the messages cite it)
 SOURCE_DOC = "docs/calibration.md"
@@ -97,3 +100,48 @@ def median(values: list[float]) -> float:
     s = sorted(values)
     mid = len(s) // 2
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2.0
+
+
+#: accelerator (catalog name) -> compute generation, for :data:`COMPUTE_BY_GENERATION`
+GENERATION: dict[str, str] = {
+    "h100-sxm": "hopper", "h100-pcie": "hopper", "h100-nvl": "hopper", "h200-sxm": "hopper", "h200-nvl": "hopper",
+    "b200": "blackwell", "b300": "blackwell", "gb200": "blackwell", "gb300": "blackwell",
+    "mi300x": "cdna3", "mi325x": "cdna3",
+}
+
+
+@dataclass(frozen=True)
+class ComputeDefault:
+    """The assumed compute fraction of one (generation, compute precision) and its basis."""
+
+    generation: str
+    precision: str  # the compute-peak key (fp8, fp4, ...)
+    compute: float  # the median of ``runs`` rows' implied fractions
+    runs: int
+    sources: int  # submitters (distinct sources) among the rows
+
+    def basis(self) -> str:
+        gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
+        return f"{gen} {self.precision}: median of {self.runs} MLPerf v5.1 Offline runs, {self.sources} submitters"
+
+
+#: (generation, compute precision) -> the compute fraction large-batch throughput runs reached:
+#: the median of docs/calibration.md's MLPerf Inference v5.1 Offline rows (m1-m17, section
+#: "Compute defaults per generation and precision"; one software generation, 2025; each row a
+#: submitter's VALID Llama-2-70B run on 8 devices), each row's fraction *per operator*: the one
+#: at which the realistic estimate's own large-batch cost (linear layers at compute, the KV read
+#: beside them at the class bandwidth) spends the run's time per token.
+#: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
+#: compute stays at the class's 50 %.
+COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
+    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.681, 5, 5),
+    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.484, 5, 5),
+    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.478, 7, 6),
+}
+
+
+def compute_default(hardware: str, precision_key: str) -> Optional[ComputeDefault]:
+    """The measured compute fraction for ``hardware`` (a catalog name) at ``precision_key``,
+    or None where no row set one (the class's 50 % applies)."""
+    gen = GENERATION.get(hardware)
+    return COMPUTE_BY_GENERATION.get((gen, precision_key)) if gen else None

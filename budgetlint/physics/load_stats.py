@@ -192,8 +192,10 @@ class SimulationResult:
         }
 
 
-def summarise(raw, promises: Sequence[PercentilePromise] = ()) -> SimulationResult:  # type: ignore[no-untyped-def]
-    """:class:`SimulationResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`."""
+def summarise(raw, promises: Sequence[PercentilePromise] = (), *,  # type: ignore[no-untyped-def]
+              cdf: bool = True) -> SimulationResult:
+    """:class:`SimulationResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`
+    (``cdf=False``: no CDF bands, for a capacity search's steps, which read only the promises)."""
     recs = raw.records
     ok = [r for r in recs if not r.rejected]
     series = {m: [getattr(r, m) for r in ok] for m in METRICS}
@@ -220,9 +222,9 @@ def summarise(raw, promises: Sequence[PercentilePromise] = ()) -> SimulationResu
     mean_b = sum(w * b for w, b in bt) / busy if busy > 0 else 0.0
     sojourn = [r.e2e_s for r in ok]
     per_s = (lambda x: x / window) if window > 0 else (lambda x: math.nan)
-    cdf = {m: tuple(cdf_band(series[m])) for m in METRICS if m != "queue_s"}
+    bands = {m: tuple(cdf_band(series[m])) for m in METRICS if m != "queue_s"} if cdf else {}
     return SimulationResult(
-        cdf=cdf,
+        cdf=bands,
         predicted=predicted,
         interval=interval,
         busy_fraction=busy / (window * raw.replicas) if window > 0 else math.nan,

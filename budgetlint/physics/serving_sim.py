@@ -19,7 +19,11 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   next iteration, the most recently admitted running request is **preempted
   by recompute** (vLLM's default): its cache is freed, it goes back to the
   head of the queue and later prefills its prompt and the tokens it had
-  produced again. A request that could not fit even alone (prompt + reply
+  produced again. No request is admitted in the iteration that preempted
+  (vLLM V1) nor after it until a running request finishes: the room a
+  completion frees is what lets the queue in again (vLLM re-admits as soon as
+  a prefill chunk fits, and thrashes when the cache is short; modelled so,
+  the thrash would cost an event per iteration). A request that could not fit even alone (prompt + reply
   above the cache) is rejected, as an engine rejects a prompt over its
   ``max_model_len``.
 * **Prefix cache**: a hit moves that share of the prompt from computed to
@@ -210,8 +214,9 @@ class _Req:
 class _Replica:
     """One engine's state; see the module doc for the policy."""
 
-    def __init__(self, index: int, cost: StepCost, sched: Scheduler) -> None:
+    def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
+        self.stepwise = engine == "iteration"
         self.cost = cost
         self.max_seqs = sched.max_num_seqs
         self.budget = sched.max_num_batched_tokens
@@ -237,6 +242,7 @@ class _Replica:
         self.chunks: list[tuple[_Req, int]] = []
         self.plan_batch = 0
         self.finished: list[_Req] = []
+        self.hold = False  # a preemption holds admissions until a request finishes
 
     # ---- bookkeeping ----------------------------------------------------
     def context_sum(self) -> float:
@@ -264,6 +270,7 @@ class _Replica:
         r.version += 1  # the heap entry goes stale
 
     def _finish(self, r: _Req, now: float) -> None:
+        self.hold = False
         r.done = now
         r.gen = r.out
         self.running.remove(r)
@@ -311,8 +318,11 @@ class _Replica:
             chunks.append((r, c))
             budget -= c
             free -= c
-        # as vLLM V1: no request is admitted in an iteration that had to preempt
-        while self.waiting and budget > 0 and not preempted:
+        # as vLLM V1: no request is admitted in an iteration that had to preempt; and (a modelling
+        # choice, module doc) none after it until a running request finishes
+        if preempted:
+            self.hold = True
+        while self.waiting and budget > 0 and not self.hold:
             if len(self.running) >= self.max_seqs:
                 break
             r = self.waiting[0]
@@ -352,6 +362,11 @@ class _Replica:
                 self.in_system -= 1
                 self.finished.append(r)
             self.plan(now)
+            return
+        if self.stepwise:  # the iteration engine: one decode iteration at a time, the reference
+            self.kind = "iter"
+            self.chunks = []
+            self.busy_until = now + self.cost.iteration_s(self.n_decoding, self.context_sum(), ())
             return
         # decode-only: how many identical iterations can run before something changes
         b = self.n_decoding
@@ -441,20 +456,30 @@ class WorkSpent(SimulationTooLong):
     """The caller's event allowance (a run-wide work budget) ran out during this simulation."""
 
 
+#: the two ways of advancing time (:func:`run`'s ``engine``)
+ENGINES = ("event", "iteration")
+
 #: events between two calls of an ``allowance`` (the hook costs nothing per event)
 ALLOWANCE_STEP = 1024
 
 
 def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
         warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
-        allowance: Optional[Callable[[int], bool]] = None) -> RawRun:
+        allowance: Optional[Callable[[int], bool]] = None, engine: str = "event") -> RawRun:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
     a tenth, at least 50 when there are enough) and return what was observed.
     Raises :class:`SimulationTooLong` beyond ``max_events`` events.
 
     ``allowance`` (the hook for a caller's work budget across many simulations):
     called with the events spent, every :data:`ALLOWANCE_STEP` events and at the
-    end; when it returns False the simulation stops with :class:`WorkSpent`."""
+    end; when it returns False the simulation stops with :class:`WorkSpent`.
+
+    ``engine``: ``"event"`` (default) advances a decode-only batch to its next
+    event in one closed-form step (:func:`~.step.sum_components`);
+    ``"iteration"`` takes every iteration on its own (:meth:`StepCost.iteration_s`),
+    the reference the event engine is held to (tests/physics/test_event_engine.py)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if not isinstance(requests, int) or requests < 2:
         raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
     if warmup is None:
@@ -463,7 +488,7 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         raise ValueError(f"warmup must be in [0, requests - 1), got {warmup!r}")
     rng_arr = random.Random(f"budgetlint:{seed}:arrivals")
     rng_len = random.Random(f"budgetlint:{seed}:lengths")
-    reps = [_Replica(i, cost, scheduler) for i in range(scheduler.replicas)]
+    reps = [_Replica(i, cost, scheduler, engine) for i in range(scheduler.replicas)]
     for rep in reps:
         rep.spec_tokens = int(cost.spec_tokens)
     cap = float(scheduler.kv_capacity_tokens)

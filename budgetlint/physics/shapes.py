@@ -208,6 +208,26 @@ class Deployment:
     time hides under the larger: ``step = max + (1 - overlap) x min`` (1, the
     default: the roofline's ``max``; 0: they add, as kernels that do not overlap
     reads and matmuls at large batch).
+    ``per_operator``: the roofline per operator instead of per step: ``max(weights,
+    linear) + max(kv, attention)`` (the weight matmuls and the attention are separate
+    kernels, each bound by its own resource, run one after the other; the iteration
+    time is their sum, as Vidur and aiconfigurator sum per-operator times). Default
+    False: the step's ``max`` (physics.md's bound: ``max(a + b, c + d) <= max(a, c) +
+    max(b, d)``, so the per-step max stays the lower bound); the realistic estimate
+    sets it.
+
+    Parallelism beyond tensor parallelism (docs/topologies.md): ``devices`` is the
+    tensor-parallel degree ``t`` of the attention and dense layers;
+    ``data_parallel`` ``d`` attention data-parallel ranks (each holds the attention
+    and dense weights, sharded over its ``t`` devices, and ``1/d`` of the sequences);
+    ``pipeline_parallel`` ``p`` stages; one replica has ``t x d x p`` devices.
+    ``expert_parallel`` ``e`` (MoE only, dividing ``t x d``): the routed experts are
+    split over the ``t x d`` devices of a stage and tokens are dispatched to (and
+    combined from) ``e`` ranks by an all-to-all on ``alltoall_bandwidth_bytes_per_s``
+    (per direction; default the accelerator's interconnect), each all-to-all also
+    costing ``alltoall_latency_s``. ``moe_layers`` (default: every layer) counts the
+    layers with routed experts. ``expert_imbalance`` >= 1 is the busiest rank's
+    expert load over the mean (1: perfectly balanced, the bound's default).
     """
 
     model: ModelShape
@@ -227,10 +247,41 @@ class Deployment:
     collective_latency_s: float = 0.0
     engine_terms: bool = False
     overlap: float = 1.0
+    per_operator: bool = False
+    data_parallel: int = 1
+    pipeline_parallel: int = 1
+    expert_parallel: int = 1
+    expert_imbalance: float = 1.0
+    alltoall_bandwidth_bytes_per_s: Optional[float] = None
+    alltoall_latency_s: float = 0.0
+    moe_layers: Optional[int] = None
+    prefill_interference: bool = True  # False: a disaggregated decode pool, no prefill shares its passes
 
     def __post_init__(self) -> None:
         if not isinstance(self.devices, int) or self.devices < 1:
             raise ValueError(f"devices must be an integer >= 1, got {self.devices!r}")
+        for name in ("data_parallel", "pipeline_parallel", "expert_parallel"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        if self.expert_parallel > 1:
+            if self.model.experts is None:
+                raise ValueError(f"expert_parallel {self.expert_parallel} needs a model with routed experts")
+            if (self.devices * self.data_parallel) % self.expert_parallel:
+                raise ValueError(
+                    f"expert_parallel {self.expert_parallel} must divide tensor x data = "
+                    f"{self.devices} x {self.data_parallel} = {self.devices * self.data_parallel}")
+        if self.pipeline_parallel > self.model.layers:
+            raise ValueError(f"pipeline_parallel {self.pipeline_parallel} exceeds the model's {self.model.layers} layers")
+        _positive("expert_imbalance", self.expert_imbalance)
+        if self.expert_imbalance < 1:
+            raise ValueError(f"expert_imbalance is the busiest rank's load over the mean: >= 1, got {self.expert_imbalance!r}")
+        if self.alltoall_bandwidth_bytes_per_s is not None:
+            _positive("alltoall_bandwidth_bytes_per_s", self.alltoall_bandwidth_bytes_per_s)
+        _non_negative("alltoall_latency_s", self.alltoall_latency_s)
+        if self.moe_layers is not None:
+            if not isinstance(self.moe_layers, int) or not 0 <= self.moe_layers <= self.model.layers:
+                raise ValueError(f"moe_layers must be an integer in [0, {self.model.layers}], got {self.moe_layers!r}")
         _positive("weight_bytes_per_param", self.weight_bytes_per_param)
         _positive("kv_bytes_per_elem", self.kv_bytes_per_elem)
         _positive("spec_accepted_tokens_per_pass", self.spec_accepted_tokens_per_pass)
@@ -265,6 +316,11 @@ class Deployment:
         _non_negative("overlap", self.overlap)
         if self.overlap > 1:
             raise ValueError(f"overlap must be in [0, 1], got {self.overlap!r}")
+
+    @property
+    def total_devices(self) -> int:
+        """Devices of one replica: tensor x data x pipeline."""
+        return self.devices * self.data_parallel * self.pipeline_parallel
 
     @property
     def lookahead(self) -> int:

@@ -20,6 +20,25 @@ and ``F`` the effective bandwidth and compute per device (peak x efficiency)::
     overhead   = o + L x a                               (o per iteration; a per layer, N > 1)
     step       = target + collective + draft + overhead
 
+Beyond tensor parallelism (docs/topologies.md; all 1 by default, the terms above):
+``t`` tensor, ``d`` attention data-parallel ranks, ``p`` pipeline stages,
+``N = t d p`` devices (the divisor above); the routed experts' parameters
+``P_x(T)`` touched by the pass, the rest ``S(T)`` (attention, dense layers,
+shared expert), ``g`` the expert load imbalance (busiest rank over the mean)::
+
+    weights    = (d x S(T/m) + min(g x P_x(T/m), P_x,all)) x b_w / N / BW x p
+    linear     = 2 (S_a + g x P_a,x) T / (N F) x p/m         (kv, attention: x p/m too)
+    alltoall   = L_moe x 2 x (T/m)/(t d) x h x b_a x r / BW_link   (dispatch + combine)
+                 + L_moe x 2 x latency
+    r          = (e - 1) x (1 - (1 - 1/e)^k)                  (remote ranks a token goes to)
+
+with ``m = min(B, p)`` micro-batches in flight (``B < p`` leaves the pipeline's
+bubble: ``p - m`` stages idle; a prefill-only pass is one micro-batch), ``e`` the
+expert-parallel ranks, ``k`` experts per token, ``h`` the hidden size and ``b_a = 2``
+bytes per activation element (bf16). ``r`` is ``(e - 1)/e`` for ``k = 1``. The
+all-to-all is charged after the pass (dispatch precedes the experts, combine
+follows them: no overlap is assumed).
+
 ``X'`` counts full-attention layers at the whole context and windowed layers
 at ``min(X, B x window)`` (as the KV read does). Decode attention FLOPs are
 charged when the deployment asks for the engine's terms (``engine_terms``: the
@@ -46,10 +65,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from .memory import kv_bytes_per_token_per_layer, params_read, weight_bytes
+from .memory import expected_experts_touched, kv_bytes_per_token_per_layer, params_read, weight_bytes
 from .precision import compute_peak
 from .prefill import attention_flop
 from .shapes import ROOFLINE, Deployment, Efficiency, ModelShape
@@ -150,6 +169,8 @@ class StepTerms:
     overhead_s: float
     binding: str
     overlap: float = 1.0  # the deployment's: step = max + (1 - overlap) x min of memory and compute
+    alltoall_s: float = 0.0  # expert-parallel dispatch + combine (bytes and latency)
+    per_operator: bool = False  # the deployment's: max(weights, linear) + max(kv, attention)
 
     @property
     def memory_s(self) -> float:
@@ -167,7 +188,10 @@ class StepTerms:
 
     @property
     def roofline_s(self) -> float:
-        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``."""
+        """``max(t_mem, t_cmp) + (1 - overlap) x min(t_mem, t_cmp)``; per operator
+        (``per_operator``): ``max(weights, linear) + max(kv, attention)``."""
+        if self.per_operator:
+            return max(self.weights_s, self.linear_s) + max(self.kv_s, self.attention_s)
         m, c = self.memory_s, self.compute_s
         if self.overlap >= 1.0:
             return max(m, c)
@@ -175,7 +199,7 @@ class StepTerms:
 
     @property
     def step_s(self) -> float:
-        return self.target_s + self.draft_s + self.overhead_s
+        return self.target_s + self.draft_s + self.overhead_s + self.alltoall_s
 
     def named(self) -> tuple[tuple[str, str, float], ...]:
         """``(name, label, seconds)`` of every term, in :data:`TERM_LABELS` order."""
@@ -191,6 +215,7 @@ TERM_LABELS: tuple[tuple[str, str], ...] = (
     ("collective_s", "tensor-parallel all-reduce share, the pass x c/(1 - c)"),
     ("draft_s", "draft model, k x its own step"),
     ("overhead_s", "per-iteration overhead + per-layer all-reduce latency"),
+    ("alltoall_s", "expert-parallel all-to-all, L_moe x 2 x (tokens/(t x d) x h x b x r / BW_link + latency)"),
 )
 
 _ZERO = StepTerms(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, BANDWIDTH)
@@ -216,8 +241,18 @@ class StepInputs:
     draft: Optional[PassInputs]
     overhead_s: float  # o + L x a (a only for N > 1)
     overlap: float = 1.0  # step = max + (1 - overlap) x min of memory and compute
+    per_operator: bool = False  # step = max(weights, linear) + max(kv, attention) (Deployment.per_operator)
     weight_bytes_total: float = 0.0  # the target's, whole model
     draft_weight_bytes_total: float = 0.0
+    # parallelism beyond tensor (module doc); the defaults give the tensor-parallel step
+    tensor: int = 0  # t (0: = devices)
+    data: int = 1  # d, attention data-parallel ranks
+    pipeline: int = 1  # p, pipeline stages
+    expert_imbalance: float = 1.0  # g
+    per_expert_params: float = 0.0  # one routed expert's parameters, all layers (0: dense)
+    alltoall_s_per_token: float = 0.0  # L_moe x 2 x h x b_a x r / (t d BW_link)
+    alltoall_fixed_s: float = 0.0  # L_moe x 2 x latency
+    weight_bytes_per_device: float = 0.0  # what a device holds of the target's weights
 
     @staticmethod
     def of(deployment: Deployment, efficiency: Efficiency = ROOFLINE, *,
@@ -241,8 +276,22 @@ class StepInputs:
         b_w = dep.weight_bytes_per_param
         b_wd = dep.draft_weight_bytes_per_param or b_w
         overhead = dep.iteration_overhead_s + (dep.collective_latency_s * model.layers if n > 1 else 0.0)
+        d, p = dep.data_parallel, dep.pipeline_parallel
+        per_expert = _per_expert_params(model)
+        a2a_tok = a2a_fixed = 0.0
+        e = dep.expert_parallel
+        if e > 1 and per_expert > 0:
+            moe_layers = model.layers if dep.moe_layers is None else dep.moe_layers
+            link = dep.alltoall_bandwidth_bytes_per_s or dep.accelerator.interconnect_bytes_per_s
+            if link:
+                a2a_tok = (moe_layers * 2.0 * float(model.hidden_size or 0) * ACTIVATION_BYTES
+                           * alltoall_remote_ranks(e, model.experts_per_token or 1) / (n * d * link))
+            a2a_fixed = moe_layers * 2.0 * dep.alltoall_latency_s
+        w_total = weight_bytes(model.total_params, b_w)
+        expert_all = per_expert * (model.experts or 0)
+        w_dev = (weight_bytes(model.total_params - expert_all, b_w) * d + weight_bytes(expert_all, b_w)) / (n * d * p)
         return StepInputs(
-            devices=n, bandwidth_bytes_per_s=dep.accelerator.bandwidth_bytes_per_s * efficiency.bandwidth,
+            devices=n * d * p, bandwidth_bytes_per_s=dep.accelerator.bandwidth_bytes_per_s * efficiency.bandwidth,
             compute_flop_per_s=flops, compute_known=known, compute_precision_key=key,
             compute_peak_flop_per_s=peak,
             collective_factor=1.0 / (1.0 - dep.collective_overhead) if n > 1 and dep.collective_overhead > 0 else 1.0,
@@ -250,10 +299,73 @@ class StepInputs:
             target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
-            overhead_s=overhead, overlap=dep.overlap,
-            weight_bytes_total=weight_bytes(model.total_params, b_w),
+            overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
+            weight_bytes_total=w_total,
             draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
+            tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
+            per_expert_params=per_expert, alltoall_s_per_token=a2a_tok, alltoall_fixed_s=a2a_fixed,
+            weight_bytes_per_device=w_dev,
         )
+
+    @property
+    def plain(self) -> bool:
+        """Tensor parallelism only (the terms of the module doc's first table)."""
+        return self.data == 1 and self.pipeline == 1 and self.expert_imbalance == 1.0 \
+            and not self.alltoall_s_per_token and not self.alltoall_fixed_s
+
+    def micro_batches(self, batch: int) -> int:
+        """``m = min(B, p)`` micro-batches in flight (1 for a prefill-only pass)."""
+        return max(1, min(batch, self.pipeline))
+
+    def target_weight_bytes(self, tokens: float) -> float:
+        """Bytes of the target's weights a pass over ``tokens`` tokens reads, scaled so that
+        ``/ devices`` is what the busiest device reads: ``d x S(T) + min(g x P_x(T), P_x,all)``
+        (the attention and dense part replicated per data-parallel rank, the experts split)."""
+        t = self.target
+        if self.data == 1 and self.expert_imbalance == 1.0:
+            return t.weights_read_bytes(tokens)
+        model = t.model
+        if model is None:
+            return t.weights_read_bytes(tokens) * self.data
+        expert = 0.0
+        if self.per_expert_params > 0 and tokens > 0:
+            expert = self.per_expert_params * expected_experts_touched(
+                model.experts, model.experts_per_token, tokens)  # type: ignore[arg-type]
+        shared = params_read(model, tokens) - expert
+        expert_all = self.per_expert_params * (model.experts or 0)
+        return weight_bytes(shared * self.data + min(self.expert_imbalance * expert, expert_all),
+                            t.weight_bytes_per_param)
+
+    @property
+    def linear_params(self) -> float:
+        """``S_a + g x P_a,x``: the active parameters a token costs on the busiest device."""
+        t = self.target
+        if self.expert_imbalance == 1.0 or self.per_expert_params <= 0 or t.model is None:
+            return t.active_params
+        routed = self.per_expert_params * (t.model.experts_per_token or 0)
+        return t.active_params + (self.expert_imbalance - 1.0) * routed
+
+    def alltoall_s(self, tokens: float, micro_batches: int = 1) -> float:
+        """Dispatch + combine of a pass over ``tokens`` tokens in ``micro_batches``."""
+        if tokens <= 0 or (not self.alltoall_s_per_token and not self.alltoall_fixed_s):
+            return 0.0
+        return self.alltoall_s_per_token * tokens / micro_batches + self.alltoall_fixed_s
+
+    def prefill_alone(self, uncached: float, attention_flop_: float) -> tuple[float, float, float]:
+        """One prompt's prefill alone: ``(flop, weight_bytes, alltoall_s)`` such that
+        ``flop / (devices x F)`` and ``weight_bytes / devices / BW`` are its compute and
+        weight-read times. The prompt runs on one data-parallel rank (its attention and
+        dense layers on ``t`` devices, the experts on all ``t x d``) through the ``p``
+        stages one after another."""
+        t = self.target
+        if self.plain:
+            return (2.0 * t.active_params * uncached + attention_flop_, t.weights_read_bytes(uncached), 0.0)
+        routed = t.active_params if t.model is None or self.per_expert_params <= 0 else \
+            self.per_expert_params * (t.model.experts_per_token or 0)
+        shared_a = t.active_params - routed
+        flop = (2.0 * uncached * (shared_a * self.data + self.expert_imbalance * routed)
+                + attention_flop_ * self.data) * self.pipeline
+        return flop, self.target_weight_bytes(uncached) * self.pipeline, self.alltoall_s(uncached)
 
     @property
     def spec_tokens(self) -> int:
@@ -272,12 +384,40 @@ class StepInputs:
         d = self.draft
         assert d is not None
         per = self.devices * self.bandwidth_bytes_per_s
-        mem = d.weights_read_bytes(batch) / per + d._read(d.kv_full_bytes, d.kv_window_bytes, batch,
-                                                         context_tokens) / per
-        cmp_ = (2.0 * d.active_params * batch
-                + d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens)) \
-            / (self.devices * self.compute_flop_per_s)
-        return _roofline(mem, cmp_, self.overlap) * self.collective_factor
+        per_f = self.devices * self.compute_flop_per_s
+        w = d.weights_read_bytes(batch) / per
+        kv = d._read(d.kv_full_bytes, d.kv_window_bytes, batch, context_tokens) / per
+        lin = 2.0 * d.active_params * batch / per_f
+        attn = d._read(d.attention_full_flop, d.attention_window_flop, batch, context_tokens) / per_f
+        if self.per_operator:
+            return (max(w, lin) + max(kv, attn)) * self.collective_factor
+        return _roofline(w + kv, lin + attn, self.overlap) * self.collective_factor
+
+
+#: Bytes per activation element an all-to-all moves (bf16). DeepSeek's DeepEP dispatches in
+#: FP8 and combines in BF16 (its README); 2 bytes both ways charges the dispatch at most twice.
+ACTIVATION_BYTES = 2.0
+
+
+def alltoall_remote_ranks(expert_ranks: int, experts_per_token: int) -> float:
+    """Expected ranks other than its own a token is dispatched to: ``(e - 1)(1 - (1 - 1/e)^k)``
+    (each of its ``k`` experts on a rank drawn uniformly, a rank sent one copy however many
+    of its experts the token chose; ``(e - 1)/e`` for ``k = 1``)."""
+    e = float(expert_ranks)
+    if e <= 1:
+        return 0.0
+    return (e - 1.0) * (1.0 - (1.0 - 1.0 / e) ** experts_per_token)
+
+
+def _per_expert_params(model: ModelShape) -> float:
+    """One routed expert's parameters over all layers, ``(P_t - P_a) / (E - k)`` (memory.py's
+    split), 0 for a dense model."""
+    if model.experts is None or model.experts_per_token is None or model.experts <= model.experts_per_token:
+        return 0.0
+    total, active = float(model.total_params), float(model.active_params)  # type: ignore[arg-type]
+    if active >= total:
+        return 0.0
+    return (total - active) / (model.experts - model.experts_per_token)
 
 
 def _roofline(memory_s: float, compute_s: float, overlap: float) -> float:
@@ -312,24 +452,26 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     tokens = batch * (s.lookahead + 1) + prefill.tokens
     if tokens <= 0:
         return _ZERO
+    m = s.micro_batches(batch)
+    rest = s.pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
     per_bw = s.devices * s.bandwidth_bytes_per_s
     per_f = s.devices * s.compute_flop_per_s
-    weights = t.weights_read_bytes(tokens) / per_bw
-    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw
-    linear_flop = 2.0 * t.active_params * tokens
+    weights = s.target_weight_bytes(tokens / m) / per_bw * s.pipeline
+    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw * rest
+    linear_flop = 2.0 * s.linear_params * tokens
     if s.draft is not None:
         linear_flop += 2.0 * s.draft.active_params * prefill.tokens
-    linear = linear_flop / per_f
+    linear = linear_flop / per_f * rest
     attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
-                 + prefill.attention_flop) / per_f
+                 + prefill.attention_flop) / per_f * rest
     memory, compute = weights + kv, linear + attention
-    collective = draft = 0.0
-    if batch > 0:
-        collective = _roofline(memory, compute, s.overlap) * (s.collective_factor - 1.0)
-        if s.draft is not None:
-            draft = s.lookahead * s._draft_step_s(batch, context_tokens)
-    return StepTerms(weights, kv, linear, attention, collective, draft, s.overhead_s,
-                     BANDWIDTH if memory >= compute else COMPUTE, s.overlap)
+    terms = StepTerms(weights, kv, linear, attention, 0.0, 0.0, s.overhead_s,
+                      BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.alltoall_s(tokens, m), s.per_operator)
+    if batch <= 0:
+        return terms
+    collective = terms.roofline_s * (s.collective_factor - 1.0)
+    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
+    return replace(terms, collective_s=collective, draft_s=draft)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
@@ -351,31 +493,47 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
     passes = [(s.target, s.lookahead + 1, 1.0, prefill)]
     if s.draft is not None:
         passes.append((s.draft, 1, float(s.lookahead), NO_PREFILL))
+    micro = s.micro_batches(batch)
     for p, per_seq, mult, pf in passes:
         tokens = batch * per_seq + pf.tokens
-        fixed = (p.weights_read_bytes(tokens) + pf.kv_bytes) / per_bw
-        per = p.kv_full_bytes / per_bw
-        floor = 2.0 * p.active_params * tokens
-        if p is s.target and s.draft is not None:
-            floor += 2.0 * s.draft.active_params * pf.tokens
-        floor = (floor + pf.attention_flop) / per_f
-        floor_per = per_seq * p.attention_full_flop / per_f
+        target = p is s.target
+        rest = s.pipeline / micro if target else 1.0
+        if target:
+            w_fixed = s.target_weight_bytes(tokens / micro) / per_bw * s.pipeline
+        else:
+            w_fixed = p.weights_read_bytes(tokens) / per_bw
+        fixed = pf.kv_bytes / per_bw * rest  # the KV side (the weights are w_fixed)
+        per = p.kv_full_bytes / per_bw * rest
+        lin = 2.0 * (s.linear_params if target else p.active_params) * tokens
+        if target and s.draft is not None:
+            lin += 2.0 * s.draft.active_params * pf.tokens
+        lin = lin / per_f * rest
+        floor = pf.attention_flop / per_f * rest  # the attention side (the linear layers are lin)
+        floor_per = per_seq * p.attention_full_flop / per_f * rest
         if p.kv_window_bytes or p.attention_window_flop:
             cap = batch * p.window
             if context_tokens < cap:
-                per += p.kv_window_bytes / per_bw
-                floor_per += per_seq * p.attention_window_flop / per_f
+                per += p.kv_window_bytes / per_bw * rest
+                floor_per += per_seq * p.attention_window_flop / per_f * rest
                 breakpoint_ = min(breakpoint_, cap)
             else:
-                fixed += p.kv_window_bytes * cap / per_bw
-                floor += per_seq * p.attention_window_flop * cap / per_f
+                fixed += p.kv_window_bytes * cap / per_bw * rest
+                floor += per_seq * p.attention_window_flop * cap / per_f * rest
         m = s.collective_factor * mult
+        if s.per_operator:  # max(weights, linear) + max(kv, attention): two components
+            comps.append((w_fixed * m, 0.0, lin * m, 0.0))
+            comps.append((fixed * m, per * m, floor * m, floor_per * m))
+            continue
+        fixed, floor = fixed + w_fixed, floor + lin
         if s.overlap < 1.0:  # max(a, b) + (1 - o) min(a, b) = max(a + (1 - o) b, b + (1 - o) a): still two lines
             u = 1.0 - s.overlap
             fixed, per, floor, floor_per = fixed + u * floor, per + u * floor_per, floor + u * fixed, floor_per + u * per
         comps.append((fixed * m, per * m, floor * m, floor_per * m))
     if s.overhead_s:
         comps.append((s.overhead_s, 0.0, 0.0, 0.0))
+    a2a = s.alltoall_s(batch * (s.lookahead + 1) + prefill.tokens, micro)
+    if a2a:
+        comps.append((a2a, 0.0, 0.0, 0.0))
     return tuple(comps), breakpoint_
 
 

@@ -130,9 +130,12 @@ def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None 
     dep = deployment
     usable = dep.memory_usable_fraction if usable_fraction is None else usable_fraction
     reserve = dep.memory_overhead_bytes if reserve_bytes_per_device is None else reserve_bytes_per_device
-    n = dep.devices
+    n = dep.total_devices
     free = dep.accelerator.memory_bytes * usable - reserve
-    free -= weight_bytes(dep.model.total_params, dep.weight_bytes_per_param) / n
+    if n == dep.devices:
+        free -= weight_bytes(dep.model.total_params, dep.weight_bytes_per_param) / n
+    else:  # data parallelism holds the attention and dense weights once per rank (physics/step.py)
+        free -= StepInputs.of(dep).weight_bytes_per_device
     per_token = kv_bytes_per_token(dep.model, dep.kv_bytes_per_elem)
     if dep.draft is not None and dep.lookahead > 0:
         b_wd = dep.draft_weight_bytes_per_param or dep.weight_bytes_per_param

@@ -281,6 +281,13 @@ def render(report: Report, *, color: bool = False, limit: int = DEFAULT_LIMIT) -
         if out.fits(section, _NOTE_RESERVE):
             out.add(section)
 
+    pools = [(b.name, (b.analysis.get("disaggregated") or {}).get("summary")) for b in budgets]
+    pools = [(n, w) for n, w in pools if w]
+    if pools:  # a disaggregated deployment's pools (docs/topologies.md)
+        section = "### Disaggregated pools\n\n" + "\n".join(f"- **{cell(n)}**: {cell(w)}" for n, w in pools) + "\n"
+        if out.fits(section, _NOTE_RESERVE):
+            out.add(section)
+
     calibrated = [(b.name, calibration_words(b.analysis, b.percentile)) for b in budgets]
     calibrated = [(n, w) for n, w in calibrated if w]
     if calibrated:

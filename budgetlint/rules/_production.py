@@ -19,13 +19,15 @@ def share(fraction: float) -> str:
 
 
 def reading_words(ind, r) -> str:
+    from budgetlint.text.numbers import stated
+
     if r.exact:
         text = f"{share(r.share_low)} of {r.n:,} requests at or under {_time(ind.threshold_s)}"
     else:
         text = (f"{share(r.share_low)} .. {share(r.share_high)} of {r.n:,} requests at or under "
                 f"{_time(ind.threshold_s)} (not an edge: between the edges either side; linear guess "
                 f"{share(r.share_interpolated)})")
-    return (f"{text}; interpolated p{ind.objective * 100:g} {_time(r.quantile_s)} (bucket {_time(r.band[0])} .. "
+    return (f"{text}; interpolated p{stated(ind.objective * 100)} {_time(r.quantile_s)} (bucket {_time(r.band[0])} .. "
             f"{_time(r.band[1])}: the true value is anywhere in it); 95% ranks {r.ranks[0]}..{r.ranks[1]} "
             f"(basis production: {r.metric} in {r.file})")
 

@@ -61,9 +61,16 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         yield Finding(CODE, SEVERITY, message, promise_location(budget, name), budget=budget.name, promise=name)
 
 
+def _flat_is(ev) -> str:
+    """``one request on an idle system (no queueing, ...)`` or ``a steady batch of B sequences (...)``."""
+    from budgetlint.judge import flat_words
+
+    what, _, lacks = flat_words(ev).partition(": ")
+    return f"{what} ({lacks})"
+
+
 def met_on_basis(b, ev, j) -> str:
     """"ttft 500 ms is met under 10 request/s: simulated p95 TTFT 330 ms (95 % interval ...), headroom +52%"."""
-    from budgetlint.judge import FLAT_IGNORES
     from budgetlint.judge import fmt as quantity  # a TPOT spelled as a time, as every output spells it
     from budgetlint.text.numbers import headroom
 
@@ -81,8 +88,8 @@ def met_on_basis(b, ev, j) -> str:
         under = load_words(ev.load).replace("at ", "under ", 1) if ev.load.arrival_rate_per_s is not None \
             else load_words(ev.load).replace("with ", "with ", 1)
         flat = j.considered.get("calibrated", j.considered.get("estimate"))
-        flat_words = (f"; the flat estimate {quantity(flat, j.unit)} is one request "
-                      f"on an idle system ({FLAT_IGNORES})") if flat is not None else ""
+        flat_words = (f"; the flat estimate {quantity(flat, j.unit)} is {_flat_is(ev)}"
+                      if flat is not None else "")
         return (f"budget {b.name!r}: {label} {promised} is met {under}: {words.split(' at ')[0].split(' with ')[0]}"
                 f"{iv}{room}{flat_words}")
     return f"budget {b.name!r}: {label} {promised} is met by measurement: {j.words}{iv}{room}"

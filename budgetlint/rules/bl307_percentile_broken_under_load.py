@@ -14,7 +14,8 @@ never this rule.
 
 ## Why
 A flat estimate is one steady state at a fixed concurrency: no arrivals, no
-queue, no prefill sharing an iteration with decodes, no preemption. p50 can
+queue, no preemption, each decode pass carrying only its average share of the
+others' prefill (never a whole prompt at once). p50 can
 be fine while p95 doubles at peak; this is where the tail moves first.
 
 ## Example

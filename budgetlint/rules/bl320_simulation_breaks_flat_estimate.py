@@ -2,13 +2,14 @@
 
 ## What it checks
 Percentile promises (TTFT, TPOT, E2E) whose flat estimate (one request on
-an idle system) is met while the judged verdict, on the simulated basis
+an idle system, or a steady batch at the declared concurrency) is met while the judged verdict, on the simulated basis
 under the budget's declared traffic, is not (docs/judgement.md). The
 finding names both numbers.
 
 ## Why
-The flat estimate leaves out queueing, batch interference and prefill
-sharing the iteration. A gate that printed "met +1056%" beside a simulated
+The flat estimate leaves out queueing and bursts: one request alone, or a
+steady batch whose decode passes each carry an average share of the others'
+prefill, never a whole prompt at once. A gate that printed "met +1056%" beside a simulated
 p95 that misses gave two answers; the judgement gives one (the simulated),
 and this says why it differs from the flat figure. BL307 carries the miss
 itself as a warning; this is the explanation.
@@ -44,7 +45,7 @@ SEVERITY = Severity.INFO
 
 
 def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
-    from budgetlint.judge import FLAT_IGNORES, fmt as _fmt
+    from budgetlint.judge import flat_words, fmt as _fmt
     from budgetlint.rules._verdicts import promise_location
 
     judged = getattr(evaluation, "judgement", None) or {}
@@ -61,7 +62,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         yield Finding(
             CODE, SEVERITY,
             f"budget {budget.name!r}: {label} {_fmt(j.limit, j.unit)}: the flat estimate {_fmt(flat, j.unit)} meets it "
-            f"(one request on an idle system: {FLAT_IGNORES}), but {j.words.split(';')[0]}{overloaded} is "
+            f"({flat_words(evaluation)}), but {j.words.split(';')[0]}{overloaded} is "
             f"{j.verdict.replace('-', ' ')}: the simulated figure decides",
             promise_location(budget, name), budget=budget.name, promise=name,
             fix="act on the simulated figure: add replicas, lower the declared rate, or calibrate the deployment")

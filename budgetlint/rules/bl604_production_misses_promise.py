@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from budgetlint.model.types import Budget
     from budgetlint.rules import RuleContext
 from budgetlint.rules._production import reading_words, readings, where
+from budgetlint.text.numbers import stated
 
 CODE = "BL604"
 NAME = "production-misses-promise"
@@ -47,6 +48,6 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if r.verdict != "missed" or not r.counts:
             continue
         yield Finding(CODE, SEVERITY,
-                      f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is missed in production: "
+                      f"{ind.words} ({slo.plan.percentile}: {stated(ind.objective)} of requests) is missed in production: "
                       + reading_words(ind, r), where(budget, ind, r), budget=budget.name, promise=ind.key,
                       fix="fix the serving path (the levers BL301/BL303 name) or promise what production keeps")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from budgetlint.model.types import Budget
     from budgetlint.rules import RuleContext
 from budgetlint.rules._production import reading_words, readings, where
+from budgetlint.text.numbers import stated
 
 CODE = "BL605"
 NAME = "production-meets-promise"
@@ -41,5 +42,5 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if r.verdict != "met" or not r.counts:
             continue
         yield Finding(CODE, SEVERITY,
-                      f"{ind.words} ({slo.plan.percentile}: {ind.objective:.4g} of requests) is met in production: "
+                      f"{ind.words} ({slo.plan.percentile}: {stated(ind.objective)} of requests) is met in production: "
                       + reading_words(ind, r), where(budget, ind, r), budget=budget.name, promise=ind.key)

@@ -17,7 +17,7 @@ a production SLO's objective measure.
 ```yaml
 promise: {ttft: 500 ms, tpot: 50 ms, slo_attainment: 95 %}
 bench: [runs/goodput.json]    # request_goodput 8.7 of 10 request/s
-# BL607: slo_attainment 95 % is missed: 87.00% of requests meet every promise
+# BL607: slo_attainment 95% is missed: 87.00% of requests meet every promise
 #        (basis run: ...)
 ```
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text.numbers import stated_percent
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -57,6 +58,6 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     for a in slo.attainment:
         if a.verdict != "missed":
             continue
-        yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % is missed: {words(a)}",
+        yield Finding(CODE, SEVERITY, f"slo_attainment {stated_percent(budget.promise.slo_attainment)} is missed: {words(a)}",
                       budget.loc("promise", "slo_attainment"), budget=budget.name, promise="slo_attainment",
                       fix="the levers for the promise that binds, or fewer requests in flight")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from budgetlint.model.types import Budget
     from budgetlint.rules import RuleContext
 from budgetlint.rules.bl607_attainment_missed import words
+from budgetlint.text.numbers import stated_percent
 
 CODE = "BL608"
 NAME = "attainment-met"
@@ -42,5 +43,5 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         return
     for a in slo.attainment:
         if a.verdict == "met":
-            yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % is met: {words(a)}",
+            yield Finding(CODE, SEVERITY, f"slo_attainment {stated_percent(budget.promise.slo_attainment)} is met: {words(a)}",
                           budget.loc("promise", "slo_attainment"), budget=budget.name, promise="slo_attainment")

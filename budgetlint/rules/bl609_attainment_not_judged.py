@@ -29,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text.numbers import stated_percent
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -52,11 +53,11 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
 
             why = a.reason if a.verdict == "not-comparable" else (
                 f"{share(a.share)} .. {share(a.share_high)} of requests meet every promise: the bounds straddle it")
-            yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % not judged from "
+            yield Finding(CODE, SEVERITY, f"slo_attainment {stated_percent(budget.promise.slo_attainment)} not judged from "
                           f"{a.source} (basis {a.basis}): {why}", loc, budget=budget.name, promise="slo_attainment",
                           fix="run vllm bench serve --goodput at the budget's promises and declare slo.goodput")
     if not slo.attainment:
-        yield Finding(CODE, SEVERITY, f"slo_attainment {budget.promise.slo_attainment * 100:g} % has no basis: no load "
+        yield Finding(CODE, SEVERITY, f"slo_attainment {stated_percent(budget.promise.slo_attainment)} has no basis: no load "
                       "simulation result, no run with request_goodput, no production evidence", loc,
                       budget=budget.name, promise="slo_attainment",
                       fix="declare traffic for the simulation, or link a vLLM --goodput run or a /metrics scrape")

@@ -30,6 +30,44 @@ class CalibrateResult:
     problems: list[str] = field(default_factory=list)  # unreadable benchmark files
 
 
+def from_budget(name: str, path: str, given: dict[str, Any]) -> dict[str, Any]:
+    """The deployment a calibration is for, from the budget ``name`` under ``path``: model, hardware,
+    devices (its tensor-parallel degree), replicas, precisions and engine. A flag in ``given`` that
+    says otherwise is a mismatch: refused (:class:`CalibrateError`), never silently overridden."""
+    from budgetlint.options import Options
+    from budgetlint.run.check import InputError, evaluate_run
+
+    try:
+        result = evaluate_run([path], Options(simulate=False), keep=True)
+    except InputError as exc:
+        raise CalibrateError(f"--budgets {path}: {exc}") from None
+    by_name = {ev.budget.name: ev.budget for ev in result.evaluations}
+    b = by_name.get(name)
+    if b is None:
+        listed = ", ".join(sorted(by_name)[:10]) or "none"
+        raise CalibrateError(f"--budget {name!r}: no budget of that name under {path} (budgets: {listed})")
+    dep = b.deployment
+    if dep is None or dep.model is None or dep.hardware is None:
+        raise CalibrateError(f"--budget {name!r} declares no deployment model and hardware to calibrate")
+    taken = {"model": dep.model.name, "hardware": dep.hardware.name, "devices": int(dep.devices or 1),
+             "replicas": int(dep.replicas or 1), "weight_precision": dep.weight_precision or "bf16",
+             "kv_precision": dep.kv_precision or "bf16", "engine": dep.engine}
+    clash = []
+    for key, value in given.items():
+        mine = taken.get(key)
+        if key in ("model", "hardware"):
+            same = str(value).lower() in (str(mine).lower(), *(a.lower() for a in getattr(
+                dep.model if key == "model" else dep.hardware, "aliases", ()) or ()))
+        else:
+            same = str(value).lower() == str(mine).lower()
+        if not same:
+            clash.append(f"--{key.replace('_', '-')} {value} but the budget says {mine}")
+    if clash:
+        raise CalibrateError(f"--budget {name!r}: " + "; ".join(clash)
+                             + " (drop the flag, or calibrate without --budget)")
+    return taken
+
+
 def bench_paths(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
@@ -98,7 +136,8 @@ PROGRESS: Any = None
 def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, replicas: int = 1,
               weight_precision: str = "bf16", kv_precision: Optional[str] = None,
               engine: Optional[str] = None, loo: bool = True, include_saturated: bool = False,
-              today: Optional[_dt.date] = None, jobs: Optional[int] = None) -> CalibrateResult:
+              today: Optional[_dt.date] = None, jobs: Optional[int] = None,
+              strict_devices: bool = False) -> CalibrateResult:
     from budgetlint.bench import read_benchmark
     from budgetlint.evaluate.physics_inputs import Skip, catalog_deployment
     from budgetlint.evaluate.calibration import SATURATED_WHY, observation, run_ref, saturated
@@ -133,6 +172,11 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
             ref = run_ref(m)
             if engine and ref.engine and ref.engine.lower() != engine.lower():
                 skipped.append({"file": ref.file, "run": ref.label, "reason": f"engine {ref.engine}, not {engine}"})
+                continue
+            if strict_devices and m.conditions.devices and int(m.conditions.devices) != devices:
+                skipped.append({"file": ref.file, "run": ref.label,
+                                "reason": f"it ran on {m.conditions.devices} devices; the budget's tensor-parallel "
+                                          f"degree is {devices} (a calibration is for one deployment)"})
                 continue
             obs, why = observation(m, dep, scheduler, replicas)
             if obs is None:
@@ -189,6 +233,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
                        "engine_version": max(versions, key=_version_key) if versions else None},
         "parameters": {k: _round(v) for k, v in fit.params.as_dict().items()},
         "held": dict(fit.held),
+        **({"assumed": dict(fit.assumed)} if fit.assumed else {}),
         "runs": runs,
     }
     if skipped:
@@ -198,6 +243,7 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
         doc["error"] = {metric: {"median": _round(v["median"]), "max": _round(v["max"]), "runs": int(v["count"])}
                         for metric, v in errors.items()}
     problems.extend(fit_warnings(fit, observations, errors))
+    problems.extend(f"calibrate: {name}: {why}" for name, why in fit.assumed.items())
     return CalibrateResult(doc, problems)
 
 

@@ -404,9 +404,12 @@ def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, ca
     import multiprocessing
     from types import MappingProxyType
 
+    from budgetlint.evaluate import load_share
+
     global _WORKER
     _WORKER = (catalog, stage)
     chunk = max(1, min(16, len(pending) // (jobs * 8)))
+    load_share.open_run()  # the workers share their load simulations through it
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.imap(_work, pending, chunk)
@@ -429,6 +432,7 @@ def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, ca
                 merge(got.findings, got.budgets, got.checked, [])
     finally:
         _WORKER = None
+        load_share.close_run()
 
 
 def _once(f: Finding) -> Any:

@@ -101,13 +101,20 @@ def explain_budget(evaluation: Any) -> str:
                  else "no compute peak (unknown: compute is not checked)")
     add(f"    hardware  {printable(hw.name)}: {_memory(hw.memory_bytes)}, {_bandwidth(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
-    add(f"    deploy    N = {numbers.count(n, 'device')}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+    topo = ""
+    if d.total_devices != d.devices or d.expert_parallel > 1:
+        topo = (f" per replica = tensor {d.devices} x data {d.data_parallel} x pipeline {d.pipeline_parallel}"
+                + (f", experts over {d.expert_parallel} ranks (load imbalance {numbers.number(d.expert_imbalance)})"
+                   if d.expert_parallel > 1 else ""))
+        n = d.total_devices
+    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
     add(f"    workload  {wl.prompt_tokens:g} prompt tokens ({wl.cached_prompt_tokens:g} cached), "
         f"{wl.output_tokens:g} output tokens, B = {wl.concurrency} sequences   [{b.loc('workload')}]")
 
+    lines.extend(pools_lines(ev))
     add("")
     add("  Arithmetic at the pure roofline (100% of bandwidth and compute)")
     step = 1
@@ -155,7 +162,12 @@ def explain_budget(evaluation: Any) -> str:
       f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
     s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
       f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
-    if bd.compute_known:
+    if topo and bd.compute_known:
+        add(f"         time: the prompt on one data-parallel rank (attention and dense layers on {numbers.count(d.devices, 'device')}, "
+            f"the experts on {d.devices * d.data_parallel}, {numbers.count(d.pipeline_parallel, 'stage')} in turn) = {_time(bd.prefill_compute_s)}; "
+            f"never below its weight read = {_time(bd.prefill_weight_read_s)}"
+            + (f"; all-to-all {_time(bd.prefill_alltoall_s)}" if bd.prefill_alltoall_s else ""))
+    elif bd.compute_known:
         add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_compute(bd.compute_peak_flop_per_s)}) = "
             f"{_time(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_time(bd.prefill_weight_read_s)}")
     else:
@@ -206,9 +218,9 @@ def explain_budget(evaluation: Any) -> str:
     lines.extend(decode_term_lines(rl, "      "))
     add("")
     if evaluation.load is not None and evaluation.load.result is not None:
-        from budgetlint.judge import FLAT_IGNORES
+        from budgetlint.judge import flat_words
 
-        add(f"  Verdicts of the flat estimate (one request on an idle system: {FLAT_IGNORES};")
+        add(f"  Verdicts of the flat estimate ({flat_words(evaluation)};")
         add("  the simulated figures under load are below, and the Judgement at the end is what counts)")
     else:
         add("  Verdicts")
@@ -466,4 +478,40 @@ def under_load(evaluation: Any) -> list[str]:
         out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
                    f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
     out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
+    if load.stopping_rule:
+        out.append(f"    (sample size by need: {load.stopping_rule})")
     return out
+
+
+def pools_lines(ev: Any) -> list[str]:
+    """A disaggregated deployment's pools (evaluate/disaggregated.py): what each contributes."""
+    p = getattr(ev, "pools", None)
+    if p is None:
+        return []
+    q = numbers.quantity
+    bd, rl = p.bound, p.realistic
+    link = p.definition.kv_link or "the declared link"
+    out = ["", "  Disaggregated pools (docs/topologies.md)",
+           f"    prefill pool  {p.prefill_name}: prefill of one prompt {q(bd.prefill.prefill_s, 's')} (bound), "
+           f"{q(rl.prefill.prefill_s, 's')} (realistic); memory {q(bd.prefill.memory_required_bytes_per_device, 'B')} "
+           f"per device",
+           f"    decode pool   {p.decode_name}: TPOT {q(bd.decode.tpot_s, 's')} (bound), {q(rl.decode.tpot_s, 's')} "
+           f"(realistic), no prefill sharing its steps; memory {q(bd.decode.memory_required_bytes_per_device, 'B')} "
+           f"per device",
+           f"    KV link       {link}, {q(p.pools_bound.link_bandwidth_bytes_per_s, 'B/s')} + "
+           f"{q(p.pools_bound.link_latency_s, 's')}: {q(bd.kv_bytes, 'B')} per prompt = {q(bd.kv_transfer_s, 's')}",
+           f"    TTFT          = queue {q(bd.combined.queue_s, 's')} + prefill {q(bd.prefill.prefill_s, 's')} + KV "
+           f"transfer {q(bd.kv_transfer_s, 's')} = {q(bd.combined.ttft_s, 's')} (bound); "
+           f"{q(rl.combined.ttft_s, 's')} (realistic)"]
+    if p.prefill_utilisation is not None:
+        out.append(f"    load          prefill pool {numbers.percent(p.prefill_utilisation)} utilised at "
+                   f"{q(p.arrival_rate_per_s, 'request/s')} (arrival rate x realistic prefill / replicas); "
+                   f"{numbers.count(p.prefill_replicas_needed, 'prefill replica')} keep it below 100%")
+    if p.splits:
+        out.append(f"    splits at {p.split_percentile} (simulated: the prefill queue feeding the decode pool)")
+        for words, s in zip(p.split_words(), p.splits):
+            vals = ", ".join(f"{m[:-2]} {q(v, 's')}" for m, v in s.values)
+            out.append(f"      {words}: {vals}")
+    out.extend(f"    note: {n}" for n in p.notes)
+    return out
+

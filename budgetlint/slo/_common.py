@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from budgetlint.model.engine_metrics import le_text
+from budgetlint.text import numbers
 
 _DNS = re.compile(r"[^a-z0-9-]+")
 _LABEL_VALUE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -75,10 +76,16 @@ def labels(plan: Any, ind: Any) -> dict[str, str]:
     return out
 
 
+def _edge(seconds: float) -> str:
+    """A bucket edge or a threshold as written (six figures: an edge is exact)."""
+    return numbers.quantity(seconds, "s", figures=numbers.STATED_FIGURES)
+
+
 def description(plan: Any, ind: Any) -> str:
-    how = f"{ind.objective * 100:g}% of requests at or under {ind.exported_s:g} s of {ind.metric.name}"
+    how = (f"{numbers.stated_percent(ind.objective)} of requests at or under {_edge(ind.exported_s)} of "
+           f"{ind.metric.name}")
     if not ind.at_edge:
-        how += (f" (the promise is {ind.threshold_s:g} s, not a bucket edge: the nearest edge "
+        how += (f" (the promise is {_edge(ind.threshold_s)}, not a bucket edge: the nearest edge "
                 f"{'below' if ind.exported_s < ind.threshold_s else 'above'} is used; see BL601)")
     return (f"budgetlint: {plan.budget} {ind.words}, objective from {plan.objective_from}: {how}, "
             f"over {plan.window}.")

@@ -11,6 +11,9 @@ API (every function returns a ``str``):
   ``quantity(1400, "W") == "1.4 kW"``, ``quantity(0.35, "J/token") == "0.35 J/token"``.
 - ``percent(fraction)``: ``0.0813`` -> ``"8.1%"``, ``-0.05`` -> ``"-5%"``.
 - ``headroom(fraction)``: ``promise / estimate - 1`` signed: ``"+8.1%"``, ``"-0.4%"``.
+- ``stated_percent(fraction)``: a share someone wrote (an objective, a percentile), as written:
+  ``0.975`` -> ``"97.5%"``, ``0.99999`` -> ``"99.999%"`` (up to six figures, never rounded to two).
+- ``stated(x)``: a stated plain number the same way: ``0.975`` -> ``"0.975"``, ``99.9`` -> ``"99.9"``.
 - ``count(n, noun)``: ``count(1, "replica") == "1 replica"``, ``count(3, "replica") == "3 replicas"``.
 - ``plural(n, noun)``: the noun alone, in the form ``n`` takes.
 - ``figures_apart(values, unit)``: the figures that keep a sentence's different values different.
@@ -46,6 +49,8 @@ from typing import Iterable
 FIGURES = 3
 #: significant figures of a percent (a headroom, a shortfall, an efficiency)
 PERCENT_FIGURES = 2
+#: figures of a number someone wrote (an objective, a percentile, a bucket edge): as written
+STATED_FIGURES = 6
 #: shown for an absent value (None, NaN)
 ABSENT = "—"
 
@@ -177,6 +182,20 @@ def percent(fraction: float | None, *, signed: bool = False, absent: str = ABSEN
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return f"{sign}{text}%"
+
+
+def stated(x: float | None, *, absent: str = ABSENT) -> str:
+    """A number someone wrote (an objective, a percentile, a bucket edge), kept as written: up to
+    six significant figures, so ``0.975`` stays ``"0.975"`` and ``0.99999`` never reads ``"1"``."""
+    return number(x, figures=STATED_FIGURES) if x is not None else absent
+
+
+def stated_percent(fraction: float | None, *, absent: str = ABSENT) -> str:
+    """A share someone wrote (an SLO objective, a percentile) as a percent, as written:
+    ``0.975`` -> ``"97.5%"`` (:func:`percent` would say ``"98%"``), ``0.9999`` -> ``"99.99%"``."""
+    if fraction is None or not math.isfinite(fraction):
+        return percent(fraction, absent=absent)
+    return f"{stated(fraction * 100.0)}%"
 
 
 def headroom(fraction: float | None, *, absent: str = ABSENT) -> str:

@@ -4,24 +4,21 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from budgetlint.cli import main
+from cli_runner import cli_process
 
 REPO = Path(__file__).resolve().parents[2]
 OVERPROMISED = REPO / "tests" / "examples" / "overpromised.yaml"
 
 
 def _cli(args: list[str], stdin: str | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1", "GITHUB_STEP_SUMMARY": ""}
-    return subprocess.run([sys.executable, "-m", "budgetlint", *args], input=stdin, capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return cli_process(*args, input=stdin, cwd=cwd, env={"NO_COLOR": "1", "GITHUB_STEP_SUMMARY": ""})
 
 
 def test_stdin_gives_the_same_findings_as_the_file() -> None:

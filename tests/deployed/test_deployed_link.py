@@ -12,6 +12,7 @@ import pytest
 from budgetlint.reporters import get_reporter
 from budgetlint.run.check import Options, evaluate_run, run_check
 from budgetlint.run.explain import explain_budget
+from cli_runner import cli_json
 
 BUDGET = """\
 version: 1
@@ -158,10 +159,6 @@ def test_repository_wide_discovery_matches_configurations_by_model(tmp_path: Pat
     (d / "b.sh").write_text("vllm serve Qwen/Qwen3-32B --tensor-parallel-size 8\n")
     (tmp_path / "budgetlint.toml").write_text('deployed-config = ["deploy/*.sh"]\n')
     _write(tmp_path, "devices: 4\n")
-    from click.testing import CliRunner
-
-    from budgetlint.cli import main
-
-    res = CliRunner().invoke(main, ["check", "b.yaml", "--no-codeowners", "--format", "json"])
-    msgs = [f["message"] for f in json.loads(res.output)["findings"] if f["rule"] == "BL701"]
+    _code, doc = cli_json("check", "b.yaml", "--no-codeowners")
+    msgs = [f["message"] for f in doc["findings"] if f["rule"] == "BL701"]
     assert len(msgs) == 1 and "tensor-parallel 2" in msgs[0] and "deploy/a.sh:1" in msgs[0]

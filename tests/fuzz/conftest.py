@@ -10,6 +10,9 @@
   ``tests/fuzz`` is on the command line, so name the directory; the
   environment variable works however pytest is started.)
 
+``BUDGETLINT_FUZZ_COUNTS=FILE`` also writes the inputs run so far to FILE as
+the run goes (every 100 inputs of a test), for a long run stopped before its end.
+
 The profiles are registered here, not in ``tests/conftest.py``, and are not
 loaded globally: only the fuzz tests read them (through
 :func:`fuzz_support.fuzz_settings`), so other property tests keep their own

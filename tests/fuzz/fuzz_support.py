@@ -236,3 +236,10 @@ COUNTS: dict[str, int] = {}
 
 def count(test: str) -> None:
     COUNTS[test] = COUNTS.get(test, 0) + 1
+    progress = os.environ.get("BUDGETLINT_FUZZ_COUNTS")
+    if progress and (COUNTS[test] == 1 or COUNTS[test] % 100 == 0):
+        # a long run stopped before its end still says how far it got (the terminal summary
+        # is written only at the end): the counts so far, rewritten every 100 inputs of a test
+        total = sum(COUNTS.values())
+        Path(progress).write_text(f"fuzz inputs run (profile {profile_name()}): {total:,}\n"
+                                  + "".join(f"  {n}: {c:,}\n" for n, c in sorted(COUNTS.items())))

@@ -307,20 +307,30 @@ def test_calibrate_of_six_rate_runs_ends_within_the_work_budget(tmp_path: Path) 
 _LOO_LINE_1 = "date: '2025-01-10',\n     leave_one_out: {ttft.p50: 0.12, tpot.p50: 0.08}}"
 
 
-@pytest.mark.parametrize("edit, why", [
-    (("created: '2025-01-15'", "created: '2099-01-15'"), "is after today"),
-    (("created: '2025-01-15'", "created: '2025-02-30'"), "is not a real date"),
+#: each edit of the BL311 case's cal.yaml, why it is not trusted, and the line of cal.yaml the finding
+#: names (counted by hand in tests/cases/bl311_calibration_stale/cal.yaml: created 4, row 2 at 20, error.ttft 25)
+@pytest.mark.parametrize("edit, why, line", [
+    (("created: '2025-01-15'", "created: '2099-01-15'"), "is after today", 4),
+    (("created: '2025-01-15'", "created: '2025-02-30'"), "is not a real date", 4),
     (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.0, max: 0.0, runs: 3}"),
-     "ttft leave-one-out errors reach 12"),
+     "ttft leave-one-out errors reach 12", 25),
     (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.06, max: 0.12, runs: 9}"),
-     "stated from 9 runs held out"),
-    ((_LOO_LINE_1, "date: '2025-01-10'}"), "only 2 of the 3 listed runs have a t"),
-    (("runs: 3}\n  tpot", "runs: 2}\n  tpot"), "from 2 runs; a leave-one-out band needs 3"),
+     "stated from 9 runs held out", 25),
+    ((_LOO_LINE_1, "date: '2025-01-10'}"), "only 2 of the 3 listed runs have a t", 25),
+    (("runs: 3}\n  tpot", "runs: 2}\n  tpot"), "from 2 runs; a leave-one-out band needs 3", 25),
     # was: "+/- 968173000000%" and the band called calibrated
     (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.06, max: 9681730000.0, runs: 3}"),
-     "band is wider than +/- 100% (it states a relative error of 9,681,730,000)"),
+     "band is wider than +/- 100% (it states a relative error of 9,681,730,000)", 25),
+    # a run dated after the file was made: no fit can have used it
+    (("engine_version: 0.10.0, date: '2025-01-10',\n     leave_one_out: {ttft.p50: -0.06",
+      "engine_version: 0.10.0, date: '2025-03-10',\n     leave_one_out: {ttft.p50: -0.06"),
+     "'line 2' is dated 2025-03-10, after the file's created date 2025-01-15", 20),
+    # a median below the rows' own (calibrate writes the median of the rows' errors)
+    (("ttft: {median: 0.06, max: 0.12, runs: 3}", "ttft: {median: 0.001, max: 0.12, runs: 3}"),
+     "median error of 0.1%, below the median of its runs' own leave-one-out errors (6%)", 25),
 ])
-def test_a_calibration_file_is_not_trusted_as_written(tmp_path: Path, edit: tuple[str, str], why: str) -> None:
+def test_a_calibration_file_is_not_trusted_as_written(tmp_path: Path, edit: tuple[str, str], why: str,
+                                                        line: int) -> None:
     # was: read as written: a future or impossible `created:` never went stale, and the `runs:`
     # rows were never looked at, so a hand-written band of 0 % turned "at risk" into "met"
     import shutil
@@ -337,6 +347,8 @@ def test_a_calibration_file_is_not_trusted_as_written(tmp_path: Path, edit: tupl
     found = [f for f in report["findings"] if f["rule"] == "BL310"]
     assert found and all(f["severity"] == "warning" for f in found), found
     assert any(why in f["message"] and "not trusted" in f["message"] for f in found), found
+    # and where in cal.yaml
+    assert any(re.search(rf"cal\.yaml:{line}:\d+: ", f["message"]) for f in found), (line, found)
     assert not any(f["rule"] in ("BL311", "BL312") for f in report["findings"])  # the file was not used
 
 

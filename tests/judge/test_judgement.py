@@ -328,8 +328,12 @@ def test_closed_loop_does_not_contradict_itself(tmp_path: Path) -> None:
     assert 0 < load["utilisation"] <= 1.0
     assert load["goodput_request_per_s"] <= load["throughput_request_per_s"]
     assert load["goodput_request_per_s"] == pytest.approx(load["slo_attainment"] * load["throughput_request_per_s"])
-    # the flat E2E beside the simulated one says what it leaves out
-    assert "idle system" in b["judgement"]["e2e"]["words"] and b["judgement"]["e2e"]["basis"] == "simulated"
+    # the flat E2E beside the simulated one says what it is: at 128 users a steady batch whose
+    # decode passes carry the others' prefill (it said "one request on an idle system ... no
+    # prefill sharing the iteration" before, the opposite of what it computed)
+    words = b["judgement"]["e2e"]["words"]
+    assert b["judgement"]["e2e"]["basis"] == "simulated"
+    assert "(a steady batch of 128 sequences: no queueing, no bursts" in words and "idle system" not in words, words
 
 
 def test_pr_diff_compares_the_judged_headroom() -> None:

@@ -26,13 +26,15 @@ DRAFT = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_head
 
 # ------------------------------------------------------------ the two callers agree
 deployments = st.builds(
-    lambda model, devices, overhead, spec, engine, it, lat, overlap: Deployment(
+    lambda model, devices, overhead, spec, engine, it, lat, overlap, per_op: Deployment(
         model=model, accelerator=H100, devices=devices, collective_overhead=overhead,
         spec_accepted_tokens_per_pass=spec, draft=DRAFT if spec > 1 else None,
-        engine_terms=engine, iteration_overhead_s=it, collective_latency_s=lat, overlap=overlap),
+        engine_terms=engine, iteration_overhead_s=it, collective_latency_s=lat, overlap=overlap,
+        per_operator=per_op),
     st.sampled_from([LLAMA8, WINDOWED, MOE]), st.sampled_from([1, 2, 8]),
     st.sampled_from([0.0, 0.1, 0.3]), st.sampled_from([1.0, 2.0, 3.0]), st.booleans(),
-    st.sampled_from([0.0, 2e-3]), st.sampled_from([0.0, 2e-5]), st.sampled_from([1.0, 0.5, 0.0]))
+    st.sampled_from([0.0, 2e-3]), st.sampled_from([0.0, 2e-5]), st.sampled_from([1.0, 0.5, 0.0]),
+    st.booleans())
 
 
 @settings(max_examples=200, deadline=None)
@@ -157,3 +159,40 @@ def test_overlap_by_hand() -> None:
         assert iteration(StepInputs.of(dep), 512, 0.0).step_s == pytest.approx(want, rel=1e-4)
     with pytest.raises(ValueError, match="overlap"):
         Deployment(model=LLAMA70, accelerator=H100, overlap=1.5)
+
+
+def test_per_operator_roofline_by_hand() -> None:
+    """Llama-70B bf16 on one H100 at 100 %, B = 512 at 1,000 tokens each (X = 512,000), no
+    engine terms (no attention FLOPs): weights 140 GB / 3.35 TB/s = 41.791 ms; KV 512,000 x
+    (80 layers x 2 x 8 heads x 128 x 2 B = 327,680 B) = 167.772 GB / 3.35 TB/s = 50.081 ms;
+    linear 512 x 2 x 70e9 / 989e12 = 72.477 ms. Per step (the bound): max(41.791 + 50.081,
+    72.477) = 91.872 ms. Per operator: max(41.791, 72.477) + max(50.081, 0) = 122.558 ms."""
+    for per_op, want in ((False, 91.872e-3), (True, 122.558e-3)):
+        dep = Deployment(model=LLAMA70, accelerator=H100, per_operator=per_op)
+        terms = iteration(StepInputs.of(dep), 512, 512_000.0)
+        assert terms.step_s == pytest.approx(want, rel=1e-4)
+        comps, _ = RooflineStepCost(dep, Efficiency(1.0, 1.0)).decode_terms(512, 512_000.0)
+        assert sum_components(comps, 512_000.0, 512, 1) == pytest.approx(want, rel=1e-4)
+
+
+def test_the_realistic_estimate_is_per_operator_and_the_bound_is_not(tmp_path) -> None:
+    """The bound keeps physics.md's per-step max (a lower bound); the realistic estimate sums
+    the operators (Deployment.per_operator), for a budget read by the pipeline."""
+    from budgetlint.evaluate.physics_inputs import bound_deployment, physics_inputs, realistic_deployment
+    from budgetlint.options import Options
+    from budgetlint.run.check import evaluate_run
+
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    workload: {prompt_tokens: 1000, output_tokens: 100}
+    promise: {ttft: 1 s}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm}
+""")
+    options = Options(simulate=False)
+    (ev,) = evaluate_run([str(tmp_path / "b.yaml")], options, keep=True).evaluations
+    dep = physics_inputs(ev.budget)[0]
+    assert realistic_deployment(dep, ev.budget, options).per_operator is True
+    assert bound_deployment(dep, ev.budget).per_operator is False

@@ -83,3 +83,17 @@ def test_figures_apart_tells_a_sentence_s_numbers_apart() -> None:
     assert numbers.quantity(47.73, "token/s", figures=4) == "47.73 token/s"
     assert numbers.figures_apart([0.400, 0.500], "s") == 3
     assert numbers.figures_apart([0.4, 0.4], "s") == 3  # equal values may print equal
+
+
+def test_a_stated_share_is_written_as_stated() -> None:
+    """An SLO objective or a percentile someone wrote is not a measured figure: it keeps its digits
+    (issue 22: ``f"{0.99999:.4g}"`` printed "1" in BL604/BL605, and ``percent`` rounds to two figures)."""
+    assert numbers.stated_percent(0.975) == "97.5%" and numbers.percent(0.975) == "98%"
+    assert numbers.stated_percent(0.99999) == "99.999%"
+    assert numbers.stated_percent(0.95) == "95%"
+    assert numbers.stated(0.99999) == "0.99999" and f"{0.99999:.4g}" == "1"
+    assert numbers.stated(0.95 * 100) == "95" and numbers.stated(0.999 * 100) == "99.9"  # p95, p99.9
+    assert numbers.stated(None) == "—" and numbers.stated_percent(None) == "—"
+    # an exact bucket edge in an SLO description keeps its figures: 1.2345 s, not 1.23 s
+    assert numbers.quantity(1.2345, "s", figures=numbers.STATED_FIGURES) == "1.2345 s"
+    assert numbers.quantity(0.25, "s", figures=numbers.STATED_FIGURES) == "250 ms"

@@ -1,0 +1,225 @@
+"""Write the validation set's budgets from the public runs (issue 25).
+
+Every assumption is stated once, here, as a rule applied to every run of its kind
+(README.md repeats them in words); the budgets are this script's output, committed so
+that ``run.py`` and a reader need nothing else:
+
+    python benchmarks/validation/build.py      # rewrites benchmarks/validation/*.yaml
+
+The runs: ``RUNS`` below, each one public file (``../shared/fixtures/bench`` for the
+shared fixtures, ``measured/`` for the MLPerf summaries copied here; README.md gives
+each file's repository and commit).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SHARED = REPO.parent / "shared" / "fixtures" / "bench"
+
+# --- the rules -------------------------------------------------------------------------
+
+#: MLPerf: the submitter's system name -> the catalog accelerator (budgetlint/model/catalog)
+MLPERF_HARDWARE = [("H200_NVL", "h200-nvl"), ("H200-NVL", "h200-nvl"), ("H200", "h200-sxm"),
+                   ("H100", "h100-sxm"), ("B200", "b200"), ("MI325X", "mi325x"), ("MI300X", "mi300x")]
+#: accelerator memory in GB (the catalog's), for the TP rule below
+MEMORY_GB = {"h200-nvl": 141, "h200-sxm": 141, "h100-sxm": 80, "b200": 180, "mi325x": 256, "mi300x": 192}
+#: Llama-2-70B's parameters (models.yaml) and bytes per weight at each precision
+LLAMA2_70B_PARAMS = 68.98e9
+BYTES = {"fp8": 1.0, "fp4": 0.5, "bf16": 2.0}
+#: the prompt assumption for MLPerf's OpenOrca set (no summary states prompt lengths)
+MLPERF_PROMPT = {"lognormal": {"mean": 300, "p95": 800}}
+#: a reply distribution's p95 over its mean where the run gives only the mean
+REPLY_P95_OVER_MEAN = 2.5
+#: a run is overloaded (the system did not sustain the offered rate) when its drain, the
+#: time from the last arrival (requests / rate) to the end of the run, exceeds this share
+#: of the arrival span: a sustained run drains in about one request's latency
+OVERLOADED_DRAIN_SHARE = 0.5
+#: the promise written for a run that states no constraint of its own (the sweeps): this
+#: multiple of the highest percentile it measured, so the load section is computed
+SWEEP_PROMISE_OVER_MEASURED = 2.0
+
+
+def mlperf_summary(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        m = re.match(r"^\s*([^:]+?)\s*:\s*(.+?)\s*$", line)
+        if m:
+            out.setdefault(m.group(1), m.group(2))
+    return out
+
+
+def tp_degree(hardware: str, precision: str) -> int:
+    """One replica per device where the weights take at most half its memory, else TP 2."""
+    weights_gb = LLAMA2_70B_PARAMS * BYTES[precision] / 1e9
+    return 1 if weights_gb <= MEMORY_GB[hardware] / 2 else 2
+
+
+def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
+    s = mlperf_summary(resolve(rel))
+    system = rel.split("/")[-1]
+    hardware = next(h for key, h in MLPERF_HARDWARE if key in system)
+    m = re.search(r"(\d+)xMI", system) or re.search(r"x(\d+)_", system)
+    gpus = int(m.group(1))
+    tp = tp_degree(hardware, precision)
+    n = float(s["Completed tokens per second"]) / float(s["Completed samples per second"])
+    ttft = float(s["ttft_latency (ns)"]) * 1e-6
+    tpot = float(s["tpot_latency (ns)"]) * 1e-6
+    return {
+        "name": name, "measured": rel, "source": source, "format": "mlperf", "expect": "sustained",
+        "description": f"MLPerf LoadGen summary {system} (VALID), at its scheduled QPS",
+        "workload": {"prompt_tokens": MLPERF_PROMPT,
+                     "output_tokens": {"lognormal": {"mean": round(n), "p95": round(REPLY_P95_OVER_MEAN * n)}},
+                     "arrival_rate": f"{float(s['Scheduled samples per second'])} request/s", "arrival": "poisson"},
+        "promise": {"ttft": f"{ttft:g} ms", "tpot": f"{tpot * (n - 1) / n:.1f} ms"},
+        "deployment": {"model": "llama-2-70b", "hardware": hardware, "devices": tp, "replicas": gpus // tp,
+                       "weight_precision": precision, "kv_precision": "fp8",
+                       "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
+    }
+
+
+def bench_lines(rel: str) -> list[dict]:
+    text = resolve(rel).read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def sweep_budget(name: str, rel: str, line: int, source: str, *, fmt: str, model: str, hardware: str,
+                 devices: int, replicas: int, precision: str, prompt, reply_cap: int | None,
+                 engine: str | None = None, engine_version: str | None = None) -> dict:
+    r = bench_lines(rel)[line]
+    rate = float(r["request_rate"])
+    n_out = r["total_output_tokens"] / r["completed"]
+    reply: object
+    if isinstance(prompt, str) and prompt == "uniform-sglang":
+        # sglang bench_serving's random set: lengths uniform in [max(len x range_ratio, 1), len]
+        lo = max(int(r["random_input_len"] * r["random_range_ratio"]), 1)
+        prompt = {"uniform": [lo, int(r["random_input_len"])]}
+        lo = max(int(r["random_output_len"] * r["random_range_ratio"]), 1)
+        reply = {"uniform": [lo, int(r["random_output_len"])]}
+    else:
+        reply = {"lognormal": {"mean": round(n_out), "p95": min(round(REPLY_P95_OVER_MEAN * n_out), reply_cap),
+                               "max": reply_cap}}
+    span = r["completed"] / rate
+    sustained = r["duration"] - span <= OVERLOADED_DRAIN_SHARE * span
+    highest = {m: max(v for k, v in r.items() if k.endswith(f"_{m}_ms") and k.split("_")[0] in ("median", "p99"))
+               for m in ("ttft", "tpot" if "median_tpot_ms" in r else "itl")}
+    promise = {"ttft": f"{SWEEP_PROMISE_OVER_MEASURED * highest['ttft']:.0f} ms",
+               "tpot": f"{SWEEP_PROMISE_OVER_MEASURED * highest.get('tpot', highest.get('itl')):.1f} ms"}
+    dep = {"model": model, "hardware": hardware, "devices": devices, "replicas": replicas,
+           "weight_precision": precision, "kv_precision": precision}
+    if engine:
+        dep["engine"] = engine
+    if engine_version:
+        dep["engine_version"] = engine_version
+    return {
+        "name": name, "measured": f"{rel} line {line + 1}", "source": source, "format": fmt,
+        "expect": "sustained" if sustained else "overloaded",
+        "description": f"{fmt} run at {rate:g} request/s ({r['completed']} requests in {r['duration']:.0f} s)",
+        "workload": {"prompt_tokens": prompt, "output_tokens": reply, "arrival_rate": f"{rate:g} request/s",
+                     "arrival": "poisson"},
+        "promise": promise, "deployment": dep,
+    }
+
+
+def resolve(rel: str) -> Path:
+    rel = rel.split(" line ")[0]
+    if rel.startswith("../shared/fixtures/bench/"):
+        return SHARED / rel[len("../shared/fixtures/bench/"):]
+    return HERE / rel
+
+
+V51 = "https://github.com/ntuhpc/inference_results_v5.1 @ 387c3dd04e69c7082d25db0b98a3f8315fb5cf52 (a copy of mlcommons/inference_results_v5.1)"
+
+
+def runs() -> list[dict]:
+    out = [
+        mlperf_budget("mlperf-v4.0-nvidia-dgx-h100x2-server",
+                      "../shared/fixtures/bench/mlperf/v4.0_NVIDIA_DGX-H100x2_TRT_llama2-70b-99.9_Server_mlperf_log_summary.txt",
+                      "https://github.com/mlcommons/inference_results_v4.0 (closed/NVIDIA, llama2-70b-99.9 Server)", "fp8"),
+        mlperf_budget("mlperf-v4.1-nvidia-h200x8-server",
+                      "../shared/fixtures/bench/mlperf/v4.1_NVIDIA_H200x8_TRT_llama2-70b-99_Server_mlperf_log_summary.txt",
+                      "https://github.com/mlcommons/inference_results_v4.1 (closed/NVIDIA, llama2-70b-99 Server)", "fp8"),
+        mlperf_budget("mlperf-v5.1-asustek-mi325xx8-interactive",
+                      "../shared/fixtures/bench/mlperf/v5.1_ASUSTeK_MI325Xx8_llama2-70b-99.9_Interactive_mlperf_log_summary.txt",
+                      V51 + " closed/ASUSTeK, llama2-70b-99.9 Interactive", "fp8"),
+    ]
+    # v5.1 summaries copied into measured/ (README.md: provenance); precision from each
+    # submission's measurements/<system>/llama2-70b-99/<scenario>/*.json weight_data_types
+    for submitter, system, scenario, precision in [
+        ("Dell", "XE9680_H200_SXM_141GBx8_TRT", "Server", "fp8"),
+        ("Dell", "XE9680_H200_SXM_141GBx8_TRT", "Interactive", "fp8"),
+        ("Dell", "XE7745_H200_NVL_141GBx8_TRT", "Server", "fp8"),
+        ("Dell", "XE7745_H200_NVL_141GBx8_TRT", "Interactive", "fp8"),
+        ("AMD", "8xMI300X_2xEPYC_9575F", "Server", "fp8"),
+        ("AMD", "8xMI300X_2xEPYC_9575F", "Interactive", "fp8"),
+        ("AMD", "8xMI325X_2xEPYC_9575F_1", "Server", "fp8"),
+        ("NVIDIA", "B200-SXM-180GBx8_TRT", "Server", "fp4"),
+        ("NVIDIA", "B200-SXM-180GBx8_TRT", "Interactive", "fp4"),
+        ("Cisco", "HGX-H100_H100-SXM-80GBx16_TRT", "Server", "fp8"),
+    ]:
+        slug = re.sub(r"[^a-z0-9]+", "-", f"{submitter}-{system}".lower()).strip("-")
+        out.append(mlperf_budget(f"mlperf-v5.1-{slug}-{scenario.lower()}",
+                                 f"measured/v5.1_{submitter}_{system}_llama2-70b-99_{scenario}_mlperf_log_summary.txt",
+                                 f"{V51} closed/{submitter}/results/{system}/llama2-70b-99/{scenario}/performance/run_1",
+                                 precision))
+    # vLLM sweep: llm-d, 4 x L40S, one replica each, Llama-3.2-3B bf16; "inf"-rate runs (every
+    # request at once) are not a steady state and are left out
+    vllm = "../shared/fixtures/bench/vllm/vllm-bench-automation_llmd_l40s_llama3b_jsonl.json"
+    for i, r in enumerate(bench_lines(vllm)):
+        if r["request_rate"] == "inf":
+            continue
+        out.append(sweep_budget(f"vllm-llmd-l40s-llama3b-{r['deployment']}-r{r['request_rate']:g}", vllm, i,
+                                "nerdalert/vllm-bench-automation @ 1a4f2e4c (PROVENANCE.md)", fmt="vllm",
+                                model="llama-3.2-3b", hardware="l40s", devices=1,
+                                replicas=int(r["decode_replicas"]), precision="bf16",
+                                prompt=round(r["total_input_tokens"] / r["completed"]),
+                                reply_cap=int(r["output_len"]), engine="vllm"))
+    # SGLang sweep: datacrunch, Llama-3.3-70B on 4 x H200 TP 4 (the repo's launch script),
+    # bf16 (the released weights: the script names no quantisation); the random-set runs
+    sgl = "../shared/fixtures/bench/sglang/datacrunch_h200_llama33-70b_online.jsonl"
+    for i, r in enumerate(bench_lines(sgl)):
+        if r["dataset_name"] != "random":
+            continue
+        out.append(sweep_budget(f"sglang-h200x4-llama33-70b-r{r['request_rate']:g}", sgl, i,
+                                "datacrunch-research/h200-benchmarks @ c091ef53 (PROVENANCE.md)", fmt="sglang",
+                                model="llama-3.3-70b", hardware="h200-sxm", devices=4, replicas=1,
+                                precision="bf16", prompt="uniform-sglang", reply_cap=None, engine="sglang"))
+    return out
+
+
+def render(b: dict) -> str:
+    """The budget file's text for one run (header lines, then the budget)."""
+    import yaml
+
+    head = (f"# {b['name']}: a public run as a budget, written by build.py (README.md: the rules).\n"
+            f"# measured: {b['measured']}\n# format: {b['format']}\n# expect: {b['expect']}\n"
+            f"# source: {b['source']}\n")
+    body = {"version": 1, "kind": "budgets", "budgets": [{
+        "name": b["name"], "description": b["description"], "owner": "@budgetlint/validation",
+        "percentile": "p99", "workload": b["workload"], "promise": b["promise"], "deployment": b["deployment"]}]}
+    return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120)
+
+
+def write(b: dict) -> Path:
+    path = HERE / f"{b['name']}.yaml"
+    path.write_text(render(b))
+    return path
+
+
+def main() -> int:
+    for old in HERE.glob("*.yaml"):
+        if old.name != "models.yaml":
+            old.unlink()
+    for b in runs():
+        print(write(b).name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

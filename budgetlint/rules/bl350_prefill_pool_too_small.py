@@ -1,0 +1,80 @@
+"""A disaggregated deployment's prefill pool cannot keep up with the arrivals.
+
+## What it checks
+For a deployment with `disaggregated:` pools and a declared `arrival_rate`: the
+prefill pool's utilisation, arrival rate x the realistic prefill time of one
+prompt / the prefill replicas (each replica prefills one prompt at a time at
+the estimate's efficiency). At 100 % or more the prefill queue grows without
+bound: every TTFT percentile grows with the length of the run. The message
+names the pool, its utilisation, the prefill replicas that bring it below
+100 %, and, from the simulation of both pools (the prefill queue feeding the
+decode pool's admission), which splits of the same replicas between the pools
+meet the promises at the budget's percentile.
+
+## Why
+Disaggregation moves the prefill onto its own devices: the decode pool's pace
+no longer suffers from prefill interference, but the first token now waits for
+a prefill replica. A pool sized for the decode side alone queues prompts
+without end, and the flat TTFT estimate (one prompt, no queue) does not show it.
+
+## Example
+```yaml
+workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 8 request/s}
+deployment:
+  model: llama-3.1-70b
+  hardware: h100-sxm
+  disaggregated:
+    prefill: {devices: 4, replicas: 1}
+    decode: {devices: 4, replicas: 3}
+    kv_link: {bandwidth: 50 GB/s, latency: 1 ms}
+# BL350: the prefill pool (1 x h100-sxm, 4 devices each) is 243% utilised:
+#        8 request/s x 303 ms of prefill a prompt over 1 replica ...
+```
+
+## Fix
+More prefill replicas (`disaggregated.prefill.replicas`), moved from the decode
+pool where the simulated splits show one that meets the promises; faster
+prefill devices; or a prefix cache that removes part of each prompt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+from budgetlint.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from budgetlint.evaluate import BudgetEvaluation
+    from budgetlint.model.types import Budget
+    from budgetlint.rules import RuleContext
+
+CODE = "BL350"
+NAME = "prefill-pool-too-small"
+SUMMARY = "A disaggregated deployment's prefill pool cannot keep up with the declared arrivals."
+SEVERITY = Severity.ERROR
+
+
+def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
+    from budgetlint.text import numbers
+
+    pools = evaluation.roofline.pools
+    if pools is None or not pools.prefill_too_small:
+        return
+    need = pools.prefill_replicas_needed
+    have = pools.definition.prefill.replicas
+    rate = pools.arrival_rate_per_s
+    s = pools.realistic.prefill.prefill_s
+    after = rate * s / need if need else None
+    message = (f"budget {budget.name!r}: the prefill pool ({pools.prefill_name}) is "
+               f"{numbers.percent(pools.prefill_utilisation)} utilised: "
+               f"{numbers.quantity(rate, 'request/s')} x {numbers.quantity(s, 's')} of prefill a prompt (realistic "
+               f"estimate) over {numbers.count(have, 'replica')}; its queue grows without bound, so TTFT has no "
+               f"steady state. {numbers.count(need, 'prefill replica')} bring it to {numbers.percent(after)}")
+    meets = [w for w, sp in zip(pools.split_words(), pools.splits) if sp.meets]
+    if pools.splits:
+        message += f"; simulated at {pools.split_percentile}: " + "; ".join(pools.split_words())
+    fix = f"disaggregated.prefill.replicas: {need}"
+    if meets:
+        fix = f"{meets[0].replace(' meets it', '').replace(' (declared)', '')} replicas (it meets the promises)"
+    yield Finding(CODE, SEVERITY, message, budget.loc("deployment", "disaggregated", "prefill"),
+                  budget=budget.name, promise="ttft", fix=fix)

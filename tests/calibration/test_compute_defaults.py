@@ -1,0 +1,105 @@
+"""docs/calibration.md "Compute defaults per generation and precision": every MLPerf v5.1
+Offline row's two fractions recomputed by hand from the figures quoted in the row, the
+medians per (generation, precision), and the defaults the realistic estimate takes from them."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
+import pytest
+
+from budgetlint.physics.default_efficiency import COMPUTE_BY_GENERATION, compute_default
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "calibration.md"
+P = 68.98e9  # Llama-2-70B (models.yaml of benchmarks/validation)
+KV_TOKEN = 80 * 2 * 8 * 128 * 1  # bytes a token, fp8: 163,840
+DENSE_1_BANDWIDTH = 0.723  # the one-device dense class fraction (docs/calibration.md)
+#: catalog peaks (dense) and bandwidths, as the section quotes them
+HW = {"Hopper (H200), fp8": (1979e12, 4.8e12), "Blackwell (B200), fp4": (9000e12, 8e12),
+      "CDNA3 (MI300X), fp8": (2614.9e12, 5.3e12), "CDNA3 (MI325X), fp8": (2614.9e12, 6.0e12)}
+SET = {"Hopper (H200), fp8": ("hopper", "fp8"), "Blackwell (B200), fp4": ("blackwell", "fp4"),
+       "CDNA3 (MI300X), fp8": ("cdna3", "fp8"), "CDNA3 (MI325X), fp8": ("cdna3", "fp8")}
+
+
+def _rows() -> list[list[str]]:
+    part = DOC.read_text().split("## Compute defaults per generation and precision", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in part.splitlines() if re.match(r"^\| m\d+ \|", line)]
+
+
+def _nums(text: str) -> list[float]:
+    return [float(x.replace(",", "")) for x in re.findall(r"\d[\d,]*\.?\d*", text)]
+
+
+def _fractions(row: list[str]) -> tuple[float, float]:
+    _, gen, _, _, shape, measured, _, _ = row
+    devices = 8
+    inp = 300.0
+    tok_s, samples_s = _nums(measured)[:2]
+    out = tok_s / samples_s
+    peak, bw = HW[gen]
+    lower = tok_s * 2 * P * (inp + out) / out / (devices * peak)
+    t = devices / tok_s
+    per_op = 2 * P * (1 + inp / out) / peak / (t - KV_TOKEN * (inp + out / 2) / (bw * DENSE_1_BANDWIDTH))
+    assert out == pytest.approx(_nums(shape.split("/")[1])[0], abs=0.01)
+    return lower, per_op
+
+
+def test_there_are_rows() -> None:
+    assert len(_rows()) == 17
+
+
+@pytest.mark.parametrize("row", _rows(), ids=lambda r: r[0])
+def test_each_rows_fractions(row: list[str]) -> None:
+    lower, per_op = _fractions(row)
+    assert lower == pytest.approx(float(row[6]), abs=0.0015)
+    assert per_op == pytest.approx(float(row[7]), abs=0.0015)
+    assert per_op > lower  # the KV read taken out of the time leaves less for the matmuls
+
+
+def test_the_defaults_are_the_medians_of_at_least_three_submitters() -> None:
+    by: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for row in _rows():
+        submitter = row[2].split("v5.1 ", 1)[1].split()[0]
+        by.setdefault(SET[row[1]], []).append((_fractions(row)[1], submitter))
+    assert set(by) == set(COMPUTE_BY_GENERATION)
+    for key, rows in by.items():
+        d = COMPUTE_BY_GENERATION[key]
+        assert d.compute == pytest.approx(statistics.median(f for f, _ in rows), abs=0.0015)
+        assert d.runs == len(rows)
+        assert d.sources == len({s for _, s in rows}) >= 3
+
+
+def test_compute_default_by_hardware_and_precision() -> None:
+    assert compute_default("h200-sxm", "fp8").compute == COMPUTE_BY_GENERATION[("hopper", "fp8")].compute
+    assert compute_default("h100-sxm", "fp8") is COMPUTE_BY_GENERATION[("hopper", "fp8")]
+    assert compute_default("h100-sxm", "bf16") is None  # no row set: the class's 50 %
+    assert compute_default("l40s", "fp8") is None
+    assert compute_default("b200", "fp4") is COMPUTE_BY_GENERATION[("blackwell", "fp4")]
+
+
+def test_a_budget_on_hopper_fp8_is_estimated_at_the_measured_fraction(tmp_path: Path) -> None:
+    """An H200 fp8 budget's realistic compute fraction is Hopper fp8's median (0.681, the rows
+    above), said with its basis; the same budget in bf16 keeps the class's 50 %."""
+    import json
+    import subprocess
+    import sys
+
+    for precision, want in (("fp8", 0.681), ("bf16", 0.5)):
+        (tmp_path / "b.yaml").write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    workload: {{prompt_tokens: 300, output_tokens: 300}}
+    promise: {{ttft: 2 s}}
+    deployment: {{model: llama-3.1-70b, hardware: h200-sxm, weight_precision: {precision}}}
+""")
+        proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"),
+                               "--format", "json", "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+        analysis = json.loads(proc.stdout)["budgets"][0]["analysis"]
+        assert analysis["efficiency_compute"] == pytest.approx(want)
+        words = analysis["efficiency_assumed"]["words"]
+        assert ("MLPerf v5.1 Offline" in words) == (precision == "fp8"), words

@@ -1,0 +1,41 @@
+"""One way for a test to run the command line in process: ``cli(*args)`` (click's CliRunner on
+``budgetlint.cli.main``), with the check every copy of this helper made: bad input never gets
+a traceback. ``cli_json`` parses ``--format json`` output as well."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from click.testing import CliRunner, Result
+
+
+def cli(*args: str, input: str | None = None) -> Result:
+    """``budgetlint ARGS`` in this process; no traceback in its output, no exception but its exit."""
+    from budgetlint.cli import main
+
+    result = CliRunner().invoke(main, list(args), input=input)
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result
+
+
+def cli_json(*args: str) -> tuple[int, dict[str, Any]]:
+    """``budgetlint ARGS --format json``: the exit code and the report."""
+    result = cli(*args, "--format", "json")
+    return result.exit_code, json.loads(result.output)
+
+
+def cli_process(*args: str, input: str | None = None, cwd: Any = None, env: dict[str, str] | None = None,
+                timeout: float = 300) -> "subprocess.CompletedProcess[str]":
+    """``python -m budgetlint ARGS`` in a child process (what a shell runs: exit code, stdout,
+    stderr apart; ``input`` on stdin, ``env`` over this process's environment); no traceback on
+    stderr."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", *args], input=input, capture_output=True, text=True,
+                          cwd=cwd, env=None if env is None else {**os.environ, **env}, timeout=timeout)
+    assert "Traceback" not in proc.stderr, proc.stderr[-4000:]
+    return proc

@@ -1,0 +1,63 @@
+"""benchmarks/validation: the committed budgets are build.py's output from the public runs (the
+rules stated once), and run.py reads each run's measured figures as its file states them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parents[2] / "benchmarks" / "validation"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "bench"
+pytestmark = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/fixtures/bench absent (COMMON.md: symlink it)")
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"validation_{name}", HERE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+def test_the_committed_budgets_are_build_py_output() -> None:
+    build = _load("build")
+    runs = build.runs()
+    assert len(runs) == 24  # 13 MLPerf, 6 vLLM, 5 SGLang
+    committed = {p.name for p in HERE.glob("*.yaml")} - {"models.yaml"}
+    assert committed == {f"{b['name']}.yaml" for b in runs}
+    for b in runs:
+        assert (HERE / f"{b['name']}.yaml").read_text() == build.render(b), b["name"]
+
+
+def test_the_rules_by_hand() -> None:
+    """Two runs checked against their files by hand: the v4.1 H200 Server summary (101.25
+    scheduled QPS, 31,302.7 / 107.477 = 291.25 tokens a reply: TPOT 200 ms x 290.25 / 291.25 =
+    199.3 ms; 141 GB holds 69 GB of fp8 weights in half: 8 replicas of 1), and the SGLang sweep's
+    rate-16 line (3,200 requests sent over 200 s, done at 383 s: drained 183 s, more than half
+    the span: overloaded)."""
+    build = _load("build")
+    by = {b["name"]: b for b in build.runs()}
+    h200 = by["mlperf-v4.1-nvidia-h200x8-server"]
+    assert h200["workload"]["arrival_rate"] == "101.25 request/s"
+    assert h200["promise"] == {"ttft": "2000 ms", "tpot": "199.3 ms"}
+    assert (h200["deployment"]["devices"], h200["deployment"]["replicas"]) == (1, 8)
+    h100 = by["mlperf-v4.0-nvidia-dgx-h100x2-server"]
+    assert (h100["deployment"]["devices"], h100["deployment"]["replicas"]) == (2, 1)  # 69 GB > 80 / 2
+    assert by["sglang-h200x4-llama33-70b-r16"]["expect"] == "overloaded"
+    assert by["sglang-h200x4-llama33-70b-r8"]["expect"] == "sustained"  # drained 47 s of a 300 s span
+    assert by["sglang-h200x4-llama33-70b-r1"]["workload"]["prompt_tokens"] == {"uniform": [1, 1024]}
+
+
+def test_run_py_reads_each_format() -> None:
+    run = _load("run")
+    m = run.measured(HERE / "mlperf-v4.1-nvidia-h200x8-server.yaml")
+    assert m["ttft_s"]["p99"] == pytest.approx(0.453, abs=0.001)
+    v = run.measured(HERE / "vllm-llmd-l40s-llama3b-base-r10.yaml")  # line 4: p99 TTFT 89.8 ms
+    assert v["ttft_s"]["p99"] == pytest.approx(0.0898, abs=1e-4)
+    # TPOT p99 17.14 ms over N - 1 = 274.36 of N = 275.36 tokens (82,608 / 300)
+    assert v["tpot_s"]["p99"] == pytest.approx(0.0171377 * (82608 / 300 - 1) / (82608 / 300), rel=1e-5)
+    s = run.measured(HERE / "sglang-h200x4-llama33-70b-r1.yaml")  # medians only
+    assert set(s["ttft_s"]) == {"p50"} and s["ttft_s"]["p50"] == pytest.approx(0.08575, abs=1e-5)
