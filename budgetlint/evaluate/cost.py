@@ -195,11 +195,14 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
     basis, words, tokens, requests, kind = point
     price, price_from = price_of(budget, prices)
     power, power_from = power_of(budget)
+    # a replica's devices: the tensor degree x pipeline stages x attention data-parallel ranks
+    # (expert parallelism spreads the experts over those same devices: docs/topologies.md)
+    devices = dep.devices * max(1, getattr(dep, "pipeline_parallel", 1)) * max(1, getattr(dep, "data_parallel", 1))
     try:
-        result = cost(tokens, requests, devices=dep.devices, replicas=dep.replicas, price_usd_per_s=price,
+        result = cost(tokens, requests, devices=devices, replicas=dep.replicas, price_usd_per_s=price,
                       power_w=power)
     except ValueError:
         return None
     need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
-    return CostEvaluation(basis, words, tokens, requests, dep.devices, dep.replicas, price, price_from, power,
+    return CostEvaluation(basis, words, tokens, requests, devices, dep.replicas, price, price_from, power,
                           power_from, result, kind, need)
