@@ -178,20 +178,31 @@ def evaluate_levers(
         levers.append(run("speculative", f"speculative decoding accepting {spec_acceptance:g} tokens per pass{note}", sd, wl))
 
     heads = dep.model.attention_heads
+    others = dep.data_parallel * dep.pipeline_parallel
+
+    def fits(n: int) -> bool:  # heads split evenly; the experts still split over tensor x data
+        return heads % n == 0 and (n * dep.data_parallel) % dep.expert_parallel == 0
+
+    def words(n: int) -> str:
+        if others == 1:
+            return f"{n} tensor-parallel devices"
+        return (f"tensor {n} x data {dep.data_parallel} x pipeline {dep.pipeline_parallel} = "
+                f"{n * others} devices")
+
     for n in range(dep.devices + 1, max_devices + 1):
-        if heads % n:
+        if not fits(n):
             continue
         dep_n, eff_n = on(n)
-        lever = run("more-devices", f"{n} tensor-parallel devices", dep_n, wl, eff_n)
+        lever = run("more-devices", words(n), dep_n, wl, eff_n)
         if lever.meets:
             levers.append(lever)
             break
     else:
-        candidates = [n for n in range(dep.devices + 1, max_devices + 1) if heads % n == 0]
+        candidates = [n for n in range(dep.devices + 1, max_devices + 1) if fits(n)]
         if candidates:
             n = candidates[-1]
             dep_n, eff_n = on(n)
-            levers.append(run("more-devices", f"{n} tensor-parallel devices (the most tried)", dep_n, wl, eff_n))
+            levers.append(run("more-devices", f"{words(n)} (the most tried)", dep_n, wl, eff_n))
 
     if wl.concurrency > 1:
         lo, hi, best = 1, wl.concurrency - 1, None

@@ -17,14 +17,19 @@ def _bytes(x: float) -> str:
     return numbers.quantity(x, "B")
 
 
+def _devices(ev: Any) -> int:
+    """Devices of one replica: tensor x data x pipeline (docs/topologies.md)."""
+    d = getattr(ev, "deployment", None)
+    return d.total_devices if d is not None else ev.budget.deployment.devices
+
+
 def deployment_words(ev: Any) -> str:
     dep = ev.budget.deployment
-    return (f"{dep.model.name} ({dep.weight_precision} weights) on {dep.devices} x {dep.hardware.name}")
+    return (f"{dep.model.name} ({dep.weight_precision} weights) on {_devices(ev)} x {dep.hardware.name}")
 
 
 def _decode_why(a: Any, ev: Any) -> str:
-    dep = ev.budget.deployment
-    n = dep.devices
+    n = _devices(ev)
     if a.decode_binding == "compute":
         return (f"compute-bound: {numbers.count(ev.workload.concurrency, 'sequence')} x 2 x active parameters per step "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
@@ -34,7 +39,7 @@ def _decode_why(a: Any, ev: Any) -> str:
 
 
 def _prefill_why(a: Any, ev: Any) -> str:
-    n = ev.budget.deployment.devices
+    n = _devices(ev)
     if a.prefill_binding == "compute":
         return (f"compute-bound: {numbers.quantity(a.prefill_flop, 'FLOP')} for {a.prefill_tokens:g} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")

@@ -1,4 +1,4 @@
-"""A disaggregated deployment's prefill pool cannot keep up with the arrivals.
+"""A disaggregated deployment's prefill pool cannot keep up with the declared arrivals.
 
 ## What it checks
 For a deployment with `disaggregated:` pools and a declared `arrival_rate`: the

@@ -1,4 +1,4 @@
-"""What a disaggregated deployment's pools contribute (an information finding).
+"""What a disaggregated deployment's prefill and decode pools contribute to its latency.
 
 ## What it checks
 Nothing is wrong: for a deployment with `disaggregated:` pools, one finding says

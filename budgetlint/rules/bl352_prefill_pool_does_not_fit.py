@@ -1,4 +1,4 @@
-"""A disaggregated deployment's prefill pool does not hold the model and one prompt's cache.
+"""A disaggregated deployment's prefill pool does not hold the weights and a prompt's cache.
 
 ## What it checks
 Memory is checked per pool: the decode pool's fit (its weights and the KV

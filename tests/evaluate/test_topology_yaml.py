@@ -94,3 +94,16 @@ def test_a_kv_link_without_a_bandwidth_is_an_error_at_its_line(tmp_path: Path, l
                                    f"  kv_link: {link}\n")
     (f,) = [f for f in findings if f["rule"] == "BL003"]
     assert f["line"] == 14 and "kv_link: expected a link name" in f["message"]
+
+
+def test_the_more_devices_lever_keeps_the_topology(tmp_path: Path) -> None:
+    """tensor 2 x data 2, experts over 4: the lever tries tensor degrees whose tensor x data the
+    4 expert ranks divide (3 x 2 = 6 does not: skipped, not a crash), and says the whole count."""
+    # each of 4 devices holds (2 ranks x 16.55e9 shared + 654.5e9 of experts) / 4 = 171.9 GB in fp8: BL302
+    b, findings = _check(tmp_path, "model: deepseek-r1\nhardware: h200-sxm\nweight_precision: fp8\n"
+                                   "parallelism: {tensor: 2, data: 2, expert: 4}\n")
+    (f,) = [f for f in findings if f["rule"] == "BL302"]
+    assert "needs 172 GB per device" in f["message"]
+    words = [lv["description"] for lv in b["analysis"]["levers"] if lv["name"] == "more-devices"]
+    assert words and all(w.startswith("tensor ") and " x data 2 x pipeline 1 = " in w for w in words)
+    assert not any(w.startswith("tensor 3 ") for w in words)
