@@ -17,7 +17,7 @@ one sequence, the dense one-device default of 72.3 % of bandwidth (compute: Hopp
   100 x 20.7606 - 20.7558 ms = 2.05530 s.
 * prefill of 100 tokens: 2 x 70.55e9 x 100 = 1.411e13 FLOP (+ attention, 1.3e10) over
   1.979e15 FLOP/s = 7.1 ms, below one read of the weights, 69.5e9 B / 3.35e12 = 20.746 ms:
-  bandwidth bound, 20.746 ms; at 72.3 % of bandwidth 28.695 ms (compute at 50 %: 14.3 ms).
+  bandwidth bound, 20.746 ms; at 72.3 % of bandwidth 28.695 ms (compute at 68.1 %: 10.5 ms).
 """
 
 from __future__ import annotations
@@ -130,9 +130,15 @@ def test_hand_worked_values_of_every_promise_and_segment(tmp_path: Path) -> None
     # usable 0.9 x 80e9 = 72e9 B is the memory "promise": headroom 72e9 / (70.55e9 + 49.15e6 + 3 GiB) - 1
     assert a["headroom_memory"] == pytest.approx(72e9 / (70.55e9 + 150 * KV_TOKEN + 3 * 2**30) - 1, rel=1e-4)
     assert v["memory"] == "at-risk"
+    # the two analyses themselves: the bound's and the estimate's prefill and decode step
+    assert a["bound"]["prefill_s"] == pytest.approx(PREFILL, rel=rel)
+    assert a["realistic"]["prefill_s"] == pytest.approx(PREFILL / REAL, rel=rel)
+    assert a["bound"]["decode_step_s"] == pytest.approx(_step(149.5), rel=rel)
+    assert a["realistic"]["decode_step_s"] == pytest.approx(_step(149.5) / REAL, rel=rel)
     assert a["hardware"] == "h100-sxm" and a["model"] == "llama-3.1-70b"
     # compute: fp8 on Hopper takes the measured 0.681 (docs/calibration.md rows m1-m5, their median)
     assert a["efficiency_bandwidth"] == REAL and a["efficiency_compute"] == 0.681
+    assert a["efficiency_assumed"]["class"] == "dense-1" and a["efficiency_assumed"]["bandwidth"] == REAL
 
 
 def test_a_ttft_promise_with_no_room_left_has_no_required_efficiency(tmp_path: Path) -> None:
@@ -187,10 +193,10 @@ def test_lever_words_name_the_outcome_of_the_configuration_they_computed(tmp_pat
     = 34.7497e9 B of weights a step plus the bf16 KV cache at the mean context (149.5 x 327,680 B): a
     10.388 ms step at the bound, 14.368 ms at 72.3 %: 69.6 token/s. TTFT 5 ms + the larger of one read
     of the touched weights at 72.3 %, (69.5001e9 x 0.5) / (0.723 x 3.35e12) = 14.347 ms, and the
-    prefill compute at 50 %, 1.4123e13 / 989.5e12 = 14.273 ms: 19.3 ms. Memory 70.55e9 x 0.5 + 49.2e6
+    prefill compute at Hopper fp8's 68.1 %, 1.4123e13 / 1347.7e12 = 10.48 ms: 19.3 ms. Memory 70.55e9 x 0.5 + 49.2e6
     + 3 GiB = 38.5 GB of the usable 72 GB: fits."""
     pace = REAL * BW / (W_STEP * 0.5 + 4_096 + 149.5 * KV_TOKEN)
-    ttft = QUEUE + max((W_STEP + 100 * 8_192) * 0.5 / (REAL * BW), (2 * 70.55e9 * 100 + 1.3238e10) / 989.5e12)
+    ttft = QUEUE + max((W_STEP + 100 * 8_192) * 0.5 / (REAL * BW), (2 * 70.55e9 * 100 + 1.3238e10) / (1979e12 * 0.681))
     need = 70.55e9 * 0.5 + 150 * KV_TOKEN + 3 * 2**30
     assert (f"{pace:.3g}", f"{ttft * 1e3:.3g}", f"{need / 1e9:.3g}") == ("69.6", "19.3", "38.5")
     b, _ = _run(tmp_path, FULL.replace("pace: 40 token/s, e2e", "pace: 60 token/s, e2e"))
@@ -400,3 +406,104 @@ def test_a_one_token_prefix_cache_hit_is_an_assumption_too(tmp_path: Path) -> No
     assert b["verdicts"]["ttft"] == "met"
     assert any(f["rule"] == "BL305" and "a prefix cache hitting 1 of 1000 prompt tokens (without it: 33" in f["message"]
                for f in findings), [f["message"] for f in findings]
+
+
+def test_weights_beyond_the_device_cannot_be_met(tmp_path: Path) -> None:
+    """bf16 70B: 70.55e9 x 2 = 141.1e9 B of weights on one 80e9 B device: memory cannot be met."""
+    b, _ = _run(tmp_path, FULL.replace("weight_precision: fp8", "weight_precision: bf16"))
+    assert b["verdicts"]["memory"] == "cannot-be-met"
+    assert b["analysis"]["bound_memory_bytes"] == pytest.approx(141.1e9 + 150 * KV_TOKEN, rel=1e-9)
+
+
+def test_an_end_to_end_promise_under_a_second_has_a_required_efficiency(tmp_path: Path) -> None:
+    """10 output tokens: the 9 steps after the first at contexts 101..109 (mean 105) take
+    9 x (69.4993e9 + 105 x 327,680) / 3.35e12 = 186.8 ms; E2E bound 5 + 20.746 + 186.8 ms = 212.6 ms;
+    a 0.5 s promise needs (212.6 - 5) / (500 - 5) = 41.9 % of peak."""
+    after_first = 9 * _step(105)
+    b, _ = _run(tmp_path, FULL.replace("output_tokens: 100", "output_tokens: 10").replace("e2e: 2.5 s", "e2e: 0.5 s"))
+    a = b["analysis"]
+    assert a["bound_e2e_s"] == pytest.approx(QUEUE + PREFILL + after_first, rel=1e-4)
+    assert a["required_efficiency_e2e"] == pytest.approx((PREFILL + after_first) / (0.5 - QUEUE), rel=1e-4)
+
+
+EDGE = FULL.replace("  deployment:", "  edge: {connection_setup: 10 ms}\n  deployment:").replace(
+    "output_tokens: 100}", "output_tokens: 100, measured_at: client}")  # the edge counts at the client
+
+
+def test_the_connection_setup_is_a_fixed_allowance_like_the_queue(tmp_path: Path) -> None:
+    """With 10 ms of connection setup: TTFT bound 5 + 10 + 20.746 = 35.746 ms; a 50 ms promise leaves
+    50 - 15 = 35 ms for prefill, so it needs 20.746 / 35 = 59.3 % of peak."""
+    b, _ = _run(tmp_path, EDGE.replace("ttft: 35 ms", "ttft: 50 ms"))
+    a = b["analysis"]
+    assert a["bound_ttft_s"] == pytest.approx(QUEUE + 0.010 + PREFILL, rel=1e-4)
+    assert a["realistic_ttft_s"] == pytest.approx(QUEUE + 0.010 + PREFILL / REAL, rel=1e-4)
+    assert a["required_efficiency_ttft"] == pytest.approx(PREFILL / (0.050 - QUEUE - 0.010), rel=1e-4)
+    # E2E: 2.5 s leaves 2.485 s: (2.0761 - 0) / 2.485
+    assert a["required_efficiency_e2e"] == pytest.approx((PREFILL + DECODE_AFTER_FIRST) / (2.5 - QUEUE - 0.010),
+                                                         rel=1e-4)
+
+
+def test_the_figure_without_an_assumption_keeps_the_edge(tmp_path: Path) -> None:
+    """Speculative 2.53 with 10 ms of connection setup: without it the E2E estimate is
+    5 + 10 ms + (20.746 ms + 2.0553 s) / 0.723 = 2.886 s: "2.89 s" (2.876 s without the setup)."""
+    e2e = QUEUE + 0.010 + (PREFILL + DECODE_AFTER_FIRST) / REAL
+    assert f"{e2e:.3g}" == "2.89"
+    _, findings = _run(tmp_path, EDGE.replace("pace: 40 token/s, e2e", "pace: 80 token/s, e2e").replace(
+        "weight_precision: fp8}", "weight_precision: fp8, speculative: {accepted_tokens_per_pass: 2.53}}"))
+    assert any(f["rule"] == "BL305" and f["message"].endswith("(without it: 2.89 s)") for f in findings), \
+        [f["message"] for f in findings if f["rule"] == "BL305"]
+
+
+def test_the_class_default_collective_overhead_reaches_the_estimate(tmp_path: Path) -> None:
+    """Mixtral 8x7B on 2 devices: the MoE tensor-parallel class takes 42.45 % of bandwidth and 10 %
+    collective overhead (docs/calibration.md): the decode estimate is the bound / 0.4245 / 0.9
+    (bandwidth-bound; the bound charges no overhead it was not told of)."""
+    b, _ = _run(tmp_path, FULL.replace("llama-3.1-70b", "mixtral-8x7b").replace(
+        "weight_precision: fp8}", "weight_precision: fp8, devices: 2}"))
+    a = b["analysis"]
+    assert a["realistic_tpot_s"] / a["bound_tpot_s"] == pytest.approx(1 / (0.4245 * (1 - 0.10)), rel=1e-9)
+    assumed = a["efficiency_assumed"]
+    assert (assumed["class"], assumed["bandwidth"], assumed["collective_overhead"]) == ("moe-tp", 0.4245, 0.1)
+
+
+def test_a_deployment_the_physics_refuses_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """Lookahead 1 verifies at most 2 tokens a pass: 3 accepted is impossible."""
+    b, _ = _run(tmp_path, FULL.replace("weight_precision: fp8}", "weight_precision: fp8, speculative: "
+                                       "{accepted_tokens_per_pass: 3, lookahead: 1}}"))
+    assert b["analysis"]["skipped"] == ("draft_lookahead 1 cannot deliver 3.0 accepted tokens per pass "
+                                        "(at most lookahead + 1)")
+
+
+def test_a_time_beyond_float_range_is_skipped_with_its_name(tmp_path: Path) -> None:
+    """1e-300 B/s: a decode step reads 6.9e10 B in 6.9e310 s, beyond float range (inf)."""
+    b, _ = _run(tmp_path, FULL.replace("hardware: h100-sxm", "hardware: slowbw"), ("hw.yaml", """\
+    version: 1
+    kind: hardware
+    hardware:
+      - name: slowbw
+        memory: 80 GB
+        bandwidth: 1e-300 B/s
+        compute: {fp8: 1979 TFLOP/s}
+    """))
+    assert "beyond floating-point range" in b["analysis"]["skipped"]
+    assert b["analysis"]["skipped"].endswith("(a peak or a count at an extreme?): nothing can be judged against it")
+
+
+def test_hardware_without_a_peak_for_the_precision_says_which_it_tried(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device with only an fp32 peak: fp8 weights compute in bf16 (activations), which falls back to
+    fp16 only, none listed, so compute is unknown; 200 GB hold the 70.6 GB of weights with room:
+    memory is still met."""
+    (ev,) = _evaluations(tmp_path, monkeypatch, FULL.replace(
+        "hardware: h100-sxm", "hardware: fp32-only"), ("hw.yaml", """\
+    version: 1
+    kind: hardware
+    hardware:
+      - name: fp32-only
+        memory: 200 GB
+        bandwidth: 3.35 TB/s
+        compute: {fp32: 60 TFLOP/s}
+    """))
+    assert ev.verdicts["memory"].verdict == "met" and ev.verdicts["ttft"].verdict == "unknown"
+    assert ev.notes[0].startswith("hardware 'fp32-only' has no compute peak for precision 'bf16': tried bf16, "
+                                  "fp16; the accelerator lists fp32: what needs compute is not checked")

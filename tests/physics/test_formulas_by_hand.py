@@ -38,6 +38,8 @@ def test_e2e_decode_budget_and_required_pace() -> None:
     assert latency.e2e_s(0.5, 300, 30.0) == pytest.approx(10.5)
     assert latency.decode_budget_s(30.0, 0.4) == pytest.approx(29.6)
     assert latency.required_pace(30.0, 0.4, 600) == pytest.approx(600 / 29.6)
+    assert latency.required_pace(1.5, 1.0, 10) == pytest.approx(20.0)  # 10 tokens in half a second
+    assert latency.required_pace(1.0, 0.2, 4) == pytest.approx(5.0)
     assert latency.required_pace(1.0, 1.0, 10) == math.inf  # no time left
     assert latency.required_pace(1.0, 2.0, 10) == math.inf
 
@@ -46,7 +48,7 @@ def test_vllm_tpot_over_n_minus_one_tokens() -> None:
     # 100 tokens, vLLM's 10 ms over 99 decode gaps: 0.99 s of decode over 100 tokens = 9.9 ms
     assert latency.tpot_from_vllm(0.010, 100) == pytest.approx(0.0099)
     assert latency.tpot_from_vllm(0.010, 1) == 0.0
-    with pytest.raises(ValueError, match="output_tokens must be positive"):
+    with pytest.raises(ValueError, match="^output_tokens must be positive"):
         latency.tpot_from_vllm(0.010, 0)
 
 
@@ -70,6 +72,7 @@ def test_attention_flop_counts_full_and_windowed_positions() -> None:
     # 5 tokens: windowed 1 + 2 + 3 + 3 + 3 = 12, full 15
     assert prefill.attention_flop(TOY, 5) == 32 * (2 * 15 + 2 * 12)
     assert prefill.attention_flop(TOY, 0, 5) == 0.0 and prefill.attention_flop(TOY, -1) == 0.0
+    assert prefill.attention_flop(TOY, 1) == 32 * (2 * 1 + 2 * 1)  # one new token attends to itself
     dense = ModelShape(total_params=1000, layers=3, attention_heads=2, head_dim=4)
     assert prefill.attention_flop(dense, 2, 1) == 4 * 2 * 4 * 3 * (2 + 3)
 
@@ -199,6 +202,11 @@ def test_memory_fit_and_the_most_sequences_that_fit() -> None:
                                 memory_bytes=None)
     assert unknown.fits is None and unknown.available_bytes_per_device is None
     assert unknown.required_bytes_per_device == 50
+    assert (unknown.weight_bytes_per_device, unknown.kv_bytes_per_device, unknown.draft_bytes_per_device,
+            unknown.overhead_bytes_per_device, unknown.headroom_bytes_per_device) == (30, 20, 0, 0, None)
+    draft = memory.memory_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, concurrency=4, devices=2,
+                              memory_bytes=None, overhead_bytes=5, draft_bytes_total=8)
+    assert (draft.draft_bytes_per_device, draft.overhead_bytes_per_device, draft.required_bytes_per_device) == (4, 5, 59)
     # (90 - 30 - 4 - 5) / (10 / 2) = 10.2 -> 10 sequences
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, devices=2,
                                          memory_bytes=100, usable_fraction=0.9, overhead_bytes=5,
@@ -208,6 +216,11 @@ def test_memory_fit_and_the_most_sequences_that_fit() -> None:
                                          memory_bytes=100) == 10
     assert memory.max_sequences_that_fit(weight_bytes_total=300, kv_bytes_per_sequence=10, devices=2,
                                          memory_bytes=100) == 0
+    # fractions of a byte are arithmetic like any other: room 100 - 199 / 2 = 0.5 B, 0.2 / 2 B a sequence: 5
+    assert memory.max_sequences_that_fit(weight_bytes_total=199, kv_bytes_per_sequence=0.2, devices=2,
+                                         memory_bytes=100) == 5
+    assert memory.max_sequences_that_fit(weight_bytes_total=100, kv_bytes_per_sequence=0.5, devices=2,
+                                         memory_bytes=100) == 200
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=0, devices=2,
                                          memory_bytes=100) is None
     assert memory.max_sequences_that_fit(weight_bytes_total=60, kv_bytes_per_sequence=10, devices=2,
@@ -251,9 +264,9 @@ def test_bit_counts() -> None:
         assert precision.compute_key(f"{bits} bit") == unit, bits
     with pytest.raises(ValueError, match="bit count must be positive"):
         precision.bytes_per_element("0 bit")
-    with pytest.raises(ValueError, match=r"unknown precision 'fp7': expected one of .*bf16.* or a bit count"):
+    with pytest.raises(ValueError, match=r"^unknown precision 'fp7': expected one of .*bf16.* or a bit count"):
         precision.bytes_per_element("fp7")
-    with pytest.raises(ValueError, match="unknown compute precision 'bits'"):
+    with pytest.raises(ValueError, match="^unknown compute precision 'bits'"):
         precision.compute_key("bits")
 
 
@@ -271,7 +284,7 @@ def test_compute_peak_walks_the_fallback_chain() -> None:
     assert precision.compute_peak({"bf16": 8e14}, "tf32") == ("bf16", 8e14)
     assert precision.compute_peak({"fp8": 0.0, "bf16": 1e15}, "fp8") == ("bf16", 1e15)  # a zero peak is none
     assert precision.compute_peak({"fp4": 9e15, "int4": 8e15}, "nf4") == ("fp4", 9e15)
-    with pytest.raises(ValueError, match=r"no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; "
+    with pytest.raises(ValueError, match=r"^no compute peak for precision 'fp8': tried fp8, int8, bf16, fp16; "
                                          r"the accelerator lists fp32"):
         precision.compute_peak({"fp32": 1e14}, "fp8")
     with pytest.raises(ValueError, match="the accelerator lists none"):
@@ -292,5 +305,5 @@ def test_deployment_classes_and_their_words() -> None:
     assert one.basis() == "median of 1 public run"
     assert de.median([3.0, 1.0, 2.0]) == 2.0 and de.median([4.0, 1.0, 3.0, 2.0]) == 2.5
     assert de.median([5.0]) == 5.0
-    with pytest.raises(ValueError, match="median of no values"):
+    with pytest.raises(ValueError, match="^median of no values"):
         de.median([])
