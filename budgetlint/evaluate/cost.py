@@ -195,11 +195,50 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
     basis, words, tokens, requests, kind = point
     price, price_from = price_of(budget, prices)
     power, power_from = power_of(budget)
+    # a replica's devices: the tensor degree x pipeline stages x attention data-parallel ranks
+    # (expert parallelism spreads the experts over those same devices: docs/topologies.md)
+    devices = dep.devices * max(1, getattr(dep, "pipeline_parallel", 1)) * max(1, getattr(dep, "data_parallel", 1))
+    replicas = dep.replicas
+    pools = _pools(budget, prices)
+    if pools is not None:  # disaggregated: every device of both pools, each at its own price and power
+        devices, replicas = sum(n for n, _, _, _ in pools), 1
+        priced = [(n, pr) for n, pr, _, _ in pools]
+        price = sum(n * pr for n, pr in priced) / devices if all(pr is not None for _, pr in priced) else None
+        price_from = "; ".join(w for _, _, w, _ in pools) if price is not None else ""
+        watts = [(n, w) for n, _, _, w in pools]
+        power = sum(n * w for n, w in watts) / devices if all(w is not None for _, w in watts) else None
+        power_from = ("mean of the pools' " + ("measured power" if dep.power_w is not None else "TDPs")) \
+            if power is not None else ""
     try:
-        result = cost(tokens, requests, devices=dep.devices, replicas=dep.replicas, price_usd_per_s=price,
+        result = cost(tokens, requests, devices=devices, replicas=replicas, price_usd_per_s=price,
                       power_w=power)
     except ValueError:
         return None
     need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
-    return CostEvaluation(basis, words, tokens, requests, dep.devices, dep.replicas, price, price_from, power,
+    return CostEvaluation(basis, words, tokens, requests, devices, replicas, price, price_from, power,
                           power_from, result, kind, need)
+
+
+def _pools(budget: Budget, prices: dict[str, float]) -> Optional[list[tuple[int, Optional[float], str, Optional[float]]]]:
+    """A disaggregated deployment's pools as (devices in the pool, USD/s per device, where from, W per
+    device): devices = tensor x pipeline x data-parallel (each the pool's, else the deployment's) x the
+    pool's replicas (docs/topologies.md); None for a colocated deployment."""
+    dep = budget.deployment
+    dis = getattr(dep, "disaggregated", None) if dep is not None else None
+    if dis is None:
+        return None
+    out = []
+    for pool in (dis.prefill, dis.decode):
+        hw = pool.hardware or dep.hardware
+        n = (pool.devices or dep.devices) * max(1, pool.pipeline_parallel or dep.pipeline_parallel) * \
+            max(1, pool.data_parallel or dep.data_parallel) * max(1, pool.replicas)
+        if dep.price_usd_per_s is not None:
+            price, where = dep.price_usd_per_s, "deployment.price"
+        elif hw is not None:
+            price, where = price_of_hardware(hw, prices)
+        else:
+            price, where = None, ""
+        watts = dep.power_w if dep.power_w is not None else (hw.tdp_w if hw is not None else None)
+        name = hw.name if hw is not None else "?"
+        out.append((n, price, f"{pool.role} pool {n} x {name}: {where}", watts))
+    return out

@@ -278,3 +278,28 @@ def test_a_loosened_cost_promise_is_a_pr_regression(tmp_path: Path) -> None:
     assert cost["old"] == pytest.approx(2e-6) and cost["new"] == pytest.approx(3e-6)
     [f] = [f for f in report["findings"] if f["rule"] == "BL505" and "cost promise" in f["message"]]
     assert "2 USD/Mtok -> 3 USD/Mtok" in f["message"]
+
+
+def test_a_replica_pays_for_every_device_of_its_parallelism(tmp_path: Path) -> None:
+    """tensor 1 x data 2 (docs/topologies.md): a replica is two devices, both paid for and powered."""
+    text = OPEN_LOOP.replace("my-h100-8b", "qwen3-30b-a3b").replace("my-h100", "h100-sxm") \
+        .replace("__PRICE__", "price: 2.50 USD/hour, parallelism: {tensor: 1, data: 2, expert: 2}")
+    report, _ = _check(tmp_path, text)
+    c = report["budgets"][0]["analysis"]["cost"]
+    assert c["devices"] == 2 and c["replicas"] == 2
+    # 2.5 / 3600 USD/s x 2 devices x 2 replicas over the declared 500 token/s
+    assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 4 / 500 * 1e6)
+    assert c["joules_per_token"] == pytest.approx(H100_TDP_W * 4 / 500)
+
+
+def test_a_disaggregated_deployment_pays_for_both_pools(tmp_path: Path) -> None:
+    """prefill 2 replicas x 2 devices + decode 3 replicas x 4 devices = 16 H100s (docs/topologies.md)."""
+    text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm").replace(
+        "replicas: 2, __PRICE__", "price: 2.50 USD/hour, disaggregated: {prefill: {devices: 2, replicas: 2}, "
+        "decode: {devices: 4, replicas: 3}, kv_link: 50 GB/s}")
+    report, _ = _check(tmp_path, text)
+    c = report["budgets"][0]["analysis"].get("cost")
+    assert c is not None, report["findings"]
+    assert c["devices"] * c["replicas"] == 2 * 2 + 4 * 3
+    assert c["fleet_usd_per_s"] == pytest.approx(2.5 / 3600 * 16)
+    assert c["fleet_power_w"] == pytest.approx(H100_TDP_W * 16)
