@@ -601,8 +601,14 @@ def test_point19_one_edit_one_regression_per_number(devices_halved: Path) -> Non
     report = json.loads(run.stdout)
     found = [f for f in report["findings"] if f["rule"] == "BL505"]
     # tpot and segment 'decode' had the same headroom (the decode segment's pace is the budget's
-    # pace): one finding names both; ttft, e2e, memory, prefill and tpot: 5, not 6
-    assert len(found) == 5 == report["diff"]["regressions"], [f["message"] for f in found]
+    # pace): one finding names both. One finding per number that shrank past the default threshold
+    # (0.25 of itself): e2e, memory, prefill and tpot. (ttft was a fifth until issue 25's measured
+    # Hopper fp8 compute fraction, 68 %: its fixed allowance now weighs more, +126 % -> +96 % is a
+    # shrink of 1 - 0.96 / 1.26 = 0.24, under the threshold.)
+    shrunk = [h for h in report["diff"]["changed"][0]["headroom"] if h["regression"]]
+    assert all(h["shrink"] > 0.25 for h in shrunk)
+    assert {h["promise"] for h in shrunk} >= {"e2e", "memory", "segment:prefill", "tpot"}
+    assert len(found) == len(shrunk) == report["diff"]["regressions"], [f["message"] for f in found]
     (tpot,) = [f for f in found if f["promise"] == "tpot"]
     assert "(the same number as segment 'decode')" in tpot["message"]
     assert not any("segment:decode" in f["message"] for f in found)
