@@ -176,11 +176,18 @@ def minimum_n(p: float, confidence: float = CONFIDENCE) -> int:
 
     Upper bound exists when ``P(B = n) = p^n <= (1 - c) / 2``, lower when
     ``(1 - p)^n <= (1 - c) / 2``: ``n = ceil(ln((1 - c) / 2) / ln(max(p, 1 - p)))``.
+
+    Capped at :data:`NEEDED_N_CAP` (a p so close to 0 or 1 that ``1 - p`` rounds to 1, such
+    as 9e-92, needs more samples than any run holds: the cap is a lower bound on it). The
+    logarithm is ``log1p(-min(p, 1 - p))``, exact where ``1 - p`` is not.
     """
     _check(1, p, confidence)
-    tail = (1.0 - confidence) / 2.0
-    n = math.ceil(math.log(tail) / math.log(max(p, 1.0 - p)) - 1e-12)
-    while max(p, 1.0 - p) ** n > tail:  # guard the ceil against rounding
+    log_tail = math.log((1.0 - confidence) / 2.0)
+    log_side = math.log1p(-min(p, 1.0 - p))  # ln(max(p, 1 - p)) < 0
+    if log_side == 0.0 or log_tail / log_side > NEEDED_N_CAP:
+        return NEEDED_N_CAP
+    n = math.ceil(log_tail / log_side - 1e-12)
+    while n * log_side > log_tail:  # guard the ceil against rounding: max(p, 1 - p)^n > tail
         n += 1
     return max(1, n)
 
@@ -232,10 +239,13 @@ def search_needed_n(p: float, confidence: float = CONFIDENCE, tolerance: float =
     run and alert window falls short of just the same.
     """
     _check(1, p, confidence)
+    least = minimum_n(p, confidence)
+    if least >= NEEDED_N_CAP:  # before the approximation, which divides by d = tolerance x p
+        return NEEDED_N_CAP
     z = _normal_quantile(confidence)
     d = distance(p, tolerance)
     approx = (z / d) ** 2 * p * (1.0 - p)
-    top = max(minimum_n(p, confidence) + 1, int(math.ceil(1.5 * approx)) + 10)
+    top = max(least + 1, int(math.ceil(1.5 * approx)) + 10)
     if top > NEEDED_N_CAP:
         return NEEDED_N_CAP
     while not close_enough(top, p, confidence, tolerance):

@@ -268,3 +268,17 @@ def test_low_traffic_on_an_objective_too_strict_for_any_window(tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert "internal error" not in r.stderr
+
+
+def test_minimum_n_for_a_quantile_whose_complement_rounds_to_one():
+    """Fuzz in CI (issue 24): slo_attainment drawn as 9.0874e-92 made 1 - p round to 1.0, so
+    ln(max(p, 1 - p)) was 0 and minimum_n divided by zero. Both bounds of that quantile exist only
+    after about ln(40) / p = 4e91 samples: far past the cap, which is what it answers."""
+    from budgetlint.stats.order_stats import NEEDED_N_CAP, minimum_n, needed_n
+
+    for p in (9.0874e-92, 5e-324, 1e-300, 1e-12):
+        assert minimum_n(p) == NEEDED_N_CAP
+        assert needed_n(p) == NEEDED_N_CAP
+    # unchanged where 1 - p is exact: p99 needs ceil(ln(0.025) / ln(0.99)) = ceil(367.04) = 368
+    assert minimum_n(0.99) == 368
+    assert minimum_n(0.5) == 6  # ceil(ln(0.025) / ln(0.5)) = ceil(5.32)
