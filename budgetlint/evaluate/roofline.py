@@ -191,6 +191,10 @@ def evaluate(b: Budget, options: Any) -> RooflineEvaluation:
     ev.deployment, ev.workload, ev.edge, ev.queue_s = real_d, wl, edge, queue
     _judge(ev, b)
     hw = b.deployment.hardware
+    if ev.pools is not None and not ev.pools.bound.prefill.compute_known:  # the pool whose peak is missing
+        hw = b.deployment.disaggregated.prefill.hardware or hw
+    elif ev.pools is not None and not ev.pools.bound.decode.compute_known:
+        hw = b.deployment.disaggregated.decode.hardware or hw
     if not ev.bound.compute_known:
         why = _compute_unknown_reason(hw, real_d.compute_precision)
         # a bandwidth-only bound can show a time impossible (or at risk: the realistic

@@ -93,6 +93,9 @@ def analyse_pools(pools: Pools, workload: Workload, efficiency: Efficiency = ROO
         prefill_weight_read_s=pf.prefill_weight_read_s, draft_prefill_s=pf.draft_prefill_s,
         prefill_alltoall_s=pf.prefill_alltoall_s, prefill_binding=pf.prefill_binding,
         prefill_s=first,
+        # what needs compute is known only if both pools list a peak (a bandwidth-only prefill pool
+        # makes the TTFT a bandwidth bound, never "met")
+        compute_known=pf.compute_known and dec.compute_known,
         ttft_s=dec.ttft_s - dec.prefill_s + first,
         e2e_s=dec.e2e_s - dec.prefill_s + first,
     )

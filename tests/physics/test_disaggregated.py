@@ -169,3 +169,42 @@ def test_replicas_moved_between_the_pools(tmp_path: Path) -> None:
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL350"]
     assert "152% utilised" in f["message"] and "3 prefill + 1 decode meets it" in f["message"]
     assert f["fix"].startswith("3 prefill + 1 decode")
+
+
+def test_a_bandwidth_only_prefill_pool_is_never_judged_met(tmp_path: Path) -> None:
+    """A user's partial catalog entry (bandwidth, no compute) as the prefill pool's hardware: the
+    prefill is then only a weight-read bound (compute unknown), so a TTFT promise can be shown
+    impossible but never met, and BL306 names the pool's hardware. Before, the combined analysis
+    took the decode pool's compute_known and the 1 s TTFT was BL304 "met" with no warning."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: hardware
+        hardware:
+          - name: bw-only
+            bandwidth: 2 TB/s
+        ---
+        version: 1
+        kind: budgets
+        budgets:
+          - name: pd
+            owner: "@a/b"
+            workload: {prompt_tokens: 4096, output_tokens: 200, concurrency: 16}
+            promise: {ttft: 1 s}
+            deployment:
+              model: llama-3.1-70b
+              hardware: h100-sxm
+              disaggregated:
+                prefill: {hardware: bw-only, devices: 4, replicas: 2}
+                decode: {hardware: h200-sxm, devices: 4, replicas: 6}
+                kv_link: infiniband-ndr
+        """))
+    r = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", "--format", "json", "b.yaml"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    findings = json.loads(r.stdout)["findings"]
+    assert not [f for f in findings if f["rule"] == "BL304"], "a TTFT judged met without a compute peak"
+    assert any(f["rule"] == "BL306" and "'bw-only'" in f["message"] for f in findings)
