@@ -443,40 +443,82 @@ def prefill_load(inputs: StepInputs, chunks: Sequence[tuple[float, float]]) -> P
     return PrefillLoad(tokens, attn, kv)
 
 
-def iteration(inputs: StepInputs, batch: int, context_tokens: float,
-              prefill: PrefillLoad = NO_PREFILL) -> StepTerms:
-    """The terms of one iteration of ``batch`` decodes holding ``context_tokens`` tokens
-    in all, with ``prefill`` sharing it (see the module doc)."""
-    s = inputs
+def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, pf_attention_flop: float,
+            pf_kv_bytes: float) -> Optional[tuple[float, float, float, float, float, float, float, float]]:
+    """``(weights, kv, linear, attention, collective, draft, alltoall, roofline)`` seconds of an
+    iteration (module doc), None for an empty one: :func:`iteration` and :func:`iteration_step_s`
+    both read them (one computation of the terms)."""
     t = s.target
-    tokens = batch * (s.lookahead + 1) + prefill.tokens
+    tokens = batch * (s.lookahead + 1) + pf_tokens
     if tokens <= 0:
-        return _ZERO
-    m = s.micro_batches(batch)
+        return None
+    m = max(1, min(batch, s.pipeline))  # s.micro_batches(batch)
     rest = s.pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
     per_bw = s.devices * s.bandwidth_bytes_per_s
     per_f = s.devices * s.compute_flop_per_s
     weights = s.target_weight_bytes(tokens / m) / per_bw * s.pipeline
-    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw * rest
+    kv_read = t.kv_full_bytes * context_tokens  # t._read(...), inline
+    if t.kv_window_bytes:
+        kv_read += t.kv_window_bytes * min(context_tokens, batch * t.window)
+    attn_read = t.attention_full_flop * context_tokens
+    if t.attention_window_flop:
+        attn_read += t.attention_window_flop * min(context_tokens, batch * t.window)
+    kv = (kv_read + pf_kv_bytes) / per_bw * rest
     linear_flop = 2.0 * s.linear_params * tokens
     if s.draft is not None:
-        linear_flop += 2.0 * s.draft.active_params * prefill.tokens
+        linear_flop += 2.0 * s.draft.active_params * pf_tokens
     linear = linear_flop / per_f * rest
-    attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
-                 + prefill.attention_flop) / per_f * rest
-    memory, compute = weights + kv, linear + attention
-    terms = StepTerms(weights, kv, linear, attention, 0.0, 0.0, s.overhead_s,
-                      BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.alltoall_s(tokens, m), s.per_operator)
+    attention = ((s.lookahead + 1) * attn_read + pf_attention_flop) / per_f * rest
+    if s.per_operator:
+        roofline = max(weights, linear) + max(kv, attention)
+    else:
+        mem, cmp_ = weights + kv, linear + attention
+        roofline = max(mem, cmp_) if s.overlap >= 1.0 else max(mem, cmp_) + (1.0 - s.overlap) * min(mem, cmp_)
+    a2a = s.alltoall_s(tokens, m)
     if batch <= 0:
-        return terms
-    collective = terms.roofline_s * (s.collective_factor - 1.0)
+        return weights, kv, linear, attention, 0.0, 0.0, a2a, roofline
+    collective = roofline * (s.collective_factor - 1.0)
     draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
-    return replace(terms, collective_s=collective, draft_s=draft)
+    return weights, kv, linear, attention, collective, draft, a2a, roofline
+
+
+def iteration(inputs: StepInputs, batch: int, context_tokens: float,
+              prefill: PrefillLoad = NO_PREFILL) -> StepTerms:
+    """The terms of one iteration of ``batch`` decodes holding ``context_tokens`` tokens
+    in all, with ``prefill`` sharing it (see the module doc)."""
+    v = _values(inputs, batch, context_tokens, prefill.tokens, prefill.attention_flop, prefill.kv_bytes)
+    if v is None:
+        return _ZERO
+    weights, kv, linear, attention, collective, draft, a2a, _ = v
+    return StepTerms(weights, kv, linear, attention, collective, draft, inputs.overhead_s,
+                     BANDWIDTH if weights + kv >= linear + attention else COMPUTE, inputs.overlap, a2a,
+                     inputs.per_operator)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
     """``iteration(...).step_s``."""
     return iteration(inputs, batch, context_tokens, prefill).step_s
+
+
+def iteration_step_s(inputs: StepInputs, batch: int, context_tokens: float,
+                     chunks: Sequence[tuple[float, float]] = ()) -> float:
+    """``iteration(inputs, batch, context_tokens, prefill_load(inputs, chunks)).step_s``, the same
+    float, without building the terms (the serving simulator's per-iteration cost: issue 28)."""
+    tokens = attn = kv = 0.0
+    if chunks:
+        t = inputs.target
+        model = t.model
+        for new, earlier in chunks:
+            tokens += new
+            if earlier:
+                kv += t._read(t.kv_full_bytes, t.kv_window_bytes, 1, earlier)
+            if model is not None:
+                attn += attention_flop(model, new, earlier)
+    v = _values(inputs, batch, context_tokens, tokens, attn, kv)
+    if v is None:
+        return 0.0
+    # StepTerms.step_s's order: target (roofline + collective) + draft + overhead + alltoall
+    return v[7] + v[4] + v[5] + inputs.overhead_s + v[6]
 
 
 def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
