@@ -479,13 +479,22 @@ class _Replica:
         return self.finished
 
     def _pop_finished(self, now: float) -> None:
-        heap = self.heap
-        while heap and heap[0][0] <= self.g:
+        heap, g, a = self.heap, self.g, self.a
+        running, finished = self.running, self.finished
+        while heap and heap[0][0] <= g:
             _, version, _, r = heapq.heappop(heap)
             if version != r.version:
                 continue
-            self._stop_decode(r)
-            self._finish(r, now)
+            # self._stop_decode(r); self._finish(r, now), spelled out
+            self.ctx_off -= r.ctx_join - a * r.g_join
+            self.n_decoding -= 1
+            r.version += 1
+            self.hold = False
+            r.done = now
+            r.gen = r.out
+            running.remove(r)
+            self.in_system -= 1
+            finished.append(r)
 
 
 #: the seeds' draws kept for other runs (:func:`_lengths`, :func:`_gaps`): a run's traffics, most recent
