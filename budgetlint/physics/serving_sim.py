@@ -258,7 +258,8 @@ class _Replica:
             return
         r.g_join = self.g
         r.ctx_join = r.prompt + r.gen
-        r.finish_g = self.g + max(1, math.ceil(remaining / self.a - 1e-9))
+        steps = math.ceil(remaining / self.a - 1e-9)
+        r.finish_g = self.g + (steps if steps > 1 else 1)  # max(1, steps)
         r.version += 1
         self.ctx_off += r.ctx_join - self.a * self.g
         self.n_decoding += 1
@@ -319,7 +320,12 @@ class _Replica:
         for r in self.prefilling:
             if budget <= 0 or free < 1:
                 break
-            c = int(min(r.pf_total - r.pf_done, budget, free))
+            c = r.pf_total - r.pf_done  # int(min(left, budget, free)), spelled out
+            if budget < c:
+                c = budget
+            if free < c:
+                c = free
+            c = int(c)
             if c <= 0:
                 break
             chunks.append((r, c))
@@ -336,11 +342,16 @@ class _Replica:
                     break
                 r = waiting[0]
                 if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
-                    r.pf_total = max(r.prompt - r.cached, 1)
+                    r.pf_total = r.prompt - r.cached if r.prompt - r.cached > 1 else 1  # max(.., 1)
                     r.pf_earlier = r.prompt - r.pf_total
                 if free < r.pf_earlier + 1:
                     break
-                c = int(min(r.pf_total, budget, free - r.pf_earlier))
+                c = r.pf_total  # int(min(pf_total, budget, free - pf_earlier)), spelled out
+                if budget < c:
+                    c = budget
+                if free - r.pf_earlier < c:
+                    c = free - r.pf_earlier
+                c = int(c)
                 waiting.popleft()
                 if r.sched != r.sched:  # NaN: first scheduled now
                     r.sched = now
@@ -473,7 +484,8 @@ class _Replica:
                     self.prefill_held -= r.pf_earlier + r.pf_done
                     if r.first != r.first:  # NaN: the first token now
                         r.first = now
-                    r.gen = max(r.gen, 1.0)
+                    if 1.0 > r.gen:  # r.gen = max(r.gen, 1.0)
+                        r.gen = 1.0
                     self._start_decode(r, now)
             self.chunks = []
         return self.finished
@@ -497,12 +509,18 @@ class _Replica:
             finished.append(r)
 
 
-#: the seeds' draws kept for other runs (:func:`_lengths`, :func:`_gaps`): a run's traffics, most recent
-DRAWS_KEPT = 64
+#: the seeds' draws kept for other runs (:func:`_lengths`, :func:`_gaps`): a run's traffics, most recent,
+#: each of at most DRAWS_KEPT_REQUESTS requests (a longer run draws its own and keeps nothing: a
+#: 3,000,000-request queueing check would otherwise hold ~300 MB after it returned); at most
+#: ~10 MB in all at the 2,000 requests a budget's simulation takes
+DRAWS_KEPT = 32
+DRAWS_KEPT_REQUESTS = 20_000
 _DRAWS: dict = {}
 
 
-def _kept(key: object, make: Callable[[], list]) -> list:
+def _kept(key: object, make: Callable[[], list], n: int) -> list:
+    if n > DRAWS_KEPT_REQUESTS:
+        return make()
     hit = _DRAWS.pop(key, None)
     if hit is None:
         hit = make()
@@ -528,7 +546,7 @@ def _lengths(traffic: Traffic, seed: int, n: int) -> tuple[list[int], list[int],
     def start() -> list:
         return [random.Random(f"budgetlint:{seed}:lengths"), [], [], [], traffic.prompt, traffic.output]
 
-    entry = _kept(key, start)
+    entry = _kept(key, start, n)
     rng, ps, cs, os_ = entry[0], entry[1], entry[2], entry[3]
     if len(ps) < n:
         prompt, output = traffic.prompt, traffic.output
@@ -548,7 +566,7 @@ def _gaps(kind: str, cv: float, seed: int, n: int) -> list[float]:
     """The first ``n`` unit gaps (mean 1) of the seed's arrival stream: gap ``j`` is the one
     before arrival ``j + 1``, the same at every rate (common random numbers); kept like
     :func:`_lengths`."""
-    entry = _kept(("gaps", seed, kind, cv), lambda: [random.Random(f"budgetlint:{seed}:arrivals"), []])
+    entry = _kept(("gaps", seed, kind, cv), lambda: [random.Random(f"budgetlint:{seed}:arrivals"), []], n)
     rng, gaps = entry
     if len(gaps) < n:
         gap = unit_gap_sampler(kind, cv)

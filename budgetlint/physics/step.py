@@ -473,7 +473,9 @@ def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, 
     t = s.target
     per_bw, per_f, linear_params, draft_params, a2a = s._constants
     pipeline = s.pipeline
-    m = max(1, min(batch, pipeline))  # s.micro_batches(batch)
+    m = pipeline if pipeline < batch else batch  # s.micro_batches(batch): max(1, min(batch, p))
+    if m < 1:
+        m = 1
     rest = pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
     weights = s.target_weight_bytes(tokens / m) / per_bw * pipeline
     kv_read = t.kv_full_bytes * context_tokens  # t._read(...), inline
@@ -492,7 +494,8 @@ def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, 
         roofline = max(weights, linear) + max(kv, attention)
     else:
         mem, cmp_ = weights + kv, linear + attention
-        roofline = max(mem, cmp_) if s.overlap >= 1.0 else max(mem, cmp_) + (1.0 - s.overlap) * min(mem, cmp_)
+        top = cmp_ if cmp_ > mem else mem  # max(mem, cmp_)
+        roofline = top if s.overlap >= 1.0 else top + (1.0 - s.overlap) * min(mem, cmp_)
     a2a_s = s.alltoall_s(tokens, m) if a2a else 0.0
     if batch <= 0:
         return weights, kv, linear, attention, 0.0, 0.0, a2a_s, roofline
@@ -629,10 +632,14 @@ def sum_components(components: Sequence[Sequence[float]], start_context: float, 
             total += count * (a if gap >= 0 else c) + (b if gap >= 0 else d) * count * (count - 1) / 2.0
             continue
         if slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
-            cross = 0 if gap >= 0 else min(count, math.ceil(-gap / slope))
+            cross = 0 if gap >= 0 else math.ceil(-gap / slope)
+            if cross > count:  # min(count, cross)
+                cross = count
             total += _line_sum(c, d, 0, cross) + _line_sum(a, b, cross, count)
         else:  # compute overtakes memory at the first j with gap + slope j < 0
-            cross = 0 if gap < 0 else min(count, math.floor(gap / -slope) + 1)
+            cross = 0 if gap < 0 else math.floor(gap / -slope) + 1
+            if cross > count:  # min(count, cross)
+                cross = count
             total += _line_sum(a, b, 0, cross) + _line_sum(c, d, cross, count)
     return total
 

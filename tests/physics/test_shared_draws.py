@@ -85,3 +85,16 @@ def test_the_kept_draws_are_bounded() -> None:
     for n in range(serving_sim.DRAWS_KEPT + 10):
         run(COST, Traffic(arrival_rate_per_s=2.0, prompt=Fixed(n + 1), output=Fixed(2)), SCHED, requests=10, seed=0)
     assert len(serving_sim._DRAWS) <= serving_sim.DRAWS_KEPT
+
+
+def test_a_long_run_keeps_nothing_and_draws_the_same(monkeypatch) -> None:
+    """Past DRAWS_KEPT_REQUESTS a run draws its own streams and keeps none (a 3,000,000-request
+    queueing check must not hold its lengths after it returns): the same requests either way."""
+    traffic = Traffic(arrival_rate_per_s=3.0, **CHAT)
+    serving_sim._DRAWS.clear()
+    kept = _fields(run(COST, traffic, SCHED, requests=100, seed=2))
+    assert serving_sim._DRAWS
+    serving_sim._DRAWS.clear()
+    monkeypatch.setattr(serving_sim, "DRAWS_KEPT_REQUESTS", 50)
+    assert _fields(run(COST, traffic, SCHED, requests=100, seed=2)) == kept
+    assert serving_sim._DRAWS == {}
