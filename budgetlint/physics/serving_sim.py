@@ -52,10 +52,10 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from .step_cost import StepCost, sum_components
-from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, unit_gap_sampler
+from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 
 LOAD_BALANCERS = ("round_robin", "least_loaded")
 #: gamma arrivals: a cv below this is constant arrivals, above that one burst
@@ -147,9 +147,10 @@ class Scheduler:
                              f"got {self.load_balancer!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class RequestRecord:
-    """One measured request (seconds; ``rejected`` ones have NaN times)."""
+class RequestRecord(NamedTuple):
+    """One measured request (seconds; ``rejected`` ones have NaN times). A named tuple: a run
+    makes one per request, and a frozen dataclass's ``__init__`` (a ``object.__setattr__`` per
+    field) cost a fifth of a simulation's CPU (issue 28)."""
 
     index: int
     replica: int
@@ -518,8 +519,8 @@ DRAWS_KEPT_REQUESTS = 20_000
 _DRAWS: dict = {}
 
 
-def _kept(key: object, make: Callable[[], list], n: int) -> list:
-    if n > DRAWS_KEPT_REQUESTS:
+def _kept(key: object, make: Callable[[], list], n: int, pure: bool = True) -> list:
+    if n > DRAWS_KEPT_REQUESTS or not pure:
         return make()
     hit = _DRAWS.pop(key, None)
     if hit is None:
@@ -528,6 +529,10 @@ def _kept(key: object, make: Callable[[], list], n: int) -> list:
             del _DRAWS[next(iter(_DRAWS))]
     _DRAWS[key] = hit  # most recent last
     return hit
+
+
+#: length distributions whose draws depend on the generator alone (shared between runs)
+PURE_LENGTHS = (Fixed, Uniform, LogNormal, Empirical)
 
 
 def _dist_key(d: LengthDist) -> object:
@@ -542,14 +547,17 @@ def _lengths(traffic: Traffic, seed: int, n: int) -> tuple[list[int], list[int],
     (a capacity search's steps, the saturation run, the cap run after the first: issue 28)."""
     hit_p, hit_share = traffic.prefix_hit_requests, traffic.prefix_hit_tokens
     key = ("lengths", seed, _dist_key(traffic.prompt), _dist_key(traffic.output), hit_p, hit_share)
+    # only the traffic module's own distributions are pure functions of the generator they are given;
+    # another (physics/disaggregated's replay of given lengths keeps an iterator) is drawn afresh
+    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
 
     def start() -> list:
         return [random.Random(f"budgetlint:{seed}:lengths"), [], [], [], traffic.prompt, traffic.output]
 
-    entry = _kept(key, start, n)
+    entry = _kept(key, start, n, pure)
     rng, ps, cs, os_ = entry[0], entry[1], entry[2], entry[3]
     if len(ps) < n:
-        prompt, output = traffic.prompt, traffic.output
+        prompt, output = entry[4], entry[5]  # the entry's own (equal) distributions
         for _ in range(n - len(ps)):
             p = int(prompt.sample(rng))
             o = max(1, int(output.sample(rng)))

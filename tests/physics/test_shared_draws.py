@@ -98,3 +98,34 @@ def test_a_long_run_keeps_nothing_and_draws_the_same(monkeypatch) -> None:
     monkeypatch.setattr(serving_sim, "DRAWS_KEPT_REQUESTS", 50)
     assert _fields(run(COST, traffic, SCHED, requests=100, seed=2)) == kept
     assert serving_sim._DRAWS == {}
+
+
+def test_a_stateful_length_source_is_drawn_afresh() -> None:
+    """A length source outside physics/traffic.py (disaggregated's replay of given lengths keeps an
+    iterator) is not shared: each run draws from its own object, as it did before the sharing."""
+
+    class Counting:
+        mean = 5.0
+
+        def __init__(self) -> None:
+            self.n = 0
+
+        def sample(self, rng: random.Random) -> int:
+            self.n += 1
+            return self.n
+
+        def __eq__(self, other: object) -> bool:  # equal to any other: a key by value would share them
+            return isinstance(other, Counting)
+
+        def __hash__(self) -> int:
+            return 0
+
+    serving_sim._DRAWS.clear()
+    first = run(COST, Traffic(arrival_rate_per_s=2.0, prompt=Counting(), output=Fixed(2)), SCHED, requests=20,
+                warmup=0, seed=0)
+    again = Counting()
+    again.n = 100
+    second = run(COST, Traffic(arrival_rate_per_s=2.0, prompt=again, output=Fixed(2)), SCHED, requests=20,
+                 warmup=0, seed=0)
+    assert [r.prompt_tokens for r in first.records] == list(range(1, 21))
+    assert [r.prompt_tokens for r in second.records] == list(range(101, 121))
