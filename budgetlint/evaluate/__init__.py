@@ -173,7 +173,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.levers import with_costs  # a priced deployment's levers say what they cost
 
         levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
-                            cost_promise)
+                            cost_promise, cost.point)
         roof.levers = list(levers)
         analysis["levers"] = roof.as_dict().get("levers", [])
     from budgetlint.evaluate.production import evaluate_slo

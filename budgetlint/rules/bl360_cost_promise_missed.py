@@ -78,6 +78,11 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     if own and c.point == "traffic":  # the arrivals set the tokens served: only fewer devices make them cheaper
         msg += (": the declared traffic sets the tokens served, so a faster step alone does not lower the "
                 "cost; more traffic per replica, fewer replicas or a cheaper device does")
+        full = c.at_capacity
+        if full is not None and full[3].usd_per_token is not None:
+            meets = "meets the promise" if full[3].usd_per_token <= limit else "still misses it"
+            msg += (f"; at its capacity ({full[0]}, {numbers.quantity(full[1], 'token/s')}) the same fleet would "
+                    f"cost {numbers.quantity(full[3].usd_per_token, 'USD/token')}, which {meets}")
         if c.replicas_needed is not None and c.replicas_needed < c.replicas:
             ratio = c.replicas_needed / c.replicas
             msg += (f"; {numbers.count(c.replicas_needed, 'replica')} hold the latency promises at "

@@ -303,3 +303,84 @@ def test_a_disaggregated_deployment_pays_for_both_pools(tmp_path: Path) -> None:
     assert c["devices"] * c["replicas"] == 2 * 2 + 4 * 3
     assert c["fleet_usd_per_s"] == pytest.approx(2.5 / 3600 * 16)
     assert c["fleet_power_w"] == pytest.approx(H100_TDP_W * 16)
+
+
+DONE_WHEN = """\
+version: 1
+kind: budgets
+budgets:
+  - name: priced
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {prompt_tokens: 1000, output_tokens: 200, arrival_rate: 4 request/s}
+    promise: {ttft: 2 s, tpot: 50 ms, cost: 0.50 USD/Mtok}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, devices: 2, price: 2.50 USD/hour}
+"""
+
+
+def test_the_done_when_an_open_loop_is_judged_at_its_simulated_traffic(tmp_path: Path) -> None:
+    """Issue 29's done-when: cost 0.50 USD/Mtok at 2.50 USD per H100-hour, judged from the simulated
+    throughput. The declared 4 request/s is sustained (the simulation says so: not overloaded), so the
+    service's output is, in steady state, exactly the arrivals x the output length:
+    T = 4 x 200 = 800 token/s (a closed form, not the code's figure). By hand:
+      fleet     2.5 / 3600 USD/s x 2 devices = 0.0013889 USD/s (5 USD/hour)
+      USD/Mtok  0.0013889 / 800 x 1e6 = 1.7361 USD/Mtok > 0.50: at-risk, 247% over
+      request   0.0013889 / 4 = 0.00034722 USD
+      J/token   700 W (H100 SXM TDP) x 2 / 800 = 1.75 J/token
+      headroom  0.5 / 1.7361 - 1 = -0.712"""
+    report, _ = _check(tmp_path, DONE_WHEN)
+    b = report["budgets"][0]
+    assert b["load"]["overloaded"] is False and b["load"]["arrival_rate_request_per_s"] == 4.0
+    j = b["judgement"]["cost"]
+    assert (j["basis"], j["verdict"]) == ("simulated", "at-risk")
+    assert j["value"] * 1e6 == pytest.approx(2.5 / 3600 * 2 / 800 * 1e6, rel=1e-12)
+    assert j["value"] * 1e6 == pytest.approx(1.7361, rel=1e-4)
+    assert j["headroom"] == pytest.approx(0.5 / 1.7361111 - 1, rel=1e-6)
+    c = b["analysis"]["cost"]
+    assert c["output_token_per_s"] == pytest.approx(800.0, rel=1e-12)
+    assert c["usd_per_request"] == pytest.approx(0.00034722, rel=1e-4)
+    assert c["joules_per_token"] == pytest.approx(700 * 2 / 800, rel=1e-12)  # 1.75 J/token
+    text = _explain(tmp_path)
+    for line in ("operating point (simulated): the declared traffic, 4 request/s x 200 output tokens = "
+                 "800 token/s of output, 4 request/s",
+                 "fleet: 2.5 USD/hour x 2 devices x 1 replica = 5 USD/hour = 0.00139 USD per second",
+                 "cost per output token: 0.00139 USD/s / 800 token/s x 1e6 = 1.74 USD/Mtok",
+                 "cost per request: 0.00139 USD/s / 4 request/s = 0.000347 USD",
+                 "x 2 devices x 1 replica / 800 token/s = 1.75 J/token",
+                 "cost   AT RISK on the simulated 1.74 USD/Mtok; headroom -71%"):
+        assert line in text, line
+
+
+def test_the_same_fleet_at_capacity_is_shown_beside_the_declared_traffic(tmp_path: Path) -> None:
+    """At 4 request/s the two H100s are mostly idle; the figure at capacity is the same arithmetic on the
+    simulated capacity (read from the report: an input) x 200 tokens: price x 2 / (cap x 200) x 1e6."""
+    report, out = _check(tmp_path, DONE_WHEN)
+    b = report["budgets"][0]
+    cap = b["load"]["capacity_request_per_s"]  # per replica, every latency promise held
+    assert cap > 4.0
+    full = b["analysis"]["cost"]["at_capacity"]
+    assert full["output_token_per_s"] == pytest.approx(cap * 200, rel=1e-12)
+    assert full["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 2 / (cap * 200) * 1e6, rel=1e-12)
+    assert full["joules_per_token"] == pytest.approx(700 * 2 / (cap * 200), rel=1e-12)
+    assert b["judgement"]["cost"]["value"] * 1e6 == pytest.approx(1.7361, rel=1e-4)  # still judged at 4 request/s
+    from budgetlint.text.numbers import quantity
+
+    shown = quantity(full["usd_per_token"], "USD/token")
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert f"the same fleet would cost {shown}, which " in f["message"]
+    assert "at capacity (the same fleet fully loaded, not judged)" in _explain(tmp_path)
+
+
+def test_under_a_sustained_open_loop_a_lever_costs_its_devices_price(tmp_path: Path) -> None:
+    """The arrivals set the tokens served (800 token/s whatever the step time), so 8-bit weights on the
+    same 2 devices cost the same per token (ratio 2 / 2 = 1), and 4 tensor-parallel devices cost twice
+    (4 / 2 = 2). Before, both got the flat estimates' ratio (0.51 and 1.0: a cost cut that does not exist)."""
+    report, _ = _check(tmp_path, DONE_WHEN.replace("tpot: 50 ms", "tpot: 5 ms"))
+    levers = {lv["name"]: lv for lv in report["budgets"][0]["analysis"]["levers"]}
+    assert levers["weights-8bit"]["cost_ratio"] == pytest.approx(1.0)
+    assert levers["weights-8bit"]["cost_basis"] == "declared traffic"
+    assert "at 100% of the cost per output token (the declared traffic sets the tokens" in \
+        levers["weights-8bit"]["description"]
+    assert levers["more-devices"]["cost_ratio"] == pytest.approx(4 / 2)
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "a faster step alone does not lower the cost" in f["message"]
