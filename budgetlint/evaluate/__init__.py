@@ -150,6 +150,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     for seg in budget.segments:  # each segment row is owned by its segment's team
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
+    if budget.cost_owner and budget.promise.cost_usd_per_token is not None:  # the cost row's own team
+        analysis["owner_cost"] = budget.cost_owner
     analysis.update(summary.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()

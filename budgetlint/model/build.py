@@ -529,6 +529,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
     b = Budget(doc, path, name=name)
     b.description = d.get("description")
     b.owner = d.get("owner") if isinstance(d.get("owner"), str) else None
+    b.cost_owner = d.get("cost_owner") if isinstance(d.get("cost_owner"), str) else None
     b.percentile = normalise_percentile(d.get("percentile"))
 
     def q(sub: tuple, kinds: tuple[str, ...], label: str) -> float | None:

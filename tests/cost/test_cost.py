@@ -384,3 +384,62 @@ def test_under_a_sustained_open_loop_a_lever_costs_its_devices_price(tmp_path: P
     assert levers["more-devices"]["cost_ratio"] == pytest.approx(4 / 2)
     [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
     assert "a faster step alone does not lower the cost" in f["message"]
+
+
+TEAMS = """\
+version: 1
+kind: teams
+teams:
+  - handle: "@acme/chat"
+  - handle: "@acme/finops"
+"""
+
+
+def test_a_cost_promise_has_its_own_owner(tmp_path: Path) -> None:
+    """`cost_owner` names who answers for the cost promise: BL360 names it, the cost row is theirs in the
+    markdown table and the JUnit case, explain names it beside the promise, HTML on the cost line."""
+    (tmp_path / "teams.yaml").write_text(TEAMS, encoding="utf-8")
+    text = DONE_WHEN.replace('    percentile: p95\n', '    cost_owner: "@acme/finops"\n    percentile: p95\n')
+    report, _ = _check(tmp_path, text, "teams.yaml")
+    b = report["budgets"][0]
+    assert b["owner"] == "@acme/chat" and b["analysis"]["owner_cost"] == "@acme/finops"
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "budget 'priced' (owner @acme/finops): cost 0.5 USD/Mtok promised" in f["message"]
+    assert not [f for f in report["findings"] if f["rule"].startswith("BL10")]  # both owners known
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        md = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "markdown"]).output
+        html = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "html"]).output
+        junit = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "junit"]).output
+    finally:
+        os.chdir(old)
+    [row] = [line for line in md.splitlines() if line.startswith("| priced | cost 0.5 USD/Mtok |")]
+    assert "@acme/finops" in row and "@acme/chat" not in row
+    [ttft] = [line for line in md.splitlines() if line.startswith("| priced | ttft 2 s |")]
+    assert "@acme/chat" in ttft  # the other promises stay the budget owner's
+    assert "Cost and energy (owner @acme/finops): 1.74 USD/Mtok" in html
+    assert "@acme/finops" in junit
+    assert "cost 0.5 USD/Mtok, owner @acme/finops [b.yaml:9:" in _explain(tmp_path)
+
+
+def test_without_a_cost_owner_the_budget_owner_owns_the_cost(tmp_path: Path) -> None:
+    report, _ = _check(tmp_path, DONE_WHEN)
+    b = report["budgets"][0]
+    assert "owner_cost" not in b["analysis"]
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "(owner @acme/chat)" in f["message"]
+
+
+@pytest.mark.parametrize("value, code, column", [
+    ('"@acme/finsop"', "BL103", 17),  # a typo of a registered team: suggested
+    ("5", "BL003", 17),  # not a handle at all
+])
+def test_a_bad_cost_owner_is_a_finding_at_its_place(tmp_path: Path, value: str, code: str, column: int) -> None:
+    (tmp_path / "teams.yaml").write_text(TEAMS, encoding="utf-8")
+    text = DONE_WHEN.replace('    percentile: p95\n', f'    cost_owner: {value}\n    percentile: p95\n')
+    report, _ = _check(tmp_path, text, "teams.yaml")
+    found = [f for f in report["findings"] if f["rule"] == code]
+    assert found and (found[0]["line"], found[0]["column"]) == (6, column), report["findings"]
+    if code == "BL103":
+        assert "cost_owner '@acme/finsop'" in found[0]["message"] and "'@acme/finops'" in found[0]["message"]
