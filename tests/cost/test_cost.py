@@ -184,11 +184,19 @@ def test_levers_are_ranked_by_cost_for_a_cost_promise(tmp_path: Path) -> None:
     ("price: 2.5", "BL006"),
     ("price: 0 USD/hour", "BL003"),
     ("power: 5 USD/hour", "BL005"),
+    ("price: nan USD/hour", "BL007"),  # NaN and inf are bad input, never a figure
+    ("price: 1e400 USD/hour", "BL007"),
+    ("price: -2 USD/hour", "BL003"),
+    ("power: inf W", "BL007"),
+    ("power: -5 W", "BL003"),
+    ("price: 2.5 EUR/hour", "BL007"),
 ])
 def test_bad_prices_and_powers_are_findings_at_their_place(tmp_path: Path, bad: str, code: str) -> None:
     text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm").replace("__PRICE__", bad)
     report, _ = _check(tmp_path, text)
     assert any(f["rule"] == code and f["line"] == 9 for f in report["findings"]), report["findings"]
+    if "EUR" in bad:  # only USD is defined: the message says so rather than only "unknown unit"
+        assert any("USD is the only currency" in f["message"] for f in report["findings"])
 
 
 def test_a_bad_config_price_is_bl501(tmp_path: Path) -> None:
