@@ -46,8 +46,9 @@ class CostEvaluation:
     #: step does not serve more tokens, fewer replicas do), "closed-loop", "capacity", "estimate"
     point: str = "estimate"
     replicas_needed: Optional[int] = None  # an open loop's: the fewest replicas that hold its promises
-    #: under a sustained declared traffic, the same fleet at its capacity (what it would cost fully
-    #: loaded): (words, output tokens/s, requests/s, physics.cost.Cost); None otherwise
+    #: under a sustained declared traffic (open or closed loop), the same fleet at its simulated capacity
+    #: (what it would cost fully loaded): (words, output tokens/s, requests/s, physics.cost.Cost); None
+    #: otherwise, or when the capacity is no more than the declared traffic's throughput
     at_capacity: Optional[tuple[str, float, float, Any]] = None
 
     @property
@@ -231,7 +232,7 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
         return None
     need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
     full = None
-    if kind == "traffic" and pools is None:  # the same fleet at its capacity: what idle time costs
+    if kind in ("traffic", "closed-loop") and pools is None:  # the same fleet at its capacity: what idle costs
         cap = _capacity(budget, load)
         if cap is not None and cap[1] > tokens:
             try:

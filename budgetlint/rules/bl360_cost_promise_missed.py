@@ -31,6 +31,11 @@ Where the throughput is the capacity (a closed loop, traffic beyond what the
 replicas complete, or the flat estimate), the message names the cheapest
 standard lever that meets the promise, ranked by its cost per output token
 relative to the deployment's ("4-bit weights meets it at 43% of the cost").
+Under a sustained declared traffic (open or closed loop) it also gives the
+same fleet's cost at its simulated capacity, not judged: what the idle time
+costs ("at its capacity (...) the same fleet would cost 0.274 USD/Mtok,
+which meets the promise"). The owner named is `cost_owner`, else the
+budget's.
 
 ## Fix
 Serve more tokens per device-hour: a lever the message ranks by cost
@@ -78,11 +83,6 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     if own and c.point == "traffic":  # the arrivals set the tokens served: only fewer devices make them cheaper
         msg += (": the declared traffic sets the tokens served, so a faster step alone does not lower the "
                 "cost; more traffic per replica, fewer replicas or a cheaper device does")
-        full = c.at_capacity
-        if full is not None and full[3].usd_per_token is not None:
-            meets = "meets the promise" if full[3].usd_per_token <= limit else "still misses it"
-            msg += (f"; at its capacity ({full[0]}, {numbers.quantity(full[1], 'token/s')}) the same fleet would "
-                    f"cost {numbers.quantity(full[3].usd_per_token, 'USD/token')}, which {meets}")
         if c.replicas_needed is not None and c.replicas_needed < c.replicas:
             ratio = c.replicas_needed / c.replicas
             msg += (f"; {numbers.count(c.replicas_needed, 'replica')} hold the latency promises at "
@@ -101,4 +101,9 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             best = min(priced, key=lambda lv: lv.cost_ratio)
             msg += (f"; no standard lever meets it (the cheapest, {best.description}, at "
                     f"{numbers.percent(best.cost_ratio)} of the cost)")
+    full = c.at_capacity if own else None  # the same fleet fully loaded: what its idle time costs
+    if full is not None and full[3].usd_per_token is not None:
+        meets = "meets the promise" if full[3].usd_per_token <= limit else "still misses it"
+        msg += (f"; at its capacity ({full[0]}, {numbers.quantity(full[1], 'token/s')}) the same fleet would "
+                f"cost {numbers.quantity(full[3].usd_per_token, 'USD/token')}, which {meets}")
     yield Finding(CODE, SEVERITY, msg, budget.loc("promise", "cost"), budget=budget.name, promise="cost", fix=fix)

@@ -359,18 +359,22 @@ def test_the_done_when_an_open_loop_is_judged_at_its_simulated_traffic(tmp_path:
         assert line in text, line
 
 
-def test_the_same_fleet_at_capacity_is_shown_beside_the_declared_traffic(tmp_path: Path) -> None:
-    """At 4 request/s the two H100s are mostly idle; the figure at capacity is the same arithmetic on the
-    simulated capacity (read from the report: an input) x 200 tokens: price x 2 / (cap x 200) x 1e6."""
-    report, out = _check(tmp_path, DONE_WHEN)
+@pytest.mark.parametrize("traffic", ["arrival_rate: 4 request/s", "concurrency: 8"])
+def test_the_same_fleet_at_capacity_is_shown_beside_the_declared_traffic(tmp_path: Path, traffic: str) -> None:
+    """At 4 request/s (or 8 users) the two H100s are mostly idle; the figure at capacity is the same
+    arithmetic on the simulated capacity (read from the report: an input) x 200 tokens:
+    price x 2 / (cap x 200) x 1e6; the judged figure stays the declared traffic's."""
+    report, out = _check(tmp_path, DONE_WHEN.replace("arrival_rate: 4 request/s", traffic))
     b = report["budgets"][0]
     cap = b["load"]["capacity_request_per_s"]  # per replica, every latency promise held
-    assert cap > 4.0
+    served = b["analysis"]["cost"]["output_token_per_s"]
+    assert cap * 200 > served
     full = b["analysis"]["cost"]["at_capacity"]
     assert full["output_token_per_s"] == pytest.approx(cap * 200, rel=1e-12)
     assert full["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 2 / (cap * 200) * 1e6, rel=1e-12)
     assert full["joules_per_token"] == pytest.approx(700 * 2 / (cap * 200), rel=1e-12)
-    assert b["judgement"]["cost"]["value"] * 1e6 == pytest.approx(1.7361, rel=1e-4)  # still judged at 4 request/s
+    # still judged at the declared traffic
+    assert b["judgement"]["cost"]["value"] == pytest.approx(2.5 / 3600 * 2 / served, rel=1e-12)
     from budgetlint.text.numbers import quantity
 
     shown = quantity(full["usd_per_token"], "USD/token")
