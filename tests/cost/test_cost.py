@@ -189,12 +189,15 @@ def test_levers_are_ranked_by_cost_for_a_cost_promise(tmp_path: Path) -> None:
     ("price: -2 USD/hour", "BL003"),
     ("power: inf W", "BL007"),
     ("power: -5 W", "BL003"),
+    ("power: 0 W", "BL003"),
     ("price: 2.5 EUR/hour", "BL007"),
 ])
 def test_bad_prices_and_powers_are_findings_at_their_place(tmp_path: Path, bad: str, code: str) -> None:
     text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm").replace("__PRICE__", bad)
     report, _ = _check(tmp_path, text)
     assert any(f["rule"] == code and f["line"] == 9 for f in report["findings"]), report["findings"]
+    if code == "BL003":  # zero and below: one message, "above zero"
+        assert any("expected a value above zero" in f["message"] for f in report["findings"] if f["rule"] == code)
     if "EUR" in bad:  # only USD is defined: the message says so rather than only "unknown unit"
         assert any("USD is the only currency" in f["message"] for f in report["findings"])
 
