@@ -8,8 +8,11 @@ The operating point is the throughput the judgement stands on:
 2. ``simulated``, the capacity where the declared traffic is not sustained (arrivals beyond what
    the replicas complete): the highest rate that holds every latency promise, or, without latency
    promises, the saturation throughput, x replicas;
-3. ``estimate``, without a simulation: the flat estimate's closed loop, ``concurrency`` requests
-   in flight each taking prefill + decode on an idle engine, x replicas.
+3. ``estimate``, without a simulation, under a declared open loop: the declared traffic, assumed
+   sustained (the arrival rate x the mean output length: the lowest cost the deployment can have at
+   that traffic);
+4. ``estimate``, without a simulation otherwise: the flat estimate's closed loop, ``concurrency``
+   requests in flight each taking prefill + decode on an idle engine, x replicas.
 
 The price per device comes from, first that gives one: ``deployment.price``, the config's
 ``prices`` (an organisation's price list, by hardware name or alias), the hardware entry's
@@ -186,6 +189,24 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
             what, _, rest = cap[0].partition(", ")
             return ("simulated", f"{what} (the declared traffic is not sustained), {rest}", cap[1], cap[2],
                     "capacity")
+    wl = budget.workload
+    rate = getattr(wl, "arrival_rate_per_s", None) if wl is not None else None
+    if rate is not None and math.isfinite(rate) and rate > 0 and wl.output_tokens and wl.output_tokens > 0:
+        # a declared open loop with no simulation (--no-simulate, a skipped one, a disaggregated deployment
+        # not simulated): the arrivals set the tokens served if the deployment sustains them, a lower bound
+        # of the cost (a deployment that does not sustain them serves fewer tokens at the same price)
+        from budgetlint.model.units import format_quantity
+
+        if getattr(wl, "arrival_rate_per", "service") == "replica":
+            if getattr(dep, "disaggregated", None) is not None:
+                rate = None  # a replica of which pool: not guessed (the flat estimate below)
+            else:
+                rate *= replicas
+        if rate is not None:
+            mean_out = float(wl.output_tokens)
+            return ("estimate", f"the declared traffic, {format_quantity(rate, 'request_rate')} x "
+                    f"{numbers.number(mean_out)} output tokens (not simulated: assumed sustained, the lowest cost "
+                    f"it can have)", rate * mean_out, rate, "traffic")
     a = getattr(roof, "realistic", None) if roof is not None and not roof.skipped else None
     if a is None:
         return None

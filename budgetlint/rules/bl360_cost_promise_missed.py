@@ -6,8 +6,9 @@ against the deployment's cost per output token at the operating point the
 judgement stands on (docs/cost.md): the devices' price per hour x devices x
 replicas over the output tokens they serve per hour. The throughput is the
 declared traffic's when the simulation sustains it, else the capacity the
-simulation finds (the flat estimate's closed loop without a simulation);
-the finding says which.
+simulation finds; without a simulation, a declared open loop's arrivals
+(assumed sustained: the lowest cost it can have), else the flat estimate's
+closed loop; the finding says which.
 
 ## Why
 Meeting the latency promises on too many devices, or on devices that sit

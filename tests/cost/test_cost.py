@@ -458,3 +458,52 @@ def test_a_bad_cost_owner_is_a_finding_at_its_place(tmp_path: Path, value: str, 
     assert found and (found[0]["line"], found[0]["column"]) == (6, column), report["findings"]
     if code == "BL103":
         assert "cost_owner '@acme/finsop'" in found[0]["message"] and "'@acme/finops'" in found[0]["message"]
+
+
+def test_a_declared_open_loop_without_a_simulation_is_costed_at_its_traffic(tmp_path: Path) -> None:
+    """--no-simulate: no simulation says whether 2 request/s is sustained, but the arrivals are the tokens
+    served if it is: T = 2 x 250 = 500 token/s on 2 replicas x 1 device, 2.5/3600 x 2 / 500 x 1e6 =
+    2.78 USD/Mtok, the lowest cost the deployment can have at that traffic (basis estimate). Before, the
+    flat estimate's one request in flight per replica was taken as the throughput."""
+    text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm") \
+        .replace("__PRICE__", "price: 2.50 USD/hour")
+    report, _ = _check(tmp_path, text, "--no-simulate")
+    b = report["budgets"][0]
+    c = b["analysis"]["cost"]
+    assert c["basis"] == "estimate" and "not simulated" in c["throughput"]
+    assert c["output_token_per_s"] == pytest.approx(500.0)
+    assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 2 / 500 * 1e6)  # 2.78 USD/Mtok
+    assert c["joules_per_token"] == pytest.approx(700 * 2 / 500)  # 2.8 J/token
+    j = b["judgement"]["cost"]
+    assert (j["basis"], j["verdict"]) == ("estimate", "at-risk")  # 2.78 over the promised 2
+
+
+def test_a_disaggregated_deployment_under_a_declared_traffic_is_costed_at_it(tmp_path: Path) -> None:
+    """prefill 2 x 4 + decode 6 x 4 = 32 devices at 2.50 USD/hour (H100 and H200 SXM, 700 W each by their
+    datasheets) under a declared 2 request/s x 200 tokens = 400 token/s (simulated or not, if sustained):
+    2.5/3600 x 32 / 400 x 1e6 = 55.6 USD/Mtok; 700 x 32 / 400 = 56 J/token. Before, without a simulation
+    of the pools, the flat estimate's one request in flight (77.6 token/s) was the throughput."""
+    text = """\
+version: 1
+kind: budgets
+budgets:
+  - name: pd
+    owner: "@a/b"
+    percentile: p95
+    workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 2 request/s}
+    promise: {ttft: 1 s, cost: 2 USD/Mtok}
+    deployment:
+      model: llama-3.1-70b
+      hardware: h100-sxm
+      price: 2.50 USD/hour
+      disaggregated:
+        prefill: {devices: 4, replicas: 2}
+        decode: {hardware: h200-sxm, devices: 4, replicas: 6}
+        kv_link: infiniband-ndr
+"""
+    report, _ = _check(tmp_path, text)
+    c = report["budgets"][0]["analysis"]["cost"]
+    assert c["devices"] * c["replicas"] == 32
+    assert c["output_token_per_s"] == pytest.approx(400.0, rel=0.02)
+    assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 32 / 400 * 1e6, rel=0.02)
+    assert c["joules_per_token"] == pytest.approx(700 * 32 / 400, rel=0.02)
