@@ -251,9 +251,10 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
                       power_w=power)
     except ValueError:
         return None
-    need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
+    need = getattr(load, "replicas_needed", None) if kind == "traffic" and basis == "simulated" else None
     full = None
-    if kind in ("traffic", "closed-loop") and pools is None:  # the same fleet at its capacity: what idle costs
+    if basis == "simulated" and kind in ("traffic", "closed-loop") and pools is None and load is not None:
+        # the same fleet at its simulated capacity: what its idle time costs
         cap = _capacity(budget, load)
         if cap is not None and cap[1] > tokens:
             try:
