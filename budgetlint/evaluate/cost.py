@@ -204,9 +204,9 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
                 rate *= replicas
         if rate is not None:
             mean_out = float(wl.output_tokens)
-            return ("estimate", f"the declared traffic, {format_quantity(rate, 'request_rate')} x "
-                    f"{numbers.number(mean_out)} output tokens (not simulated: assumed sustained, the lowest cost "
-                    f"it can have)", rate * mean_out, rate, "traffic")
+            return ("estimate", f"the declared traffic assumed sustained (not simulated: the lowest cost it can "
+                    f"have), {format_quantity(rate, 'request_rate')} x {numbers.number(mean_out)} output tokens",
+                    rate * mean_out, rate, "traffic")
     a = getattr(roof, "realistic", None) if roof is not None and not roof.skipped else None
     if a is None:
         return None
