@@ -507,3 +507,24 @@ budgets:
     assert c["output_token_per_s"] == pytest.approx(400.0, rel=0.02)
     assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 32 / 400 * 1e6, rel=0.02)
     assert c["joules_per_token"] == pytest.approx(700 * 32 / 400, rel=0.02)
+
+
+def test_a_levers_cost_ratio_with_the_tokens_fixed_is_its_devices_price() -> None:
+    """physics/levers.with_cost_ratio: flat, (3 USD x 4 / 200 token/s) / (2 USD x 2 / 100 token/s) = 1.5;
+    with the tokens fixed (a sustained open loop) the tokens cancel: 3 x 4 / (2 x 2) = 3."""
+    from types import SimpleNamespace
+
+    from budgetlint.physics.levers import Lever, with_cost_ratio
+
+    def analysis(devices: int, tokens_per_s: float) -> SimpleNamespace:
+        # a flat closed loop of 1 request of 100 tokens: busy = 100 / tokens_per_s
+        return SimpleNamespace(devices=devices, concurrency=1, output_tokens=100, prefill_s=0.0,
+                               decode_s=100 / tokens_per_s)
+
+    base = analysis(2, 100.0)
+    lever = Lever("x", "x", analysis(4, 200.0), True, None, None)  # type: ignore[arg-type]
+    flat = with_cost_ratio(lever, base, 2.0, 3.0)
+    assert flat.cost_ratio == pytest.approx(1.5) and flat.cost_basis == "flat estimate"
+    fixed = with_cost_ratio(lever, base, 2.0, 3.0, tokens_fixed=True)
+    assert fixed.cost_ratio == pytest.approx(3.0) and fixed.cost_basis == "declared traffic"
+    assert with_cost_ratio(lever, base, 2.0, None, tokens_fixed=True).cost_ratio is None  # no price: unknown
