@@ -44,6 +44,10 @@ STEADY_ROUNDS = 10
 WARM_ROUNDS = 2
 STEADY_CAP = 40_000
 STEADY_TRIES = 3
+#: the utilisation from which an open loop's result says it is near saturation (issue 25: "above
+#: ~0.95"): TPOT there is about F / (1 - rho), so a 5 % error in the saturation rate (the spread of an
+#: uncalibrated default) moves the predicted percentile by 2x or more
+NEAR_SATURATION = 0.95
 CAPACITY_TOLERANCE = 0.04
 #: more replicas than this: one is simulated at its share (each event looks at every replica)
 MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
@@ -137,6 +141,9 @@ class LoadEvaluation:
     simulations: int = 0
     stopping_rule: str = ""  # why the declared traffic's simulation stopped where it did
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
+    #: open loop at NEAR_SATURATION or more of the saturation throughput, not above it: a steady state
+    #: may exist but its percentiles swing with the saturation estimate itself (issue 25)
+    near_saturation: bool = False
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
     output_lengths: Any = None
@@ -211,6 +218,7 @@ class LoadEvaluation:
             "simulations": self.simulations,
             "stopping_rule": self.stopping_rule,
             "overloaded": self.overloaded,
+            "near_saturation": self.near_saturation,
         })
         if self.throughput_verdict is not None:
             out["throughput_sustained_request_per_s"] = self.throughput_sustained_request_per_s
@@ -485,6 +493,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
     u = utilisation(out)
+    out.near_saturation = out.arrival_rate_per_s is not None and u is not None and NEAR_SATURATION <= u < 1.0
     if out.arrival_rate_per_s is not None and u is not None and u >= 1.0:
         # no steady state: a longer simulation would only predict longer waits
         out.overloaded = True

@@ -40,3 +40,30 @@ def test_the_run_turns_the_system_over_ten_times(tmp_path: Path, monkeypatch) ->
     assert in_system_at_least > 40  # the case is one the interval rule alone cut short
     assert load["requests_simulated"] >= STEADY_ROUNDS * in_system_at_least
     assert "Little's law" in load["stopping_rule"]
+
+
+def _load_and_judgement(tmp_path: Path, monkeypatch, rate: str) -> tuple[dict, dict]:
+    (tmp_path / "b.yaml").write_text(BUDGET.replace("arrival_rate: 12 request/s", f"arrival_rate: {rate} request/s"))
+    monkeypatch.chdir(tmp_path)
+    report = run_check(["b.yaml"], Options(use_codeowners=False, jobs=1))
+    row = {r.name: r for r in report.budgets}["long-replies"].as_dict()
+    return row["load"], row["judgement"]
+
+
+def test_near_saturation_the_result_says_so_and_leads_with_capacity(tmp_path: Path, monkeypatch) -> None:
+    """At 17.8 request/s the offered load is 17.8 / 18.4 = 0.97 of the saturation (at least
+    NEAR_SATURATION, 0.95, below 1): each time promise's note says so and quotes the capacity."""
+    load, judgement = _load_and_judgement(tmp_path, monkeypatch, "17.8")
+    assert 0.95 <= 17.8 / load["saturation_request_per_s"] < 1.0
+    assert load["near_saturation"] is True and load["overloaded"] is False
+    for name in ("ttft", "tpot"):
+        note = judgement[name]["note"]
+        assert note.startswith("near saturation (utilisation 0.9")
+        assert "holds up to" in note and "read the capacity first" in note
+
+
+def test_well_below_saturation_no_such_note(tmp_path: Path, monkeypatch) -> None:
+    load, judgement = _load_and_judgement(tmp_path, monkeypatch, "12")
+    assert 12 / load["saturation_request_per_s"] < 0.95
+    assert load["near_saturation"] is False
+    assert "near saturation" not in (judgement["ttft"].get("note") or "")
