@@ -420,11 +420,22 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     result = first if enough else summarise(raw_run(REQUESTS), plist)
     out.stopping_rule = why if enough else (
         f"{why}: simulated to the cap of {REQUESTS:,} requests" if FIRST_REQUESTS < REQUESTS else why)
+    one = replace(sched, replicas=1)
+    # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
+    # and deployment share it whatever rates they declare
+    sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
+    mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
+                                                                allowance=allowance))
     # steady state (issue 25): the measured requests must turn the system's content over
     # STEADY_ROUNDS times (Little's law: the mean number in the system, from the run itself) after a
     # warm-up of WARM_ROUNDS; a longer run holds more in the system near saturation, so the count is
-    # re-read from each run, up to STEADY_CAP requests
-    if traffic.arrival_rate_per_s is not None:
+    # re-read from each run, up to STEADY_CAP requests. An open loop at or above the saturation
+    # throughput has no steady state to reach (its queue grows for as long as it is simulated, and
+    # the result is judged overloaded whatever its length): it is not stretched (issue 28: one such
+    # budget was half of a 20-budget check's simulation)
+    overloaded = (traffic.arrival_rate_per_s is not None and bool(mu_shared)
+                  and traffic.arrival_rate_per_s / out.replicas >= mu_shared)
+    if traffic.arrival_rate_per_s is not None and not overloaded:
         for _ in range(STEADY_TRIES):
             in_system = result.mean_in_system
             if not (math.isfinite(in_system) and in_system > 0):
@@ -439,12 +450,6 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                  f"a steady state turns the system's content (a mean of {in_system:,.0f} requests in "
                                  f"it, Little's law) over {STEADY_ROUNDS} times"
                                  + (f" (cut at the cap of {STEADY_CAP:,} requests)" if n == STEADY_CAP else ""))
-    one = replace(sched, replicas=1)
-    # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
-    # and deployment share it whatever rates they declare
-    sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
-    mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
-                                                                allowance=allowance))
     # what is known already: the declared rate's simulation (when it is one replica's) and a
     # request alone (the flat realistic estimate, less the edge extras): the search starts there
     known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
