@@ -72,7 +72,18 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
             continue
         fix, data = None, {}
-        if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+        pools = load.pools
+        if pools is not None:  # a disaggregated deployment: the pool whose replicas meet it
+            from budgetlint.rules._fixes import edit
+
+            for pool in ("prefill", "decode"):
+                n = getattr(pools, f"{pool}_fix")
+                if n is not None:
+                    fix = f"disaggregated.{pool}.replicas: {n}"
+                    data = edit(budget, [(("deployment", "disaggregated", pool, "replicas"), n)], safe=False,
+                                title=fix)
+                    break
+        elif load.replicas_needed is not None and load.replicas_needed > load.replicas:
             from budgetlint.rules._fixes import edit
 
             fix = f"deployment.replicas: {load.replicas_needed}"

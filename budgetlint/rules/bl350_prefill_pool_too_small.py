@@ -73,7 +73,12 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     meets = [w for w, sp in zip(pools.split_words(), pools.splits) if sp.meets]
     if pools.splits:
         message += f"; simulated at {pools.split_percentile}: " + "; ".join(pools.split_words())
-    fix = f"disaggregated.prefill.replicas: {need}"
+    load = evaluation.load
+    sim = getattr(load, "pools", None) if load is not None and load.result is not None else None
+    if sim is not None and sim.prefill_fix is not None:  # the simulated search (evaluate/disaggregated.py)
+        message += (f"; with the decode pool as declared, {numbers.count(sim.prefill_fix, 'prefill replica')} "
+                    f"meet the promises (simulated)")
+    fix = f"disaggregated.prefill.replicas: {sim.prefill_fix if sim is not None and sim.prefill_fix else need}"
     if meets:
         fix = f"{meets[0].replace(' meets it', '').replace(' (declared)', '')} replicas (it meets the promises)"
     yield Finding(CODE, SEVERITY, message, budget.loc("deployment", "disaggregated", "prefill"),
