@@ -159,7 +159,10 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if budget.declares_load:  # else no simulation (and its module is not imported)
         from budgetlint.evaluate.load import evaluate_load
 
-        load = evaluate_load(budget, roof, env, cal)
+        sim = None
+        if roof.pools is not None and not roof.skipped:  # both pools: the prefill queue feeding the decode pool's
+            from budgetlint.evaluate.disaggregated import simulate_pools_load as sim
+        load = evaluate_load(budget, roof, env, cal, sim)
     from budgetlint.evaluate.cost import evaluate_cost
 
     cost = evaluate_cost(budget, roof, load, env.prices)

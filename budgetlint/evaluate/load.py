@@ -246,8 +246,13 @@ def _traffic_key(traffic: Any) -> tuple:
                  for f in dataclasses.fields(traffic) for v in (getattr(traffic, f.name),))
 
 
-def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Optional[LoadEvaluation]:
+def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
+                  simulate: Any = None) -> Optional[LoadEvaluation]:
     """The budget's :class:`LoadEvaluation`, or None when it declares no load.
+
+    ``simulate(b, roof, env, out, calibration)`` fills ``out`` (default: one pool of replicas,
+    :func:`_simulate`; a disaggregated deployment's two pools: evaluate/disaggregated.py
+    ``simulate_pools_load``, which evaluate/__init__.py passes).
 
     With a usable ``calibration`` (:class:`~budgetlint.evaluate.calibration.CalibrationEvaluation`)
     the simulation runs on the calibrated step cost (fitted bandwidth and compute fractions,
@@ -281,14 +286,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     if work is not None and work.spent:
         out.skipped = work.why()
         return out
-    pools = getattr(roof, "pools", None) if b.deployment is not None and b.deployment.disaggregated else None
     try:
-        if pools is not None:  # the prefill pool's queue feeding the decode pool's (evaluate/disaggregated.py)
-            from budgetlint.evaluate.disaggregated import simulate_pools_load
-
-            simulate_pools_load(b, roof, env, out, calibration)
-        else:
-            _simulate(b, roof, env, out, calibration)
+        (simulate or _simulate)(b, roof, env, out, calibration)
     except WorkSpent:
         out.skipped = work.why() if work is not None else "the simulation's work budget was spent"
         out.result = None

@@ -253,6 +253,10 @@ class StepInputs:
     alltoall_s_per_token: float = 0.0  # L_moe x 2 x h x b_a x r / (t d BW_link)
     alltoall_fixed_s: float = 0.0  # L_moe x 2 x latency
     weight_bytes_per_device: float = 0.0  # what a device holds of the target's weights
+    #: copies of the target's KV cache over the tensor ranks: MLA's latent is shared by all heads,
+    #: so every tensor rank holds (and reads) all of it (shared/reference/specs.md, MLA (a)): t;
+    #: per-head K and V are split over the ranks: 1
+    kv_copies: int = 1
 
     @staticmethod
     def of(deployment: Deployment, efficiency: Efficiency = ROOFLINE, *,
@@ -305,6 +309,7 @@ class StepInputs:
             tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
             per_expert_params=per_expert, alltoall_s_per_token=a2a_tok, alltoall_fixed_s=a2a_fixed,
             weight_bytes_per_device=w_dev,
+            kv_copies=n if model.attention == "mla" else 1,
         )
 
     @property
@@ -457,7 +462,8 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     per_bw = s.devices * s.bandwidth_bytes_per_s
     per_f = s.devices * s.compute_flop_per_s
     weights = s.target_weight_bytes(tokens / m) / per_bw * s.pipeline
-    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw * rest
+    kv = ((t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) * s.kv_copies
+          / per_bw * rest)
     linear_flop = 2.0 * s.linear_params * tokens
     if s.draft is not None:
         linear_flop += 2.0 * s.draft.active_params * prefill.tokens
@@ -502,8 +508,9 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
             w_fixed = s.target_weight_bytes(tokens / micro) / per_bw * s.pipeline
         else:
             w_fixed = p.weights_read_bytes(tokens) / per_bw
-        fixed = pf.kv_bytes / per_bw * rest  # the KV side (the weights are w_fixed)
-        per = p.kv_full_bytes / per_bw * rest
+        copies = s.kv_copies if target else 1  # MLA's latent: whole on every tensor rank
+        fixed = pf.kv_bytes * copies / per_bw * rest  # the KV side (the weights are w_fixed)
+        per = p.kv_full_bytes * copies / per_bw * rest
         lin = 2.0 * (s.linear_params if target else p.active_params) * tokens
         if target and s.draft is not None:
             lin += 2.0 * s.draft.active_params * pf.tokens
@@ -513,11 +520,11 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
         if p.kv_window_bytes or p.attention_window_flop:
             cap = batch * p.window
             if context_tokens < cap:
-                per += p.kv_window_bytes / per_bw * rest
+                per += p.kv_window_bytes * copies / per_bw * rest
                 floor_per += per_seq * p.attention_window_flop / per_f * rest
                 breakpoint_ = min(breakpoint_, cap)
             else:
-                fixed += p.kv_window_bytes * cap / per_bw * rest
+                fixed += p.kv_window_bytes * copies * cap / per_bw * rest
                 floor += per_seq * p.attention_window_flop * cap / per_f * rest
         m = s.collective_factor * mult
         if s.per_operator:  # max(weights, linear) + max(kv, attention): two components

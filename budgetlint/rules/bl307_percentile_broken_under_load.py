@@ -10,7 +10,10 @@ predicted percentile, or the top of its interval, misses is reported with
 the mechanism (KV-cache preemption, queueing, or batch crowding), the
 capacity per replica at which it holds, and the replicas the declared rate
 needs. The roofline bound is untouched: what the bound rules out is BL301,
-never this rule.
+never this rule. A disaggregated deployment's two pools are simulated
+together (docs/topologies.md): the message gives each pool's utilisation,
+names the pool that cannot keep up, and the fewest replicas of a pool that
+meet the promise (`disaggregated.prefill.replicas: N`).
 
 ## Why
 A flat estimate is one steady state at a fixed concurrency: no arrivals, no

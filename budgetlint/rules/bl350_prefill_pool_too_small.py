@@ -9,7 +9,9 @@ bound: every TTFT percentile grows with the length of the run. The message
 names the pool, its utilisation, the prefill replicas that bring it below
 100 %, and, from the simulation of both pools (the prefill queue feeding the
 decode pool's admission), which splits of the same replicas between the pools
-meet the promises at the budget's percentile.
+meet the promises at the budget's percentile, and the fewest prefill replicas
+(the decode pool as declared) whose simulation meets them: the fix. The
+promises themselves are judged on that simulation (BL307 words a miss).
 
 ## Why
 Disaggregation moves the prefill onto its own devices: the decode pool's pace
