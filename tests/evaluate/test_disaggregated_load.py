@@ -101,3 +101,35 @@ def test_an_overloaded_prefill_pool_is_judged_at_risk_on_the_simulated_basis(tmp
     assert j2["basis"] == "simulated" and j2["verdict"] == "met"
     assert again["budgets"][0]["load"]["pools"]["prefill"]["utilisation"] == pytest.approx(
         8 * PREFILL_S / fix, rel=0.02)
+
+
+def test_a_throughput_promise_is_the_slower_pools(tmp_path: Path) -> None:
+    """10 request/s promised; one prefill replica completes at most 1 / 0.30331 s = 3.30 prompts a
+    second, so that is what the pools sustain whatever the three decode replicas do."""
+    (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: pd
+            owner: "@a/b"
+            percentile: p95
+            workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 2 request/s}
+            promise: {ttft: 2 s, throughput: 10 request/s}
+            deployment:
+              model: llama-3.1-70b
+              hardware: h100-sxm
+              devices: 4
+              disaggregated:
+                prefill: {replicas: 1}
+                decode: {replicas: 3}
+                kv_link: {bandwidth: 50 GB/s, latency: 1 ms}
+        """))
+    from budgetlint.reporters import get_reporter
+    from budgetlint.run.check import Options, run_check
+
+    doc = json.loads(get_reporter("json")(run_check([str(tmp_path / "b.yaml")], Options(use_codeowners=False))))
+    j = doc["budgets"][0]["judgement"]["throughput"]
+    assert j["basis"] == "simulated" and j["verdict"] == "at-risk"
+    assert j["value"] == pytest.approx(1 / PREFILL_S, rel=0.02)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL308"]
+    assert "the pools sustain 3.3 request/s at saturation" in f["message"] and "prefill 1 x 3.3 request/s" in f["message"]
