@@ -149,7 +149,10 @@ def evaluate_pools(b: Budget, bound_d: Deployment, real_d: Deployment, wl: Workl
         ev.arrival_rate_per_s = rate
         s = ev.realistic.prefill.prefill_s
         ev.prefill_utilisation = prefill_utilisation(rate, s, dis.prefill.replicas)
-        ev.prefill_replicas_needed = prefill_replicas_needed(rate, s)
+        from budgetlint.evaluate.load import REPLICAS_CAP
+
+        # None past REPLICAS_CAP (a 300-digit count is no fix, and floor(inf) raises: issue 24)
+        ev.prefill_replicas_needed = prefill_replicas_needed(rate, s) if rate * s < REPLICAS_CAP else None
     return ev
 
 
@@ -188,6 +191,11 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
         return (Scheduler(kv_capacity_tokens=caps[0], replicas=p), Scheduler(kv_capacity_tokens=caps[1], replicas=d))
 
     total = ev.definition.prefill.replicas + ev.definition.decode.replicas
+    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS
+
+    if total > 2 * MAX_SIMULATED_REPLICAS:
+        ev.notes.append(f"the splits are not simulated: more than {2 * MAX_SIMULATED_REPLICAS} replicas in all")
+        return
     counts = None
     if total - 1 > MAX_SPLITS:  # the declared split and those around the fewest prefill replicas that keep up
         need = ev.prefill_replicas_needed or ev.definition.prefill.replicas
@@ -235,8 +243,8 @@ class PoolsLoad:
     decode_busy: float
     prefill_queue_s: float
     decode_queue_s: float
-    prefill_keeps_up: int  # fewest replicas with utilisation below 1
-    decode_keeps_up: int
+    prefill_keeps_up: Optional[int]  # fewest replicas with utilisation below 1 (None: beyond REPLICAS_CAP)
+    decode_keeps_up: Optional[int]
     prefill_fix: Optional[int] = None  # prefill replicas that meet every promise (decode as declared)
     decode_fix: Optional[int] = None
     tried: tuple[tuple[int, int, bool], ...] = ()  # (prefill, decode, meets) of the fix search
@@ -296,7 +304,8 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     reads them as its ``simulated`` basis; each pool's saturation, utilisation and the replicas
     that meet the promises in ``out.pools``. Sets ``out.skipped`` when it cannot run."""
     from budgetlint.evaluate.load import (
-        FIRST_REQUESTS, REQUESTS, _length, _traffic_key, engine_defaults, shared_entry,
+        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, _length, _traffic_key,
+        engine_defaults, shared_entry,
     )
     from budgetlint.physics.capacity import load_verdict, saturation, settled
     from budgetlint.physics.disaggregated import simulate_pools
@@ -304,6 +313,8 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
     from budgetlint.physics.traffic import Fixed
+
+    from budgetlint.text import numbers
 
     ev: PoolsEvaluation = roof.pools
     wl, dep, pr = b.workload, b.deployment, b.promise
@@ -337,6 +348,16 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
                          or batched, kv_capacity_tokens=cap, replicas=replicas, load_balancer=dep.load_balancer)
 
     P, D = dis.prefill.replicas, dis.decode.replicas
+    if max(P, D) > MAX_SIMULATED_REPLICAS:  # each event looks at every replica of its pool
+        out.skipped = (f"a pool of more than {MAX_SIMULATED_REPLICAS} replicas is not simulated (the pools are "
+                       f"simulated replica by replica); the flat estimate judges this budget")
+        return
+    if wl.arrival_rate_per_s / (P + D) < MIN_RATE_PER_REPLICA:
+        out.skipped = (f"{numbers.quantity(wl.arrival_rate_per_s, 'request/s')} over {P + D} replicas is below "
+                       f"{numbers.quantity(MIN_RATE_PER_REPLICA, 'request/s')} a replica: requests would almost "
+                       f"never meet, and arrivals that far apart need clock times too large to resolve a "
+                       f"millisecond; the flat estimate judges this budget")
+        return
     sp, sd = sched_of("prefill", pools.prefill, caps[0], P), sched_of("decode", pools.decode, caps[1], D)
     out.scheduler_from = (f"prefill pool {sp.max_num_seqs} sequences, {sp.max_num_batched_tokens} tokens per "
                           f"iteration; decode pool {sd.max_num_seqs}, {sd.max_num_batched_tokens} "
@@ -413,8 +434,12 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
         span = raw.window_end_s - raw.window_start_s
         return raw.busy_s / (span * raw.replicas) if span > 0 else float("nan")
 
-    def keeps_up(mu: float) -> int:
-        return prefill_replicas_needed(rate, 1.0 / mu) if mu > 0 else 0
+    def keeps_up(mu: float) -> Optional[int]:  # None: more than REPLICAS_CAP (no fix: issue 24)
+        from budgetlint.evaluate.load import REPLICAS_CAP
+
+        if not (mu > 0) or rate / mu >= REPLICAS_CAP:
+            return None
+        return prefill_replicas_needed(rate, 1.0 / mu)
 
     pl = out.pools = PoolsLoad(
         ev.prefill_name, ev.decode_name, P, D, mu_p, mu_d,
@@ -460,11 +485,16 @@ def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: f
         r = summarise(pools_run(p, d, SPLIT_REQUESTS).combined, plist, cdf=False)
         return not r.rejected and all(r.promises_met.get(x.key, False) for x in plist)
 
+    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS
+
     tried = []
     for pool in ("prefill", "decode"):
         have = pl.prefill_replicas if pool == "prefill" else pl.decode_replicas
-        start = max(have + 1, pl.prefill_keeps_up if pool == "prefill" else pl.decode_keeps_up)
-        for n in range(start, start + FIX_TRIES):
+        up = pl.prefill_keeps_up if pool == "prefill" else pl.decode_keeps_up
+        if up is None:
+            continue
+        start = max(have + 1, up)
+        for n in range(start, min(start + FIX_TRIES, MAX_SIMULATED_REPLICAS + 1)):
             p, d = (n, pl.decode_replicas) if pool == "prefill" else (pl.prefill_replicas, n)
             ok = meets(p, d)
             tried.append((p, d, ok))

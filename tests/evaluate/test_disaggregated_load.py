@@ -133,3 +133,18 @@ def test_a_throughput_promise_is_the_slower_pools(tmp_path: Path) -> None:
     assert j["value"] == pytest.approx(1 / PREFILL_S, rel=0.02)
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL308"]
     assert "the pools sustain 3.3 request/s at saturation" in f["message"] and "prefill 1 x 3.3 request/s" in f["message"]
+
+
+def test_edges_are_words_not_tracebacks(tmp_path: Path) -> None:
+    """A rate no replicas serve (1e300 request/s: more than 1,000,000 prefill replicas), one so low
+    that arrivals never meet (1e-300 request/s over 4 replicas), and a pool too large to simulate
+    replica by replica (100 decode replicas > 64): each is said, none raises."""
+    doc = check(tmp_path, "1e300 request/s", 1, 3)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL350"]
+    assert "replicas are not the fix" in f["message"] and f.get("fix") is None
+    assert doc["budgets"][0]["load"]["pools"]["prefill"]["replicas_to_keep_up"] is None
+    low = check(tmp_path, "1e-300 request/s", 1, 3)
+    assert low["budgets"][0]["load"]["simulated"] is False
+    assert low["budgets"][0]["judgement"]["ttft"]["basis"] == "estimate"
+    big = check(tmp_path, "5 request/s", 1, 100)
+    assert "more than 64 replicas" in big["budgets"][0]["load"]["reason"]
