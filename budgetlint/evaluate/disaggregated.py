@@ -248,6 +248,7 @@ class PoolsLoad:
     prefill_fix: Optional[int] = None  # prefill replicas that meet every promise (decode as declared)
     decode_fix: Optional[int] = None
     tried: tuple[tuple[int, int, bool], ...] = ()  # (prefill, decode, meets) of the fix search
+    moves: tuple[tuple[int, int], ...] = ()  # (prefill, decode): the simulated splits of the same replicas that meet it
 
     @property
     def overloaded_pool(self) -> Optional[str]:
@@ -269,6 +270,9 @@ class PoolsLoad:
             out.append(f"{self.prefill_fix} prefill + {self.decode_replicas} decode replicas meet it")
         if self.decode_fix is not None:
             out.append(f"{self.prefill_replicas} prefill + {self.decode_fix} decode replicas meet it")
+        if self.moves:
+            out.append("or, the same replicas moved: "
+                       + ", ".join(f"{p} prefill + {d} decode" for p, d in self.moves) + " meets it")
         if not out and self.tried:
             out.append("none of " + ", ".join(f"{p} + {d}" for p, d, _ in self.tried)
                        + " prefill + decode replicas meets it (simulated)")
@@ -285,6 +289,7 @@ class PoolsLoad:
                          "replicas_to_keep_up": getattr(self, f"{pool}_keeps_up"),
                          "replicas_that_meet": getattr(self, f"{pool}_fix")}
         out["tried"] = [{"prefill_replicas": p, "decode_replicas": d, "meets": m} for p, d, m in self.tried]
+        out["moves_that_meet"] = [{"prefill_replicas": p, "decode_replicas": d} for p, d in self.moves]
         return out
 
 
@@ -466,6 +471,8 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
         out.throughput_sustained_request_per_s = service
         out.throughput_verdict = "met" if service >= want_req else "at-risk"
     if plist and "at-risk" in out.verdicts.values() and "cannot-be-met" not in out.verdicts.values():
+        pl.moves = tuple((x.prefill_replicas, x.decode_replicas) for x in ev.splits
+                         if x.meets and (x.prefill_replicas, x.decode_replicas) != (P, D))
         _search_fix(pl, pools_run, plist, rate, mu_p, mu_d)
         out.simulations += 2 * len(pl.tried)
         if pl.prefill_fix is not None and pl.prefill_fix <= 1_000_000:

@@ -76,7 +76,14 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             continue
         fix, data = None, {}
         pools = load.pools
-        if pools is not None:  # a disaggregated deployment: the pool whose replicas meet it
+        if pools is not None and pools.moves:  # the same replicas moved between the pools: no more devices
+            from budgetlint.rules._fixes import edit
+
+            p_n, d_n = pools.moves[0]
+            fix = f"disaggregated.prefill.replicas: {p_n}, disaggregated.decode.replicas: {d_n}"
+            data = edit(budget, [(("deployment", "disaggregated", "prefill", "replicas"), p_n),
+                                 (("deployment", "disaggregated", "decode", "replicas"), d_n)], safe=False, title=fix)
+        elif pools is not None:  # a disaggregated deployment: the pool whose replicas meet it
             from budgetlint.rules._fixes import edit
 
             for pool in ("prefill", "decode"):

@@ -148,3 +148,18 @@ def test_edges_are_words_not_tracebacks(tmp_path: Path) -> None:
     assert low["budgets"][0]["judgement"]["ttft"]["basis"] == "estimate"
     big = check(tmp_path, "5 request/s", 1, 100)
     assert "more than 64 replicas" in big["budgets"][0]["load"]["reason"]
+
+
+def test_the_lever_moves_replicas_between_the_pools(tmp_path: Path) -> None:
+    """2 prefill + 2 decode at 5 request/s: the prefill pool is 5 x 0.30331 / 2 = 76 % utilised and its
+    queue breaks the p95 TTFT; the 3 + 1 split of the same four replicas (5 x 0.30331 / 3 = 51 % on
+    the prefill pool) meets it (as test_disaggregated.py's split test shows), so BL307's fix moves a
+    replica instead of adding one."""
+    doc = check(tmp_path, "5 request/s", 2, 2)
+    b = doc["budgets"][0]
+    assert b["load"]["pools"]["prefill"]["utilisation"] == pytest.approx(5 * PREFILL_S / 2, rel=0.02)
+    assert {"prefill_replicas": 3, "decode_replicas": 1} in b["load"]["pools"]["moves_that_meet"]
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
+    assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.76" in f["message"]
+    assert "the same replicas moved: 3 prefill + 1 decode meets it" in f["message"]
+    assert f["fix"] == "disaggregated.prefill.replicas: 3, disaggregated.decode.replicas: 1"
