@@ -12,8 +12,10 @@ capacity per replica at which it holds, and the replicas the declared rate
 needs. The roofline bound is untouched: what the bound rules out is BL301,
 never this rule. A disaggregated deployment's two pools are simulated
 together (docs/topologies.md): the message gives each pool's utilisation,
-names the pool that cannot keep up, and the fewest replicas of a pool that
-meet the promise (`disaggregated.prefill.replicas: N`).
+names the pool that cannot keep up, the fewest replicas of a pool that
+meet the promise (`disaggregated.prefill.replicas: N`), and a split of the
+same replicas between the pools that meets it ("or, the same replicas
+moved: 3 prefill + 1 decode meets it": then the fix moves them).
 
 ## Why
 A flat estimate is one steady state at a fixed concurrency: no arrivals, no
