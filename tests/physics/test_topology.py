@@ -189,3 +189,19 @@ def test_mla_latent_cache_is_whole_on_every_tensor_rank() -> None:
     dp8 = Deployment(model=R1, accelerator=H200, devices=1, data_parallel=8, weight_bytes_per_param=1.0,
                      compute_precision="fp8")
     assert StepInputs.of(dp8).kv_copies == 1 and s.kv_copies == 8
+
+
+def test_mla_tensor_parallel_decode_reads_the_whole_latent_on_each_rank() -> None:
+    """Why the property tests exempt MLA from "more devices never slower" under a collective
+    overhead: at 1 device the step is (W + K) / BW; at 2 it is (W/2 + K) / BW / (1 - c), the latent K
+    read whole on each rank. DeepSeek-R1 at batch 64 x 4,000 tokens: K = 64 x 4,000 x 70,272 B =
+    17.99 GB, read in 17.99e9 / 4.8e12 = 3.75 ms on 1 device and on each of 2 (not halved)."""
+    from budgetlint.physics.step import iteration
+
+    one = StepInputs.of(Deployment(model=R1, accelerator=H200, devices=1, weight_bytes_per_param=1.0,
+                                   compute_precision="fp8"))
+    two = StepInputs.of(Deployment(model=R1, accelerator=H200, devices=2, weight_bytes_per_param=1.0,
+                                   compute_precision="fp8", collective_overhead=0.5))
+    k = 64 * 4000 * 70_272
+    assert iteration(one, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)
+    assert iteration(two, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)  # not halved
