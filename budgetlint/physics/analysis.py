@@ -258,7 +258,7 @@ def analyse(
 
     # ---- the roofline picture (per device; N cancels in the intensities)
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev
-    dec_bytes = (w_touched + batch * inp.target.kv_bytes_at(mean_ctx) * inp.kv_copies) / n_dev
+    dec_bytes = (w_touched + batch * inp.target.kv_bytes_at(mean_ctx)) / n_dev
     pf_flop = (lin + attn) / n_dev
     pf_bytes = weight_bytes(params_read(model, u), b_w) / n_dev
     dec_ai = dec_flop / dec_bytes
@@ -274,10 +274,10 @@ def analyse(
     e2e = queue_s + prefill_s + setup + decode_after_first
 
     # ---- memory
-    # per device it is / N below; MLA's latent is whole on each tensor rank (StepInputs.kv_copies)
-    kv_final = inp.target.kv_bytes_at(end_ctx) * inp.kv_copies
+    # per device it is / N below (MLA's latent counted on every tensor rank: StepInputs.kv_copies)
+    kv_final = inp.target.kv_bytes_at(end_ctx)
     steady_ctx = wl.prompt_tokens + out / 2.0
-    kv_steady = inp.target.kv_bytes_at(steady_ctx) * inp.kv_copies
+    kv_steady = inp.target.kv_bytes_at(steady_ctx)
     draft_kv_steady = inp.draft.kv_bytes_at(steady_ctx) if inp.draft is not None else 0.0
     draft_kv_final = inp.draft.kv_bytes_at(end_ctx) if inp.draft is not None else 0.0
     draft_w_total = inp.draft_weight_bytes_total

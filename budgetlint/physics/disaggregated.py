@@ -65,7 +65,10 @@ def kv_transfer_s(kv_bytes: float, bandwidth_bytes_per_s: float, latency_s: floa
 
 def prompt_kv_bytes(pools: Pools, prompt_tokens: float) -> float:
     """The cache a prompt of ``prompt_tokens`` leaves (the target's and a draft's)."""
-    return StepInputs.of(pools.decode).kv_bytes_per_sequence(prompt_tokens)
+    inp = StepInputs.of(pools.decode)
+    # one copy of the cache (an MLA latent is counted once per tensor rank in the step's KV terms)
+    draft = inp.draft.kv_bytes_at(prompt_tokens) if inp.draft is not None else 0.0
+    return inp.target.kv_bytes_at(prompt_tokens) / inp.kv_copies + draft
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,10 @@ class StepInputs:
     weight_bytes_per_device: float = 0.0  # what a device holds of the target's weights
     #: copies of the target's KV cache over the tensor ranks: MLA's latent is shared by all heads,
     #: so every tensor rank holds (and reads) all of it (shared/reference/specs.md, MLA (a)): t;
-    #: per-head K and V are split over the ranks: 1
+    #: per-head K and V are split over the ranks: 1. ``target``'s KV bytes per token already count
+    #: the copies (``/ devices`` is then what each device holds and reads), so every KV term (the
+    #: decode read, a prefill chunk's earlier context, the memory fit) has them; a sequence's cache
+    #: as one copy (what a KV transfer moves) is ``kv_bytes_per_sequence / kv_copies``
     kv_copies: int = 1
 
     @staticmethod
@@ -291,6 +294,7 @@ class StepInputs:
                 a2a_tok = (moe_layers * 2.0 * float(model.hidden_size or 0) * ACTIVATION_BYTES
                            * alltoall_remote_ranks(e, model.experts_per_token or 1) / (n * d * link))
             a2a_fixed = moe_layers * 2.0 * dep.alltoall_latency_s
+        copies = n if model.attention == "mla" else 1  # MLA's latent is whole on every tensor rank
         w_total = weight_bytes(model.total_params, b_w)
         expert_all = per_expert * (model.experts or 0)
         w_dev = (weight_bytes(model.total_params - expert_all, b_w) * d + weight_bytes(expert_all, b_w)) / (n * d * p)
@@ -300,7 +304,7 @@ class StepInputs:
             compute_peak_flop_per_s=peak,
             collective_factor=1.0 / (1.0 - dep.collective_overhead) if n > 1 and dep.collective_overhead > 0 else 1.0,
             lookahead=k, tokens_per_pass=dep.spec_accepted_tokens_per_pass,
-            target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
+            target=_with_copies(PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms), copies),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
             overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
@@ -309,7 +313,7 @@ class StepInputs:
             tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
             per_expert_params=per_expert, alltoall_s_per_token=a2a_tok, alltoall_fixed_s=a2a_fixed,
             weight_bytes_per_device=w_dev,
-            kv_copies=n if model.attention == "mla" else 1,
+            kv_copies=copies,
         )
 
     @property
@@ -399,6 +403,13 @@ class StepInputs:
         return _roofline(w + kv, lin + attn, self.overlap) * self.collective_factor
 
 
+def _with_copies(p: PassInputs, copies: int) -> PassInputs:
+    """``p`` with its KV bytes per token x ``copies`` (StepInputs.kv_copies)."""
+    if copies == 1:
+        return p
+    return replace(p, kv_full_bytes=p.kv_full_bytes * copies, kv_window_bytes=p.kv_window_bytes * copies)
+
+
 #: Bytes per activation element an all-to-all moves (bf16). DeepSeek's DeepEP dispatches in
 #: FP8 and combines in BF16 (its README); 2 bytes both ways charges the dispatch at most twice.
 ACTIVATION_BYTES = 2.0
@@ -462,8 +473,7 @@ def iteration(inputs: StepInputs, batch: int, context_tokens: float,
     per_bw = s.devices * s.bandwidth_bytes_per_s
     per_f = s.devices * s.compute_flop_per_s
     weights = s.target_weight_bytes(tokens / m) / per_bw * s.pipeline
-    kv = ((t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) * s.kv_copies
-          / per_bw * rest)
+    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw * rest
     linear_flop = 2.0 * s.linear_params * tokens
     if s.draft is not None:
         linear_flop += 2.0 * s.draft.active_params * prefill.tokens
@@ -508,9 +518,8 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
             w_fixed = s.target_weight_bytes(tokens / micro) / per_bw * s.pipeline
         else:
             w_fixed = p.weights_read_bytes(tokens) / per_bw
-        copies = s.kv_copies if target else 1  # MLA's latent: whole on every tensor rank
-        fixed = pf.kv_bytes * copies / per_bw * rest  # the KV side (the weights are w_fixed)
-        per = p.kv_full_bytes * copies / per_bw * rest
+        fixed = pf.kv_bytes / per_bw * rest  # the KV side (the weights are w_fixed)
+        per = p.kv_full_bytes / per_bw * rest
         lin = 2.0 * (s.linear_params if target else p.active_params) * tokens
         if target and s.draft is not None:
             lin += 2.0 * s.draft.active_params * pf.tokens
@@ -520,11 +529,11 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
         if p.kv_window_bytes or p.attention_window_flop:
             cap = batch * p.window
             if context_tokens < cap:
-                per += p.kv_window_bytes * copies / per_bw * rest
+                per += p.kv_window_bytes / per_bw * rest
                 floor_per += per_seq * p.attention_window_flop / per_f * rest
                 breakpoint_ = min(breakpoint_, cap)
             else:
-                fixed += p.kv_window_bytes * copies * cap / per_bw * rest
+                fixed += p.kv_window_bytes * cap / per_bw * rest
                 floor += per_seq * p.attention_window_flop * cap / per_f * rest
         m = s.collective_factor * mult
         if s.per_operator:  # max(weights, linear) + max(kv, attention): two components
