@@ -205,3 +205,13 @@ def test_mla_tensor_parallel_decode_reads_the_whole_latent_on_each_rank() -> Non
     k = 64 * 4000 * 70_272
     assert iteration(one, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)
     assert iteration(two, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)  # not halved
+
+
+def test_an_mla_prompt_moves_one_copy_of_its_latent() -> None:
+    """Disaggregated DeepSeek-R1, tensor 8 on both pools: the step counts the latent on each of the 8
+    ranks, but the KV link moves the prompt's cache once: 61 x (512 + 64) x 2 B x 4,096 tokens =
+    287,834,112 B (5.76 ms over 50 GB/s)."""
+    from budgetlint.physics.disaggregated import Pools, prompt_kv_bytes
+
+    tp8 = Deployment(model=R1, accelerator=H200, devices=8, weight_bytes_per_param=1.0, compute_precision="fp8")
+    assert prompt_kv_bytes(Pools(prefill=tp8, decode=tp8), 4096) == pytest.approx(70_272 * 4096, rel=1e-12)
