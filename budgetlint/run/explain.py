@@ -18,6 +18,10 @@ from budgetlint.text import numbers
 
 
 # the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
+def pct_label(load: Any) -> str:
+    return f"p{load.percentile:g}"
+
+
 def _time(x: float) -> str:
     return numbers.quantity(x, "s")
 
@@ -465,7 +469,22 @@ def under_load(evaluation: Any) -> list[str]:
     ut = utilisation_text(u)
     sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
            if load.saturation_request_per_s else "")
-    out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
+    pl = getattr(load, "pools", None)
+    if pl is not None:  # a disaggregated deployment: each pool (docs/topologies.md)
+        for role in ("prefill", "decode"):
+            n, mu = getattr(pl, f"{role}_replicas"), getattr(pl, f"{role}_saturation_per_replica")
+            out.append(f"    {role} pool {getattr(pl, f'{role}_name')}: utilisation "
+                       f"{utilisation_text(getattr(pl, f'{role}_utilisation'))} = "
+                       f"{format_quantity(load.arrival_rate_per_s or 0.0, 'request_rate')} / ({n} x "
+                       f"{format_quantity(mu, 'request_rate')} one replica completes at saturation); busy "
+                       f"{numbers.percent(getattr(pl, f'{role}_busy'))} of the time; queue {pct_label(load)} "
+                       f"{_time(getattr(pl, f'{role}_queue_s'))}")
+        fix = pl.fix_words()
+        if fix:
+            out.append(f"    simulated fixes: {fix}")
+        out.append("    (the rows below are the requests end to end; the batch sizes the decode pool's)")
+    else:
+        out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
     out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
                f"preemptions {r.preemptions_per_request:.2g} per request"
                + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))

@@ -106,3 +106,8 @@ def test_html_shows_each_pool_under_load(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert 'class="bl-pools"' in done.stdout
     assert "<td>prefill pool 1 x h100-sxm of 4 devices</td><td class=\"num\">152%</td>" in done.stdout
+    ex = subprocess.run([sys.executable, "-m", "budgetlint", "explain", str(tmp_path / "b.yaml")],
+                        capture_output=True, text=True, cwd=tmp_path)
+    assert "Traceback" not in ex.stderr
+    # one replica completes 1 / 0.3033 s = 3.3 prompts a second: 5 / (1 x 3.3) = 1.52
+    assert "prefill pool 1 x h100-sxm of 4 devices: utilisation 1.52 = 5 request/s / (1 x 3.3 request/s" in ex.stdout
