@@ -412,7 +412,7 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     enough, why = settled(first, plist)
     run_ = first_run if enough else pools_run(P, D, REQUESTS)
     out.result = first if enough else summarise(run_.combined, plist)
-    out.stopping_rule = why if enough else f"{why}: simulated to the cap of {REQUESTS:,} requests"
+    out.stopping_rule = why if enough else f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests"
     out.simulations = 2 * (1 if enough else 2)
     # each pool's saturation: one replica with every slot busy (the prefill pool on prompts with one
     # output token, the decode pool on the replies with the prompt's cache arrived)

@@ -522,7 +522,7 @@ def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
     holds the requests, or the decode pool's batch crowding."""
     from budgetlint.model.units import format_quantity
 
-    pl, r, pct = load.pools, load.result, f"p{load.percentile:g}"
+    pl, r, pct = load.pools, load.result, f"p{numbers.stated(load.percentile)}"
     worst = pl.overloaded_pool
     if worst is not None:
         n, mu = getattr(pl, f"{worst}_replicas"), getattr(pl, f"{worst}_saturation_per_replica")
@@ -540,8 +540,8 @@ def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
             if q > 0.3 * ttft:
                 what = "a prefill replica" if pool == "prefill" else "the decode pool's admission (KV room or a slot)"
                 return f"requests wait for {what}: {pool} queue {pct} {format_quantity(q, 'time')}"
-    return (f"batch crowding on the decode pool: {r.batch_size_mean:.0f} sequences per iteration on average "
-            f"(p95 {r.batch_size_p95:.0f}) share each step")
+    return (f"batch crowding on the decode pool: {numbers.number(round(r.batch_size_mean))} sequences per iteration "
+            f"on average (p95 {numbers.number(round(r.batch_size_p95))}) share each step")
 
 
 def utilisation(load: LoadEvaluation) -> Optional[float]:

@@ -19,7 +19,7 @@ from budgetlint.text import numbers
 
 # the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
 def pct_label(load: Any) -> str:
-    return f"p{load.percentile:g}"
+    return f"p{numbers.stated(load.percentile)}"
 
 
 def _time(x: float) -> str:
