@@ -139,7 +139,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.disaggregated import simulate_splits
 
         work = getattr(env, "work", None)
-        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None)
+        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None,
+                        getattr(env, "load_cache", None))
     elif not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)

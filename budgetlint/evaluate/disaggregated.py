@@ -156,9 +156,12 @@ def evaluate_pools(b: Budget, bound_d: Deployment, real_d: Deployment, wl: Workl
     return ev
 
 
-def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allowance: Any = None) -> None:
+def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allowance: Any = None,
+                    cache: Optional[dict] = None) -> None:
     """Simulate every split of the pools' replicas at the declared arrival rate (physics
-    ``splits``) and keep them on ``ev``; nothing when no rate or promise is declared."""
+    ``splits``) and keep them on ``ev``; nothing when no rate or promise is declared. ``cache``:
+    the run's (``Environment.load_cache``): budgets with the same pools, traffic and promises
+    share one search."""
     from budgetlint.physics.disaggregated import splits
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
@@ -200,9 +203,19 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
     if total - 1 > MAX_SPLITS:  # the declared split and those around the fewest prefill replicas that keep up
         need = ev.prefill_replicas_needed or ev.definition.prefill.replicas
         counts = [ev.definition.prefill.replicas] + list(range(max(1, need - 1), need - 1 + MAX_SPLITS - 1))
+    def search() -> tuple[Split, ...]:
+        return splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
+                      allowance=allowance, prefill_counts=counts)
+
     try:
-        ev.splits = splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
-                           allowance=allowance, prefill_counts=counts)
+        if cache is None:
+            ev.splits = search()
+        else:
+            from budgetlint.evaluate.load import shared_entry
+
+            key = ("splits", repr(pools), repr(efficiency), repr(traffic), caps[0], caps[1], repr(promises), pct,
+                   repr(counts))
+            ev.splits = shared_entry(cache, key, search)
     except ValueError as exc:
         ev.notes.append(f"the pools were not simulated: {exc}")
         return
