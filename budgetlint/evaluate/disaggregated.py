@@ -472,6 +472,10 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
                                           float("inf") if value is None else value, iv[1] if iv else float("nan"))
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
+    from budgetlint.evaluate.load import NEAR_SATURATION
+
+    worst = max(pl.prefill_utilisation, pl.decode_utilisation)
+    out.near_saturation = NEAR_SATURATION <= worst < 1.0  # the busier pool (evaluate/load.py)
     if pl.overloaded_pool is not None:
         out.overloaded = True
         for name, verdict in out.verdicts.items():
