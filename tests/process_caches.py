@@ -10,7 +10,8 @@ from __future__ import annotations
 #: process-wide caches, cleared before every test so that no test sees another's results (a
 #: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
 PROCESS_CACHES = (("budgetlint.evaluate.analysis_cache", "_ANALYSES"), ("budgetlint.evaluate.physics_inputs", "_VIEWS"),
-                  ("budgetlint.evaluate.physics_inputs", "_AS_DICT"))
+                  ("budgetlint.evaluate.physics_inputs", "_AS_DICT"),
+                  ("budgetlint.physics.serving_sim", "_DRAWS"))  # the seeds' lengths and gaps (issue 28)
 #: modules whose every functools.lru_cache is cleared too
 LRU_MODULES = ("budgetlint.stats.order_stats",)
 
