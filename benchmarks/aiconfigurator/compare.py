@@ -12,7 +12,8 @@ offline it is given a local one (``models/``, written here from each model's pub
 config, the values budgetlint's catalog holds).
 
     benchmarks/aiconfigurator/setup.sh                      # its own venv (PyPI)
-    .venv/bin/python benchmarks/aiconfigurator/compare.py [--aic PATH/TO/aiconfigurator]
+    .venv/bin/python benchmarks/aiconfigurator/compare.py [--aic PATH/TO/aiconfigurator] [--no-disagg]
+    .venv/bin/python benchmarks/aiconfigurator/compare.py --only-disagg   # the disaggregated configuration alone
 
 Ratios: predicted / measured, against the run's p99 where it records one (MLPerf, vLLM), else
 its median (SGLang's old key set); aiconfigurator's figures are one number per configuration.
@@ -99,6 +100,79 @@ def aic(exe: str, model: Path, system: str, backend: str, isl: int, osl: int, bs
     return (float(ttft.group(1)) * 1e-3 if ttft else None, float(tpot.group(1)) * 1e-3 if tpot else None, wall, why)
 
 
+#: a disaggregated configuration both tools express (issue 29): Llama 3.3 70B, fp8 weights and KV,
+#: on one 8 x H200 node, a prefill pool of 1 x TP4 and a decode pool of 1 x TP4 (the KV over NVLink),
+#: 4,096 prompt tokens, 200 output tokens, a decode batch of 16. No published run measures it, so the
+#: two tools are compared with each other only: aiconfigurator's ``--estimate-mode disagg`` static
+#: batch against budgetlint's flat estimate at concurrency 16 (also a static batch) and its simulated
+#: p50 at the request rate aiconfigurator reports for the configuration (its ``seq/s``).
+DISAGG = dict(name="disagg-h200x8-llama33-70b-p1tp4-d1tp4", model="llama-3.3-70b", hardware="h200-sxm",
+              system="h200_sxm", backend="trtllm", isl=4096, osl=200, tp=4, batch=16, wq="fp8", kvq="fp8")
+
+
+def disagg_budget(root: Path, rate: float | None) -> Path:
+    c = DISAGG
+    traffic = f"arrival_rate: {rate:.4g} request/s" if rate else f"concurrency: {c['batch']}"
+    path = root / f"disagg-{'rate' if rate else 'static'}.yaml"
+    path.write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: {c['name']}
+    owner: "@bench/aiconfigurator"
+    percentile: p50
+    workload: {{prompt_tokens: {c['isl']}, output_tokens: {c['osl']}, {traffic}}}
+    promise: {{ttft: 10 s, tpot: 1 s}}
+    deployment:
+      model: {c['model']}
+      hardware: {c['hardware']}
+      weight_precision: {c['wq']}
+      kv_precision: {c['kvq']}
+      devices: {c['tp']}
+      disaggregated:
+        prefill: {{replicas: 1}}
+        decode: {{replicas: 1}}
+        kv_link: nvlink-4
+""")
+    return path
+
+
+def disagg_rows(exe: str, root: Path) -> None:
+    """The disaggregated configuration: each tool's TTFT and TPOT and its wall time."""
+    c = DISAGG
+    cmd = [exe, "cli", "estimate", "--model", str(model_dir(root, c["model"])), "--system", c["system"],
+           "--backend", c["backend"], "--isl", str(c["isl"]), "--osl", str(c["osl"]), "--estimate-mode", "disagg",
+           "--prefill-tp-size", str(c["tp"]), "--prefill-batch-size", "1", "--prefill-num-workers", "1",
+           "--decode-tp-size", str(c["tp"]), "--decode-batch-size", str(c["batch"]), "--decode-num-workers", "1",
+           "--gemm-quant-mode", QUANT[c["wq"]], "--kvcache-quant-mode", KVQUANT[c["kvq"]]]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    wall_aic = time.perf_counter() - t0
+    out = p.stdout + p.stderr
+    grab = {k: re.search(rf"{k}:\s+([\d.]+)", out) for k in ("TTFT", "TPOT", "seq/s")}
+    aic_v = {k: float(m.group(1)) for k, m in grab.items() if m}
+    rate = aic_v.get("seq/s")
+    t0 = time.perf_counter()
+    static = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", str(disagg_budget(root, None)),
+                             "--format", "json", "--quiet"], capture_output=True, text=True)
+    wall_bl = time.perf_counter() - t0
+    flat = json.loads(static.stdout)["budgets"][0]["analysis"]
+    sim = {}
+    if rate:
+        r = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", str(disagg_budget(root, rate)),
+                            "--format", "json", "--quiet"], capture_output=True, text=True)
+        sim = json.loads(r.stdout)["budgets"][0].get("load", {}).get("predicted", {})
+    print(f"\n{c['name']} (disaggregated; no measured run: the tools against each other)")
+    for metric, key in (("ttft_s", "TTFT"), ("tpot_s", "TPOT")):
+        a = aic_v.get(key)
+        got = flat.get(f"realistic_{metric}")
+        s50 = sim.get(metric, {}).get("p50")
+        tail = f"  batch {c['batch']}  {wall_bl:5.1f} s / {wall_aic:5.1f} s" if metric == "ttft_s" else ""
+        print(f"  {key}: aiconfigurator {a if a is not None else float('nan'):.1f} ms; budgetlint flat "
+              f"{got * 1e3 if got else float('nan'):.1f} ms (x{(got * 1e3 / a) if got and a else float('nan'):.2f}), "
+              f"simulated p50 at {rate or float('nan'):.3g} request/s "
+              f"{s50 * 1e3 if s50 else float('nan'):.1f} ms{tail}")
+
+
 def budgetlint_check(path: Path) -> tuple[dict, float]:
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(path), "--format", "json", "--quiet"],
@@ -117,6 +191,9 @@ def main() -> int:
         print(f"{exe} absent: run benchmarks/aiconfigurator/setup.sh (or pass --aic PATH)", file=sys.stderr)
         return 2
     root = Path(tempfile.mkdtemp(prefix="aic-models-"))
+    if "--only-disagg" in sys.argv:
+        disagg_rows(exe, root)
+        return 0
     rows = []
     print(f"{'run':<58} {'metric':<5} {'measured':>9} {'budgetlint':>16} {'aiconfigurator':>16}  batch  wall bl / aic")
     for path in validation.budgets():
@@ -155,6 +232,8 @@ def main() -> int:
                   f"aiconfigurator {statistics.median(a for _, a in both):.2f} over {len(both)} runs; median |log "
                   f"ratio| budgetlint {statistics.median(abs(__import__('math').log(r)) for r, _ in both):.2f}, "
                   f"aiconfigurator {statistics.median(abs(__import__('math').log(a)) for _, a in both):.2f}")
+    if "--no-disagg" not in sys.argv:
+        disagg_rows(exe, root)
     walls = {(r[0]): (r[4], r[5]) for r in rows}
     if walls:
         print(f"wall per configuration: budgetlint median {statistics.median(w for w, _ in walls.values()):.1f} s, "

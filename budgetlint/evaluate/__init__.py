@@ -139,7 +139,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.disaggregated import simulate_splits
 
         work = getattr(env, "work", None)
-        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None)
+        simulate_splits(roof.pools, budget, roof.efficiency, work.take if work is not None else None,
+                        getattr(env, "load_cache", None))
     elif not roof.skipped and any(v.verdict != "met" for v in roof.verdicts.values()):
         levers = levers_for(env.catalog, roof, env.shared)
         roof.levers = list(levers)
@@ -161,7 +162,10 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     if budget.declares_load:  # else no simulation (and its module is not imported)
         from budgetlint.evaluate.load import evaluate_load
 
-        load = evaluate_load(budget, roof, env, cal)
+        sim = None
+        if roof.pools is not None and not roof.skipped:  # both pools: the prefill queue feeding the decode pool's
+            from budgetlint.evaluate.disaggregated import simulate_pools_load as sim
+        load = evaluate_load(budget, roof, env, cal, sim)
     from budgetlint.evaluate.cost import evaluate_cost
 
     cost = evaluate_cost(budget, roof, load, env.prices)

@@ -10,7 +10,7 @@ pace on the decode pool); :class:`PoolsEvaluation` keeps what each pool contribu
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Optional
 
 from budgetlint.model.types import Budget, DisaggregatedDef, PoolDef
 from budgetlint.physics.disaggregated import (
@@ -41,6 +41,7 @@ class PoolsEvaluation:
     splits: tuple[Split, ...] = ()
     split_percentile: str | None = None
     notes: list[str] = field(default_factory=list)
+    idle_words: str = ""  # the optimistic assumption "an idle prefill pool" (roofline._optimism)
 
     @property
     def prefill_too_small(self) -> bool:
@@ -148,13 +149,19 @@ def evaluate_pools(b: Budget, bound_d: Deployment, real_d: Deployment, wl: Workl
         ev.arrival_rate_per_s = rate
         s = ev.realistic.prefill.prefill_s
         ev.prefill_utilisation = prefill_utilisation(rate, s, dis.prefill.replicas)
-        ev.prefill_replicas_needed = prefill_replicas_needed(rate, s)
+        from budgetlint.evaluate.load import REPLICAS_CAP
+
+        # None past REPLICAS_CAP (a 300-digit count is no fix, and floor(inf) raises: issue 24)
+        ev.prefill_replicas_needed = prefill_replicas_needed(rate, s) if rate * s < REPLICAS_CAP else None
     return ev
 
 
-def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allowance: Any = None) -> None:
+def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allowance: Any = None,
+                    cache: Optional[dict] = None) -> None:
     """Simulate every split of the pools' replicas at the declared arrival rate (physics
-    ``splits``) and keep them on ``ev``; nothing when no rate or promise is declared."""
+    ``splits``) and keep them on ``ev``; nothing when no rate or promise is declared. ``cache``:
+    the run's (``Environment.load_cache``): budgets with the same pools, traffic and promises
+    share one search."""
     from budgetlint.physics.disaggregated import splits
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
@@ -187,13 +194,28 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
         return (Scheduler(kv_capacity_tokens=caps[0], replicas=p), Scheduler(kv_capacity_tokens=caps[1], replicas=d))
 
     total = ev.definition.prefill.replicas + ev.definition.decode.replicas
+    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS
+
+    if total > 2 * MAX_SIMULATED_REPLICAS:
+        ev.notes.append(f"the splits are not simulated: more than {2 * MAX_SIMULATED_REPLICAS} replicas in all")
+        return
     counts = None
     if total - 1 > MAX_SPLITS:  # the declared split and those around the fewest prefill replicas that keep up
         need = ev.prefill_replicas_needed or ev.definition.prefill.replicas
         counts = [ev.definition.prefill.replicas] + list(range(max(1, need - 1), need - 1 + MAX_SPLITS - 1))
+    def search() -> tuple[Split, ...]:
+        return splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
+                      allowance=allowance, prefill_counts=counts)
+
     try:
-        ev.splits = splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
-                           allowance=allowance, prefill_counts=counts)
+        if cache is None:
+            ev.splits = search()
+        else:
+            from budgetlint.evaluate.load import shared_entry
+
+            key = ("splits", repr(pools), repr(efficiency), repr(traffic), caps[0], caps[1], repr(promises), pct,
+                   repr(counts))
+            ev.splits = shared_entry(cache, key, search)
     except ValueError as exc:
         ev.notes.append(f"the pools were not simulated: {exc}")
         return
@@ -207,3 +229,300 @@ def _percentile(b: Budget) -> float:
     except ValueError:
         return 50.0
     return value if 0 < value < 100 else 50.0
+
+
+# ------------------------------------------------------------------ under load: the judged basis
+#: extra replicas tried per pool, from the fewest that keep up, for the one that meets the promises
+FIX_TRIES = 3
+
+
+@dataclass
+class PoolsLoad:
+    """Each pool under the declared arrivals (the simulation of both, evaluate/load.py's
+    ``LoadEvaluation.pools``): saturation per replica (closed loop, every slot busy), utilisation
+    (arrivals / (replicas x saturation)), busy share, queue wait at the budget's percentile, the
+    fewest replicas that keep up, and the fewest that meet every promise with the other pool as
+    declared (simulated; None: none of those tried)."""
+
+    prefill_name: str
+    decode_name: str
+    prefill_replicas: int
+    decode_replicas: int
+    prefill_saturation_per_replica: float
+    decode_saturation_per_replica: float
+    prefill_utilisation: float
+    decode_utilisation: float
+    prefill_busy: float
+    decode_busy: float
+    prefill_queue_s: float
+    decode_queue_s: float
+    prefill_keeps_up: Optional[int]  # fewest replicas with utilisation below 1 (None: beyond REPLICAS_CAP)
+    decode_keeps_up: Optional[int]
+    prefill_fix: Optional[int] = None  # prefill replicas that meet every promise (decode as declared)
+    decode_fix: Optional[int] = None
+    tried: tuple[tuple[int, int, bool], ...] = ()  # (prefill, decode, meets) of the fix search
+    moves: tuple[tuple[int, int], ...] = ()  # (prefill, decode): the simulated splits of the same replicas that meet it
+
+    @property
+    def overloaded_pool(self) -> Optional[str]:
+        worst = max(("prefill", self.prefill_utilisation), ("decode", self.decode_utilisation), key=lambda x: x[1])
+        return worst[0] if worst[1] >= 1.0 else None
+
+    def pool_words(self) -> str:
+        """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.52, decode pool ... at utilisation 0.12``
+        (no semicolon: BL320 cuts a judgement's words at the first)."""
+        from budgetlint.evaluate.load import utilisation_text
+
+        return (f"prefill pool {self.prefill_name} at utilisation {utilisation_text(self.prefill_utilisation)}, "
+                f"decode pool {self.decode_name} at utilisation {utilisation_text(self.decode_utilisation)}")
+
+    def fix_words(self) -> str:
+        """What the simulated searches found: ``3 prefill + 3 decode replicas meet it``."""
+        out = []
+        if self.prefill_fix is not None:
+            out.append(f"{self.prefill_fix} prefill + {self.decode_replicas} decode replicas meet it")
+        if self.decode_fix is not None:
+            out.append(f"{self.prefill_replicas} prefill + {self.decode_fix} decode replicas meet it")
+        if self.moves:
+            out.append("or, the same replicas moved: "
+                       + ", ".join(f"{p} prefill + {d} decode" for p, d in self.moves) + " meets it")
+        if not out and self.tried:
+            out.append("none of " + ", ".join(f"{p} + {d}" for p, d, _ in self.tried)
+                       + " prefill + decode replicas meets it (simulated)")
+        return "; ".join(out)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for pool in ("prefill", "decode"):
+            out[pool] = {"name": getattr(self, f"{pool}_name"), "replicas": getattr(self, f"{pool}_replicas"),
+                         "saturation_request_per_s_per_replica": getattr(self, f"{pool}_saturation_per_replica"),
+                         "utilisation": getattr(self, f"{pool}_utilisation"),
+                         "busy_fraction": getattr(self, f"{pool}_busy"),
+                         "queue_s": getattr(self, f"{pool}_queue_s"),
+                         "replicas_to_keep_up": getattr(self, f"{pool}_keeps_up"),
+                         "replicas_that_meet": getattr(self, f"{pool}_fix")}
+        out["tried"] = [{"prefill_replicas": p, "decode_replicas": d, "meets": m} for p, d, m in self.tried]
+        out["moves_that_meet"] = [{"prefill_replicas": p, "decode_replicas": d} for p, d in self.moves]
+        return out
+
+
+def _less_one(dist: Any) -> Any:
+    """The reply tokens the decode pool emits (the prefill pool made the first): exact for a fixed
+    length; a distribution is kept as it is (one token of a sampled reply)."""
+    from budgetlint.physics.traffic import Fixed
+
+    return Fixed(max(1, int(dist.n) - 1)) if isinstance(dist, Fixed) else dist
+
+
+def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: Any = None) -> None:
+    """Fill ``out`` (an evaluate.load.LoadEvaluation) from the simulation of both pools at the
+    declared arrival rate: the prefill pool's queue feeding the decode pool's admission
+    (physics/disaggregated.py ``simulate_pools``), its requests end to end summarised as a
+    colocated run's are (percentiles with their intervals, attainment), so that the judgement
+    reads them as its ``simulated`` basis; each pool's saturation, utilisation and the replicas
+    that meet the promises in ``out.pools``. Sets ``out.skipped`` when it cannot run."""
+    from budgetlint.evaluate.load import (
+        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, _length, _traffic_key,
+        engine_defaults, shared_entry,
+    )
+    from budgetlint.physics.capacity import load_verdict, saturation, settled
+    from budgetlint.physics.disaggregated import simulate_pools
+    from budgetlint.physics.load_stats import PercentilePromise, summarise
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
+    from budgetlint.physics.traffic import Fixed
+
+    from budgetlint.text import numbers
+
+    ev: PoolsEvaluation = roof.pools
+    wl, dep, pr = b.workload, b.deployment, b.promise
+    assert wl is not None and dep is not None and dep.disaggregated is not None
+    dis = dep.disaggregated
+    if wl.arrival_rate_per_s is None:
+        out.skipped = ("a disaggregated deployment is simulated at a declared arrival_rate (a closed loop of users "
+                       "over two pools is not modelled); the flat estimate judges this budget")
+        return
+    if wl.arrival_rate_per == "replica":
+        out.skipped = ("`arrival_rate` per replica names no pool of a disaggregated deployment: declare the "
+                       "service's rate; the flat estimate judges this budget")
+        return
+    pools = ev.pools_realistic
+    eff = roof.efficiency
+    caps = []
+    for role, d in (("prefill", pools.prefill), ("decode", pools.decode)):
+        if d.accelerator.memory_bytes is None:
+            out.skipped = (f"the {role} pool's hardware declares no memory, so its KV cache (what its scheduler "
+                           f"admits against) is unknown; give its `memory` to simulate the traffic")
+            return
+        caps.append(kv_capacity_tokens(d))
+        if caps[-1] <= 0:
+            out.skipped = f"the {role} pool's weights leave no memory for a KV cache"
+            return
+
+    def sched_of(role: str, d: Any, cap: int, replicas: int) -> Scheduler:
+        hw = getattr(dis, role).hardware or dep.hardware
+        seqs, batched = engine_defaults(d.accelerator.memory_bytes, hw.name if hw else "")
+        return Scheduler(max_num_seqs=dep.max_num_seqs or seqs, max_num_batched_tokens=dep.max_num_batched_tokens
+                         or batched, kv_capacity_tokens=cap, replicas=replicas, load_balancer=dep.load_balancer)
+
+    P, D = dis.prefill.replicas, dis.decode.replicas
+    if max(P, D) > MAX_SIMULATED_REPLICAS:  # each event looks at every replica of its pool
+        out.skipped = (f"a pool of more than {MAX_SIMULATED_REPLICAS} replicas is not simulated (the pools are "
+                       f"simulated replica by replica); the flat estimate judges this budget")
+        return
+    if wl.arrival_rate_per_s / (P + D) < MIN_RATE_PER_REPLICA:
+        out.skipped = (f"{numbers.quantity(wl.arrival_rate_per_s, 'request/s')} over {P + D} replicas is below "
+                       f"{numbers.quantity(MIN_RATE_PER_REPLICA, 'request/s')} a replica: requests would almost "
+                       f"never meet, and arrivals that far apart need clock times too large to resolve a "
+                       f"millisecond; the flat estimate judges this budget")
+        return
+    sp, sd = sched_of("prefill", pools.prefill, caps[0], P), sched_of("decode", pools.decode, caps[1], D)
+    out.scheduler_from = (f"prefill pool {sp.max_num_seqs} sequences, {sp.max_num_batched_tokens} tokens per "
+                          f"iteration; decode pool {sd.max_num_seqs}, {sd.max_num_batched_tokens} "
+                          f"({'budget' if dep.max_num_seqs and dep.max_num_batched_tokens else 'vLLM defaults per device where not given'})")
+    out.max_num_seqs, out.max_num_batched_tokens, out.kv_capacity_tokens = \
+        sd.max_num_seqs, sd.max_num_batched_tokens, caps[1]
+    out.replicas = out.simulated_replicas = P + D
+    if wl.measured_at == "client":
+        from budgetlint.evaluate.physics_inputs import network_allowance
+
+        out.edge_extra_s = (b.connection_setup_s or 0.0) + network_allowance(b)
+    rate = out.arrival_rate_per_s = wl.arrival_rate_per_s
+    cached_share = wl.cached_prompt_tokens / wl.prompt_tokens if wl.prompt_tokens else 0.0
+    shared = getattr(getattr(env, "bench", None), "empirical", None)
+    prompt, output = _length(wl.prompt_dist, wl.prompt_tokens, shared), _length(wl.output_dist, wl.output_tokens, shared)
+    out.prompt_lengths, out.output_lengths = prompt, output
+    hits = dict(prefix_hit_tokens=min(1.0, cached_share),
+                prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
+    traffic = Traffic(prompt=prompt, output=output, arrival_rate_per_s=rate, arrival=wl.arrival, cv=wl.arrival_cv,
+                      **hits)
+    promises = []
+    for name in ("ttft", "tpot", "e2e"):
+        limit = getattr(pr, f"{name}_s")
+        if limit is None:
+            continue
+        extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
+        out.limits[name] = limit
+        if limit - extra > 0:
+            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
+    plist = [p for _, p in promises]
+    pc = RooflineStepCost(pools.prefill, eff)
+    dc = RooflineStepCost(replace(pools.decode, prefill_interference=False), eff)
+    cache: dict = getattr(env, "load_cache", {})
+    work = getattr(env, "work", None)
+    allowance = work.take if work is not None else None
+    base_key = ("pools", repr(pools.prefill), repr(pools.decode), pools.link_bandwidth_bytes_per_s,
+                pools.link_latency_s, repr(eff), _traffic_key(traffic))
+
+    def pools_run(p: int, d: int, n: int) -> Any:
+        s1, s2 = replace(sp, replicas=p), replace(sd, replicas=d)
+        return shared_entry(cache, base_key + (repr(s1), repr(s2), n), lambda: simulate_pools(
+            replace(pools, prefill_replicas=p, decode_replicas=d), pc, dc, traffic, s1, s2, requests=n,
+            allowance=allowance))
+
+    first_run = pools_run(P, D, FIRST_REQUESTS)
+    first = summarise(first_run.combined, plist)
+    enough, why = settled(first, plist)
+    run_ = first_run if enough else pools_run(P, D, REQUESTS)
+    out.result = first if enough else summarise(run_.combined, plist)
+    out.stopping_rule = why if enough else f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests"
+    out.simulations = 2 * (1 if enough else 2)
+    # each pool's saturation: one replica with every slot busy (the prefill pool on prompts with one
+    # output token, the decode pool on the replies with the prompt's cache arrived)
+    one_p, one_d = replace(sp, replicas=1), replace(sd, replicas=1)
+    pre_t = Traffic(prompt=prompt, output=Fixed(1), arrival_rate_per_s=1.0, **hits)
+    dec_t = Traffic(prompt=prompt, output=_less_one(output), arrival_rate_per_s=1.0, prefix_hit_requests=1.0,
+                    prefix_hit_tokens=1.0)
+    mu_p = shared_entry(cache, ("saturation", repr(pools.prefill), repr(eff), _traffic_key(pre_t), repr(one_p)),
+                        lambda: saturation(pc, pre_t, one_p, requests=400, allowance=allowance))
+    mu_d = shared_entry(cache, ("saturation", repr(pools.decode), "no-prefill", repr(eff), _traffic_key(dec_t),
+                                repr(one_d)),
+                        lambda: saturation(dc, dec_t, one_d, requests=400, allowance=allowance))
+    out.simulations += 2
+    service = min(P * mu_p, D * mu_d)
+    out.saturation_request_per_s = service / (P + D) if service > 0 else None
+    pct = out.percentile
+
+    def queue_at(raw: Any) -> float:
+        from budgetlint.physics.load_stats import percentile
+
+        return percentile(sorted(r.queue_s for r in raw.records if not r.rejected), pct)
+
+    def busy(raw: Any) -> float:
+        span = raw.window_end_s - raw.window_start_s
+        return raw.busy_s / (span * raw.replicas) if span > 0 else float("nan")
+
+    def keeps_up(mu: float) -> Optional[int]:  # None: more than REPLICAS_CAP (no fix: issue 24)
+        from budgetlint.evaluate.load import REPLICAS_CAP
+
+        if not (mu > 0) or rate / mu >= REPLICAS_CAP:
+            return None
+        return prefill_replicas_needed(rate, 1.0 / mu)
+
+    pl = out.pools = PoolsLoad(
+        ev.prefill_name, ev.decode_name, P, D, mu_p, mu_d,
+        rate / (P * mu_p) if mu_p > 0 else float("inf"), rate / (D * mu_d) if mu_d > 0 else float("inf"),
+        busy(run_.prefill_raw), busy(run_.decode_raw), queue_at(run_.prefill_raw), queue_at(run_.decode_raw),
+        keeps_up(mu_p), keeps_up(mu_d))
+    bound = roof.bound
+    for name, _ in promises:
+        iv = out.interval(name)
+        value = out.predicted(name)
+        out.verdicts[name] = load_verdict(out.limits[name], getattr(bound, f"{name}_s"),
+                                          float("inf") if value is None else value, iv[1] if iv else float("nan"))
+    for name in out.limits:  # a promise the edge allowances alone use up
+        out.verdicts.setdefault(name, "at-risk")
+    from budgetlint.evaluate.load import NEAR_SATURATION
+
+    worst = max(pl.prefill_utilisation, pl.decode_utilisation)
+    out.near_saturation = NEAR_SATURATION <= worst < 1.0  # the busier pool (evaluate/load.py)
+    if pl.overloaded_pool is not None:
+        out.overloaded = True
+        for name, verdict in out.verdicts.items():
+            if verdict == "met":
+                out.verdicts[name] = "at-risk"
+    want_req = pr.throughput_request_per_s
+    if want_req is None and pr.throughput_token_per_s is not None:
+        want_req = pr.throughput_token_per_s / max(output.mean, 1.0)
+    if want_req is not None:
+        out.throughput_sustained_request_per_s = service
+        out.throughput_verdict = "met" if service >= want_req else "at-risk"
+    if plist and "at-risk" in out.verdicts.values() and "cannot-be-met" not in out.verdicts.values():
+        pl.moves = tuple((x.prefill_replicas, x.decode_replicas) for x in ev.splits
+                         if x.meets and (x.prefill_replicas, x.decode_replicas) != (P, D))
+        _search_fix(pl, pools_run, plist, rate, mu_p, mu_d)
+        out.simulations += 2 * len(pl.tried)
+        if pl.prefill_fix is not None and pl.prefill_fix <= 1_000_000:
+            out.replicas_needed = pl.prefill_fix + D
+        elif pl.decode_fix is not None:
+            out.replicas_needed = P + pl.decode_fix
+
+
+def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: float, mu_d: float) -> None:
+    """The fewest replicas of one pool (the other as declared) whose simulation meets every promise:
+    from the fewest that keep up (utilisation below 1), :data:`FIX_TRIES` counts each."""
+    from budgetlint.physics.load_stats import summarise
+
+    def meets(p: int, d: int) -> bool:
+        if rate / (p * mu_p) >= 1.0 or rate / (d * mu_d) >= 1.0:
+            return False
+        r = summarise(pools_run(p, d, SPLIT_REQUESTS).combined, plist, cdf=False)
+        return not r.rejected and all(r.promises_met.get(x.key, False) for x in plist)
+
+    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS
+
+    tried = []
+    for pool in ("prefill", "decode"):
+        have = pl.prefill_replicas if pool == "prefill" else pl.decode_replicas
+        up = pl.prefill_keeps_up if pool == "prefill" else pl.decode_keeps_up
+        if up is None:
+            continue
+        start = max(have + 1, up)
+        for n in range(start, min(start + FIX_TRIES, MAX_SIMULATED_REPLICAS + 1)):
+            p, d = (n, pl.decode_replicas) if pool == "prefill" else (pl.prefill_replicas, n)
+            ok = meets(p, d)
+            tried.append((p, d, ok))
+            if ok:
+                setattr(pl, f"{pool}_fix", n)
+                break
+    pl.tried = tuple(tried)

@@ -147,6 +147,10 @@ class LoadEvaluation:
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
     output_lengths: Any = None
+    #: a disaggregated deployment: evaluate.disaggregated.PoolsLoad (each pool's saturation,
+    #: utilisation, busy share and the replicas that meet the promises); ``replicas`` is then both
+    #: pools' and ``saturation_request_per_s`` the service's over them (the slower pool's)
+    pools: Any = None
 
     def predicted(self, promise: str) -> Optional[float]:
         """The simulated value of ``promise`` (ttft | tpot | e2e) at the budget's percentile,
@@ -220,6 +224,8 @@ class LoadEvaluation:
             "overloaded": self.overloaded,
             "near_saturation": self.near_saturation,
         })
+        if self.pools is not None:
+            out["pools"] = self.pools.as_dict()
         if self.throughput_verdict is not None:
             out["throughput_sustained_request_per_s"] = self.throughput_sustained_request_per_s
             out["throughput_verdict"] = self.throughput_verdict
@@ -255,8 +261,13 @@ def _traffic_key(traffic: Any) -> tuple:
                  for f in dataclasses.fields(traffic) for v in (getattr(traffic, f.name),))
 
 
-def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Optional[LoadEvaluation]:
+def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
+                  simulate: Any = None) -> Optional[LoadEvaluation]:
     """The budget's :class:`LoadEvaluation`, or None when it declares no load.
+
+    ``simulate(b, roof, env, out, calibration)`` fills ``out`` (default: one pool of replicas,
+    :func:`_simulate`; a disaggregated deployment's two pools: evaluate/disaggregated.py
+    ``simulate_pools_load``, which evaluate/__init__.py passes).
 
     With a usable ``calibration`` (:class:`~budgetlint.evaluate.calibration.CalibrationEvaluation`)
     the simulation runs on the calibrated step cost (fitted bandwidth and compute fractions,
@@ -264,8 +275,6 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
     """
     if not declares_load(b):
         return None
-    if b.deployment is not None and b.deployment.disaggregated is not None and getattr(roof, "pools", None):
-        return None  # evaluate/disaggregated.py simulates the two pools together (analysis.disaggregated)
     pct = percentile_number(b.percentile)
     if pct is None:
         out = LoadEvaluation()
@@ -293,7 +302,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None) -> Op
         out.skipped = work.why()
         return out
     try:
-        _simulate(b, roof, env, out, calibration)
+        (simulate or _simulate)(b, roof, env, out, calibration)
     except WorkSpent:
         out.skipped = work.why() if work is not None else "the simulation's work budget was spent"
         out.result = None
@@ -528,6 +537,8 @@ def mechanism(load: LoadEvaluation, promise: str) -> str:
     from budgetlint.model.units import format_quantity
 
     r = load.result
+    if load.pools is not None:
+        return _pools_mechanism(load, promise)
     if load.overloaded:
         from budgetlint.model.units import format_quantity as fq
 
@@ -545,6 +556,33 @@ def mechanism(load: LoadEvaluation, promise: str) -> str:
         return f"requests wait to be scheduled: queue p{load.percentile:g} {format_quantity(queue, 'time')}"
     return (f"batch crowding: {r.batch_size_mean:.0f} sequences per iteration on average "
             f"(p95 {r.batch_size_p95:.0f}) share each step")
+
+
+def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
+    """A disaggregated deployment's contention: the pool that cannot keep up, the pool whose queue
+    holds the requests, or the decode pool's batch crowding."""
+    from budgetlint.model.units import format_quantity
+
+    pl, r, pct = load.pools, load.result, f"p{numbers.stated(load.percentile)}"
+    worst = pl.overloaded_pool
+    if worst is not None:
+        n, mu = getattr(pl, f"{worst}_replicas"), getattr(pl, f"{worst}_saturation_per_replica")
+        each = f" ({format_quantity(mu, 'request_rate')} each)" if n > 1 else ""
+        return (f"overloaded: {format_quantity(load.arrival_rate_per_s or 0.0, 'request_rate')} arrive and the "
+                f"{worst} pool's {numbers.count(n, 'replica')} {'complete' if n > 1 else 'completes'} at most "
+                f"{format_quantity(n * mu, 'request_rate')}{each}: its queue grows without bound (a longer "
+                f"simulation would only predict longer waits)")
+    if r.rejected:
+        return f"{r.rejected} requests could not fit in a pool's KV cache at all"
+    ttft = r.predicted["ttft_s"].get(pct, math.nan)
+    if promise in ("ttft", "e2e"):
+        for pool in ("prefill", "decode"):
+            q = getattr(pl, f"{pool}_queue_s")
+            if q > 0.3 * ttft:
+                what = "a prefill replica" if pool == "prefill" else "the decode pool's admission (KV room or a slot)"
+                return f"requests wait for {what}: {pool} queue {pct} {format_quantity(q, 'time')}"
+    return (f"batch crowding on the decode pool: {numbers.number(round(r.batch_size_mean))} sequences per iteration "
+            f"on average (p95 {numbers.number(round(r.batch_size_p95))}) share each step")
 
 
 def utilisation(load: LoadEvaluation) -> Optional[float]:
@@ -582,6 +620,8 @@ def load_words(load: LoadEvaluation) -> str:
 
     u = utilisation(load)
     util = f" (utilisation {utilisation_text(u)})" if u is not None else ""
+    if load.pools is not None:
+        return f"at {format_quantity(load.arrival_rate_per_s or 0.0, 'request_rate')} ({load.pools.pool_words()})"
     if load.arrival_rate_per_s is not None:
         per = load.arrival_rate_per_s / load.replicas
         where = " per replica" if load.replicas > 1 else ""
@@ -608,6 +648,9 @@ def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
     elif value is not None and value <= limit:
         msg += " (the point estimate holds, the interval does not)"
     msg += f"; {mechanism(load, promise)}"
+    if load.pools is not None:
+        fix = load.pools.fix_words()
+        return msg + (f"; simulated: {fix}" if fix else "")
     cap = load.capacity
     if cap is not None:
         if cap.request_per_s > 0:

@@ -323,7 +323,11 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
     from budgetlint.physics.default_efficiency import class_default
 
     dep = b.deployment
-    cls = class_default(is_moe(dep.model), dep.devices)
+    devices = dep.devices
+    dis = getattr(dep, "disaggregated", None)
+    if dis is not None:  # one efficiency for both pools: the class of the decode pool's devices (its pace)
+        devices = dis.decode.devices or dep.devices
+    cls = class_default(is_moe(dep.model), devices)
     sources = []
     values = {}
     for figure, declared, run in (
@@ -343,7 +347,7 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
     measured = _measured_compute(dep)
-    return AssumedEfficiency(cls.key, cls.label, cls.runs, dep.devices, values["bandwidth"], values["compute"],
+    return AssumedEfficiency(cls.key, cls.label, cls.runs, devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model),
                              measured.basis() if measured is not None else None)
 

@@ -291,6 +291,7 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
         words = (f"an idle prefill pool (the flat estimate's one prompt: the pool is "
                  f"{numbers.percent(ev.pools.prefill_utilisation)} utilised at "
                  f"{numbers.quantity(ev.pools.arrival_rate_per_s, 'request/s')}, BL350)")
+        ev.pools.idle_words = words  # BL305 leaves it out where the simulated pools judge the promise
         for name in ("ttft", "e2e"):
             v = ev.verdicts.get(name)
             if v and v.verdict == "met":

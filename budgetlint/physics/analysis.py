@@ -274,6 +274,7 @@ def analyse(
     e2e = queue_s + prefill_s + setup + decode_after_first
 
     # ---- memory
+    # per device it is / N below (MLA's latent counted on every tensor rank: StepInputs.kv_copies)
     kv_final = inp.target.kv_bytes_at(end_ctx)
     steady_ctx = wl.prompt_tokens + out / 2.0
     kv_steady = inp.target.kv_bytes_at(steady_ctx)

@@ -28,6 +28,7 @@ from typing import Optional
 
 from .analysis import Analysis, analyse
 from .shapes import ROOFLINE, Deployment, Edge, Efficiency, Workload
+from .serving_sim import RawRun, RequestRecord
 from .step import StepInputs
 
 
@@ -64,7 +65,10 @@ def kv_transfer_s(kv_bytes: float, bandwidth_bytes_per_s: float, latency_s: floa
 
 def prompt_kv_bytes(pools: Pools, prompt_tokens: float) -> float:
     """The cache a prompt of ``prompt_tokens`` leaves (the target's and a draft's)."""
-    return StepInputs.of(pools.decode).kv_bytes_per_sequence(prompt_tokens)
+    inp = StepInputs.of(pools.decode)
+    # one copy of the cache (an MLA latent is counted once per tensor rank in the step's KV terms)
+    draft = inp.draft.kv_bytes_at(prompt_tokens) if inp.draft is not None else 0.0
+    return inp.target.kv_bytes_at(prompt_tokens) / inp.kv_copies + draft
 
 
 @dataclass(frozen=True)
@@ -143,14 +147,21 @@ class PoolsRun:
     prefill_busy: float  # busy seconds / (window x replicas)
     decode_busy: float
     rejected: int
+    #: the requests end to end as one :class:`~.serving_sim.RawRun` (what
+    #: :func:`~.load_stats.summarise` reads: percentiles, intervals, attainment): each measured
+    #: request's times from its arrival at the prefill pool to its last token on the decode pool,
+    #: queue = the wait in both pools; window, throughput, busy time and batch sizes are the
+    #: decode pool's (where requests complete and batch), the requests in the system both pools'
+    combined: Optional[RawRun] = None
+    prefill_raw: Optional[RawRun] = None
+    decode_raw: Optional[RawRun] = None
 
     def percentile(self, metric: str, p: float) -> float:
-        """The ``p`` (0..100) percentile of ``metric`` (nearest rank)."""
-        values = sorted(getattr(self, metric))
-        if not values:
-            return math.nan
-        k = max(0, min(len(values) - 1, math.ceil(p / 100.0 * len(values)) - 1))
-        return values[k]
+        """The ``p`` (0..100) percentile of ``metric``, interpolated between the closest ranks as
+        :func:`~.load_stats.percentile` does (the judged figure is the same number)."""
+        from .load_stats import percentile
+
+        return percentile(sorted(getattr(self, metric)), p)
 
 
 def simulate_pools(pools: Pools, prefill_cost, decode_cost, traffic, prefill_sched, decode_sched, *,  # type: ignore[no-untyped-def]
@@ -185,10 +196,16 @@ def simulate_pools(pools: Pools, prefill_cost, decode_cost, traffic, prefill_sch
     dec = run(decode_cost, second, decode_sched, requests=len(done), seed=seed, allowance=allowance)
     ttft, e2e, tpot, qp, qd = [], [], [], [], []
     rejected = requests - len(done)
+    nan = math.nan
+    # the prefill pool's rejections (a prompt its KV cache cannot hold) count against the service
+    recs = [RequestRecord(r.index, r.replica, r.arrival_s, nan, nan, nan, nan, r.prompt_tokens, r.cached_tokens,
+                          outputs[r.index], r.preemptions, True) for r in pre.records if r.rejected]
     for d in dec.records:
         _, p = done[d.index]
         if d.rejected:
             rejected += 1
+            recs.append(RequestRecord(p.index, d.replica, p.arrival_s, nan, nan, nan, nan, p.prompt_tokens,
+                                      p.cached_tokens, outputs[p.index], p.preemptions + d.preemptions, True))
             continue
         move = (done[d.index][0] - p.arrival_s) - p.ttft_s
         t = p.ttft_s + move + d.queue_s
@@ -198,12 +215,25 @@ def simulate_pools(pools: Pools, prefill_cost, decode_cost, traffic, prefill_sch
         tpot.append((total - t) / outputs[p.index])
         qp.append(p.queue_s)
         qd.append(d.queue_s)
+        recs.append(RequestRecord(p.index, d.replica, p.arrival_s, p.queue_s + d.queue_s, t, total,
+                                  (total - t) / outputs[p.index], p.prompt_tokens, p.cached_tokens,
+                                  outputs[p.index], p.preemptions + d.preemptions, False))
+    recs.sort(key=lambda r: r.index)  # arrival order (the sectioning intervals cut it in sections)
+    span_d = dec.window_end_s - dec.window_start_s
+    span_p = pre.window_end_s - pre.window_start_s
+    # the prefill pool's mean occupancy over its window, carried over the decode pool's window
+    # (both pools see the same arrivals, so in a steady state their occupancies add)
+    area = dec.in_system_area + (pre.in_system_area / span_p * span_d if span_p > 0 else 0.0)
+    combined = RawRun(tuple(recs), dec.window_start_s, dec.window_end_s, dec.replicas, area, dec.busy_s,
+                      dec.batch_time, dec.arrivals_in_window, dec.completions_in_window,
+                      dec.output_tokens_in_window)
 
     def busy(raw) -> float:  # type: ignore[no-untyped-def]
         span = raw.window_end_s - raw.window_start_s
         return raw.busy_s / (span * raw.replicas) if span > 0 else math.nan
 
-    return PoolsRun(tuple(ttft), tuple(e2e), tuple(tpot), tuple(qp), tuple(qd), busy(pre), busy(dec), rejected)
+    return PoolsRun(tuple(ttft), tuple(e2e), tuple(tpot), tuple(qp), tuple(qd), busy(pre), busy(dec), rejected,
+                    combined, pre, dec)
 
 
 @dataclass(frozen=True)

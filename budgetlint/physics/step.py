@@ -254,6 +254,13 @@ class StepInputs:
     alltoall_s_per_token: float = 0.0  # L_moe x 2 x h x b_a x r / (t d BW_link)
     alltoall_fixed_s: float = 0.0  # L_moe x 2 x latency
     weight_bytes_per_device: float = 0.0  # what a device holds of the target's weights
+    #: copies of the target's KV cache over the tensor ranks: MLA's latent is shared by all heads,
+    #: so every tensor rank holds (and reads) all of it (shared/reference/specs.md, MLA (a)): t;
+    #: per-head K and V are split over the ranks: 1. ``target``'s KV bytes per token already count
+    #: the copies (``/ devices`` is then what each device holds and reads), so every KV term (the
+    #: decode read, a prefill chunk's earlier context, the memory fit) has them; a sequence's cache
+    #: as one copy (what a KV transfer moves) is ``kv_bytes_per_sequence / kv_copies``
+    kv_copies: int = 1
 
     @staticmethod
     def of(deployment: Deployment, efficiency: Efficiency = ROOFLINE, *,
@@ -288,6 +295,7 @@ class StepInputs:
                 a2a_tok = (moe_layers * 2.0 * float(model.hidden_size or 0) * ACTIVATION_BYTES
                            * alltoall_remote_ranks(e, model.experts_per_token or 1) / (n * d * link))
             a2a_fixed = moe_layers * 2.0 * dep.alltoall_latency_s
+        copies = n if model.attention == "mla" else 1  # MLA's latent is whole on every tensor rank
         w_total = weight_bytes(model.total_params, b_w)
         expert_all = per_expert * (model.experts or 0)
         w_dev = (weight_bytes(model.total_params - expert_all, b_w) * d + weight_bytes(expert_all, b_w)) / (n * d * p)
@@ -297,7 +305,7 @@ class StepInputs:
             compute_peak_flop_per_s=peak,
             collective_factor=1.0 / (1.0 - dep.collective_overhead) if n > 1 and dep.collective_overhead > 0 else 1.0,
             lookahead=k, tokens_per_pass=dep.spec_accepted_tokens_per_pass,
-            target=PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms),
+            target=_with_copies(PassInputs.of(model, b_w, dep.kv_bytes_per_elem, dep.engine_terms), copies),
             draft=PassInputs.of(draft_model, b_wd, dep.kv_bytes_per_elem, dep.engine_terms)
             if draft_model is not None else None,
             overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
@@ -306,6 +314,7 @@ class StepInputs:
             tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
             per_expert_params=per_expert, alltoall_s_per_token=a2a_tok, alltoall_fixed_s=a2a_fixed,
             weight_bytes_per_device=w_dev,
+            kv_copies=copies,
         )
 
     @cached_property
@@ -411,6 +420,13 @@ class StepInputs:
         if self.per_operator:
             return (max(w, lin) + max(kv, attn)) * self.collective_factor
         return _roofline(w + kv, lin + attn, self.overlap) * self.collective_factor
+
+
+def _with_copies(p: PassInputs, copies: int) -> PassInputs:
+    """``p`` with its KV bytes per token x ``copies`` (StepInputs.kv_copies)."""
+    if copies == 1:
+        return p
+    return replace(p, kv_full_bytes=p.kv_full_bytes * copies, kv_window_bytes=p.kv_window_bytes * copies)
 
 
 #: Bytes per activation element an all-to-all moves (bf16). DeepSeek's DeepEP dispatches in

@@ -149,7 +149,9 @@ def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None 
         free -= weight_bytes(dep.model.total_params, dep.weight_bytes_per_param) / n
     else:  # data parallelism holds the attention and dense weights once per rank (physics/step.py)
         free -= StepInputs.of(dep).weight_bytes_per_device
-    per_token = kv_bytes_per_token(dep.model, dep.kv_bytes_per_elem)
+    # MLA's latent is whole on every tensor rank: t copies of each token's cache (StepInputs.kv_copies)
+    per_token = kv_bytes_per_token(dep.model, dep.kv_bytes_per_elem) * (dep.devices if dep.model.attention == "mla"
+                                                                         else 1)
     if dep.draft is not None and dep.lookahead > 0:
         b_wd = dep.draft_weight_bytes_per_param or dep.weight_bytes_per_param
         free -= weight_bytes(dep.draft.total_params, b_wd) / n

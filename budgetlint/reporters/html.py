@@ -606,6 +606,20 @@ def _load(cid: str, b: dict, load: dict, analysis: dict) -> str:
             facts.append([_escape(label), _value_cell(v, unit)])
     if facts:
         out.append(_table(["", "Value"], facts, cls="bl-load", numeric=[1]))
+    pools = load.get("pools") if isinstance(load.get("pools"), dict) else None
+    if pools:  # a disaggregated deployment: each pool under the declared rate (docs/topologies.md)
+        rows = []
+        for role in ("prefill", "decode"):
+            p = pools.get(role) if isinstance(pools.get(role), dict) else {}
+            meet = p.get("replicas_that_meet")
+            rows.append([_escape(f"{role} pool {p.get('name', '')}"), _value_cell(_num(p.get("utilisation")), "%"),
+                         _value_cell(_num(p.get("saturation_request_per_s_per_replica")), "request/s"),
+                         _value_cell(_num(p.get("queue_s")), "s"),
+                         _escape(str(p.get("replicas_to_keep_up", ""))),
+                         _escape(str(meet) if meet is not None else "none tried meets" if pools.get("tried") else "")])
+        out.append(_table(["pool", "utilisation", "one replica completes", "queue at the percentile",
+                           "replicas to keep up", "replicas that meet it (simulated)"], rows, cls="bl-pools",
+                          numeric=[1, 2, 3, 4]))
     predicted = load.get("predicted") if isinstance(load.get("predicted"), dict) else {}
     declared = _pct(str(b.get("percentile") or "")) if b.get("percentile") else None
     for name, key, unit in LATENCY_PROMISES + (("queue", "queue_s", "s"),):

@@ -54,8 +54,16 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         v = evaluation.verdicts.get(name)
         if v is None or not v.optimistic:
             continue
+        assumed = list(v.optimistic)
+        pools = getattr(evaluation.roofline, "pools", None)
+        load = evaluation.load
+        if pools is not None and load is not None and load.pools is not None and load.result is not None:
+            # the simulated pools judge it, the prefill queue included: no idle pool is assumed
+            assumed = [w for w in assumed if w != pools.idle_words]
+        if not assumed:
+            continue
         yield Finding(CODE, SEVERITY,
-                      f"budget {budget.name!r}: {labels[name]} is met only with " + " and ".join(v.optimistic),
+                      f"budget {budget.name!r}: {labels[name]} is met only with " + " and ".join(assumed),
                       promise_location(budget, name),
                       budget=budget.name, promise=name,
                       fix="attach benchmark evidence measured on this traffic, or budget without the assumption")

@@ -10,7 +10,12 @@ predicted percentile, or the top of its interval, misses is reported with
 the mechanism (KV-cache preemption, queueing, or batch crowding), the
 capacity per replica at which it holds, and the replicas the declared rate
 needs. The roofline bound is untouched: what the bound rules out is BL301,
-never this rule.
+never this rule. A disaggregated deployment's two pools are simulated
+together (docs/topologies.md): the message gives each pool's utilisation,
+names the pool that cannot keep up, the fewest replicas of a pool that
+meet the promise (`disaggregated.prefill.replicas: N`), and a split of the
+same replicas between the pools that meets it ("or, the same replicas
+moved: 3 prefill + 1 decode meets it": then the fix moves them).
 
 ## Why
 A flat estimate is one steady state at a fixed concurrency: no arrivals, no
@@ -72,7 +77,25 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if j is not None and j.verdict == "met":  # a linked run that counts meets it: measured decides
             continue
         fix, data = None, {}
-        if load.replicas_needed is not None and load.replicas_needed > load.replicas:
+        pools = load.pools
+        if pools is not None and pools.moves:  # the same replicas moved between the pools: no more devices
+            from budgetlint.rules._fixes import edit
+
+            p_n, d_n = pools.moves[0]
+            fix = f"disaggregated.prefill.replicas: {p_n}, disaggregated.decode.replicas: {d_n}"
+            data = edit(budget, [(("deployment", "disaggregated", "prefill", "replicas"), p_n),
+                                 (("deployment", "disaggregated", "decode", "replicas"), d_n)], safe=False, title=fix)
+        elif pools is not None:  # a disaggregated deployment: the pool whose replicas meet it
+            from budgetlint.rules._fixes import edit
+
+            for pool in ("prefill", "decode"):
+                n = getattr(pools, f"{pool}_fix")
+                if n is not None:
+                    fix = f"disaggregated.{pool}.replicas: {n}"
+                    data = edit(budget, [(("deployment", "disaggregated", pool, "replicas"), n)], safe=False,
+                                title=fix)
+                    break
+        elif load.replicas_needed is not None and load.replicas_needed > load.replicas:
             from budgetlint.rules._fixes import edit
 
             fix = f"deployment.replicas: {load.replicas_needed}"

@@ -5,7 +5,9 @@
 what the replicas sustain while every latency promise holds at its
 percentile: the capacity per replica found by the serving simulator
 (docs/load.md) times `deployment.replicas`. Without latency promises, the
-replicas' saturation throughput (every slot busy) is used.
+replicas' saturation throughput (every slot busy) is used. A disaggregated
+deployment sustains what its slower pool does: replicas x one replica's
+saturation, per pool (docs/topologies.md).
 
 ## Why
 Throughput and latency are one trade: a batch large enough for the
@@ -60,6 +62,14 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             if load.result is not None and load.result.throughput_request_per_s else 1.0
         want, unit, got = p.throughput_token_per_s, "pace", sustained * mean_out
     held = " with the latency promises held" if load.capacity is not None else " at saturation"
+    pools = load.pools
+    if pools is not None:  # a disaggregated deployment: the slower pool sets what the service sustains
+        msg = (f"budget {budget.name!r}: throughput {format_quantity(want, unit)} promised; the pools sustain "
+               f"{format_quantity(got, unit)} at saturation, the slower pool's: prefill "
+               f"{pools.prefill_replicas} x {format_quantity(pools.prefill_saturation_per_replica, 'request_rate')}, "
+               f"decode {pools.decode_replicas} x {format_quantity(pools.decode_saturation_per_replica, 'request_rate')}")
+        yield Finding(CODE, SEVERITY, msg, budget.loc("promise", "throughput"), budget=budget.name)
+        return
     msg = (f"budget {budget.name!r}: throughput {format_quantity(want, unit)} promised; "
            f"{numbers.count(load.replicas, 'replica')} {'sustains' if load.replicas == 1 else 'sustain'} {format_quantity(got, unit)}{held} "
            f"({format_quantity(per, 'request_rate')} each)")

@@ -9,7 +9,9 @@ bound: every TTFT percentile grows with the length of the run. The message
 names the pool, its utilisation, the prefill replicas that bring it below
 100 %, and, from the simulation of both pools (the prefill queue feeding the
 decode pool's admission), which splits of the same replicas between the pools
-meet the promises at the budget's percentile.
+meet the promises at the budget's percentile, and the fewest prefill replicas
+(the decode pool as declared) whose simulation meets them: the fix. The
+promises themselves are judged on that simulation (BL307 words a miss).
 
 ## Why
 Disaggregation moves the prefill onto its own devices: the decode pool's pace
@@ -60,20 +62,32 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     pools = evaluation.roofline.pools
     if pools is None or not pools.prefill_too_small:
         return
+    from budgetlint.evaluate.load import REPLICAS_CAP, replicas_beyond_words, utilisation_text
+
     need = pools.prefill_replicas_needed
     have = pools.definition.prefill.replicas
     rate = pools.arrival_rate_per_s
     s = pools.realistic.prefill.prefill_s
     after = rate * s / need if need else None
-    message = (f"budget {budget.name!r}: the prefill pool ({pools.prefill_name}) is "
-               f"{numbers.percent(pools.prefill_utilisation)} utilised: "
+    u = pools.prefill_utilisation
+    # past 1,000 % a percent is no reading (issue 24: 300 digits): the utilisation as a number
+    used = f"{numbers.percent(u)} utilised" if u < 10 else f"at utilisation {utilisation_text(u)}"
+    beyond = need is None or need > REPLICAS_CAP
+    message = (f"budget {budget.name!r}: the prefill pool ({pools.prefill_name}) is {used}: "
                f"{numbers.quantity(rate, 'request/s')} x {numbers.quantity(s, 's')} of prefill a prompt (realistic "
                f"estimate) over {numbers.count(have, 'replica')}; its queue grows without bound, so TTFT has no "
-               f"steady state. {numbers.count(need, 'prefill replica')} bring it to {numbers.percent(after)}")
+               f"steady state. " + (f"{replicas_beyond_words()[0].upper()}{replicas_beyond_words()[1:]}" if beyond
+                                    else f"{numbers.count(need, 'prefill replica')} bring it to {numbers.percent(after)}"))
     meets = [w for w, sp in zip(pools.split_words(), pools.splits) if sp.meets]
     if pools.splits:
         message += f"; simulated at {pools.split_percentile}: " + "; ".join(pools.split_words())
-    fix = f"disaggregated.prefill.replicas: {need}"
+    load = evaluation.load
+    sim = getattr(load, "pools", None) if load is not None and load.result is not None else None
+    if sim is not None and sim.prefill_fix is not None:  # the simulated search (evaluate/disaggregated.py)
+        message += (f"; with the decode pool as declared, {numbers.count(sim.prefill_fix, 'prefill replica')} "
+                    f"meet the promises (simulated)")
+    fix = None if beyond else \
+        f"disaggregated.prefill.replicas: {sim.prefill_fix if sim is not None and sim.prefill_fix else need}"
     if meets:
         fix = f"{meets[0].replace(' meets it', '').replace(' (declared)', '')} replicas (it meets the promises)"
     yield Finding(CODE, SEVERITY, message, budget.loc("deployment", "disaggregated", "prefill"),

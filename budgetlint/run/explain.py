@@ -18,6 +18,10 @@ from budgetlint.text import numbers
 
 
 # the numbers in :mod:`budgetlint.text.numbers`'s one rounding rule, under the names this module reads
+def pct_label(load: Any) -> str:
+    return f"p{numbers.stated(load.percentile)}"
+
+
 def _time(x: float) -> str:
     return numbers.quantity(x, "s")
 
@@ -89,6 +93,10 @@ def explain_budget(evaluation: Any) -> str:
     dep, wl, bd = b.deployment, ev.workload, ev.bound
     m, hw = dep.model, dep.hardware
     d = ev.deployment
+    pools = getattr(ev, "pools", None)
+    if pools is not None:  # disaggregated: the arithmetic is the decode pool's, its prefill lines the prefill pool's
+        d = pools.pools_bound.decode
+        hw = dep.disaggregated.decode.hardware or hw
     n = d.devices
     add("")
     add("  Inputs")
@@ -100,7 +108,8 @@ def explain_budget(evaluation: Any) -> str:
         + f"   [{printable(m.origin())}]")
     peak_line = (f"{_compute(bd.compute_peak_flop_per_s)} dense {bd.compute_precision_key}" if bd.compute_known
                  else "no compute peak (unknown: compute is not checked)")
-    add(f"    hardware  {printable(hw.name)}: {_memory(hw.memory_bytes)}, {_bandwidth(hw.bandwidth_bytes_per_s)}, {peak_line}   "
+    add(f"    hardware  {printable(hw.name)}{' (the decode pool)' if pools is not None else ''}: "
+        f"{_memory(hw.memory_bytes)}, {_bandwidth(hw.bandwidth_bytes_per_s)}, {peak_line}   "
         f"[{printable(hw.origin())}]")
     topo = ""
     if d.total_devices != d.devices or d.expert_parallel > 1:
@@ -108,7 +117,12 @@ def explain_budget(evaluation: Any) -> str:
                 + (f", experts over {d.expert_parallel} ranks (load imbalance {numbers.number(d.expert_imbalance)})"
                    if d.expert_parallel > 1 else ""))
         n = d.total_devices
-    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
+    pool_note = ""
+    if pools is not None:
+        pf_d = pools.pools_bound.prefill
+        pool_note = (f" per decode replica ({numbers.count(pf_d.total_devices, 'device')} per prefill replica: the "
+                     f"arithmetic below is the decode pool's, its prefill lines the prefill pool's)")
+    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}{pool_note}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
         f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
         + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
@@ -169,14 +183,23 @@ def explain_budget(evaluation: Any) -> str:
             f"never below its weight read = {_time(bd.prefill_weight_read_s)}"
             + (f"; all-to-all {_time(bd.prefill_alltoall_s)}" if bd.prefill_alltoall_s else ""))
     elif bd.compute_known:
-        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({n} x {_compute(bd.compute_peak_flop_per_s)}) = "
+        pf_n, pf_peak = n, bd.compute_peak_flop_per_s
+        if pools is not None:
+            pf_n, pf_peak = pools.pools_bound.prefill.devices, pools.bound.prefill.compute_peak_flop_per_s
+        add(f"         time = FLOP / (N x F) = {numbers.quantity(bd.prefill_flop, 'FLOP')} / ({pf_n} x {_compute(pf_peak)}) = "
             f"{_time(bd.prefill_compute_s)}; never below one weight read W/N/BW = {_time(bd.prefill_weight_read_s)}")
     else:
         add(f"         time = FLOP / (N x F): unknown (no compute peak); only the floor, one weight read "
             f"W/N/BW = {_time(bd.prefill_weight_read_s)}, is checked")
-    add(f"         prefill = {_time(bd.prefill_s)} ({bd.prefill_binding}-bound)")
+    if pools is not None:
+        add(f"         prefill = {_time(pools.bound.prefill.prefill_s)} ({bd.prefill_binding}-bound), on the prefill pool")
+    else:
+        add(f"         prefill = {_time(bd.prefill_s)} ({bd.prefill_binding}-bound)")
     parts = [f"{_queue_words(ev)} {_time(bd.queue_s)}"] if bd.queue_s else []
-    parts.append(f"prefill {_time(bd.prefill_s)}")
+    if pools is not None:
+        parts += [f"prefill {_time(pools.bound.prefill.prefill_s)}", f"KV transfer {_time(pools.bound.kv_transfer_s)}"]
+    else:
+        parts.append(f"prefill {_time(bd.prefill_s)}")
     if bd.connection_setup_s:
         parts.append(f"connection {_time(bd.connection_setup_s)}")
     if bd.proxy_delay_s:
@@ -447,7 +470,22 @@ def under_load(evaluation: Any) -> list[str]:
     ut = utilisation_text(u)
     sat = (f" of {format_quantity(load.saturation_request_per_s, 'request_rate')} per replica at saturation"
            if load.saturation_request_per_s else "")
-    out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
+    pl = getattr(load, "pools", None)
+    if pl is not None:  # a disaggregated deployment: each pool (docs/topologies.md)
+        for role in ("prefill", "decode"):
+            n, mu = getattr(pl, f"{role}_replicas"), getattr(pl, f"{role}_saturation_per_replica")
+            out.append(f"    {role} pool {getattr(pl, f'{role}_name')}: utilisation "
+                       f"{utilisation_text(getattr(pl, f'{role}_utilisation'))} = "
+                       f"{format_quantity(load.arrival_rate_per_s or 0.0, 'request_rate')} / ({n} x "
+                       f"{format_quantity(mu, 'request_rate')} one replica completes at saturation); busy "
+                       f"{numbers.percent(getattr(pl, f'{role}_busy'))} of the time; queue {pct_label(load)} "
+                       f"{_time(getattr(pl, f'{role}_queue_s'))}")
+        fix = pl.fix_words()
+        if fix:
+            out.append(f"    simulated fixes: {fix}")
+        out.append("    (the rows below are the requests end to end; the batch sizes the decode pool's)")
+    else:
+        out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
     out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
                f"preemptions {r.preemptions_per_request:.2g} per request"
                + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))

@@ -157,3 +157,61 @@ def test_the_reply_sum_is_the_sum_of_the_steps_on_any_topology(dep: Deployment, 
     inp = StepInputs.of(dep)
     brute = sum(iteration(inp, batch, batch * (start + j)).step_s for j in range(count))
     assert steps_sum(inp, batch, start, count) == pytest.approx(brute, rel=1e-9)
+
+
+def test_mla_latent_cache_is_whole_on_every_tensor_rank() -> None:
+    """MLA's latent (512 + 64 values a token a layer) is shared by all 128 heads, so tensor
+    parallelism does not split it: each of 8 tensor ranks holds and reads all of it
+    (shared/reference/specs.md, MLA (a)). By hand, bf16 KV: 61 x (512 + 64) x 2 B = 70,272 B a token.
+    Before: the cache was divided by the 8 devices, as per-head K and V are."""
+    from budgetlint.physics.memory import kv_bytes_per_token
+    from budgetlint.physics.step import iteration
+    from budgetlint.physics.step_cost import kv_capacity_tokens
+
+    per_token = 61 * (512 + 64) * 2
+    assert kv_bytes_per_token(R1, 2.0) == per_token == 70_272
+    tp8 = Deployment(model=R1, accelerator=H200, devices=8, weight_bytes_per_param=1.0, compute_precision="fp8")
+    s = StepInputs.of(tp8)
+    # decode of 16 sequences of 4,000 tokens each: every device reads all 16 x 4,000 tokens' latent
+    terms = iteration(s, 16, 16 * 4000.0)
+    assert terms.kv_s == pytest.approx(16 * 4000 * per_token / 4.8e12, rel=1e-12)
+    # a GQA model's K and V are split: 8 KV heads over 8 ranks read 1/8 each
+    dense = StepInputs.of(Deployment(model=DENSE, accelerator=H200, devices=8))
+    gqa_token = 2 * 80 * 8 * 128 * 2
+    assert iteration(dense, 16, 16 * 4000.0).kv_s == pytest.approx(16 * 4000 * gqa_token / 8 / 4.8e12, rel=1e-12)
+    # memory: 16 sequences at prompt 4,000 + 200 / 2 in flight hold 16 x 4,100 x 70,272 B on each device
+    a = analyse(tp8, Workload(prompt_tokens=4000, output_tokens=200, concurrency=16))
+    assert a.memory_kv_bytes_per_device == pytest.approx(16 * 4100 * per_token, rel=1e-12)
+    # the KV capacity: each device's free memory holds the whole latent of each token it caches
+    free = 141e9 * tp8.memory_usable_fraction - tp8.memory_overhead_bytes - 671e9 * 1.0 / 8
+    assert kv_capacity_tokens(tp8) == int(free // per_token)
+    # data parallelism does split it: 8 ranks of tensor 1 hold 1/8 of the sequences each
+    dp8 = Deployment(model=R1, accelerator=H200, devices=1, data_parallel=8, weight_bytes_per_param=1.0,
+                     compute_precision="fp8")
+    assert StepInputs.of(dp8).kv_copies == 1 and s.kv_copies == 8
+
+
+def test_mla_tensor_parallel_decode_reads_the_whole_latent_on_each_rank() -> None:
+    """Why the property tests exempt MLA from "more devices never slower" under a collective
+    overhead: at 1 device the step is (W + K) / BW; at 2 it is (W/2 + K) / BW / (1 - c), the latent K
+    read whole on each rank. DeepSeek-R1 at batch 64 x 4,000 tokens: K = 64 x 4,000 x 70,272 B =
+    17.99 GB, read in 17.99e9 / 4.8e12 = 3.75 ms on 1 device and on each of 2 (not halved)."""
+    from budgetlint.physics.step import iteration
+
+    one = StepInputs.of(Deployment(model=R1, accelerator=H200, devices=1, weight_bytes_per_param=1.0,
+                                   compute_precision="fp8"))
+    two = StepInputs.of(Deployment(model=R1, accelerator=H200, devices=2, weight_bytes_per_param=1.0,
+                                   compute_precision="fp8", collective_overhead=0.5))
+    k = 64 * 4000 * 70_272
+    assert iteration(one, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)
+    assert iteration(two, 64, 64 * 4000.0).kv_s == pytest.approx(k / 4.8e12, rel=1e-12)  # not halved
+
+
+def test_an_mla_prompt_moves_one_copy_of_its_latent() -> None:
+    """Disaggregated DeepSeek-R1, tensor 8 on both pools: the step counts the latent on each of the 8
+    ranks, but the KV link moves the prompt's cache once: 61 x (512 + 64) x 2 B x 4,096 tokens =
+    287,834,112 B (5.76 ms over 50 GB/s)."""
+    from budgetlint.physics.disaggregated import Pools, prompt_kv_bytes
+
+    tp8 = Deployment(model=R1, accelerator=H200, devices=8, weight_bytes_per_param=1.0, compute_precision="fp8")
+    assert prompt_kv_bytes(Pools(prefill=tp8, decode=tp8), 4096) == pytest.approx(70_272 * 4096, rel=1e-12)

@@ -57,3 +57,57 @@ def test_explain_has_a_pools_section(tmp_path: Path) -> None:
     assert "prefill pool  2 x h100-sxm of 4 devices" in out
     assert "decode pool   6 x h200-sxm of 4 devices" in out
     assert "infiniband-ndr, 50 GB/s" in out and "= 26.8 ms" in out
+
+
+def test_explain_arithmetic_is_the_pools_not_the_deployment_default(tmp_path: Path) -> None:
+    """The deployment's own `devices` is unset (1): the arithmetic is the decode pool's 4 devices and
+    the prefill line the prefill pool's: 2 x 70.55e9 x 4,096 + attention = 600 TFLOP over
+    4 x 989 TFLOP/s = 152 ms (before: "(1 x 989 TFLOP/s) = 152 ms", N = 1 device). TTFT at the
+    bound: 5.99941e14 / 3.956e15 = 0.151654 s + 1,342,177,280 B / 50 GB/s = 0.026844 s = 0.178498 s."""
+    out = _run(tmp_path, "explain")
+    assert "N = 4 devices per decode replica (4 devices per prefill replica" in out
+    assert "600 TFLOP / (4 x 989 TFLOP/s) = 152 ms" in out
+    assert "TTFT = prefill 152 ms + KV transfer 26.8 ms = 178 ms" in out
+    assert "hardware  h200-sxm (the decode pool)" in out
+
+
+def test_the_assumed_efficiency_is_the_pools_class(tmp_path: Path) -> None:
+    """Both pools have 4 devices: the assumed efficiency is the tensor-parallel class's, not the
+    single-device one of the deployment's unset `devices` (BL304 said "dense, 1 device")."""
+    out = _run(tmp_path, "check", "--no-codeowners")
+    assert "BL304" in out and "1 device" not in out
+    assert "tensor-parallel on 4 devices" in out
+
+
+def test_html_shows_each_pool_under_load(tmp_path: Path) -> None:
+    """With a declared rate the pools are simulated: HTML's load section has a row per pool. One
+    prefill replica of 4 H100s prefills a 4,096-token prompt in 5.9994e14 FLOP / (4 x 989e12 x 0.5)
+    = 0.3033 s, so at 5 request/s it is 5 x 0.3033 = 152 % utilised."""
+    (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: pd
+            owner: "@a/b"
+            percentile: p95
+            workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 5 request/s}
+            promise: {ttft: 1 s}
+            deployment:
+              model: llama-3.1-70b
+              hardware: h100-sxm
+              devices: 4
+              disaggregated:
+                prefill: {replicas: 1}
+                decode: {replicas: 3}
+                kv_link: {bandwidth: 50 GB/s, latency: 1 ms}
+        """))
+    done = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--no-codeowners", "--format", "html",
+                           str(tmp_path / "b.yaml")], capture_output=True, text=True, cwd=tmp_path)
+    assert "Traceback" not in done.stderr
+    assert 'class="bl-pools"' in done.stdout
+    assert "<td>prefill pool 1 x h100-sxm of 4 devices</td><td class=\"num\">152%</td>" in done.stdout
+    ex = subprocess.run([sys.executable, "-m", "budgetlint", "explain", str(tmp_path / "b.yaml")],
+                        capture_output=True, text=True, cwd=tmp_path)
+    assert "Traceback" not in ex.stderr
+    # one replica completes 1 / 0.3033 s = 3.3 prompts a second: 5 / (1 x 3.3) = 1.52
+    assert "prefill pool 1 x h100-sxm of 4 devices: utilisation 1.52 = 5 request/s / (1 x 3.3 request/s" in ex.stdout
