@@ -616,8 +616,8 @@ def catalog_models(paths: tuple[str, ...], fmt: str) -> None:
         return
     click.echo(f"{'name':<18} {'params':>9} {'active':>9} {'layers':>6} {'kv heads':>8} {'attention':>9}")
     for m in entries:
-        p = f"{m.parameters / 1e9:.4g}B" if m.parameters else "-"
-        a = f"{m.active / 1e9:.4g}B" if m.active else "-"
+        p = f"{numbers.number(m.parameters / 1e9, figures=4)}B" if m.parameters else "-"
+        a = f"{numbers.number(m.active / 1e9, figures=4)}B" if m.active else "-"
         click.echo(f"{printable(m.name):<18} {p:>9} {a:>9} {m.layers or '-':>6} {m.kv_heads or '-':>8} "
                    f"{printable(m.attention):>9}")
 
@@ -676,7 +676,7 @@ def _catalog_lines(row: dict) -> list[tuple[str, str]]:
         elif key == "compute_flop_per_s":
             out.extend((f"compute {prec}", quantity(rate, "FLOP/s")) for prec, rate in value.items())
         elif key in _CATALOG_COUNTS:
-            out.append((key.replace("_", " "), f"{value / 1e9:.4g}B" if value >= 1e9 else f"{value / 1e6:.4g}M"))
+            out.append((key.replace("_", " "), f"{numbers.number(value / 1e9, figures=4)}B" if value >= 1e9 else f"{numbers.number(value / 1e6, figures=4)}M"))
         elif isinstance(value, bool):
             out.append((key.replace("_", " "), "yes" if value else "no"))
         elif isinstance(value, (list, tuple)):
@@ -811,7 +811,7 @@ def calibrate(bench: tuple[str, ...], model: str | None, hardware: str | None, b
         except OSError as exc:
             raise click.UsageError(f"cannot write --output {output}: {exc.strerror or exc}") from None
         err = result.document.get("error", {})
-        summary = ", ".join(f"{m} median {v['median']:.1%} max {v['max']:.1%}" for m, v in err.items())
+        summary = ", ".join(f"{m} median {numbers.percent(v['median'])} max {numbers.percent(v['max'])}" for m, v in err.items())
         click.echo(f"calibrated from {numbers.count(len(result.document['runs']), 'run')} -> {output}"
                    + (f" (leave-one-out error: {summary})" if summary else ""), err=True)
     else:

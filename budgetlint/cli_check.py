@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import click
+from budgetlint.text import numbers
 
 _FLAGS = [
     click.option("--stdin-filename", default=None, metavar="PATH",
@@ -146,12 +147,12 @@ def show_settings(config: Any, options: Any, targets: list[str]) -> str:
     lines.append("default efficiencies by deployment class (docs/calibration.md), used where a budget, its "
                  "calibration and the flags say nothing:")
     for d in DEFAULTS.values():
-        lines.append(f"  {d.key:<9} {d.label:<24} bandwidth {d.bandwidth:.1%} ({d.basis()}), compute "
-                     f"{d.compute:.0%}, collective overhead {d.collective_overhead:.0%} for N > 1 devices"
+        lines.append(f"  {d.key:<9} {d.label:<24} bandwidth {numbers.percent(d.bandwidth)} ({d.basis()}), compute "
+                     f"{numbers.percent(d.compute)}, collective overhead {numbers.percent(d.collective_overhead)} for N > 1 devices"
                      + (" (the runs were measured with the all-reduce: its cost is inside the bandwidth)"
                         if d.collective_overhead == 0 else ""))
     lines.append(f"  a declared or configured bandwidth fraction: collective overhead "
-                 f"{GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD:.0%} for N > 1 devices unless one is given too")
+                 f"{numbers.percent(GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD)} for N > 1 devices unless one is given too")
     return "\n".join(lines) + "\n"
 
 
@@ -239,7 +240,7 @@ class Progress:
         if done < total and now - self.last < self.EVERY_S:
             return
         self.last = now
-        self._write(f"budgetlint: checked {done:,} of {total:,} files")
+        self._write(f"budgetlint: checked {numbers.number(done)} of {numbers.number(total)} files")
         if done >= total:
             self.clear()
 

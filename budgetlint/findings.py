@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass, field
+from budgetlint.text import numbers
 
 #: characters that must not reach a terminal or a CI log raw: C0 and C1 controls
 #: (a newline in a file name would start a line GitHub reads as "::error ..."),
@@ -45,13 +46,13 @@ def shown_number(value: object) -> str:
         if -10**20 < value < 10**20:
             return str(value)
         digits = value.bit_length() * 0.30103  # log10(2): no str() of a 5,000-digit integer
-        return f"an integer of about {int(digits) + 1:,} digits"
+        return f"an integer of about {numbers.number(int(digits) + 1)} digits"
     if value != value:
         return "NaN (not a number)"
     if value in (float("inf"), float("-inf")):
         return "infinity" if value > 0 else "minus infinity"
     text = repr(value)
-    return text if len(text) <= 12 else f"{value:.6g}"
+    return text if len(text) <= 12 else numbers.stated(value)
 
 
 def printable_lines(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from .measurement import (
     Metric,
     Problem,
 )
+from budgetlint.text import numbers
 
 __all__ = [
     "METRIC_NAMES",
@@ -119,7 +120,7 @@ def _without_vanishing(m: Measurement, ctx: Any) -> Measurement:
                 if v is not None and v < MIN_LATENCY_S and v >= 0 and zero_impossible(name, k)]
         for k in gone:
             where = f" (from {metric.source})" if metric.source else ""
-            ctx.problem(f"{name} {k} is {stats[k]:g} s{where}{' in ' + m.label if m.label else ''}: below one "
+            ctx.problem(f"{name} {k} is {numbers.stated(stats[k])} s{where}{' in ' + m.label if m.label else ''}: below one "
                         "nanosecond, a latency that rounds to zero is not a measurement; the value is ignored "
                         "(not measured)", IMPOSSIBLE)
         if gone:
@@ -129,7 +130,7 @@ def _without_vanishing(m: Measurement, ctx: Any) -> Measurement:
 
 
 def _mib(size: int) -> str:
-    return f"{size / 1024 / 1024:,.1f} MiB" if size >= 1024 * 1024 else f"{size:,} bytes"
+    return f"{numbers.number(size / 1024 / 1024)} MiB" if size >= 1024 * 1024 else f"{numbers.number(size)} bytes"
 
 
 def to_native(measurements: Union[Measurement, Iterable[Measurement]]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .problems import IMPOSSIBLE, NAN, Ctx
+from budgetlint.text import numbers
 
 
 #: seconds per unit, for unit fields and key suffixes
@@ -86,7 +87,7 @@ def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None
     if value is None or not value.is_integer():
         return None
     if value < 0:
-        ctx.problem(f"{key} is {value:g}: a count cannot be negative; the value is ignored (not measured)",
+        ctx.problem(f"{key} is {numbers.stated(value)}: a count cannot be negative; the value is ignored (not measured)",
                     IMPOSSIBLE, line)
         return None
     return int(value)
@@ -95,7 +96,7 @@ def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None
 def rate(ctx: Ctx, value: float | None, what: str, line: int | None = None) -> float | None:
     """``value`` if it can be a throughput (tokens/s, requests/s): a negative one is a problem, ignored."""
     if value is not None and value < 0:
-        ctx.problem(f"{what} is {value:g}: a throughput cannot be negative; the value is ignored (not measured)",
+        ctx.problem(f"{what} is {numbers.stated(value)}: a throughput cannot be negative; the value is ignored (not measured)",
                     IMPOSSIBLE, line)
         return None
     return value

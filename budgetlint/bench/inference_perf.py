@@ -48,6 +48,7 @@ from .percentiles import build_metric, percent_style_label, percentile_table
 from .problems import IO, NOT_MEASUREMENT, NO_SUCCESS, Ctx
 from .run_metadata import ENGINE_BACKENDS
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
+from budgetlint.text import numbers
 
 NAME = "inference-perf"
 
@@ -181,18 +182,18 @@ def _tpot_definition(
         return "excludes_first_token", (
             TPOT_NOTE,
             f"older report layout (prompt_len): checked on the means, TPOT x (N - 1) = "
-            f"{ratio:.2f} x (latency - TTFT)",
+            f"{numbers.number(ratio)} x (latency - TTFT)",
         ), []
     note = (
         f"time_per_output_token is not per output token here: mean TPOT x (mean output_len - 1) "
-        f"= {ratio:.2f} x (mean latency - mean TTFT). Reports older than inference-perf 0.7 "
+        f"= {numbers.number(ratio)} x (mean latency - mean TTFT). Reports older than inference-perf 0.7 "
         f"(fix of #564) re-tokenised each streamed chunk with special tokens, about two "
         f"timestamps per token at one token per chunk, and divided by the timestamps: TPOT "
         f"and ITL come out about halved. Definition {OLD_TPOT_DEFINITION!r}: not convertible "
         f"from aggregates, not compared"
     )
     short = (
-        f"time_per_output_token is about {ratio:.2f} x the per-token value (report older than "
+        f"time_per_output_token is about {numbers.number(ratio)} x the per-token value (report older than "
         f"inference-perf 0.7): TPOT definition {OLD_TPOT_DEFINITION!r}, not compared"
     )
     return OLD_TPOT_DEFINITION, (note,), [short]
@@ -297,7 +298,7 @@ def _read_report(
         # concurrent stages are paced as num_requests over one second: not a bound
         c.extra["scheduled_rate"] = requested
         notes.append(
-            f"concurrency stage: load_summary.requested_rate {requested:g} is the scheduler's "
+            f"concurrency stage: load_summary.requested_rate {numbers.stated(requested)} is the scheduler's "
             "pacing (num_requests over 1 s), not a request-rate bound; not kept as request_rate"
         )
     else:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .problems import DUPLICATE_KEY, LIMIT, MALFORMED, TRUNCATED, Ctx
+from budgetlint.text import numbers
 
 
 @dataclass
@@ -93,8 +94,8 @@ def parse_json_stream(text: str, ctx: Ctx) -> list[Doc]:
         if pos >= n:
             break
         if len(docs) >= MAX_JSON_VALUES:
-            ctx.problem(f"more than {MAX_JSON_VALUES:,} JSON values in one file; the first "
-                        f"{MAX_JSON_VALUES:,} are read, the rest from line {lines.at(pos)} is not",
+            ctx.problem(f"more than {numbers.number(MAX_JSON_VALUES)} JSON values in one file; the first "
+                        f"{numbers.number(MAX_JSON_VALUES)} are read, the rest from line {lines.at(pos)} is not",
                         LIMIT, lines.at(pos))
             break
         try:

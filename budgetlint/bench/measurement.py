@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
+from budgetlint.text import numbers
 
 METRIC_NAMES = ("ttft", "tpot", "itl", "e2e")
 
@@ -318,7 +319,7 @@ class ConditionsBuilder:
 
 def percent_label(percent: float) -> str:
     """Canonical label for a percentile given in percent: 50 -> "p50", 99.9 -> "p99.9"."""
-    return "p" + format(round(float(percent), 6), "g")
+    return "p" + numbers.stated(round(float(percent), 6))
 
 
 def label_percent(label: str) -> float | None:

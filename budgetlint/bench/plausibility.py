@@ -6,6 +6,7 @@ from typing import Any
 
 from .measurement import label_percent
 from .problems import IMPOSSIBLE, Ctx
+from budgetlint.text import numbers
 
 
 #: metrics for which no statistic can be zero: nothing answers in no time
@@ -50,7 +51,7 @@ def check_latency(
         return None
     if value < 0:
         ctx.problem(
-            f"{what} is {value:g}: a latency cannot be negative; the value is ignored "
+            f"{what} is {numbers.stated(value)}: a latency cannot be negative; the value is ignored "
             f"(not measured)",
             IMPOSSIBLE,
             line,
@@ -82,7 +83,7 @@ def check_samples(
     negative = sum(1 for v in bad if v < 0)
     parts = []
     if negative:
-        parts.append(f"{negative} negative (lowest {min(bad):g})")
+        parts.append(f"{negative} negative (lowest {numbers.stated(min(bad))})")
     if len(bad) > negative:
         parts.append(f"{len(bad) - negative} zero")
     ctx.problem(
@@ -116,7 +117,7 @@ def refuse_impossible(ctx: Ctx, measurements: list[Any]) -> list[Any]:
         for name in ("output_throughput", "request_throughput"):
             value = getattr(m, name)
             if value is not None and value < 0:
-                ctx.problem(f"{run}{name} is {value:g}: a throughput cannot be negative; the value is "
+                ctx.problem(f"{run}{name} is {numbers.stated(value)}: a throughput cannot be negative; the value is "
                             "ignored (not measured)", IMPOSSIBLE)
                 changes[name] = None
         cond = m.conditions
@@ -125,7 +126,7 @@ def refuse_impossible(ctx: Ctx, measurements: list[Any]) -> list[Any]:
             value = getattr(cond, name)
             if value is not None and value < 0:
                 source = cond.sources.get(name, name)
-                ctx.problem(f"{run}{source} is {value:g}: {name.replace('_', ' ')} cannot be negative; the value "
+                ctx.problem(f"{run}{source} is {numbers.stated(value)}: {name.replace('_', ' ')} cannot be negative; the value "
                             "is ignored (unknown)", IMPOSSIBLE)
                 dropped[name] = None
         if dropped:

@@ -25,6 +25,7 @@ from .measurement import (
     RunRecord,
 )
 from .vllm import _record, aggregate_metrics, detailed_metrics, lengths
+from budgetlint.text import numbers
 
 NAME = "sglang"
 
@@ -88,7 +89,7 @@ def _sglang_record(ctx: Ctx, obj: dict[str, Any], line: int, completed: int | No
             n = num(ctx, obj, key, line)
             if n is not None and n >= 1:
                 low = max(int(n * ratio), 1)
-                r.set(name, (low + n) / 2.0, f"{key} {n:g}, random_range_ratio {ratio:g}: uniform over [{low}, {n:g}]")
+                r.set(name, (low + n) / 2.0, f"{key} {numbers.stated(n)}, random_range_ratio {numbers.stated(ratio)}: uniform over [{low}, {numbers.stated(n)}]")
     elif obj.get("dataset_name") == "sharegpt":
         r.set("requested_output_tokens", num(ctx, obj, "sharegpt_output_len", line), "sharegpt_output_len")
     r.set("mean_in_flight", num(ctx, obj, "concurrency", line), "concurrency (SGLang's mean in flight)")

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from budgetlint.deployed import Deployed, ConfigProblem, ReadResult, Setting
 from budgetlint.deployed import command_line, manifests
+from budgetlint.text import numbers
 
 #: deployed-configuration files larger than this are refused unread (a values file is kilobytes)
 MAX_CONFIG_BYTES = 2 * 1024 * 1024
@@ -58,8 +59,8 @@ def read_file(path: Any, display: str, *, max_bytes: int | None = None) -> ReadR
     try:
         raw = fs.read_regular(path, limit)
     except fs.TooLarge as exc:
-        out.problems.append(ConfigProblem(display, 1, 1, f"expected a deployed configuration under {limit:,} bytes, "
-                                    f"found {exc.size:,} bytes: not read"))
+        out.problems.append(ConfigProblem(display, 1, 1, f"expected a deployed configuration under {numbers.number(limit)} bytes, "
+                                    f"found {numbers.number(exc.size)} bytes: not read"))
         return out
     except fs.NotRegular as exc:
         out.problems.append(ConfigProblem(display, 1, 1, f"expected a regular file, found {exc}"))

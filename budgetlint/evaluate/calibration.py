@@ -396,7 +396,7 @@ def _staleness(ce: CalibrationEvaluation, links: Any, today: Any, max_age_days: 
             return
         age = (today - made).days
         if age > max_age_days:
-            ce.stale.append((AGE, f"calibrated {age} days ago ({cal.created}), older than the {max_age_days:g} "
+            ce.stale.append((AGE, f"calibrated {age} days ago ({cal.created}), older than the {numbers.stated(max_age_days)} "
                              "days allowed"))
 
 

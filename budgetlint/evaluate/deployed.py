@@ -23,6 +23,7 @@ from typing import Any
 from budgetlint.deployed import Deployed, ConfigProblem, Setting
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 _KV_DTYPES = {"fp8": "fp8", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "fp8_inc": "fp8", "fp8_ds_mla": "fp8",
               "fp8_per_token_head": "fp8", "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16",
@@ -91,7 +92,7 @@ def _hit(b: Budget) -> Any:
     if wl is None or not (wl.cached_prompt_tokens > 0 or (wl.prefix_cache_hit_share or 0) > 0):
         return None
     raw = b.doc.get(b.path + ("workload", "prefix_cache_hit"))
-    return raw if raw is not None else f"{wl.cached_prompt_tokens:g} cached tokens"
+    return raw if raw is not None else f"{numbers.stated(wl.cached_prompt_tokens)} cached tokens"
 
 
 def _declared(b: Budget, *path: str) -> bool:
@@ -291,12 +292,12 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
     if g is not None:
         if _declared(b, "deployment", "memory_usable_fraction"):
             if not math.isclose(dep.memory_usable_fraction or 0.0, float(g.value), abs_tol=1e-9):
-                clash("memory_usable_fraction", f"memory_usable_fraction: {dep.memory_usable_fraction:g}",
-                      _loc(b, "deployment", "memory_usable_fraction"), g, f"memory utilisation {g.value:g}",
-                      f"set deployment.memory_usable_fraction to {g.value:g}, or deploy "
-                      f"{dep.memory_usable_fraction:g}")
+                clash("memory_usable_fraction", f"memory_usable_fraction: {numbers.stated(dep.memory_usable_fraction)}",
+                      _loc(b, "deployment", "memory_usable_fraction"), g, f"memory utilisation {numbers.stated(g.value)}",
+                      f"set deployment.memory_usable_fraction to {numbers.stated(g.value)}, or deploy "
+                      f"{numbers.stated(dep.memory_usable_fraction)}")
         else:
-            use("memory_usable_fraction", float(g.value), g, f"memory utilisation {g.value:g}")
+            use("memory_usable_fraction", float(g.value), g, f"memory utilisation {numbers.stated(g.value)}")
     # KV cache precision
     kv = cfg.settings.get("kv_cache_dtype")
     dtype = cfg.settings.get("dtype")
@@ -349,10 +350,10 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
     declared_spec = _declared(b, "deployment", "speculative")
     if declared_spec and dep.accepted_tokens_per_pass > 1 and spec is None and k is None and cfg.engine is not None:
         where = Setting(False, cfg.file, cfg.line, 1, "no speculative decoding configured")
-        clash("speculative", f"speculative.accepted_tokens_per_pass: {dep.accepted_tokens_per_pass:g}",
+        clash("speculative", f"speculative.accepted_tokens_per_pass: {numbers.stated(dep.accepted_tokens_per_pass)}",
               _loc(b, "deployment", "speculative"), where, "no speculative decoding",
               "configure speculative decoding in the deployment, or remove deployment.speculative",
-              used=f"the verdict used the budget's {dep.accepted_tokens_per_pass:g} accepted tokens per pass")
+              used=f"the verdict used the budget's {numbers.stated(dep.accepted_tokens_per_pass)} accepted tokens per pass")
     if k is not None and declared_spec and dep.lookahead is not None and dep.lookahead != k.value:
         clash("lookahead", f"speculative.lookahead: {dep.lookahead}", _loc(b, "deployment", "speculative", "lookahead"),
               k, f"num_speculative_tokens {k.value}",
@@ -388,7 +389,7 @@ def _engine_defaults(b: Budget, out: DeployedEvaluation, changes: dict, prov: di
         p = rel.memory_utilization(memory, tp)
         if p is not None:
             changes["memory_usable_fraction"] = float(p.value)
-            prov["memory_usable_fraction"] = f"memory utilisation {p.value:g}: {p.cite(rel.engine, rel.version)}"
+            prov["memory_usable_fraction"] = f"memory utilisation {numbers.stated(p.value)}: {p.cite(rel.engine, rel.version)}"
             out.defaults["memory_usable_fraction"] = prov["memory_usable_fraction"]
     name = (hw.name if hw is not None else "").lower()
     seqs, tokens = rel.scheduler(memory, name, getattr(dep.model, "max_context", None))

@@ -17,6 +17,7 @@ from budgetlint.physics.disaggregated import (
     Pools, PoolsAnalysis, Split, analyse_pools, prefill_replicas_needed, prefill_utilisation,
 )
 from budgetlint.physics.shapes import Deployment, Edge, Efficiency, Workload
+from budgetlint.text import numbers
 
 #: the prefill pool is "too small" at or above this utilisation: its queue grows without bound
 TOO_SMALL_UTILISATION = 1.0
@@ -58,8 +59,6 @@ class PoolsEvaluation:
         return out
 
     def as_dict(self) -> dict[str, Any]:
-        from budgetlint.text import numbers
-
         def pool(p: PoolDef, dep: Deployment, a: Any, name: str) -> dict[str, Any]:
             return {"name": name, "replicas": p.replicas, "devices": dep.total_devices,
                     "tensor": dep.devices, "data": dep.data_parallel, "pipeline": dep.pipeline_parallel,
@@ -126,8 +125,6 @@ def pools_of(d: Deployment, dis: DisaggregatedDef) -> Pools:
 
 
 def _name(b: Budget, p: PoolDef, dep: Deployment) -> str:
-    from budgetlint.text import numbers
-
     hw = p.hardware or b.deployment.hardware  # type: ignore[union-attr]
     return f"{p.replicas} x {hw.name if hw else 'device'} of {numbers.count(dep.total_devices, 'device')}"
 
@@ -219,7 +216,7 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
     except ValueError as exc:
         ev.notes.append(f"the pools were not simulated: {exc}")
         return
-    ev.split_percentile = f"p{pct:g}"
+    ev.split_percentile = f"p{numbers.stated(pct)}"
 
 
 def _percentile(b: Budget) -> float:

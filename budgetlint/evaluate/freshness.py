@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:  # only in annotations: the config's policy needs no benchmark reader
     from budgetlint.bench.measurement import Provenance
@@ -79,7 +80,7 @@ def check(prov: Provenance, policy: Policy, today: dt.date) -> list[Stale]:
     key = f"{prov.sources.get('date', 'date')}"
     if policy.max_age_days is not None:
         age = age_days(prov, today)
-        limit = f"{policy.max_age_days:g} days ({_who(policy.max_age_from, 'max_age')})"
+        limit = f"{numbers.stated(policy.max_age_days)} days ({_who(policy.max_age_from, 'max_age')})"
         if age is None:
             out.append(Stale("age", f"the file records no date, so its age against the {limit} limit "
                                     "cannot be checked", policy.max_age_from))

@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from budgetlint.findings import Location
 from budgetlint.model.types import Budget
+from budgetlint.text import numbers
 
 _FIELDS = {"prompt_tokens": ("prompt_dist", "prompt_lengths", "input"),
            "output_tokens": ("output_dist", "output_lengths", "output")}
@@ -53,7 +54,7 @@ def _prefix(wl: Any, src: LengthsSource, changes: dict[str, Any]) -> LengthsSour
     if wl.prefix_cache_hit_share is not None:
         changes["cached_prompt_tokens"] = wl.prefix_cache_hit_share * prompt
     elif wl.cached_prompt_tokens > prompt:
-        return replace(src, problem=f"workload.prefix_cache_hit ({wl.cached_prompt_tokens:g} tokens) is more than "
+        return replace(src, problem=f"workload.prefix_cache_hit ({numbers.stated(wl.cached_prompt_tokens)} tokens) is more than "
                                     f"the file's mean prompt of {prompt} tokens",
                        fix="give prefix_cache_hit as a share of the prompt (e.g. 0.5), or fewer tokens")
     return src
@@ -105,7 +106,7 @@ def resolve_lengths(b: Budget, store: Any) -> tuple[Budget, tuple[LengthsSource,
             bf = store.read(path)
             values, mean, bad = _lengths_of(store, bf, attr)
             if bad:
-                src = replace(src, file=bf, problem=f"{bad:,} of its per-request {word} token counts are negative, "
+                src = replace(src, file=bf, problem=f"{numbers.number(bad)} of its per-request {word} token counts are negative, "
                                                     f"not whole numbers or above 1e9, which no request has",
                               fix="link the benchmark's own output, unedited")
             elif values:

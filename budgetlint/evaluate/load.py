@@ -209,7 +209,7 @@ class LoadEvaluation:
                             for rate, values in cap.points]
         out.update({
             "utilisation": utilisation(self),
-            "percentile": f"p{self.percentile:g}",
+            "percentile": f"p{numbers.stated(self.percentile)}",
             "arrival_rate_request_per_s": self.arrival_rate_per_s,
             "concurrency": self.concurrency,
             "capacity_request_per_s": cap.request_per_s if cap else None,
@@ -293,7 +293,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
         out.skipped = (f"one request alone takes {numbers.quantity(alone, 's')} at the assumed efficiency, more "
                        f"than {numbers.quantity(MAX_REQUEST_S, 's')}: the simulator's clock cannot resolve its "
                        f"iterations over "
-                       f"{REQUESTS:,} such requests; the flat estimate judges this budget")
+                       f"{numbers.number(REQUESTS)} such requests; the flat estimate judges this budget")
         return out
     from budgetlint.physics.serving_sim import WorkSpent
 
@@ -379,7 +379,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
             out.skipped = (f"{_rate_words(rate / out.replicas)} per replica is below "
                            f"{_rate_words(MIN_RATE_PER_REPLICA)} (one request every "
                            f"{numbers.number(1 / MIN_RATE_PER_REPLICA / 86400)} days): requests would almost never "
-                           f"meet, and {REQUESTS:,} arrivals that far apart need clock times too large to resolve "
+                           f"meet, and {numbers.number(REQUESTS)} arrivals that far apart need clock times too large to resolve "
                            f"a millisecond; the flat estimate judges this budget")
             return
         traffic = Traffic(arrival_rate_per_s=rate * simulated_replicas / out.replicas, arrival=wl.arrival,
@@ -428,7 +428,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     enough, why = settled(first, plist)
     result = first if enough else summarise(raw_run(REQUESTS), plist)
     out.stopping_rule = why if enough else (
-        f"{why}: simulated to the cap of {REQUESTS:,} requests" if FIRST_REQUESTS < REQUESTS else why)
+        f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests" if FIRST_REQUESTS < REQUESTS else why)
     one = replace(sched, replicas=1)
     # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
     # and deployment share it whatever rates they declare
@@ -455,10 +455,10 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                 break
             n = min(max(need, 2 * result.requests), STEADY_CAP)
             result = summarise(raw_run(n, min(warm, n // 2)), plist)
-            out.stopping_rule = (f"{result.requests:,} requests measured after a warm-up of {min(warm, n // 2):,}: "
-                                 f"a steady state turns the system's content (a mean of {in_system:,.0f} requests in "
+            out.stopping_rule = (f"{numbers.number(result.requests)} requests measured after a warm-up of {numbers.number(min(warm, n // 2))}: "
+                                 f"a steady state turns the system's content (a mean of {numbers.number(in_system)} requests in "
                                  f"it, Little's law) over {STEADY_ROUNDS} times"
-                                 + (f" (cut at the cap of {STEADY_CAP:,} requests)" if n == STEADY_CAP else ""))
+                                 + (f" (cut at the cap of {numbers.number(STEADY_CAP)} requests)" if n == STEADY_CAP else ""))
     # what is known already: the declared rate's simulation (when it is one replica's) and a
     # request alone (the flat realistic estimate, less the edge extras): the search starts there
     known = [(traffic.arrival_rate_per_s, result)] if simulated_replicas == 1 and \
@@ -548,14 +548,14 @@ def mechanism(load: LoadEvaluation, promise: str) -> str:
                 "(a longer simulation would only predict longer waits)")
     if r.preemptions_per_request >= 0.05 or r.rejected:
         extra = f"; {r.rejected} requests could not fit at all" if r.rejected else ""
-        return (f"the KV cache ({load.kv_capacity_tokens:,} tokens) fills: {r.preemptions_per_request:.2g} "
+        return (f"the KV cache ({numbers.number(load.kv_capacity_tokens)} tokens) fills: {numbers.number(r.preemptions_per_request)} "
                 f"preemptions per request, each recomputing its prompt{extra}")
-    queue = r.predicted["queue_s"].get(f"p{load.percentile:g}", math.nan)
-    ttft = r.predicted["ttft_s"].get(f"p{load.percentile:g}", math.nan)
+    queue = r.predicted["queue_s"].get(f"p{numbers.stated(load.percentile)}", math.nan)
+    ttft = r.predicted["ttft_s"].get(f"p{numbers.stated(load.percentile)}", math.nan)
     if promise in ("ttft", "e2e") and queue > 0.3 * ttft:
-        return f"requests wait to be scheduled: queue p{load.percentile:g} {format_quantity(queue, 'time')}"
-    return (f"batch crowding: {r.batch_size_mean:.0f} sequences per iteration on average "
-            f"(p95 {r.batch_size_p95:.0f}) share each step")
+        return f"requests wait to be scheduled: queue p{numbers.stated(load.percentile)} {format_quantity(queue, 'time')}"
+    return (f"batch crowding: {numbers.number(r.batch_size_mean)} sequences per iteration on average "
+            f"(p95 {numbers.number(r.batch_size_p95)}) share each step")
 
 
 def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
@@ -603,15 +603,15 @@ REPLICAS_CAP = 1_000_000
 
 
 def replicas_beyond_words() -> str:
-    return f"more than {REPLICAS_CAP:,} replicas would be needed, so replicas are not the fix"
+    return f"more than {numbers.number(REPLICAS_CAP)} replicas would be needed, so replicas are not the fix"
 
 
 def utilisation_text(u: Optional[float]) -> str:
-    """A utilisation for people: two decimals as far as 1,000, then the one formatter (``6.82e298``),
+    """A utilisation for people, in the one formatter (``0.834``, ``6.82e298``),
     ``unknown`` when not a finite number (was: "utilisation nan", and 300 digits: issue 24)."""
     if u is None or not math.isfinite(u):
         return "unknown"
-    return f"{u:.2f}" if abs(u) < 1e3 else numbers.number(u)
+    return numbers.number(u)
 
 
 def load_words(load: LoadEvaluation) -> str:
@@ -638,7 +638,7 @@ def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
     iv = load.interval(promise)
     limit = load.limits[promise]
     kind = "time"
-    pct = f"p{load.percentile:g}"
+    pct = f"p{numbers.stated(load.percentile)}"
     got = format_quantity(value, kind) if value is not None else "?"
     ivs = f" (95 % interval {format_quantity(iv[0], kind)}-{format_quantity(iv[1], kind)})" if iv else ""
     msg = (f"budget {b.name!r}: {pct} {label} {got} predicted{ivs} {load_words(load)}; "

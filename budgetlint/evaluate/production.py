@@ -31,6 +31,7 @@ from typing import Any
 
 from budgetlint.evaluate.slo import Indicator, SloPlan
 from budgetlint.stats import histogram as hist
+from budgetlint.text import numbers
 
 BASIS = "production"
 
@@ -147,7 +148,7 @@ def attainment_from_runs(b: Any, links: tuple[Any, ...]) -> list[AttainmentReadi
                                          reason="the run's --goodput thresholds are unknown: the file does not "
                                                 "record them; declare them as the budget's slo.goodput"))
             continue
-        differ = [f"{k} {thresholds.get(k, 0) * 1e3:g} ms vs the promise's {v * 1e3:g} ms" for k, v in wanted.items()
+        differ = [f"{k} {numbers.stated(thresholds.get(k, 0) * 1e3)} ms vs the promise's {numbers.stated(v * 1e3)} ms" for k, v in wanted.items()
                   if not _close(thresholds.get(k), v)]
         extra_keys = [k for k in thresholds if k not in wanted]
         if differ or extra_keys:
@@ -166,7 +167,7 @@ def attainment_from_runs(b: Any, links: tuple[Any, ...]) -> list[AttainmentReadi
         share = min(1.0, max(0.0, share))
         verdict = "met" if share >= (pr.slo_attainment or 0) else "missed"
         out.append(AttainmentReading("run", src, share, verdict=verdict, n=completed + failed,
-                                     reason=f"request_goodput {goodput:.4g} / request_throughput {tput:.4g} "
+                                     reason=f"request_goodput {numbers.number(goodput)} / request_throughput {numbers.number(tput)} "
                                             f"x completed {completed} / (completed + failed {failed})"))
     return out
 

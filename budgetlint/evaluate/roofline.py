@@ -33,8 +33,6 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from budgetlint.text import numbers
-
 from budgetlint.evaluate.physics_inputs import (AssumedEfficiency, Skip, assumed_efficiency, bound_deployment,
                                          physics_inputs, realistic_deployment)
 from budgetlint.model.types import Budget
@@ -299,9 +297,9 @@ def _optimism(ev: RooflineEvaluation, b: Budget) -> None:
     assumptions = []
     dep, wl = b.deployment, b.workload
     if dep.accepted_tokens_per_pass > 1:
-        assumptions.append(("speculative", f"speculative decoding accepting {dep.accepted_tokens_per_pass:g} tokens per pass"))
+        assumptions.append(("speculative", f"speculative decoding accepting {numbers.stated(dep.accepted_tokens_per_pass)} tokens per pass"))
     if wl.cached_prompt_tokens > 0:
-        assumptions.append(("prefix", f"a prefix cache hitting {wl.cached_prompt_tokens:g} of {wl.prompt_tokens} prompt tokens"))
+        assumptions.append(("prefix", f"a prefix cache hitting {numbers.stated(wl.cached_prompt_tokens)} of {wl.prompt_tokens} prompt tokens"))
     for kind, words in assumptions:
         d = ev.deployment
         w = ev.workload

@@ -122,8 +122,8 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
             and run.mean_in_flight < CONCURRENCY_SHARE * run.max_concurrency):
         out.append(QualityProblem(
             "concurrency", f"{_src(run, 'max_concurrency')}, {_src(run, 'mean_in_flight')}",
-            f"declared concurrency {run.max_concurrency:g} ({_src(run, 'max_concurrency')}) never held: "
-            f"{run.mean_in_flight:.3g} requests in flight on average ({_src(run, 'mean_in_flight')}), "
+            f"declared concurrency {numbers.stated(run.max_concurrency)} ({_src(run, 'max_concurrency')}) never held: "
+            f"{numbers.number(run.mean_in_flight)} requests in flight on average ({_src(run, 'mean_in_flight')}), "
             f"{numbers.percent(run.mean_in_flight / run.max_concurrency)} of it (threshold {numbers.percent(CONCURRENCY_SHARE)}); "
             "the latencies describe a lighter load"))
     if run.warmup_s is not None and run.duration_s is not None and run.duration_s < run.warmup_s:
@@ -136,15 +136,15 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
         out.append(QualityProblem(
             "run-length", f"{_src(run, 'duration_s')}, {_src(run, 'mean_latency_s')}",
             f"too short for its rate: {numbers.quantity(run.duration_s, 's')} ({_src(run, 'duration_s')}) at "
-            f"{run.request_rate:g} requests/s is {run.duration_s / run.mean_latency_s:.1f} mean request "
-            f"latencies ({numbers.quantity(run.mean_latency_s, 's')}); below {RUN_LIFETIMES:g}, ramp-up and drain are more "
+            f"{numbers.stated(run.request_rate)} requests/s is {numbers.number(run.duration_s / run.mean_latency_s)} mean request "
+            f"latencies ({numbers.quantity(run.mean_latency_s, 's')}); below {numbers.stated(RUN_LIFETIMES)}, ramp-up and drain are more "
             "than half the run and the queue never reaches its steady state"))
     if (rate_bound and run.request_rate and run.achieved_rate is not None
             and run.achieved_rate < RATE_SHARE * run.request_rate):
         out.append(QualityProblem(
             "rate", f"{_src(run, 'request_rate')}, {_src(run, 'achieved_rate')}",
-            f"declared rate {run.request_rate:g} requests/s ({_src(run, 'request_rate')}) not held: sent at "
-            f"{run.achieved_rate:.4g} requests/s ({_src(run, 'achieved_rate')}), "
+            f"declared rate {numbers.stated(run.request_rate)} requests/s ({_src(run, 'request_rate')}) not held: sent at "
+            f"{numbers.number(run.achieved_rate)} requests/s ({_src(run, 'achieved_rate')}), "
             f"{numbers.percent(run.achieved_rate / run.request_rate)} of it (threshold {numbers.percent(RATE_SHARE)}); the load "
             "generator fell behind"))
     if (run.requested_output_tokens is not None and run.mean_output_tokens is not None
@@ -154,8 +154,8 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
         eos = " with ignore_eos false" if run.ignore_eos is False else ""
         out.append(QualityProblem(
             "output-length", f"{_src(run, 'requested_output_tokens')}, {_src(run, 'mean_output_tokens')}",
-            f"outputs {numbers.percent(short)} shorter than requested: mean {run.mean_output_tokens:.4g} tokens "
-            f"({_src(run, 'mean_output_tokens')}) for {run.requested_output_tokens:g} asked "
+            f"outputs {numbers.percent(short)} shorter than requested: mean {numbers.number(run.mean_output_tokens)} tokens "
+            f"({_src(run, 'mean_output_tokens')}) for {numbers.stated(run.requested_output_tokens)} asked "
             f"({_src(run, 'requested_output_tokens')}){eos}: EOS was not ignored, so TPOT and E2E are biased "
             f"(tolerance {numbers.percent(LENGTH_TOLERANCE)}); rerun with ignore_eos"))
     if (budget_prompt_tokens is not None and budget_prompt_tokens > 0 and run.mean_prompt_tokens is not None
@@ -164,6 +164,6 @@ def problems(run: RunRecord, *, budget_prompt_tokens: float | None = None,
         out.append(QualityProblem(
             "input-length", _src(run, "mean_prompt_tokens"),
             f"prompts {numbers.percent(abs(run.mean_prompt_tokens / budget_prompt_tokens - 1))} {rel} than the budget's: "
-            f"mean {run.mean_prompt_tokens:.4g} tokens ({_src(run, 'mean_prompt_tokens')}) for "
-            f"{budget_prompt_tokens:g} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
+            f"mean {numbers.number(run.mean_prompt_tokens)} tokens ({_src(run, 'mean_prompt_tokens')}) for "
+            f"{numbers.stated(budget_prompt_tokens)} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
     return out

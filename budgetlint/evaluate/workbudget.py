@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from budgetlint.physics.serving_sim import WorkSpent  # noqa: F401 (what run/ catches when the budget is spent)
+from budgetlint.text import numbers
 
 #: scheduler events one run may simulate, over every budget and worker: issue 24 set 2,500,000 at
 #: 8-19 us of CPU an event (19-48 s of CPU at most); issue 28's cheaper event (about 7.4 us,
@@ -71,6 +72,6 @@ class WorkBudget:
         return left <= 0
 
     def why(self) -> str:
-        return (f"the run's simulation work budget ({self.events:,} scheduler events over every budget, "
+        return (f"the run's simulation work budget ({numbers.number(self.events)} scheduler events over every budget, "
                 f"docs/limits.md) was spent before this budget's simulation finished; it was not simulated "
                 f"(fewer budgets with distinct traffic, or `--no-simulate`, or check it alone)")

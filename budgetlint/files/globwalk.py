@@ -17,6 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from budgetlint.text import numbers
 
 #: at most this many files per `bench:` entry
 MAX_FILES = 1000
@@ -118,10 +119,10 @@ def walk(pattern: str, *, max_files: int = MAX_FILES, max_entries: int = MAX_ENT
         for entry in listing:
             entries += 1
             if entries > max_entries:
-                out.limit = f"the walk stopped after {max_entries:,} directory entries"
+                out.limit = f"the walk stopped after {numbers.number(max_entries)} directory entries"
                 return _done(out)
             if entries % 1024 == 0 and time.monotonic() - start > max_seconds:
-                out.limit = f"the walk stopped after {max_seconds:g} s"
+                out.limit = f"the walk stopped after {numbers.stated(max_seconds)} s"
                 return _done(out)
             name = rel + entry.name
             try:

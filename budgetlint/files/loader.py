@@ -17,6 +17,7 @@ from typing import Any
 
 from budgetlint.files import fs
 from budgetlint.findings import Finding, Location, Severity
+from budgetlint.text import numbers
 
 #: Limits the loader enforces (see docs/limits.md).
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -121,7 +122,7 @@ def read_text(path: Path, display: str) -> tuple[str | None, list[Finding]]:
                                fix="remove it from the checked paths")]
     except fs.TooLarge as exc:
         return None, [_finding(
-            "BL011", f"file is {exc.size / 1024 / 1024:.1f} MiB; budgetlint reads files up to "
+            "BL011", f"file is {numbers.number(exc.size / 1024 / 1024)} MiB; budgetlint reads files up to "
             f"{MAX_FILE_BYTES // 1024 // 1024} MiB", display,
             fix="split the file, or keep generated data out of the budgets directory")]
     except OSError as exc:
@@ -266,7 +267,7 @@ def load_text(text: str, display: str) -> LoadResult:
             if values > MAX_FILE_VALUES:
                 mark = node.start_mark
                 result.findings.append(_finding(
-                    "BL011", f"file expands to more than {MAX_FILE_VALUES:,} values over its documents; "
+                    "BL011", f"file expands to more than {numbers.number(MAX_FILE_VALUES)} values over its documents; "
                     f"budgetlint stops reading it at document {index + 1}", display, mark.line + 1,
                     mark.column + 1, fix="split the file"))
                 break
@@ -275,7 +276,7 @@ def load_text(text: str, display: str) -> LoadResult:
             index += 1
     except _ComposeLimit as exc:
         result.findings.append(_finding(
-            "BL011", f"file holds more than {MAX_FILE_NODES:,} keys and values; budgetlint stops reading it "
+            "BL011", f"file holds more than {numbers.number(MAX_FILE_NODES)} keys and values; budgetlint stops reading it "
             "here (the documents before are checked)", display, exc.mark.line + 1, exc.mark.column + 1,
             fix="split the file"))
     except yaml.MarkedYAMLError as exc:
@@ -349,7 +350,7 @@ class _Converter:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise _LimitExceeded(
-                f"document expands to more than {MAX_NODES:,} values (an alias bomb?); "
+                f"document expands to more than {numbers.number(MAX_NODES)} values (an alias bomb?); "
                 "budgetlint stops reading it", node)
         if depth > MAX_DEPTH:
             raise _LimitExceeded(f"nesting deeper than {MAX_DEPTH} levels", node)
@@ -397,7 +398,7 @@ class _Converter:
                 mark = node.start_mark
                 self.findings.append(_finding(
                     "BL011", f"integer with {len(str(abs(value)))} digits is out of range; budgetlint reads "
-                    f"integers up to {MAX_INT:,} (2**63 - 1); the value is read as text",
+                    f"integers up to {numbers.number(MAX_INT)} (2**63 - 1); the value is read as text",
                     self.file, mark.line + 1, mark.column + 1))
                 return node.value
             if isinstance(value, float) and not math.isfinite(value):
@@ -505,7 +506,7 @@ class _Converter:
             self.nodes += len(own)
             if self.nodes > MAX_NODES:
                 raise _LimitExceeded(
-                    f"document expands to more than {MAX_NODES:,} values through merge keys ('<<'); "
+                    f"document expands to more than {numbers.number(MAX_NODES)} values through merge keys ('<<'); "
                     "budgetlint stops reading it", value_node)
             out.extend(own)
             for key_node, inner in src.value:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Optional
+from budgetlint.text import numbers
 
 #: the verdict words, worst first
 VERDICTS = ("cannot-be-met", "at-risk", "not-shown", "unknown", "met")
@@ -185,7 +186,7 @@ def _measured(ev: Any, name: str) -> Optional[Candidate]:
     s = lk.sufficiency.get(name)
     interval = (s.lower_s, s.upper_s) if s is not None and s.lower_s is not None and s.upper_s is not None else None
     n = s.n if s is not None else lk.measurement.run.completed
-    samples = f" over {n:,} requests" if n else ""
+    samples = f" over {numbers.number(n)} requests" if n else ""
     words = f"measured {r.percentile} {_LABEL[name]} {fmt(r.measured_s, _unit(name))}{samples} ({lk.name})"
     if not counts:  # weighed, never decides
         why = "conditions do not match" if lk.mismatches else "the entry expired" if lk.expired else \
@@ -273,7 +274,7 @@ def _simulated(ev: Any, name: str) -> Optional[Candidate]:
     if verdict == "cannot-be-met":  # the bound's word, not the simulation's
         verdict = "at-risk"
     return Candidate("simulated", value, verdict, load.interval(name),
-                     f"simulated p{load.percentile:g} {_LABEL[name]} {fmt(value, _unit(name))} "
+                     f"simulated p{numbers.stated(load.percentile)} {_LABEL[name]} {fmt(value, _unit(name))} "
                      f"{load_words(load)}{cal}")
 
 
@@ -287,7 +288,7 @@ def _calibrated(ev: Any, name: str) -> Optional[Candidate]:
     verdict = v.verdict if v.verdict in ("at-risk", "met") else None
     return Candidate("calibrated", v.realistic_value, verdict, interval,
                      f"calibrated {_LABEL[name]} {fmt(v.realistic_value, _unit(name))}"
-                     + (f" +/- {band:.0%}" if band else ""))
+                     + (f" +/- {numbers.percent(band)}" if band else ""))
 
 
 def _cost(ev: Any, basis: str) -> Optional[Candidate]:
@@ -335,10 +336,10 @@ def _production(ev: Any, name: str) -> Optional[Candidate]:
     r = next((x for x in readings if x.counts), readings[0])
     if not math.isfinite(r.quantile_s):
         return None
-    share = (f"{r.share_low:.2%}" if r.exact else f"{r.share_low:.2%} .. {r.share_high:.2%}")
+    share = (f"{numbers.percent(r.share_low)}" if r.exact else f"{numbers.percent(r.share_low)} .. {numbers.percent(r.share_high)}")
     words = (f"production {_pct(ev)} {_LABEL[name]} {fmt(r.quantile_s, _unit(name))} (bucket "
              f"{fmt(r.band[0], _unit(name))} .. {fmt(r.band[1], _unit(name)) if math.isfinite(r.band[1]) else '+Inf'}), "
-             f"{share} of {r.n:,} requests at or under the promise ({r.file})")
+             f"{share} of {numbers.number(r.n)} requests at or under the promise ({r.file})")
     verdict = {"met": "met", "missed": "at-risk", "straddles": "not-shown", "too-few": "not-shown"}[r.verdict]
     if not r.counts:
         return Candidate("production", r.quantile_s, None, r.band, words + "; not counted: stale or expired")
@@ -440,7 +441,7 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
             and name != "throughput" and load.capacity is not None:
         from budgetlint.evaluate.load import utilisation as _utilisation
 
-        note = (f"near saturation (utilisation {_utilisation(load):.2f}, at least 0.95): the percentile swings with "
+        note = (f"near saturation (utilisation {numbers.number(_utilisation(load))}, at least 0.95): the percentile swings with "
                 f"the saturation estimate itself ({fmt(load.saturation_request_per_s, 'request/s')} per replica); "
                 f"read the capacity first: holds up to {fmt(load.capacity.request_per_s, 'request/s')} per replica")
     if decider.basis == "simulated" and load is not None and load.overloaded and name != "throughput":

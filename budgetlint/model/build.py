@@ -20,6 +20,7 @@ from budgetlint.model.types import (
     WorkloadDef,
 )
 from budgetlint.model.units import UnitError, parse_count, parse_quantity
+from budgetlint.text import numbers
 
 _UNIT_CODES = {"wrong-dimension": "BL005", "missing-unit": "BL006",
                "unknown-unit": "BL007", "invalid": "BL007"}
@@ -197,7 +198,7 @@ def normalise_percentile(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        text = f"{value:g}"
+        text = f"{numbers.stated(value)}"
     else:
         text = str(value).strip().lower()
         if text == "median":

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from budgetlint.text import numbers
 
 #: Each kind of quantity: its dimensionality (exponents of the base
 #: dimensions), the SI unit the float is returned in, and examples of valid
@@ -84,7 +85,7 @@ def _quoted(value: str) -> str:
     """``value`` as messages quote it: repr, cut to MAX_QUANTITY_CHARS characters."""
     if len(value) <= MAX_QUANTITY_CHARS:
         return repr(value)
-    return repr(value[:MAX_QUANTITY_CHARS]) + f"... ({len(value):,} characters)"
+    return repr(value[:MAX_QUANTITY_CHARS]) + f"... ({numbers.number(len(value))} characters)"
 
 
 def check_grammar(value: str, expected: str) -> None:
@@ -326,7 +327,7 @@ def _at_least_a_bit(parsed: tuple[float, str], value: str) -> tuple[float, str]:
     magnitude, kind = parsed
     if kind == "information" and 0 < abs(magnitude) < _ONE_BIT:
         raise UnitError("invalid", f"expected {KIND_NAMES[kind]} of at least one bit; found {value!r} "
-                        f"({magnitude:g} B): a typo for a size?")
+                        f"({numbers.stated(magnitude)} B): a typo for a size?")
     return parsed
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from budgetlint.files import fs
 from budgetlint.files.discovery import display_path
 from budgetlint.findings import Finding, Location, Severity, shown_number
+from budgetlint.text import numbers
 
 if sys.version_info >= (3, 11):  # pragma: no cover - depends on the interpreter
     import tomllib
@@ -349,7 +350,7 @@ class _Reader:
             ok = (value >= 0 if allow_zero else value > 0) and (upper is None or value <= upper)
         if not ok:
             low = "0 <= x" if allow_zero else "0 < x"
-            rng = f"{low} <= {upper:g}" if upper is not None else low
+            rng = f"{low} <= {numbers.stated(upper)}" if upper is not None else low
             self.error(f"{key!r} must be a number with {rng}, got {shown_number(value)}", *(keys or (key,)))
             return None
         return float(value)

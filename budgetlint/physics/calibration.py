@@ -44,6 +44,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from .shapes import Deployment, Efficiency
 from .step_cost import RooflineStepCost, kv_capacity_tokens
+from budgetlint.text import numbers
 
 PARAM_NAMES = ("bandwidth", "compute", "iteration_overhead_s", "collective_latency_s", "ttft_overhead_s")
 #: what each parameter is held to (log space): fractions in (0, 1], overheads 1 us .. 10 s
@@ -413,9 +414,9 @@ def not_identified(errors: dict[str, float], prior: Params = PRIOR) -> dict[str,
     out = {}
     for n, se in errors.items():
         if se > IDENTIFIED_WITHIN:
-            pinned = "not at all" if not math.isfinite(se) else f"only to +/- {min(se, 9.99):.0%}"
-            out[n] = (f"not identified by these runs: at {MEASUREMENT_SCATTER:.0%} scatter they pin it {pinned} "
-                      f"(another parameter can do what it does); its value is assumed (prior {getattr(prior, n):g})")
+            pinned = "not at all" if not math.isfinite(se) else f"only to +/- {numbers.percent(min(se, 9.99))}"
+            out[n] = (f"not identified by these runs: at {numbers.percent(MEASUREMENT_SCATTER)} scatter they pin it {pinned} "
+                      f"(another parameter can do what it does); its value is assumed (prior {numbers.stated(getattr(prior, n))})")
     return out
 
 

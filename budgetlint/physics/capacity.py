@@ -37,6 +37,7 @@ from typing import Callable, Optional
 from .load_stats import SimulationResult, PercentilePromise, percentile_label, summarise
 from .serving_sim import Scheduler, Traffic, run
 from .step_cost import StepCost
+from budgetlint.text import numbers
 
 DEFAULT_REQUESTS = 2000
 MAX_SIMULATIONS = 10
@@ -81,12 +82,12 @@ def settled(result: SimulationResult, promises: Sequence[PercentilePromise],
         iv = result.interval.get(pr.key)
         point = result.predicted[pr.metric].get(percentile_label(pr.percentile))
         if iv is None or point is None or not all(math.isfinite(v) for v in (iv[0], iv[1], point)):
-            return False, f"the {pr.key} interval is unbounded after {result.requests:,} requests"
+            return False, f"the {pr.key} interval is unbounded after {numbers.number(result.requests)} requests"
         lo, hi = iv
         if (lo <= pr.limit_s <= hi) or (hi - lo) > share * abs(point - pr.limit_s):
-            return False, f"the {pr.key} interval was too close to its promise after {result.requests:,} requests"
-    return True, (f"{result.requests:,} requests: every promise's 95 % interval is narrower than "
-                  f"{share:.0%} of its distance to the promise")
+            return False, f"the {pr.key} interval was too close to its promise after {numbers.number(result.requests)} requests"
+    return True, (f"{numbers.number(result.requests)} requests: every promise's 95 % interval is narrower than "
+                  f"{numbers.percent(share)} of its distance to the promise")
 
 
 def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:

@@ -58,6 +58,7 @@ from typing import Optional
 
 from .analysis import Analysis, analyse
 from .shapes import ROOFLINE, Accelerator, Deployment, Edge, Efficiency, ModelShape, Workload
+from budgetlint.text import numbers
 
 #: Default accepted tokens per target pass for the speculative-decoding lever.
 DEFAULT_SPEC_ACCEPTANCE = 2.5
@@ -177,7 +178,7 @@ def evaluate_levers(
         if cached > wl.cached_prompt_tokens:
             levers.append(run(
                 "prefix-cache",
-                f"prefix cache hitting {cached:g} of {wl.prompt_tokens:g} prompt tokens",
+                f"prefix cache hitting {numbers.stated(cached)} of {numbers.stated(wl.prompt_tokens)} prompt tokens",
                 dep, replace(wl, cached_prompt_tokens=cached),
             ))
 
@@ -188,7 +189,7 @@ def evaluate_levers(
             lookahead = None
         sd = replace(dep, spec_accepted_tokens_per_pass=spec_acceptance, draft=use_draft, draft_lookahead=lookahead)
         note = "" if use_draft is not None else " (draft not charged)"
-        levers.append(run("speculative", f"speculative decoding accepting {spec_acceptance:g} tokens per pass{note}", sd, wl))
+        levers.append(run("speculative", f"speculative decoding accepting {numbers.stated(spec_acceptance)} tokens per pass{note}", sd, wl))
 
     heads = dep.model.attention_heads
     others = dep.data_parallel * dep.pipeline_parallel

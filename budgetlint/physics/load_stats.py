@@ -34,6 +34,7 @@ import math
 import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from budgetlint.text import numbers
 
 METRICS = ("ttft_s", "tpot_s", "e2e_s", "queue_s")
 PERCENTILES = (50.0, 90.0, 95.0, 99.0)
@@ -49,7 +50,7 @@ _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 
 
 def percentile_label(p: float) -> str:
     """``95.0 -> "p95"``, ``99.9 -> "p99.9"``."""
-    return f"p{p:g}"
+    return f"p{numbers.stated(p)}"
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,7 @@ from typing import Callable, NamedTuple, Optional
 
 from .step_cost import StepCost, sum_components
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
+from budgetlint.text import numbers
 
 LOAD_BALANCERS = ("round_robin", "least_loaded")
 #: gamma arrivals: a cv below this is constant arrivals, above that one burst
@@ -99,7 +100,7 @@ class Traffic:
         if self.arrival not in ARRIVAL_KINDS:
             raise ValueError(f"arrival must be one of {', '.join(ARRIVAL_KINDS)}, got {self.arrival!r}")
         if not (isinstance(self.cv, (int, float)) and MIN_CV <= self.cv <= MAX_CV):
-            raise ValueError(f"cv must be between {MIN_CV:g} and {MAX_CV:g}, got {self.cv!r}")
+            raise ValueError(f"cv must be between {numbers.stated(MIN_CV)} and {numbers.stated(MAX_CV)}, got {self.cv!r}")
         for name in ("prefix_hit_requests", "prefix_hit_tokens"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0 <= v <= 1):
@@ -703,13 +704,13 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     while done_count < requests:
         events += 1
         if allowance is not None and events % ALLOWANCE_STEP == 0 and not allowance(ALLOWANCE_STEP):
-            raise WorkSpent(f"the run's work budget for the simulation ran out after {events:,} events of "
-                            f"this one ({done_count:,} of {requests:,} requests done)")
+            raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} events of "
+                            f"this one ({numbers.number(done_count)} of {numbers.number(requests)} requests done)")
         if events > max_events:
             raise SimulationTooLong(
-                f"the simulation needed more than {max_events:,} scheduler events for {requests:,} requests "
-                f"({done_count:,} done): an iteration budget of {scheduler.max_num_batched_tokens:,} tokens, "
-                f"{scheduler.replicas:,} replicas or a KV cache of {scheduler.kv_capacity_tokens:,.0f} tokens "
+                f"the simulation needed more than {numbers.number(max_events)} scheduler events for {numbers.number(requests)} requests "
+                f"({numbers.number(done_count)} done): an iteration budget of {numbers.number(scheduler.max_num_batched_tokens)} tokens, "
+                f"{numbers.number(scheduler.replicas)} replicas or a KV cache of {numbers.number(scheduler.kv_capacity_tokens)} tokens "
                 "makes it too long to simulate")
         t_arr = pending[0][0] if pending else inf
         if single:

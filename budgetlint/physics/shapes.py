@@ -11,6 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Optional
+from budgetlint.text import numbers
 
 Attention = Literal["mha", "gqa", "mla"]
 
@@ -108,12 +109,12 @@ class ModelShape:
                 and float(self.vocab_size) * float(self.hidden_size) >= float(self.active_params):  # type: ignore[arg-type]
             raise ValueError(
                 f"the input embedding (vocab_size {self.vocab_size} x hidden_size {self.hidden_size} = "
-                f"{float(self.vocab_size) * float(self.hidden_size):g} parameters) is not smaller than the "
-                f"{self.active_params:g} parameters a token uses: check parameters, vocab_size and hidden_size"
+                f"{numbers.stated(float(self.vocab_size) * float(self.hidden_size))} parameters) is not smaller than the "
+                f"{numbers.stated(self.active_params)} parameters a token uses: check parameters, vocab_size and hidden_size"
             )
         if self.active_params > self.total_params:  # type: ignore[operator]
             raise ValueError(
-                f"active_params ({self.active_params:g}) exceeds total_params ({self.total_params:g})"
+                f"active_params ({numbers.stated(self.active_params)}) exceeds total_params ({numbers.stated(self.total_params)})"
             )
         if self.attention not in ("mha", "gqa", "mla"):
             raise ValueError(f"attention must be mha, gqa or mla, got {self.attention!r}")

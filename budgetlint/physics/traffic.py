@@ -36,6 +36,7 @@ import math
 import random
 from dataclasses import dataclass
 from typing import Union
+from budgetlint.text import numbers
 
 #: Standard normal 95th percentile.
 Z95 = 1.6448536269514722
@@ -91,12 +92,12 @@ def lognormal_params(mean: float, p95: float) -> tuple[float, float]:
     if not (math.isfinite(mean) and mean > 0 and math.isfinite(p95) and p95 > 0):
         raise ValueError(f"lognormal mean and p95 must be positive, got {mean!r}, {p95!r}")
     if p95 <= mean:
-        raise ValueError(f"a lognormal's p95 ({p95:g}) must exceed its mean ({mean:g})")
+        raise ValueError(f"a lognormal's p95 ({numbers.stated(p95)}) must exceed its mean ({numbers.stated(mean)})")
     r = math.log(p95 / mean)
     disc = Z95 * Z95 - 2.0 * r
     if disc < 0:
         raise ValueError(
-            f"no lognormal has p95/mean = {p95 / mean:.3g}: at most {math.exp(Z95 * Z95 / 2):.3g}"
+            f"no lognormal has p95/mean = {numbers.number(p95 / mean)}: at most {numbers.number(math.exp(Z95 * Z95 / 2))}"
         )
     sigma = Z95 - math.sqrt(disc)
     mu = math.log(mean) - sigma * sigma / 2.0

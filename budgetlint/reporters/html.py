@@ -434,7 +434,7 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
 
 def _int(value: Any) -> str:
     v = _num(value)
-    return "—" if v is None else f"{v:g}"
+    return "—" if v is None else f"{numbers.stated(v)}"
 
 
 def _roofline(cid: str, b: dict, bound: dict, real: dict) -> str:
@@ -671,20 +671,20 @@ def _cdf(cid: str, b: dict, name: str, key: str, dist: dict, declared: float | N
                              PALETTE["vermillion"], shape="diamond"))
     rules = []
     if declared is not None:
-        rules.append(Rule("y", declared, f"declared p{declared * 100:g}", PALETTE["grey"], at_end=True))
+        rules.append(Rule("y", declared, f"declared p{numbers.stated(declared * 100)}", PALETTE["grey"], at_end=True))
     if promised is not None:
         rules.append(Rule("x", promised, f"promise {format_value(promised, 's')}", PALETTE["black"]))
     chart_id = f"{cid}-cdf-{name}"
     desc = (f"Predicted {name} distribution of {b.get('name')} under the declared traffic: "
-            + ", ".join(f"p{q * 100:g} {format_value(v, 's')}" for v, q in pts)
+            + ", ".join(f"p{numbers.stated(q * 100)} {format_value(v, 's')}" for v, q in pts)
             + (f"; promise {format_value(promised, 's')}" if promised is not None else "") + ".")
     svg = xy_chart(chart_id=chart_id, title=f"{name} under load (CDF): {b.get('name')}", desc=desc, x=x, y=y,
                    series=series, rules=rules)
     if len(curve) >= 2:
-        trows = [[f"p{q * 100:g}", _value_cell(v, "s"), "—" if lo is None or hi is None else f"{_value_cell(lo, 's')} – {_value_cell(hi, 's')}"]
+        trows = [[f"p{numbers.stated(q * 100)}", _value_cell(v, "s"), "—" if lo is None or hi is None else f"{_value_cell(lo, 's')} – {_value_cell(hi, 's')}"]
                  for v, q, lo, hi in curve]
     else:
-        trows = [[f"p{q * 100:g}", _value_cell(v, "s"), ""] for v, q in pts]
+        trows = [[f"p{numbers.stated(q * 100)}", _value_cell(v, "s"), ""] for v, q in pts]
     if measured is not None:
         trows.append([_escape(f"measured {analysis.get('measured_percentile') or ''}"), _value_cell(measured, "s"), ""])
     if promised is not None:

@@ -42,6 +42,7 @@ from budgetlint.reporters.wording import (
     smallest_judged_headroom,
     status_line,
 )
+from budgetlint.text import numbers
 
 #: GitHub's limit for one step's summary
 STEP_SUMMARY_LIMIT = 1024 * 1024
@@ -141,7 +142,7 @@ def measured_cell(budget: BudgetResult, p) -> str:
     if verdict:
         notes.append(str(verdict))
     if isinstance(samples, int):
-        notes.append(f"{samples:,} requests")
+        notes.append(f"{numbers.number(samples)} requests")
     if quality:
         notes.append(f"{quality} run-quality problem{'s' if quality != 1 else ''}")
     return f"{text} ({', '.join(notes)})" if notes and text != "—" else text

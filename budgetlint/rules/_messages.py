@@ -41,7 +41,7 @@ def _decode_why(a: Any, ev: Any) -> str:
 def _prefill_why(a: Any, ev: Any) -> str:
     n = _devices(ev)
     if a.prefill_binding == "compute":
-        return (f"compute-bound: {numbers.quantity(a.prefill_flop, 'FLOP')} for {a.prefill_tokens:g} uncached tokens "
+        return (f"compute-bound: {numbers.quantity(a.prefill_flop, 'FLOP')} for {numbers.stated(a.prefill_tokens)} uncached tokens "
                 f"at {n} x {format_quantity(a.compute_peak_flop_per_s, 'compute_rate')} {a.compute_precision_key}")
     read = a.prefill_weight_read_s * a.bandwidth_effective_bytes_per_s * n
     return f"bandwidth-bound: one read of {_bytes(read)} of weights over {numbers.count(n, 'device')}"
@@ -78,7 +78,7 @@ def calibrated_words(ev: Any, promise: str) -> str | None:
     if not cal:
         return None
     band = ev.calibration_bands.get(promise)
-    return (f"calibrated {'+/- ' + format(band, '.0%') if band is not None else '(no band)'}, "
+    return (f"calibrated {'+/- ' + numbers.percent(band) if band is not None else '(no band)'}, "
             f"{cal.removeprefix('calibrated ')}")
 
 
@@ -119,8 +119,8 @@ def describe_miss(ev: Any, v: Any, *, bound: bool) -> str:
     if bound:
         n = ev.workload.output_tokens
         return (f"budget {name!r}: end-to-end {_time(v.budget_value)}; the roofline bound is {_time(bd.e2e_s)} "
-                f"({_time(bd.e2e_s - bd.decode_after_first_s)} to the first token + {n - 1:g} more decode steps "
-                f"{_time(bd.decode_after_first_s)}: prefill makes the first of the {n:g} tokens) "
+                f"({_time(bd.e2e_s - bd.decode_after_first_s)} to the first token + {numbers.stated(n - 1)} more decode steps "
+                f"{_time(bd.decode_after_first_s)}: prefill makes the first of the {numbers.stated(n)} tokens) "
                 f"for {deployment_words(ev)}: {_pct(bd.e2e_s / v.budget_value - 1)} over the promise")
     req = _pct(v.required_efficiency) if v.required_efficiency else "more than 100%"
     return (f"budget {name!r}: end-to-end {_time(v.budget_value)} needs {req} of the roofline "
@@ -134,10 +134,10 @@ def describe_met(ev: Any, v: Any) -> str:
         if v.promise == "tpot":
             return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is met: estimate "
                     f"{numbers.quantity(1 / v.realistic_value, 'token/s')} {cal} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
-                    f"headroom {v.budget_value / v.realistic_value:.2g}x")
+                    f"headroom {numbers.number(v.budget_value / v.realistic_value)}x")
         label = "ttft" if v.promise == "ttft" else "end-to-end"
         return (f"budget {name!r}: {label} {_time(v.budget_value)} is met: estimate {_time(v.realistic_value)} "
-                f"{cal} (bound {_time(v.bound_value)}), headroom {v.budget_value / v.realistic_value:.2g}x")
+                f"{cal} (bound {_time(v.bound_value)}), headroom {numbers.number(v.budget_value / v.realistic_value)}x")
     if v.promise == "tpot":
         return (f"budget {name!r}: pace {numbers.quantity(1 / v.budget_value, 'token/s')} is met: estimate "
                 f"{numbers.quantity(1 / v.realistic_value, 'token/s')} (bound {numbers.quantity(1 / v.bound_value, 'token/s')}), "
@@ -175,11 +175,11 @@ def describe_memory(ev: Any) -> str:
     if a.memory_overhead_bytes_per_device:
         parts.append(f"{_overhead_words(ev, a)} {_bytes(a.memory_overhead_bytes_per_device)}")
     wl = ev.workload
-    ctx = (f"{_seqs(wl.concurrency)} at the mean in-flight context {a.memory_context_steady_tokens:g} tokens "
+    ctx = (f"{_seqs(wl.concurrency)} at the mean in-flight context {numbers.stated(a.memory_context_steady_tokens)} tokens "
            f"= prompt + output / 2")
     hw = b.deployment.hardware
     fit = (f"{_fit(a.memory_max_sequences)} at that context, "
-           f"{_fit(a.memory_max_sequences_worst)} at the final {wl.prompt_tokens + wl.output_tokens:g} tokens")
+           f"{_fit(a.memory_max_sequences_worst)} at the final {numbers.stated(wl.prompt_tokens + wl.output_tokens)} tokens")
     if ev.verdicts["memory"].verdict == "cannot-be-met":
         return (f"budget {b.name!r}: does not fit: needs {_bytes(a.memory_required_bytes_per_device)} per device "
                 f"({' + '.join(parts)}; {ctx}); the {hw.name} has {_bytes(hw.memory_bytes)}: {fit}")
@@ -194,8 +194,8 @@ def describe_memory_tail(ev: Any) -> str:
     final = wl.prompt_tokens + wl.output_tokens
     return (f"budget {b.name!r}: {_seqs(wl.concurrency)} fit in the steady state "
             f"({_bytes(a.memory_required_bytes_per_device)} per device at the mean in-flight context "
-            f"{a.memory_context_steady_tokens:g} tokens; {_fit(a.memory_max_sequences)} there) but not "
-            f"when all reach their final {final:g} tokens ({_bytes(a.memory_required_worst_bytes_per_device)} of "
+            f"{numbers.stated(a.memory_context_steady_tokens)} tokens; {_fit(a.memory_max_sequences)} there) but not "
+            f"when all reach their final {numbers.stated(final)} tokens ({_bytes(a.memory_required_worst_bytes_per_device)} of "
             f"{_bytes(a.memory_available_bytes_per_device)} usable on the {b.deployment.hardware.name}; "
             f"{_fit(a.memory_max_sequences_worst)} then): the runtime will preempt or queue sequences, "
             f"which shows in the tail latency")
@@ -261,7 +261,7 @@ def promise_words(b: Any, promise: str) -> str:
 
 def condition_words(value: Any) -> str:
     if isinstance(value, float):
-        return "unbounded" if math.isinf(value) else f"{value:g}"
+        return "unbounded" if math.isinf(value) else f"{numbers.stated(value)}"
     return str(value)
 
 
@@ -279,11 +279,11 @@ def faster_words(link: Any, f: Any) -> str:
     :mod:`budgetlint.evaluate.evidence.bound` found (``Faster``): never a fast machine."""
     if f.promise == "throughput":
         if f.unit_error:
-            return f"{f.ratio:.0f}x more than physics allows: wrong units or a wrong key, not a fast machine"
+            return f"{numbers.number(f.ratio)}x more than physics allows: wrong units or a wrong key, not a fast machine"
         return ("more devices, a smaller model, lower-precision weights or speculative decoding than the "
                 "budget declares, or a concurrency higher than the file states: not a fast machine")
     if f.unit_error:
-        return (f"{f.ratio:.0f}x faster than physics allows: wrong units (a time in seconds read as "
+        return (f"{numbers.number(f.ratio)}x faster than physics allows: wrong units (a time in seconds read as "
                 f"milliseconds?) or a wrong key, not a fast machine")
     if f.promise == "ttft":
         words = (f"the prompts must have been served from a prefix cache the budget does not declare "

@@ -1,6 +1,7 @@
 """Wording shared by the production-evidence rules (BL604..BL606)."""
 
 from __future__ import annotations
+from budgetlint.text import numbers
 
 
 def _time(x: float) -> str:
@@ -22,9 +23,9 @@ def reading_words(ind, r) -> str:
     from budgetlint.text.numbers import stated
 
     if r.exact:
-        text = f"{share(r.share_low)} of {r.n:,} requests at or under {_time(ind.threshold_s)}"
+        text = f"{share(r.share_low)} of {numbers.number(r.n)} requests at or under {_time(ind.threshold_s)}"
     else:
-        text = (f"{share(r.share_low)} .. {share(r.share_high)} of {r.n:,} requests at or under "
+        text = (f"{share(r.share_low)} .. {share(r.share_high)} of {numbers.number(r.n)} requests at or under "
                 f"{_time(ind.threshold_s)} (not an edge: between the edges either side; linear guess "
                 f"{share(r.share_interpolated)})")
     return (f"{text}; interpolated p{stated(ind.objective * 100)} {_time(r.quantile_s)} (bucket {_time(r.band[0])} .. "

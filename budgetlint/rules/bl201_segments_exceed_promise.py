@@ -101,7 +101,7 @@ def edge_terms(b) -> list[tuple[str, float]]:
     if k > 1 and pace:
         shown = min(k, b.workload.output_tokens)
         if shown > 1:
-            terms.append((f"proxy flush of {shown:g} tokens at {numbers.quantity(pace, 'token/s')}", (shown - 1) / pace))
+            terms.append((f"proxy flush of {numbers.stated(shown)} tokens at {numbers.quantity(pace, 'token/s')}", (shown - 1) / pace))
     return terms
 
 

@@ -49,6 +49,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -91,7 +92,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         usable = evaluation.roofline.deployment.memory_usable_fraction
         severity = Severity.ERROR
         message += (f"; at the usable fraction {format_percent(usable)} of device memory the engine would not "
-                    f"start (vLLM --gpu-memory-utilization {usable:g}: raise it, or "
+                    f"start (vLLM --gpu-memory-utilization {numbers.stated(usable)}: raise it, or "
                     "deployment.memory_usable_fraction, only if the device runs nothing else)")
     yield Finding(CODE, severity, message, budget.loc("deployment"), budget=budget.name,
                   promise="memory", fix=lever_text(evaluation, "memory") or "reduce concurrency or context",

@@ -73,7 +73,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                 yield Finding(
                     CODE, SEVERITY,
                     f"aggregate output throughput measured {numbers.quantity(1 / f.measured_s, 'token/s')}, above the pure "
-                    f"roofline bound of {numbers.quantity(1 / f.bound_s, 'token/s')} ({f.concurrency:g} sequences x the bound "
+                    f"roofline bound of {numbers.quantity(1 / f.bound_s, 'token/s')} ({numbers.stated(f.concurrency)} sequences x the bound "
                     f"pace at that concurrency) for {deployment_words(evaluation.roofline)}: {faster_words(link, f)}; "
                     f"measured in {link.name}{inferred_words(link)}",
                     link.where, budget=budget.name, promise="throughput",
@@ -87,7 +87,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                 CODE, SEVERITY,
                 f"{f.statistic} {what} measured {evidence_value(f.promise, f.measured_s, pace)}, "
                 f"faster than the pure roofline {kind} bound of "
-                f"{evidence_value(f.promise, f.bound_s, pace)} at concurrency {f.concurrency:g} for "
+                f"{evidence_value(f.promise, f.bound_s, pace)} at concurrency {numbers.stated(f.concurrency)} for "
                 f"{deployment_words(evaluation.roofline)}: {faster_words(link, f)}; "
                 f"measured in {link.name}{inferred_words(link)}",
                 link.where,

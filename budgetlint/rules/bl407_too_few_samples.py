@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.rules import _evidence
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -63,17 +64,17 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         fig = p.figures(s.lower_s, s.upper_s)
         head = (f"{r.percentile} {p.what} {p.value(r.measured_s, fig)} meets the "
                 f"{p.value(r.promised_s, fig)} promise but is not shown")
-        plan = (f"at least {s.minimum_n:,} for any upper bound at 95 %; {s.needed_n:,} to bound it "
+        plan = (f"at least {numbers.number(s.minimum_n)} for any upper bound at 95 %; {numbers.number(s.needed_n)} to bound it "
                 f"within the sample's {s.band}")
         if s.status == "unknown":
             msg = (f"{head}: {link.name} does not say how many requests the {r.percentile} came from, "
                    f"so whether it can show it is not checked ({r.percentile} needs {plan})")
         elif s.status == "unbounded":
-            msg = (f"{head}: {s.n:,} requests ({s.n_source}) cannot bound a {r.percentile} ({plan}); "
+            msg = (f"{head}: {numbers.number(s.n)} requests ({s.n_source}) cannot bound a {r.percentile} ({plan}); "
                    f"measured in {link.name}")
         else:
-            msg = (f"{head}: {s.n:,} requests ({s.n_source}), {r.percentile} needs {s.needed_n:,} "
+            msg = (f"{head}: {numbers.number(s.n)} requests ({s.n_source}), {r.percentile} needs {numbers.number(s.needed_n)} "
                    f"({s.words(p.pace, fig)}); measured in {link.name}")
         yield Finding(CODE, SEVERITY, msg, p.where, budget=budget.name, promise=p.promise,
-                      fix=f"re-run with at least {s.needed_n:,} requests, or keep per-request data so "
+                      fix=f"re-run with at least {numbers.number(s.needed_n)} requests, or keep per-request data so "
                           "the interval is computed in seconds")

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
 from budgetlint.rules import _evidence
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -53,7 +54,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         if s is None or s.met is not True or s.status != "straddles":
             continue
         fig = p.figures(s.lower_s, s.upper_s)
-        more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {s.needed_n:,} requests"
+        more = "" if s.n is None or s.n >= s.needed_n else f"; {r.percentile} needs about {numbers.number(s.needed_n)} requests"
         yield Finding(
             CODE, SEVERITY,
             f"{r.percentile} {p.what} {p.value(r.measured_s, fig)} meets the "

@@ -38,6 +38,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -52,7 +53,7 @@ SEVERITY = Severity.WARNING
 
 def _time(seconds: float) -> str:
     """A bucket edge as its `le` label reads, in seconds (0.25 s: le="0.25")."""
-    return f"{seconds:g} s"
+    return f"{numbers.stated(seconds)} s"
 
 
 def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Iterator[Finding]:
@@ -72,12 +73,12 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         else:
             near = f"nearest edges {_time(ind.lower_edge)} and {_time(ind.upper_edge)}"
         share = ind.error_s / ind.threshold_s if ind.threshold_s else 0.0
-        exported = (f"the export uses le=\"{ind.exported_s:g}\", "
+        exported = (f"the export uses le=\"{numbers.stated(ind.exported_s)}\", "
                     f"{'stricter' if ind.exported_s < ind.threshold_s else 'looser: nothing stricter exists'}")
         edges = (f"{_time(ind.lower_edge)} or {_time(ind.upper_edge)} (the nearest edges)" if ind.lower_edge
                  else f"{_time(ind.upper_edge)} (the first edge)")
         if m.flag:
-            fix = (f"add {ind.threshold_s:g} to {m.flag} on the server and declare it in slo.buckets.{ind.kind}, "
+            fix = (f"add {numbers.stated(ind.threshold_s)} to {m.flag} on the server and declare it in slo.buckets.{ind.kind}, "
                    f"or promise {edges}")
         else:
             name = {"vllm": "vLLM", "sglang": "SGLang"}.get(p.engine, p.engine)

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.findings import Finding, Severity
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from budgetlint.evaluate import BudgetEvaluation
@@ -53,7 +54,7 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
 
     p = slo.plan
     parts = [f"{t.alert.severity} alert ({duration_text(t.alert.long_s)}/{duration_text(t.alert.short_s)}, "
-             f"burn {t.alert.burn_rate:.3g}x): {t.requests:.4g} requests in {duration_text(t.alert.short_s)}"
+             f"burn {numbers.number(t.alert.burn_rate)}x): {numbers.number(t.requests)} requests in {duration_text(t.alert.short_s)}"
              for t in slo.traffic]
     worst = slo.traffic[0]
     loc = budget.loc("workload", "arrival_rate") if p.rate_from == "workload.arrival_rate" and budget.has(
@@ -61,9 +62,9 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                                           else budget.loc())
     yield Finding(
         CODE, SEVERITY,
-        f"at {p.request_rate_per_s:.4g} request/s ({p.rate_from}) the burn-rate alerts' short windows hold too "
-        f"few requests for a {p.objective:.4g} objective, which needs {worst.needed} (order statistics, as "
+        f"at {numbers.number(p.request_rate_per_s)} request/s ({p.rate_from}) the burn-rate alerts' short windows hold too "
+        f"few requests for a {numbers.stated(p.objective)} objective, which needs {worst.needed} (order statistics, as "
         f"for benchmark runs): " + "; ".join(parts),
         loc, budget=budget.name,
-        fix=f"a window holding {worst.needed} requests needs {worst.rate_needed_per_s:.3g} request/s; declare a "
+        fix=f"a window holding {worst.needed} requests needs {numbers.number(worst.rate_needed_per_s)} request/s; declare a "
             f"longer slo.window than {p.window}, or page on the long windows only")

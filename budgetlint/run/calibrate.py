@@ -18,6 +18,7 @@ from typing import Any, Optional
 from budgetlint.files import fs
 from budgetlint.evaluate.calibration import load_calibration  # noqa: F401 (the command's API)
 from budgetlint.files.calibration_file import Calibration  # noqa: F401 (the command's API)
+from budgetlint.text import numbers
 
 
 class CalibrateError(Exception):
@@ -100,7 +101,6 @@ def _take(n: int) -> bool:
 
 def _spent(stage: str, observations: list) -> CalibrateError:
     """The message when the work budget runs out: what was not fitted, and what to do."""
-    from budgetlint.text import numbers
 
     labels = ", ".join(o.label for o in observations[:6]) + (", ..." if len(observations) > 6 else "")
     open_runs = sum(1 for o in observations if o.mode != "closed-form")
@@ -265,10 +265,9 @@ def fit_warnings(fit: Any, observations: Any, errors: dict[str, dict[str, float]
         lo, hi = BOUNDS[name]
         for bound, word in ((lo, "lower"), (hi, "upper")):
             if abs(math.log(v / bound)) <= AT_BOUND:
-                out.append(f"calibration: {name} = {v:.4g} sits at its {word} bound {bound:g}: the runs push it "
+                out.append(f"calibration: {name} = {numbers.number(v)} sits at its {word} bound {numbers.stated(bound)}: the runs push it "
                            "past what the model allows (check the precision, the device count and the engine)")
     from budgetlint.evaluate.calibration import MAX_BAND
-    from budgetlint.text import numbers
 
     for metric, e in sorted(errors.items()):
         if not (e.get("max", 0.0) <= MAX_BAND):
@@ -293,7 +292,7 @@ def _rel(log_ratio: float) -> float:
 
 
 def _round(v: float) -> float:
-    return float(f"{v:.6g}")
+    return float(f"{v:.6g}")  # a value written to the calibration file: data, not text
 
 
 def _version_key(v: str) -> tuple:

@@ -43,10 +43,10 @@ def _memory(x: float | None) -> str:
 
 
 def _count(x: float) -> str:
-    """A count: 70.55e9 -> "70.55e9"; 2000 -> "2,000"."""
+    """A count: 70.55e9 -> "70.55e9"; 2000 -> "2000"; 20000 -> "20,000" (the rounding rule's grouping)."""
     if x >= 1e6:
-        return f"{x / 1e9:.4g}e9" if x >= 1e9 else f"{x / 1e6:.4g}e6"
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+        return f"{numbers.number(x / 1e9, figures=4)}e9" if x >= 1e9 else f"{numbers.number(x / 1e6, figures=4)}e6"
+    return numbers.number(x)
 
 
 VERDICT_WORDS = {"cannot-be-met": "CANNOT BE MET", "at-risk": "AT RISK", "met": "met", "unknown": "unknown",
@@ -122,12 +122,12 @@ def explain_budget(evaluation: Any) -> str:
         pf_d = pools.pools_bound.prefill
         pool_note = (f" per decode replica ({numbers.count(pf_d.total_devices, 'device')} per prefill replica: the "
                      f"arithmetic below is the decode pool's, its prefill lines the prefill pool's)")
-    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}{pool_note}, {dep.weight_precision} weights ({d.weight_bytes_per_param:g} B/param), "
-        f"{dep.kv_precision or 'bf16'} KV cache ({d.kv_bytes_per_elem:g} B/element)"
-        + (f", speculative {d.spec_accepted_tokens_per_pass:g} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
+    add(f"    deploy    N = {numbers.count(n, 'device')}{topo}{pool_note}, {dep.weight_precision} weights ({numbers.stated(d.weight_bytes_per_param)} B/param), "
+        f"{dep.kv_precision or 'bf16'} KV cache ({numbers.stated(d.kv_bytes_per_elem)} B/element)"
+        + (f", speculative {numbers.stated(d.spec_accepted_tokens_per_pass)} accepted tokens/pass" if d.spec_accepted_tokens_per_pass > 1 else "")
         + f"   [{b.loc('deployment')}]")
-    add(f"    workload  {wl.prompt_tokens:g} prompt tokens ({wl.cached_prompt_tokens:g} cached), "
-        f"{wl.output_tokens:g} output tokens, B = {wl.concurrency} sequences   [{b.loc('workload')}]")
+    add(f"    workload  {numbers.stated(wl.prompt_tokens)} prompt tokens ({numbers.stated(wl.cached_prompt_tokens)} cached), "
+        f"{numbers.stated(wl.output_tokens)} output tokens, B = {wl.concurrency} sequences   [{b.loc('workload')}]")
 
     lines.extend(pools_lines(ev))
     add("")
@@ -140,7 +140,7 @@ def explain_budget(evaluation: Any) -> str:
         add(f"    {step}. {text}")
         step += 1
 
-    s(f"Weights  W = P x b_w = {_count(m.parameters)} x {d.weight_bytes_per_param:g} B = {_bytes(w)}"
+    s(f"Weights  W = P x b_w = {_count(m.parameters)} x {numbers.stated(d.weight_bytes_per_param)} B = {_bytes(w)}"
       + (f"; per device W/N = {_bytes(w / n)}" if n > 1 else ""))
     if bd.weight_bytes_touched_per_step != w:
         why = []
@@ -155,12 +155,12 @@ def explain_budget(evaluation: Any) -> str:
           + (f" ({'; '.join(why)})" if why else ""))
     if m.attention == "mla":
         s(f"KV cache per token (MLA)  layers x (kv_lora_rank + rope_dim) x b_kv = {m.layers} x "
-          f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {d.kv_bytes_per_elem:g} B = {_bytes(bd.kv_bytes_per_token)}")
+          f"({m.kv_lora_rank} + {m.qk_rope_head_dim}) x {numbers.stated(d.kv_bytes_per_elem)} B = {_bytes(bd.kv_bytes_per_token)}")
     else:
         s(f"KV cache per token  2 x layers x kv_heads x head_dim x b_kv = 2 x {m.layers} x {m.kv_heads} x "
-          f"{m.head_dim} x {d.kv_bytes_per_elem:g} B = {_bytes(bd.kv_bytes_per_token)}"
+          f"{m.head_dim} x {numbers.stated(d.kv_bytes_per_elem)} B = {_bytes(bd.kv_bytes_per_token)}"
           + (" (sliding-window layers capped at their window)" if m.sliding_window else ""))
-    s(f"Decode step at the mean context L = {bd.decode_context_mean_tokens:,.1f} tokens, its terms:")
+    s(f"Decode step at the mean context L = {numbers.number(bd.decode_context_mean_tokens)} tokens, its terms:")
     lines.extend(decode_term_lines(bd))
     if bd.compute_known:
         add(f"         t_mem = weights + KV = {_time(bd.decode_memory_s)}; t_cmp = linear + attention = "
@@ -170,12 +170,12 @@ def explain_budget(evaluation: Any) -> str:
             "so the step is a bandwidth-only lower bound")
     add(f"         step = max(t_mem, t_cmp) + the terms after it = {_time(bd.decode_pass_s)} ({bd.decode_binding}-bound)")
     if d.spec_accepted_tokens_per_pass > 1:
-        s(f"Speculative decoding: {d.spec_accepted_tokens_per_pass:g} tokens accepted per target pass"
+        s(f"Speculative decoding: {numbers.stated(d.spec_accepted_tokens_per_pass)} tokens accepted per target pass"
           + (f"; the draft costs {_time(bd.draft_step_s)} per pass" if bd.draft_step_s else " (draft not charged: none declared)"))
-    s(f"Pace over the {wl.output_tokens:g}-token reply (KV grows with each token): decode {_time(bd.decode_s)}, "
-      f"pace = {wl.output_tokens:g} / {_time(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
+    s(f"Pace over the {numbers.stated(wl.output_tokens)}-token reply (KV grows with each token): decode {_time(bd.decode_s)}, "
+      f"pace = {numbers.stated(wl.output_tokens)} / {_time(bd.decode_s)} = {numbers.quantity(bd.pace_token_per_s, 'token/s')} per user "
       f"({numbers.quantity(bd.aggregate_token_per_s, 'token/s')} aggregate)")
-    s(f"Prefill of {bd.prefill_tokens:g} uncached tokens: 2 x P_active x tokens + attention = "
+    s(f"Prefill of {numbers.stated(bd.prefill_tokens)} uncached tokens: 2 x P_active x tokens + attention = "
       f"{numbers.quantity(bd.prefill_linear_flop, 'FLOP')} + {numbers.quantity(bd.prefill_attention_flop, 'FLOP')} = {numbers.quantity(bd.prefill_flop, 'FLOP')}")
     if topo and bd.compute_known:
         add(f"         time: the prompt on one data-parallel rank (attention and dense layers on {numbers.count(d.devices, 'device')}, "
@@ -207,12 +207,12 @@ def explain_budget(evaluation: Any) -> str:
     s(f"TTFT = {' + '.join(parts)} = {_time(bd.ttft_s)}")
     first = bd.e2e_s - bd.decode_after_first_s  # queue + prefill + connection: no proxy delay
     e2e_parts = [p for p in parts if not p.startswith("proxy flush")]
-    s(f"End to end = {' + '.join(e2e_parts)} + {wl.output_tokens - 1:g} more decode steps (prefill made the "
+    s(f"End to end = {' + '.join(e2e_parts)} + {numbers.stated(wl.output_tokens - 1)} more decode steps (prefill made the "
       f"first token) = {_time(first)} + {_time(bd.decode_after_first_s)} = {_time(bd.e2e_s)}"
       + ("; the proxy buffer delays the first token, not the last (flushed when generation ends)"
          if bd.proxy_delay_s else ""))
     s(f"Memory per device, steady state (B sequences at the mean in-flight context prompt + output / 2 = "
-      f"{bd.memory_context_steady_tokens:g} tokens) = W/N + B x L x kv / N"
+      f"{numbers.stated(bd.memory_context_steady_tokens)} tokens) = W/N + B x L x kv / N"
       + (" + draft" if bd.memory_draft_bytes_per_device else "")
       + (" + overhead" if bd.memory_overhead_bytes_per_device else "")
       + f" = {_bytes(bd.memory_weight_bytes_per_device)} + {_bytes(bd.memory_kv_bytes_per_device)}"
@@ -220,7 +220,7 @@ def explain_budget(evaluation: Any) -> str:
       + (f" + {_bytes(bd.memory_overhead_bytes_per_device)}" if bd.memory_overhead_bytes_per_device else "")
       + f" = {_bytes(bd.memory_required_bytes_per_device)} of {_memory(hw.memory_bytes)}"
       + (f" ({bd.memory_max_sequences} sequences fit)" if bd.memory_max_sequences is not None else ""))
-    add(f"         worst case (all at prompt + output = {wl.prompt_tokens + wl.output_tokens:g} tokens): "
+    add(f"         worst case (all at prompt + output = {numbers.stated(wl.prompt_tokens + wl.output_tokens)} tokens): "
         f"{_bytes(bd.memory_required_worst_bytes_per_device)}"
         + (f" ({bd.memory_max_sequences_worst} sequences fit)" if bd.memory_max_sequences_worst is not None else ""))
 
@@ -380,7 +380,7 @@ def calibration_lines(evaluation: Any) -> list[str]:
     for metric in ("ttft", "tpot"):
         e = c.error.get(metric)
         if e:
-            out.append(f"    leave-one-out {metric}: median error {e['median']:.1%}, max {e['max']:.1%} "
+            out.append(f"    leave-one-out {metric}: median error {numbers.percent(e['median'])}, max {numbers.percent(e['max'])} "
                        f"over {numbers.count(e['runs'], 'run')} (the band)")
     for key, label in (("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
         v = ce.predicted.get(key)
@@ -427,9 +427,9 @@ def evidence_lines(links: Any, b: Any) -> list[str]:
                 if verdict == "met" and not s.shown:
                     verdict = "NOT SHOWN"
                 if s.n is None:
-                    detail = f"; request count unknown ({r.percentile} needs {s.needed_n:,})"
+                    detail = f"; request count unknown ({r.percentile} needs {numbers.number(s.needed_n)})"
                 else:
-                    detail = f"; {s.n:,} requests ({s.n_source}), {s.words(pace, fig)}; {r.percentile} needs {s.needed_n:,}"
+                    detail = f"; {numbers.number(s.n)} requests ({s.n_source}), {s.words(pace, fig)}; {r.percentile} needs {numbers.number(s.needed_n)}"
             out.append(f"      {r.percentile} {what} {fmt_value(name, r.measured_s, pace, fig)} vs promise "
                        f"{fmt_value(name, r.promised_s, pace, fig)}: {verdict}{detail}")
         for q in lk.quality:
@@ -460,8 +460,8 @@ def under_load(evaluation: Any) -> list[str]:
                    f"{b.deployment.load_balancer.replace('_', '-')}")
     else:
         out.append(f"    traffic: closed loop, {numbers.count(load.concurrency, 'user')} per replica, {numbers.count(load.replicas, 'replica')}")
-    out.append(f"    scheduler: {load.max_num_seqs} sequences, {load.max_num_batched_tokens:,} tokens per iteration, "
-               f"KV cache {load.kv_capacity_tokens:,} tokens per replica ({load.scheduler_from})")
+    out.append(f"    scheduler: {load.max_num_seqs} sequences, {numbers.number(load.max_num_batched_tokens)} tokens per iteration, "
+               f"KV cache {numbers.number(load.kv_capacity_tokens)} tokens per replica ({load.scheduler_from})")
     out.append(f"    step cost: {load.calibrated}" if load.calibrated
                else "    step cost: the roofline at the assumed efficiencies (no calibration)")
     u = utilisation(load)
@@ -486,10 +486,10 @@ def under_load(evaluation: Any) -> list[str]:
         out.append("    (the rows below are the requests end to end; the batch sizes the decode pool's)")
     else:
         out.append(f"    utilisation {ut}{sat}; busy {numbers.percent(r.busy_fraction)} of the time")
-    out.append(f"    batch: {r.batch_size_mean:.1f} sequences per iteration on average, p95 {r.batch_size_p95:.0f}; "
-               f"preemptions {r.preemptions_per_request:.2g} per request"
+    out.append(f"    batch: {numbers.number(r.batch_size_mean)} sequences per iteration on average, p95 {numbers.number(r.batch_size_p95)}; "
+               f"preemptions {numbers.number(r.preemptions_per_request)} per request"
                + (f"; {r.rejected} requests larger than the cache" if r.rejected else ""))
-    pct = f"p{load.percentile:g}"
+    pct = f"p{numbers.stated(load.percentile)}"
     for metric, label in (("queue_s", "queue"), ("ttft_s", "ttft"), ("tpot_s", "tpot"), ("e2e_s", "e2e")):
         row = r.predicted[metric]
         extra = load.edge_extra_s if metric in ("ttft_s", "e2e_s") else 0.0
@@ -516,7 +516,7 @@ def under_load(evaluation: Any) -> list[str]:
     if load.throughput_verdict is not None:
         out.append(f"    throughput sustained {format_quantity(load.throughput_sustained_request_per_s or 0, 'request_rate')}"
                    f"  ->  {VERDICT_WORDS[load.throughput_verdict]}")
-    out.append(f"    ({r.requests:,} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
+    out.append(f"    ({numbers.number(r.requests)} requests simulated after warm-up, seeded: the same inputs give the same numbers)")
     if load.stopping_rule:
         out.append(f"    (sample size by need: {load.stopping_rule})")
     return out

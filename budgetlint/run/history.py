@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from budgetlint.files import InputError
+from budgetlint.text import numbers
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ENTRIES = 200
@@ -70,7 +71,7 @@ def read_history(path: str) -> list[dict]:
     except OSError as exc:
         raise HistoryError(f"--history {path}: {exc.strerror or exc}") from None
     if size > MAX_BYTES:
-        raise HistoryError(f"{path}: --history file of {size:,} bytes; at most {MAX_BYTES:,} are read "
+        raise HistoryError(f"{path}: --history file of {numbers.number(size)} bytes; at most {numbers.number(MAX_BYTES)} are read "
                            "(keep the last reports only)")
     entries: list[dict] = []
     try:

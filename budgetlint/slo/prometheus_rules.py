@@ -16,6 +16,7 @@ import yaml
 
 from budgetlint.evaluate.slo import duration_text
 from budgetlint.slo._common import description, error_rate, exportable, labels, slo_name, total_rate
+from budgetlint.text import numbers
 
 RECORD = "budgetlint:slo_error_ratio:rate{window}"
 
@@ -47,10 +48,10 @@ def groups(plan: Any) -> list[dict]:
                 "expr": expr,
                 "labels": {**lab, "severity": a.severity, "long_window": long_w, "short_window": short_w},
                 "annotations": {
-                    "summary": f"{plan.budget}: {ind.words} burning its error budget {a.burn_rate:.3g}x",
+                    "summary": f"{plan.budget}: {ind.words} burning its error budget {numbers.number(a.burn_rate)}x",
                     "description": (f"{description(plan, ind)} The error ratio is above {threshold:g} "
-                                    f"({a.burn_rate:.3g} x the allowed {allowed:.4g}) over both {long_w} and "
-                                    f"{short_w}: {a.budget_share:.0%} of the {plan.window} error budget in "
+                                    f"({numbers.number(a.burn_rate)} x the allowed {numbers.stated(allowed)}) over both {long_w} and "
+                                    f"{short_w}: {numbers.percent(a.budget_share)} of the {plan.window} error budget in "
                                     f"{long_w}."),
                 },
             })

@@ -37,7 +37,10 @@ The rounding rule (one implementation, :func:`_significant`):
 - infinities are ``"∞"`` / ``"-∞"``, NaN and None ``"—"``.
 
 This module imports nothing of budgetlint (it sits with ``findings.py`` in
-the vocabulary layer); ``physics/`` and ``stats/`` never import it.
+the vocabulary layer). It is the one module outside the pure core that ``physics/``
+and ``stats/`` may import: their error messages, lever names and stopping rules are
+worded with it, so a number reads the same wherever it was worded
+(``tests/design/test_one_formatter.py`` refuses any other format spec that rounds).
 """
 
 from __future__ import annotations
@@ -74,7 +77,10 @@ def _significant(x: float, figures: int) -> str:
     sign = "-" if x < 0 else ""
     a = abs(x)
     if a >= 1e15 or a < 1e-6:
-        return sign + f"{a:.{figures - 1}e}".replace("e+", "e")
+        mantissa, _, exponent = f"{a:.{figures - 1}e}".partition("e")
+        if "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return sign + mantissa + "e" + exponent.lstrip("+")
     magnitude = math.floor(math.log10(a))
     decimals = max(0, figures - 1 - magnitude)
     text = f"{a:.{decimals}f}"

@@ -1,16 +1,23 @@
 """Run ``budgetlint`` in a child process bounded in time and memory.
 
 The hostile-input tests of issues 15 and 18 hold every case to the same
-contract: the CLI ends on its own within ``TIME_LIMIT_S`` seconds, with an
+contract: the CLI ends on its own within ``TIME_LIMIT_S`` seconds of CPU, with an
 address space capped at ``MEMORY_LIMIT_MIB`` (``RLIMIT_AS`` set in the child
 before exec, so a blow-up is a MemoryError there, never the test machine's
 problem), with exit code 0, 1 or 2, no traceback, and output naming the file.
+
+The time bound is CPU time (``RLIMIT_CPU``: the kernel stops the child at the
+limit), not wall time, so a busy machine (a CI runner, a parallel test run, a
+laptop compiling) cannot fail a case that does its work in time: a 10 s wall
+limit killed a 3 s case at load average 8. ``HANG_LIMIT_S`` of wall time only
+catches a child that waits without computing.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -20,6 +27,8 @@ from pathlib import Path
 
 TIME_LIMIT_S = 10.0
 MEMORY_LIMIT_MIB = 200
+#: wall seconds after which a child that is not using its CPU time (blocked, sleeping) is killed
+HANG_LIMIT_S = 300.0
 
 #: runs the CLI (argv[2:]) and, at exit, writes its peak RSS line (VmHWM) to argv[1]
 _WRAPPER = (
@@ -40,11 +49,13 @@ _WRAPPER = (
 def _limit_memory() -> None:  # runs in the child between fork and exec
     limit = MEMORY_LIMIT_MIB * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    cpu = int(TIME_LIMIT_S)
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU at the soft limit, SIGKILL at the hard
 
 
 @dataclass
 class Bounded:
-    returncode: int | None  # None: killed at the time limit
+    returncode: int | None  # None: stopped at the CPU time limit (or hung past HANG_LIMIT_S)
     stdout: str
     stderr: str
     seconds: float
@@ -65,7 +76,7 @@ def run_bounded(*args: str, cwd: Path, stdin: object = subprocess.DEVNULL,
     try:
         proc = subprocess.run([sys.executable, "-c", _WRAPPER, str(hwm), *args], cwd=cwd,
                               capture_output=True, text=True, errors="replace", stdin=stdin,
-                              env=environ, timeout=TIME_LIMIT_S, preexec_fn=_limit_memory)
+                              env=environ, timeout=HANG_LIMIT_S, preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout or b""
         err = exc.stderr or b""
@@ -74,6 +85,8 @@ def run_bounded(*args: str, cwd: Path, stdin: object = subprocess.DEVNULL,
                        time.perf_counter() - start, None))
     seconds = time.perf_counter() - start
     peak = float(hwm.read_text().split()[1]) / 1024 if hwm.exists() else None
+    if proc.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # the CPU limit stopped it
+        return _logged(Bounded(None, proc.stdout, proc.stderr, seconds, peak))
     return _logged(Bounded(proc.returncode, proc.stdout, proc.stderr, seconds, peak))
 
 
@@ -89,7 +102,8 @@ def _logged(run: Bounded) -> Bounded:
 def assert_bounded(run: Bounded, *, names: str, codes: tuple[int, ...] = (0, 1, 2),
                    rule: str | None = None, line: int | None = None) -> None:
     """The contract: ended in time, allowed exit code, no traceback, a finding naming the file."""
-    assert run.returncode is not None, f"killed after {TIME_LIMIT_S:.0f} s:\n{run.output[-2000:]}"
+    assert run.returncode is not None, (f"stopped at {TIME_LIMIT_S:.0f} s of CPU (or hung {HANG_LIMIT_S:.0f} s):\n"
+                                        f"{run.output[-2000:]}")
     assert run.returncode in codes, (run.returncode, run.output[-3000:])
     assert "Traceback" not in run.stderr and "internal error" not in run.output, run.stderr[-3000:]
     assert "MemoryError" not in run.output, run.output[-2000:]

@@ -26,7 +26,7 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from hardening_bounds import TIME_LIMIT_S, _limit_memory
+from hardening_bounds import HANG_LIMIT_S, _limit_memory
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -111,7 +111,7 @@ def test_the_install_step_passes_the_constraints(tmp_path: Path, version: str) -
            "ACTION_PATH": str(REPO), "RUNNER_TEMP": str(tmp_path), "PIP_LOG": str(tmp_path / "pip"),
            "GITHUB_OUTPUT": str(tmp_path / "out")}
     proc = subprocess.run(["bash", "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=TIME_LIMIT_S, preexec_fn=_limit_memory)
+                          timeout=HANG_LIMIT_S, preexec_fn=_limit_memory)  # CPU-bounded in _limit_memory
     assert proc.returncode == 0, proc.stderr
     args = (tmp_path / "pip").read_text(encoding="utf-8").splitlines()
     assert args[:3] == ["-m", "pip", "install"], args

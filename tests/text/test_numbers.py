@@ -68,7 +68,8 @@ def test_a_nonzero_value_never_prints_as_zero() -> None:
 def test_exponents_only_far_from_everyday_magnitudes() -> None:
     for x in (1e-6, 0.00123, 1.0, 999.0, 5000.0, 12345678.0, 9.99e14):
         assert "e" not in numbers.number(x), x
-    assert numbers.number(1e20) == "1.00e20"
+    assert numbers.number(1e20) == "1e20"  # trailing zeros dropped here too
+    assert numbers.number(1.234e-9) == "1.23e-09" and numbers.stated(1e-7) == "1e-07"
 
 
 def test_five_digit_integers_are_grouped() -> None:

@@ -95,7 +95,7 @@ def mismatches(m: Measurement, b: Budget, catalog: Any) -> list[tuple[str, str]]
     if wl is not None:
         if c.concurrency is not None and c.concurrency < wl.concurrency:
             out.append(("workload.concurrency",
-                        f"concurrency {c.concurrency:g}, lower than the budget's {wl.concurrency}"))
+                        f"concurrency {numbers.stated(c.concurrency)}, lower than the budget's {wl.concurrency}"))
         for key, mine, word in (("prompt_tokens", c.prompt_tokens, "prompts"),
                                 ("output_tokens", c.output_tokens, "outputs")):
             try:
@@ -107,8 +107,8 @@ def mismatches(m: Measurement, b: Budget, catalog: Any) -> list[tuple[str, str]]
             if abs(mine - ours) > LENGTH_TOLERANCE * ours:
                 rel = "shorter" if mine < ours else "longer"
                 out.append((f"workload.{key}",
-                            f"{mine:g}-token {word}, {numbers.percent(abs(mine / ours - 1))} {rel} than the budget's "
-                            f"{ours:g} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
+                            f"{numbers.stated(mine)}-token {word}, {numbers.percent(abs(mine / ours - 1))} {rel} than the budget's "
+                            f"{numbers.stated(ours)} (tolerance ±{numbers.percent(LENGTH_TOLERANCE)})"))
         if wl.measured_at == "client" and c.measured_at == "server":
             out.append(("workload.measured_at",
                         "measured at the server, the promise is at the client edge (network, "

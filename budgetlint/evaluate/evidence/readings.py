@@ -6,6 +6,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from .records import Reading
+from budgetlint.text import numbers
 
 if TYPE_CHECKING:
     from .records import Link
@@ -41,7 +42,7 @@ def tpot_in_our_definition(value: float, definition: str, n: float | None,
         from budgetlint.physics.latency import tpot_from_vllm
 
         return tpot_from_vllm(value, n), (f"converted from TPOT over N - 1 tokens: x (N - 1) / N, "
-                                     f"N = {n:g} ({where})")
+                                     f"N = {numbers.stated(n)} ({where})")
     if definition == "includes_ttft":
         return None, ("its TPOT includes the time to first token (e2e / N, LLMPerf's inter-token "
                       "latency): not comparable with a TPOT promise; give per-request data or a "
