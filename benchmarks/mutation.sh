@@ -12,6 +12,11 @@
 #       after new tests: copy tests/ into the existing work dir and re-run the named mutants
 #       (default: the previous run's survivors); mutmut collects the new tests' coverage
 #       first, so each mutant still runs only the tests that reach its function.
+#   MUTATION_FAST=1 benchmarks/mutation.sh physics:precision,traffic
+#       a mutation-only selection of tests/physics without the slow simulator and property
+#       suites (the files in $slow below): a surviving mutant runs every selected test that
+#       reaches its function, and those suites cost up to a minute a mutant. A mutant killed
+#       by the subset is killed by the whole of tests/physics, so the score is a lower bound.
 #
 # mutmut is test-only: it lives in its own virtual environment (benchmarks/.venv-mutmut, with
 # the runtime dependencies but not budgetlint itself, so the mutated copy is what is imported).
@@ -30,6 +35,14 @@ case "$target" in
              only="${only%, }"; tests='"tests/physics"' ;;
   *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE [again [MUTANT...]]" >&2; exit 2 ;;
 esac
+slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_contention.py
+  test_serving_sim_mlperf.py test_capacity_search.py test_physics_properties.py
+  test_physics_crosscheck_llm_analysis.py"
+suffix=""
+if [[ "${MUTATION_FAST:-}" == 1 && "$tests" == '"tests/physics"' ]]; then
+  for f in $slow; do tests="$tests, \"--ignore=tests/physics/$f\""; done
+  suffix="-fast"
+fi
 if [[ "$target" == *:* ]]; then
   for f in ${only//[\",]/ }; do [[ -f "$f" ]] || { echo "no file $f" >&2; exit 2; }; done
 fi
@@ -39,7 +52,7 @@ if [[ ! -x "$venv/bin/mutmut" ]]; then
   "$venv/bin/pip" install -q "mutmut==3.8.1" pytest hypothesis pyyaml jsonschema click pint pathspec \
     ruamel.yaml
 fi
-work="benchmarks/.mutation-work/$(echo "$target" | tr ':,' '-+')"
+work="benchmarks/.mutation-work/$(echo "$target" | tr ':,' '-+')$suffix"
 if [[ "$again" == again ]]; then
   [[ -f "$work/results.txt" ]] || { echo "no earlier run in $work" >&2; exit 2; }
   shift 2
@@ -51,6 +64,7 @@ if [[ "$again" == again ]]; then
   cp -r tests "$work/"
   find "$work" -name __pycache__ -prune -exec rm -rf {} +
   cd "$work"
+  export PYTHONPATH="$PWD/mutants${PYTHONPATH:+:$PYTHONPATH}"
   start=$(date +%s)
   echo "re-running ${#names[@]} mutants with the current tests"
   "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "${names[@]}" || true
@@ -76,6 +90,8 @@ cd "$work"
 [[ -e ../shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" ../shared; } || true
 # and beside mutants/, where mutmut runs the tests
 [[ -e shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" shared; } || true
+# a test that runs `python -m budgetlint` in a subprocess imports the mutated copy (mutants/)
+export PYTHONPATH="$PWD/mutants${PYTHONPATH:+:$PYTHONPATH}"
 start=$(date +%s)
 "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" || true
 echo "mutmut ran $(( $(date +%s) - start )) s over $only against $tests"
