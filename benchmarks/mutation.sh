@@ -38,8 +38,14 @@ esac
 slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_contention.py
   test_serving_sim_mlperf.py test_capacity_search.py test_physics_properties.py
   test_physics_crosscheck_llm_analysis.py"
+# a test that runs `python -m budgetlint` in a subprocess cannot import the work copy (mutmut's
+# own sys.path), and mutmut cannot see what a subprocess covers: left out of every run
+subprocess_tests="tests/physics/test_disaggregated.py::test_a_bandwidth_only_prefill_pool_is_never_judged_met"
+if [[ "$tests" == '"tests/physics"' ]]; then
+  for t in $subprocess_tests; do tests="$tests, \"--deselect=$t\""; done
+fi
 suffix=""
-if [[ "${MUTATION_FAST:-}" == 1 && "$tests" == '"tests/physics"' ]]; then
+if [[ "${MUTATION_FAST:-}" == 1 && "$tests" == '"tests/physics"'* ]]; then
   for f in $slow; do tests="$tests, \"--ignore=tests/physics/$f\""; done
   suffix="-fast"
 fi
@@ -64,7 +70,6 @@ if [[ "$again" == again ]]; then
   cp -r tests "$work/"
   find "$work" -name __pycache__ -prune -exec rm -rf {} +
   cd "$work"
-  export PYTHONPATH="$PWD/mutants${PYTHONPATH:+:$PYTHONPATH}"
   start=$(date +%s)
   echo "re-running ${#names[@]} mutants with the current tests"
   "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "${names[@]}" || true
@@ -90,8 +95,6 @@ cd "$work"
 [[ -e ../shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" ../shared; } || true
 # and beside mutants/, where mutmut runs the tests
 [[ -e shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" shared; } || true
-# a test that runs `python -m budgetlint` in a subprocess imports the mutated copy (mutants/)
-export PYTHONPATH="$PWD/mutants${PYTHONPATH:+:$PYTHONPATH}"
 start=$(date +%s)
 "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" || true
 echo "mutmut ran $(( $(date +%s) - start )) s over $only against $tests"
