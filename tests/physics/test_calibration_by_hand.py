@@ -1,0 +1,375 @@
+"""physics/calibration.py by hand (issue 22: mutation testing against tests/physics; the fit's own
+tests in tests/calibration/ run real sweeps and are not in tests/physics).
+
+Every expected number is worked in the test: the soft-L1 loss's closed form, a 2 x 2 inverse, a
+Nelder-Mead run traced step by step on a one-dimensional parabola, the TPOT definitions, the
+closed-form prediction as the module doc defines it (one decode iteration at the mean context; one
+prefill iteration beside the other sequences' decodes, plus the TTFT overhead), and fits that
+recover the parameters their synthetic runs were made with.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from budgetlint.physics import calibration as cal
+from budgetlint.physics.calibration import (
+    BOUNDS,
+    PARAM_NAMES,
+    PRIOR,
+    Fit,
+    HeldOut,
+    Observation,
+    Params,
+    Target,
+)
+from budgetlint.physics.shapes import Accelerator, Deployment, Efficiency, ModelShape
+from budgetlint.physics.step_cost import RooflineStepCost
+
+MODEL = ModelShape(total_params=1e9, layers=4, attention_heads=4, kv_heads=2, head_dim=64)
+# compute so large that every step is bound by the memory reads: only the bandwidth fraction
+# and the overheads matter
+ACC = Accelerator(bandwidth_bytes_per_s=1e12, memory_bytes=80e9, compute_flop_per_s={"bf16": 1e20})
+DEP = Deployment(model=MODEL, accelerator=ACC)
+# for the fits: KV reads (2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B a token) comparable with the
+# 2e8 B of weights, so the bandwidth fraction and the iteration overhead move the steps differently
+KV_HEAVY = Deployment(model=ModelShape(total_params=1e8, layers=32, attention_heads=8, kv_heads=8, head_dim=128),
+                      accelerator=ACC)
+
+
+def test_constants() -> None:
+    assert PARAM_NAMES == ("bandwidth", "compute", "iteration_overhead_s", "collective_latency_s", "ttft_overhead_s")
+    assert BOUNDS == {"bandwidth": (0.01, 1.0), "compute": (0.01, 1.0), "iteration_overhead_s": (1e-6, 10.0),
+                      "collective_latency_s": (1e-7, 1.0), "ttft_overhead_s": (1e-6, 10.0)}
+    assert cal.LOSS_SCALE == 0.1 and cal.PRIOR_WEIGHT == 1e-4 and cal.SIM_REQUESTS == 1000
+    assert cal.MEASUREMENT_SCATTER == 0.05 and cal.IDENTIFIED_WITHIN == 0.10
+    assert PRIOR == Params(0.7, 0.5, 2e-3, 2e-5, 5e-3)
+    assert PRIOR.as_dict() == {"bandwidth": 0.7, "compute": 0.5, "iteration_overhead_s": 2e-3,
+                               "collective_latency_s": 2e-5, "ttft_overhead_s": 5e-3}
+
+
+@pytest.mark.parametrize("kw", [dict(iteration_overhead_s=-1e-3), dict(ttft_overhead_s=math.inf),
+                                dict(collective_latency_s=math.nan), dict(bandwidth=0.0), dict(compute=1.5),
+                                dict(bandwidth="0.5")])
+def test_params_refused(kw) -> None:
+    with pytest.raises(ValueError, match=r"^\w+ must be (a non-negative finite number|a fraction in \(0, 1\]), got "):
+        Params(**kw)
+
+
+def test_params_at_the_edges() -> None:
+    p = Params(bandwidth=1.0, compute=1, iteration_overhead_s=0.0, collective_latency_s=0, ttft_overhead_s=0.0)
+    assert p.bandwidth == 1.0 and p.compute == 1
+
+
+def test_step_cost_takes_the_calibration_and_drops_the_collective_factor() -> None:
+    dep = replace(DEP, devices=2, collective_overhead=0.3, iteration_overhead_s=1.0, collective_latency_s=1.0)
+    p = Params(bandwidth=0.5, compute=0.25, iteration_overhead_s=3e-3, collective_latency_s=4e-5)
+    cost = cal.step_cost(dep, p)
+    expected = RooflineStepCost(replace(dep, collective_overhead=0.0, iteration_overhead_s=3e-3,
+                                        collective_latency_s=4e-5), Efficiency(0.5, 0.25))
+    for batch, ctx, pre in ((1, 100.0, ()), (4, 1000.0, ((50, 0),)), (0, 0.0, ((200, 10),))):
+        assert cost.iteration_s(batch, ctx, pre) == pytest.approx(expected.iteration_s(batch, ctx, pre), rel=1e-12)
+    # one device, one decode, memory-bound: weights 2e9 B + KV of 100 tokens (2 x 4 layers x 2 heads
+    # x 64 x 2 B = 2,048 B each) at half of 1e12 B/s, plus the 3 ms iteration overhead
+    one = cal.step_cost(DEP, p)
+    assert one.iteration_s(1, 100.0, ()) == pytest.approx((2e9 + 100 * 2048) / 0.5e12 + 3e-3, rel=1e-9)
+
+
+def test_targets_and_observations_refused() -> None:
+    with pytest.raises(ValueError, match=r"^metric must be ttft or tpot, got 'e2e'"):
+        Target("e2e", "mean", 1.0)
+    for bad in (0.0, -1.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match=r"^a measured tpot must be a positive number of seconds, got "):
+            Target("tpot", "mean", bad)
+    t = Target("ttft", "p50", 0.1)
+    assert t.tpot_definition == cal.TPOT_BUDGETLINT == "budgetlint"
+    assert (cal.TPOT_EXCLUDES_FIRST, cal.TPOT_INCLUDES_TTFT) == ("excludes_first_token", "includes_ttft")
+    for prompt, out in ((0.5, 10), (10, 0.5)):
+        with pytest.raises(ValueError, match=r"^a run needs prompt and output lengths of at least one token"):
+            Observation(DEP, prompt, out, (t,))
+    with pytest.raises(ValueError, match=r"^a run needs at least one measured TTFT or TPOT"):
+        Observation(DEP, 10, 10, ())
+    o = Observation(DEP, 1, 1, (t,))
+    assert (o.concurrency, o.request_rate, o.requests, o.max_num_seqs, o.max_num_batched_tokens, o.replicas,
+            o.label) == (None, None, None, 256, 2048, 1, "")
+
+
+def test_mode() -> None:
+    t = (Target("ttft", "mean", 0.1),)
+    assert Observation(DEP, 10, 10, t, request_rate=2.0).mode == "open"
+    assert Observation(DEP, 10, 10, t, request_rate=math.inf, requests=2).mode == "burst"
+    assert Observation(DEP, 10, 10, t, request_rate=math.inf, requests=1).mode == "closed-form"
+    assert Observation(DEP, 10, 10, t, request_rate=math.inf).mode == "closed-form"
+    for rate in (None, 0.0, -1.0, math.nan):
+        assert Observation(DEP, 10, 10, t, request_rate=rate, requests=5, concurrency=3).mode == "closed-form"
+
+
+def test_stat_mean_and_percentile() -> None:
+    assert cal._stat([1.0, 2.0, 6.0], "mean") == pytest.approx(3.0)
+    # the nearest-rank percentile of load_stats: p50 of 1..5 is 3, p100 is 5
+    assert cal._stat([5.0, 1.0, 4.0, 2.0, 3.0], "p50") == 3.0
+    assert cal._stat([5.0, 1.0, 4.0, 2.0, 3.0], "p100") == 5.0
+    assert cal._stat([5.0, 1.0, 4.0, 2.0, 3.0], "p0") == 1.0
+
+
+def test_tpot_definitions() -> None:
+    # 10 ms per token over 5 tokens; vLLM's "excludes first" spreads the 50 ms over 4 gaps: 12.5 ms;
+    # "includes TTFT" adds a 100 ms TTFT spread over the 5 tokens: 30 ms
+    assert cal._tpot(0.010, 0.1, 5, cal.TPOT_BUDGETLINT) == 0.010
+    assert cal._tpot(0.010, 0.1, 5, cal.TPOT_EXCLUDES_FIRST) == pytest.approx(0.0125)
+    assert cal._tpot(0.010, 0.1, 1, cal.TPOT_EXCLUDES_FIRST) == 0.010  # one token: no gap
+    assert cal._tpot(0.010, 0.1, 2, cal.TPOT_EXCLUDES_FIRST) == pytest.approx(0.020)
+    assert cal._tpot(0.010, 0.1, 5, cal.TPOT_INCLUDES_TTFT) == pytest.approx(0.030)
+
+
+def test_predict_closed_form_is_one_iteration_at_the_mean_context() -> None:
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=7e-3)
+    obs = Observation(DEP, 100, 50, (Target("ttft", "mean", 1.0), Target("tpot", "p50", 1.0),
+                                     Target("tpot", "p90", 1.0, cal.TPOT_EXCLUDES_FIRST),
+                                     Target("tpot", "mean", 1.0, cal.TPOT_INCLUDES_TTFT)), concurrency=2.6)
+    pred = cal.predict(obs, p)
+    # concurrency 2.6 rounds to 3 sequences at the mean context 100 + 50 / 2 = 125 tokens each;
+    # weights 2e9 B and 2,048 B of KV per token read at 0.5e12 B/s, plus 1 ms per iteration
+    decode = (2e9 + 3 * 125 * 2048) / 0.5e12 + 1e-3
+    cost = cal.step_cost(DEP, p)
+    assert cost.iteration_s(3, 375.0, ()) == pytest.approx(decode, rel=1e-9)
+    # the first token: a prefill of the 100 prompt tokens beside the other 2 sequences' decodes
+    ttft = cost.iteration_s(2, 250.0, ((100, 0),)) + 7e-3
+    assert pred[("ttft", "mean")] == pytest.approx(ttft, rel=1e-12)
+    assert pred[("tpot", "p50")] == pytest.approx(decode, rel=1e-9)
+    assert pred[("tpot", "p90")] == pytest.approx(decode * 50 / 49, rel=1e-9)
+    assert pred[("tpot", "mean")] == pytest.approx(decode + ttft / 50, rel=1e-9)
+    assert len(pred) == 4
+    # no concurrency: one sequence, whose first token has no other decodes beside it
+    one = cal.predict(replace(obs, concurrency=None), p)
+    assert one[("tpot", "p50")] == pytest.approx((2e9 + 125 * 2048) / 0.5e12 + 1e-3, rel=1e-9)
+    assert one[("ttft", "mean")] == pytest.approx(cost.iteration_s(0, 0.0, ((100, 0),)) + 7e-3, rel=1e-12)
+    assert cal.predict(replace(obs, concurrency=0.2), p) == one  # at least one sequence
+
+
+def test_predict_simulated_runs_one_request_alone() -> None:
+    # a burst of 2 requests with 1 user: they run one after the other, each alone, so each
+    # request's TTFT is one prefill of its prompt and its TPOT the decode of 1 sequence
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=7e-3)
+    t = (Target("ttft", "p50", 1.0), Target("tpot", "mean", 1.0))
+    burst = Observation(DEP, 100, 50, t, concurrency=1, request_rate=math.inf, requests=2)
+    pred = cal.predict(burst, p)
+    cost = cal.step_cost(DEP, p)
+    assert pred[("ttft", "p50")] == pytest.approx(cost.iteration_s(0, 0.0, ((100, 0),)) + 7e-3, rel=1e-6)
+    # 49 decode steps after the first token, at contexts 101 .. 149: mean 125
+    step = (2e9 + 125 * 2048) / 0.5e12 + 1e-3
+    assert pred[("tpot", "mean")] == pytest.approx(step * 49 / 50, rel=2e-2)
+    # an open loop at a slow rate: every request alone too
+    slow = Observation(DEP, 100, 50, t, request_rate=0.01, requests=20)
+    assert cal.predict(slow, p)[("ttft", "p50")] == pytest.approx(pred[("ttft", "p50")], rel=1e-6)
+
+
+def test_rho_is_soft_l1() -> None:
+    s = 0.1
+    assert cal._rho(0.0) == 0.0
+    # 2 s^2 (sqrt(1 + (r/s)^2) - 1): at r = s, 2 x 0.01 x (sqrt 2 - 1)
+    assert cal._rho(0.1) == pytest.approx(0.02 * (math.sqrt(2) - 1), rel=1e-12)
+    assert cal._rho(-0.3) == pytest.approx(2 * s * s * (math.sqrt(10) - 1), rel=1e-12)
+    assert cal._rho(0.001) == pytest.approx(0.001 ** 2, rel=1e-4)  # quadratic when small
+    assert cal._rho(10.0) == pytest.approx(2 * s * 10.0, rel=2e-2)  # linear (slope 2 s) when large
+
+
+def test_log_space_and_its_bounds() -> None:
+    names = ("bandwidth", "iteration_overhead_s")
+    x = cal._to_x(PRIOR, names)
+    assert x == pytest.approx([math.log(0.7), math.log(2e-3)], rel=1e-12)
+    assert cal._from_x(x, names, PRIOR).as_dict() == pytest.approx(PRIOR.as_dict(), rel=1e-12)
+    p = cal._from_x([math.log(5.0), math.log(1e-9)], names, replace(PRIOR, compute=0.25))
+    assert (p.bandwidth, p.iteration_overhead_s, p.compute) == (1.0, 1e-6, 0.25)  # clipped to BOUNDS
+    p = cal._from_x([math.log(0.001)], ("compute",), PRIOR)
+    assert p.compute == 0.01 and p.bandwidth == 0.7
+    p = cal._from_x([math.log(0.3)], ("compute",), PRIOR)
+    assert p.compute == pytest.approx(0.3, rel=1e-12)
+
+
+def _synthetic(params: Params, concurrencies=(1, 64, 256)) -> list[Observation]:
+    """Runs 'measured' exactly where ``params`` predict (closed form)."""
+    out = []
+    for b in concurrencies:
+        obs = Observation(KV_HEAVY, 200, 100, (Target("ttft", "mean", 1.0), Target("tpot", "mean", 1.0)),
+                          concurrency=b, label=f"b{b}")
+        pred = cal.predict(obs, params)
+        out.append(replace(obs, targets=tuple(replace(t, value_s=pred[(t.metric, t.stat)]) for t in obs.targets)))
+    return out
+
+
+def test_residuals_and_loss() -> None:
+    p = Params(bandwidth=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=7e-3)
+    (obs,) = _synthetic(p, (4,))
+    assert cal.residuals([obs], p) == [[pytest.approx(0.0, abs=1e-12), pytest.approx(0.0, abs=1e-12)]]
+    # measured twice as long: ln(1/2) each
+    half = replace(obs, targets=tuple(replace(t, value_s=2 * t.value_s) for t in obs.targets))
+    assert cal.residuals([half, obs], p) == [[pytest.approx(-math.log(2))] * 2, [pytest.approx(0.0, abs=1e-12)] * 2]
+    # the loss: soft-L1 of each residual plus 1e-4 x ln(p / prior)^2 per parameter
+    prior_term = 1e-4 * (math.log(0.5 / 0.7) ** 2 + math.log(1e-3 / 2e-3) ** 2 + math.log(7e-3 / 5e-3) ** 2)
+    assert cal.loss([half], p) == pytest.approx(2 * cal._rho(-math.log(2)) + prior_term, rel=1e-9)
+    assert cal.loss([obs], p, prior=p) == pytest.approx(0.0, abs=1e-20)
+    assert cal.loss([obs], PRIOR, prior=PRIOR) > 0.0
+
+
+def test_residual_of_an_unpredictable_run_is_ten() -> None:
+    # a 1,000-token prompt cannot be scheduled in chunks of 8 tokens with a KV cache of 16: every
+    # request is rejected and the prediction infinite; such a residual counts as ln ratio 10
+    p = PRIOR
+    tiny = Observation(DEP, 100, 10, (Target("ttft", "p50", 0.1),), request_rate=math.inf, requests=2,
+                       max_num_seqs=1, max_num_batched_tokens=8)
+    pred = cal.predict(tiny, p)
+    if math.isinf(pred[("ttft", "p50")]):
+        assert cal.residuals([tiny], p) == [[10.0]]
+    else:  # the simulator chunks the prompt: a finite ratio
+        assert cal.residuals([tiny], p) == [[pytest.approx(math.log(pred[("ttft", "p50")] / 0.1))]]
+
+
+def test_nelder_mead_traced_by_hand() -> None:
+    f = lambda x: (x[0] - 0.6) ** 2  # noqa: E731
+    # from 0 with step 1: points 0 (0.36) and 1 (0.16); reflect 1 + (1 - 0) = 2 (1.96) is worse than
+    # both: contract inside to 0.5 (0.01); reflect 0 (0.36): inside to 0.75 (0.0225); reflect 0.25
+    # (0.1225): inside to 0.625 (0.000625); reflect 0.75 (0.0225): inside to 0.5625 (0.00140625)
+    assert cal.nelder_mead(f, [0.0], step=1.0, max_evals=4) == ([0.5], pytest.approx(0.01), 4)
+    x, v, n = cal.nelder_mead(f, [0.0], step=1.0, max_evals=8)
+    assert (x, v, n) == ([0.625], pytest.approx(0.000625), 8)
+    x, v, n = cal.nelder_mead(f, [0.0], step=1.0, max_evals=10)
+    assert (x, v, n) == ([0.625], pytest.approx(0.000625), 10)
+    # expansion: x^2 from 1 with step 0.5: points 1 (1) and 1.5 (2.25); reflect to 0.5 (0.25), better
+    # than the best: expand to 1 + 2 (1 - 1.5) = 0 (0), better still, kept
+    g = lambda x: x[0] ** 2  # noqa: E731
+    assert cal.nelder_mead(g, [1.0], step=0.5, max_evals=4) == ([0.0], 0.0, 4)
+    # a reflection better than the best but an expansion that is worse keeps the reflection:
+    # |x - 0.5| from 1 (0.5), 1.5 (1): reflect 0.5 (0), expand 0 (0.5)
+    h = lambda x: abs(x[0] - 0.5)  # noqa: E731
+    assert cal.nelder_mead(h, [1.0], step=0.5, max_evals=4) == ([0.5], 0.0, 4)
+    # outside contraction: f = -3x below 0, x above; from -1 (3) with step 1.2: 0.2 (0.2); reflect
+    # 1.4 (1.4) is between the two: contract outside to 0.8 (0.8); then reflect -0.4 (1.2), worse
+    # than 0.8: inside to 0.5 (0.5), the best still 0.2
+    k = lambda x: -3 * x[0] if x[0] < 0 else x[0]  # noqa: E731
+    assert cal.nelder_mead(k, [-1.0], step=1.2, max_evals=4) == ([pytest.approx(0.2)], pytest.approx(0.2), 4)
+    # it converges: a 2-D bowl from far away, within the tolerance
+    bowl = lambda x: (x[0] - 1.0) ** 2 + 3 * (x[1] + 2.0) ** 2  # noqa: E731
+    x, v, n = cal.nelder_mead(bowl, [0.0, 0.0], max_evals=2000, tol=1e-14)
+    assert x == pytest.approx([1.0, -2.0], abs=1e-5) and v < 1e-10 and n < 2000
+    # a flat function stops at once: the n + 1 first evaluations
+    assert cal.nelder_mead(lambda x: 1.0, [0.0, 0.0, 0.0])[2] == 4
+
+
+def test_nelder_mead_shrinks_when_nothing_else_helps() -> None:
+    # 1-D with a spike: 0 (0), 1 (1); reflect -1 (5: worse than the worst), contract inside to 0.5
+    # (5: not better): shrink towards 0: 0.5 (evaluated again, 5); 2 + 1 + 1 + 1 evaluations
+    f = lambda x: 0.0 if x[0] == 0 else (1.0 if x[0] == 1 else 5.0)  # noqa: E731
+    calls = []
+
+    def counted(x):
+        calls.append(x[0])
+        return f(x)
+
+    x, v, n = cal.nelder_mead(counted, [0.0], step=1.0, max_evals=5)
+    assert calls == [0.0, 1.0, -1.0, 0.5, 0.5] and (x, v, n) == ([0.0], 0.0, 5)
+
+
+def test_solve_inverse_by_hand() -> None:
+    # [[2, 1], [1, 3]]^-1 = [[3, -1], [-1, 2]] / 5
+    inv = cal._solve_inverse([[2.0, 1.0], [1.0, 3.0]])
+    assert inv == [[pytest.approx(0.6), pytest.approx(-0.2)], [pytest.approx(-0.2), pytest.approx(0.4)]]
+    # a zero first pivot needs the row swap
+    assert cal._solve_inverse([[0.0, 1.0], [1.0, 0.0]]) == [[0.0, 1.0], [1.0, 0.0]]
+    assert cal._solve_inverse([[4.0]]) == [[0.25]]
+    assert cal._solve_inverse([[1.0, 2.0], [2.0, 4.0]]) is None
+    assert cal._solve_inverse([[0.0]]) is None
+    inv = cal._solve_inverse([[1e-200, 0.0], [0.0, 1.0]])
+    assert inv == [[pytest.approx(1e200), 0.0], [0.0, 1.0]]
+
+
+def test_not_identified_words() -> None:
+    assert cal.not_identified({"bandwidth": 0.05, "compute": 0.10}) == {}
+    out = cal.not_identified({"bandwidth": 0.2, "compute": math.inf, "iteration_overhead_s": 12.0})
+    assert out["bandwidth"] == ("not identified by these runs: at 5% scatter they pin it only to +/- 20% "
+                                "(another parameter can do what it does); its value is assumed (prior 0.7)")
+    assert "they pin it not at all (another" in out["compute"] and out["compute"].endswith("(prior 0.5)")
+    assert "only to +/- 999% " in out["iteration_overhead_s"] and out["iteration_overhead_s"].endswith("(prior 0.002)")
+    assert cal.not_identified({"bandwidth": 0.2}, Params(bandwidth=0.4))["bandwidth"].endswith("(prior 0.4)")
+
+
+def test_sensitivity_standard_errors_and_the_fit_recover_the_generating_parameters() -> None:
+    truth = Params(bandwidth=0.4, compute=0.5, iteration_overhead_s=4e-3, collective_latency_s=2e-5,
+                   ttft_overhead_s=2e-2)
+    runs = _synthetic(truth)
+    held = cal.sensitive_parameters(runs, truth)
+    # one device: no collective; compute never binds (1e20 FLOP/s)
+    assert held == {"collective_latency_s": "every run is on one device: no tensor-parallel collective to measure",
+                    "compute": "no run's prediction depends on it (a factor of 2 moves none by 0.5 %)"}
+    errors = cal.standard_errors(runs, truth, ["bandwidth", "iteration_overhead_s", "ttft_overhead_s"])
+    assert set(errors) == {"bandwidth", "iteration_overhead_s", "ttft_overhead_s"}
+    assert all(0 < e < 0.1 for e in errors.values())
+    assert cal.standard_errors(runs, truth, []) == {}
+    # bandwidth and compute: compute does nothing, so the pair is singular: both infinite
+    assert cal.standard_errors(runs, truth, ["bandwidth", "compute"]) == {"bandwidth": math.inf, "compute": math.inf}
+    f = cal.fit(runs, max_evals=1500)
+    assert isinstance(f, Fit)
+    assert f.fitted == ("bandwidth", "iteration_overhead_s", "ttft_overhead_s")
+    assert f.held == held and f.assumed == {}
+    assert f.params.bandwidth == pytest.approx(0.4, rel=2e-2)
+    assert f.params.iteration_overhead_s == pytest.approx(4e-3, rel=5e-2)
+    assert f.params.ttft_overhead_s == pytest.approx(2e-2, rel=5e-2)
+    assert (f.params.compute, f.params.collective_latency_s) == (PRIOR.compute, PRIOR.collective_latency_s)
+    assert f.loss < 1e-3 and 0 < f.evaluations <= 1500
+    assert all(abs(r) < 0.02 for row in f.residuals for r in row) and len(f.residuals) == 3
+    assert f.loss == pytest.approx(cal.loss(runs, f.params), rel=1e-6)
+    # every parameter held: the loss at the start, no evaluations of Nelder-Mead
+    every = {n: "held" for n in PARAM_NAMES}
+    f = cal.fit(runs, start=truth, held=every)
+    assert f.fitted == () and f.evaluations == 0 and f.params == PRIOR
+    assert f.loss == pytest.approx(cal.loss(runs, PRIOR), rel=1e-12)
+    with pytest.raises(ValueError, match="^calibration needs at least one run"):
+        cal.fit([])
+
+
+def test_sensitivity_on_two_devices_and_the_identify_switch() -> None:
+    dep = replace(KV_HEAVY, devices=2)
+    truth = Params(bandwidth=0.4, iteration_overhead_s=4e-3, collective_latency_s=1e-3, ttft_overhead_s=2e-2)
+    runs = [replace(o, deployment=dep) for o in _synthetic(truth)]
+    runs = [replace(o, targets=tuple(replace(t, value_s=cal.predict(o, truth)[(t.metric, t.stat)]) for t in o.targets))
+            for o in runs]
+    held = cal.sensitive_parameters(runs, truth)
+    assert "collective_latency_s" not in held  # 1 ms per layer per iteration moves every step
+    f = cal.fit(runs, start=truth, held=held, identify=False, max_evals=200)
+    assert f.errors == {} and f.assumed == {}
+
+
+def test_leave_one_out_and_error_summary() -> None:
+    truth = Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2)
+    runs = _synthetic(truth)
+    full = cal.fit(runs, max_evals=600, identify=False)
+    assert cal.leave_one_out(runs[:2], full) == []
+    seen = []
+
+    def mapper(fn, indices):
+        indices = list(indices)
+        seen.append(indices)
+        return map(fn, indices)
+
+    out = cal.leave_one_out(runs, full, max_evals=100, mapper=mapper)
+    assert seen == [[0, 1, 2]] and [h.label for h in out] == ["b1", "b64", "b256"]
+    for h in out:  # exact synthetic runs: the others predict each well
+        assert set(h.errors) == {("ttft", "mean"), ("tpot", "mean")}
+        assert all(abs(e) < 0.05 for e in h.errors.values())
+    one = cal.held_out(runs, full, 1, max_evals=100)
+    assert one == out[1]
+    # the summary by hand: |errors| per metric, median (mean of the middle two when even) and max
+    held = [HeldOut("a", {("ttft", "p50"): 0.1, ("ttft", "p90"): -0.3, ("tpot", "mean"): 0.2}),
+            HeldOut("b", {("ttft", "p50"): -0.2}),
+            HeldOut("c", {("tpot", "mean"): -0.05, ("tpot", "p99"): 0.4})]
+    s = cal.error_summary(held)
+    assert s["ttft"] == {"median": pytest.approx(0.2), "max": pytest.approx(0.3), "count": 2.0}
+    assert s["tpot"] == {"median": pytest.approx(0.2), "max": pytest.approx(0.4), "count": 2.0}
+    s = cal.error_summary(held[:2])
+    assert s["ttft"]["median"] == pytest.approx(0.2) and s["tpot"] == {"median": 0.2, "max": 0.2, "count": 1.0}
+    s = cal.error_summary([HeldOut("a", {("ttft", "p50"): 0.1, ("ttft", "p90"): 0.3})])
+    assert s["ttft"]["median"] == pytest.approx(0.2)
+    assert cal.error_summary([]) == {}
