@@ -307,3 +307,43 @@ def test_deployment_classes_and_their_words() -> None:
     assert de.median([5.0]) == 5.0
     with pytest.raises(ValueError, match="^median of no values"):
         de.median([])
+
+
+def test_compute_default_basis_words() -> None:
+    from budgetlint.physics.default_efficiency import ComputeDefault
+
+    assert ComputeDefault("hopper", "fp8", 0.681, 5, 4).basis() == \
+        "Hopper fp8: median of 5 MLPerf v5.1 Offline runs, 4 submitters"
+    assert ComputeDefault("cdna3", "fp8", 0.478, 7, 6).basis() == \
+        "CDNA3 fp8: median of 7 MLPerf v5.1 Offline runs, 6 submitters"
+    assert ComputeDefault("blackwell", "fp4", 0.484, 5, 5).basis().startswith("Blackwell fp4: median of 5 ")
+
+
+def test_one_bit_is_an_eighth_of_a_byte_and_zero_bits_are_refused() -> None:
+    from budgetlint.physics import precision
+
+    assert precision.bytes_per_element("1 bit") == 0.125
+    with pytest.raises(ValueError, match=r"^precision '0 bit': bit count must be positive"):
+        precision.bytes_per_element("0 bit")
+
+
+def test_edge_refusals_name_the_field() -> None:
+    from budgetlint.physics.shapes import Edge
+
+    with pytest.raises(ValueError, match=r"^connection_setup_s must be a non-negative finite number, got -1"):
+        Edge(connection_setup_s=-1.0)
+    with pytest.raises(ValueError, match=r"^proxy_flush_tokens must be a non-negative finite number, got nan"):
+        Edge(proxy_flush_tokens=math.nan)
+    assert Edge(0.0, 0.0) == Edge()
+
+
+def test_a_shape_repr_is_the_dataclass_repr_written_once() -> None:
+    from budgetlint.physics.shapes import Accelerator
+
+    acc = Accelerator(bandwidth_bytes_per_s=1e12, memory_bytes=8e10)
+    text = repr(acc)
+    assert text == ("Accelerator(bandwidth_bytes_per_s=1000000000000.0, memory_bytes=80000000000.0, "
+                    "compute_flop_per_s={}, interconnect_bytes_per_s=None)")
+    assert acc.__dict__["_repr"] == text and repr(acc) is text
+    assert type(acc).__repr__.__qualname__ == "Accelerator.__repr__"
+    assert repr(TOY).startswith("ModelShape(total_params=1000, layers=4, ")

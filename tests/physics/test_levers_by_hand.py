@@ -236,3 +236,15 @@ def test_flat_rate_and_cost_ratio() -> None:
     assert replace(priced, cost_ratio=None) == lv
     # a zero base price cannot be divided by: the lever unchanged
     assert with_cost_ratio(lv, base, 0.0, 3.0) is lv
+
+
+def test_every_lever_is_analysed_at_the_client_edge_and_queue_it_was_given() -> None:
+    edge = Edge(connection_setup_s=0.5, proxy_flush_tokens=0.0)
+    levers = evaluate_levers(DEP, replace(WL, concurrency=2), NEVER, edge=edge, queue_s=0.25, max_devices=2,
+                             accelerators=[("fast", replace(ACC, bandwidth_bytes_per_s=2e12))],
+                             shared_prefix_tokens=50)
+    assert {lv.name for lv in levers} == {"weights-8bit", "weights-4bit", "kv-8bit", "prefix-cache", "speculative",
+                                          "more-devices", "fewer-sequences"}
+    for lv in levers:
+        assert (lv.analysis.connection_setup_s, lv.analysis.queue_s) == (0.5, 0.25)
+        assert lv.analysis.ttft_s == pytest.approx(0.25 + lv.analysis.prefill_s + 0.5, rel=1e-12)

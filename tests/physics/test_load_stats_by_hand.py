@@ -89,3 +89,41 @@ def test_percentile_promises() -> None:
                        (("ttft_s", 95.0, math.inf), "limit_s must be positive")):
         with pytest.raises(ValueError, match=match):
             ls.PercentilePromise(*bad)
+
+
+def test_simulation_result_as_dict_is_the_documented_json_shape() -> None:
+    from budgetlint.physics.load_stats import SimulationResult
+
+    r = SimulationResult(
+        predicted={"ttft_s": {"p50": 0.1, "p95": 0.3}}, interval={"ttft_s.p95": (0.25, 0.35)},
+        busy_fraction=0.5, batch_size_mean=3.5, batch_size_p95=7.0, preemptions_per_request=0.01,
+        slo_attainment=0.97, goodput_request_per_s=9.7, throughput_request_per_s=10.0,
+        output_token_per_s=2000.0, arrival_rate_per_s=10.5, mean_in_system=4.0, mean_sojourn_s=0.4,
+        requests=400, rejected=2, replicas=3, window_s=40.0, promises_met={"ttft_s.p95": True},
+        cdf={"ttft_s": ((50.0, 0.1, 0.09, 0.11), (99.0, 0.5, 0.4, 0.6))})
+    d = r.as_dict()
+    assert d == {
+        "predicted": {"ttft_s": {"p50": 0.1, "p95": 0.3}},
+        "interval": {"ttft_s.p95": {"low": 0.25, "high": 0.35, "confidence": 0.95, "method": "sectioning"}},
+        "busy_fraction": 0.5,
+        "batch_size": {"mean": 3.5, "p95": 7.0},
+        "preemptions_per_request": 0.01,
+        "slo_attainment": 0.97,
+        "goodput_request_per_s": 9.7,
+        "throughput_request_per_s": 10.0,
+        "output_token_per_s": 2000.0,
+        "requests_simulated": 400,
+        "rejected": 2,
+        "replicas": 3,
+        "cdf": {"ttft_s": [{"p": 50.0, "value": 0.1, "low": 0.09, "high": 0.11},
+                           {"p": 99.0, "value": 0.5, "low": 0.4, "high": 0.6}]},
+    }
+    # a copy: editing the dict leaves the result alone
+    d["predicted"]["ttft_s"]["p50"] = 9.0
+    assert r.predicted["ttft_s"]["p50"] == 0.1
+    # no promises: the attainment is NaN, written as null
+    import dataclasses
+    import math as _math
+
+    assert dataclasses.replace(r, slo_attainment=_math.nan).as_dict()["slo_attainment"] is None
+    assert dataclasses.replace(r, cdf={}).as_dict()["cdf"] == {}

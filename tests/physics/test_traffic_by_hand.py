@@ -114,3 +114,10 @@ def test_unit_gaps_have_mean_one() -> None:
             traffic.unit_gap_sampler("gamma", cv)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="^arrival must be one of poisson, constant, gamma, got 'burst'"):
         traffic.unit_gap_sampler("burst")
+
+
+def test_empirical_lengths_become_integers_and_name_themselves_when_refused() -> None:
+    e = traffic.Empirical((3.0, 4.0))
+    assert all(type(v) is int for v in e.values)
+    with pytest.raises(ValueError, match=r"^empirical length must be a finite number >= 0, got -1"):
+        traffic.Empirical((3, -1))
