@@ -347,3 +347,46 @@ def test_a_shape_repr_is_the_dataclass_repr_written_once() -> None:
     assert acc.__dict__["_repr"] == text and repr(acc) is text
     assert type(acc).__repr__.__qualname__ == "Accelerator.__repr__"
     assert repr(TOY).startswith("ModelShape(total_params=1000, layers=4, ")
+
+
+def test_unknown_precision_lists_the_names() -> None:
+    from budgetlint.physics import precision
+
+    with pytest.raises(ValueError) as e:
+        precision.bytes_per_element("fp7")
+    msg = str(e.value)
+    assert msg.startswith("unknown precision 'fp7': expected one of bf16, bfloat16, e4m3, e5m2, float16, ")
+    assert msg.endswith(", uint4, uint8 or a bit count such as '4.5 bit'")
+
+
+def test_shape_refusals_name_the_field_and_the_peaks_are_copied() -> None:
+    from budgetlint.physics.shapes import Accelerator
+
+    with pytest.raises(ValueError, match=r"^total_params must be a positive finite number, got 0"):
+        ModelShape(total_params=0, layers=1, attention_heads=1, head_dim=1)
+    with pytest.raises(ValueError, match=r"^memory_bytes must be a positive finite number, got -1"):
+        Accelerator(bandwidth_bytes_per_s=1.0, memory_bytes=-1)
+    with pytest.raises(ValueError, match=r"^bandwidth_bytes_per_s must be a positive finite number, got inf"):
+        Accelerator(bandwidth_bytes_per_s=math.inf)
+    with pytest.raises(ValueError, match=r"^interconnect_bytes_per_s must be a positive finite number, got 0"):
+        Accelerator(bandwidth_bytes_per_s=1.0, interconnect_bytes_per_s=0)
+    with pytest.raises(ValueError, match=r"^compute_flop_per_s\['bf16'\] must be a positive finite number, got -2"):
+        Accelerator(bandwidth_bytes_per_s=1.0, compute_flop_per_s={"bf16": -2})
+    peaks = {"bf16": 1e15}
+    acc = Accelerator(bandwidth_bytes_per_s=1.0, compute_flop_per_s=peaks)
+    peaks["bf16"] = 2e15  # the caller's dict changed afterwards: the accelerator keeps its own copy
+    assert acc.compute_flop_per_s == {"bf16": 1e15} and acc.compute_flop_per_s is not peaks
+
+
+def test_class_and_compute_defaults_by_name() -> None:
+    from budgetlint.physics import default_efficiency as de
+
+    assert de.class_default(True, 1).key == "moe-1" and de.class_default(False, 1).key == "dense-1"
+    assert de.class_default(True, 4).key == "moe-tp" and de.class_default(False, 2).key == "dense-tp"
+    # docs/calibration.md: Hopper fp8 68.1 % (5 runs), Blackwell fp4 48.4 %, CDNA3 fp8 47.8 % (7 runs)
+    h = de.compute_default("h100-sxm", "fp8")
+    assert (h.generation, h.precision, h.compute, h.runs) == ("hopper", "fp8", 0.681, 5)
+    assert de.compute_default("mi325x", "fp8").compute == 0.478
+    assert de.compute_default("gb200", "fp4").compute == 0.484
+    assert de.compute_default("h100-sxm", "bf16") is None  # no row: the class's 50 %
+    assert de.compute_default("a100-sxm", "fp8") is None  # no generation

@@ -111,6 +111,26 @@ def test_more_devices_the_smallest_degree_that_meets() -> None:
     assert "more-devices" not in _names(evaluate_levers(replace(dep, devices=12), WL, NEVER, max_devices=16))
 
 
+def test_more_devices_tries_up_to_the_limit_and_no_further() -> None:
+    dep = replace(DEP, model=replace(MODEL, attention_heads=12), devices=4)
+    at_least_6 = lambda a: a.devices >= 6  # noqa: E731
+    # 5 does not divide 12 heads and 6 is over the limit of 5: no lever
+    assert "more-devices" not in _names(evaluate_levers(dep, WL, at_least_6, max_devices=5))
+    # only one degree above the current one fits (2 above 1, limit 2): it is the most tried
+    (more,) = [lv for lv in evaluate_levers(replace(dep, devices=1), WL, NEVER, max_devices=2)
+               if lv.name == "more-devices"]
+    assert more.description == "2 tensor-parallel devices (the most tried)"
+
+
+def test_more_devices_split_the_experts_over_tensor_x_data() -> None:
+    moe = replace(MODEL, attention_heads=8, experts=8, experts_per_token=2)
+    dep = replace(DEP, model=moe, devices=2, data_parallel=2, expert_parallel=4)
+    # tensor 4 x data 2 = 8 ranks hold the 4 expert groups evenly (8 % 4 = 0); 3 does not divide 8 heads
+    (more,) = [lv for lv in evaluate_levers(dep, WL, NEVER, max_devices=4) if lv.name == "more-devices"]
+    assert more.deployment.devices == 4
+    assert more.description == "tensor 4 x data 2 x pipeline 1 = 8 devices (the most tried)"
+
+
 def test_more_devices_with_data_parallel_words_and_the_assumed_efficiency_at_n() -> None:
     seen = []
 
@@ -127,6 +147,10 @@ def test_more_devices_with_data_parallel_words_and_the_assumed_efficiency_at_n()
     assert more.deployment.devices == 4 and more.deployment.collective_overhead == 0.1
     assert (more.analysis.efficiency_bandwidth, more.analysis.efficiency_compute) == (0.5, 0.25)
     assert more.analysis == analyse(more.deployment, WL, Efficiency(0.5, 0.25))
+    # the most tried, when none meets, is judged at its own efficiency too
+    (most,) = [lv for lv in evaluate_levers(dep, WL, NEVER, max_devices=4, at_devices=at_devices)
+               if lv.name == "more-devices"]
+    assert most.analysis.efficiency_bandwidth == 0.5 and most.deployment.collective_overhead == 0.1
     # the other levers keep the efficiency they were given
     assert all(lv.analysis.efficiency_bandwidth == 1.0 for lv in levers if lv.name != "more-devices")
 
@@ -166,12 +190,18 @@ def test_proxy_flush_the_largest_chunk_that_meets() -> None:
     assert (lv.description, lv.meets) == ("a proxy flushing every 3 tokens", True)
     assert lv.analysis.proxy_delay_s == pytest.approx(2 / lv.analysis.pace_token_per_s)
     assert lv.analysis == analyse(DEP, WL, edge=Edge(0.0, 3.0))
+    assert (lv.deployment, lv.workload) == (DEP, WL)
     assert flush(lambda a: True).description == "a proxy flushing every 7 tokens"
     lv = flush(lambda a: a.proxy_delay_s == 0)
     assert (lv.description, lv.meets) == ("a proxy flushing every token", True)
     lv = flush(NEVER)
     assert (lv.description, lv.meets, lv.analysis.proxy_delay_s) == ("a proxy flushing every token", False, 0.0)
     assert lv.deployment == DEP and lv.workload == WL
+    # the fallback is analysed at the same edge, flushing every token: its connection setup kept,
+    # and judged by the caller's predicate on that analysis
+    lv = flush(lambda a: a.proxy_delay_s < 0, Edge(0.5, 8.0))
+    assert lv.analysis == analyse(DEP, WL, edge=Edge(0.5, 1.0)) and lv.analysis.connection_setup_s == 0.5
+    assert not lv.meets
     # a 2-token buffer: only 1 is tried
     assert flush(lambda a: True, Edge(0.0, 2.0)).description == "a proxy flushing every token"
     # a one-token buffer (or none) has nothing to fix
@@ -206,6 +236,16 @@ def test_faster_accelerator_the_least_capable_that_meets() -> None:
     # at one bandwidth, less memory first
     big = Accelerator(bandwidth_bytes_per_s=2e12, memory_bytes=160e9, compute_flop_per_s={"bf16": 1e15})
     (lv,) = chosen(fast, [("big", big), ("b", b)])
+    assert lv.description == "b"
+    # by the rank, not by the name: "z" (2e12 B/s) before "a" (3e12 B/s)
+    (lv,) = chosen(fast, [("a", c), ("z", b)])
+    assert lv.description == "z"
+    # an accelerator the analysis refuses (1e-300 B/s and 1e-300 FLOP/s: an infinite time less an
+    # infinite one, NaN, met where a count is needed) is passed over, and the search goes on
+    broken = Accelerator(bandwidth_bytes_per_s=1e-300, memory_bytes=80e9, compute_flop_per_s={"bf16": 1e-300})
+    with pytest.raises(ValueError):
+        analyse(replace(DEP, accelerator=broken), WL)
+    (lv,) = chosen(fast, [("broken", broken), ("b", b)])
     assert lv.description == "b"
     assert _rank("a", a) == (2e12, False, 0.0, "a") and _rank("b", b) == (2e12, True, 80e9, "b")
 
