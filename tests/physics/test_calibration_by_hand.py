@@ -373,3 +373,84 @@ def test_leave_one_out_and_error_summary() -> None:
     s = cal.error_summary([HeldOut("a", {("ttft", "p50"): 0.1, ("ttft", "p90"): 0.3})])
     assert s["ttft"]["median"] == pytest.approx(0.2)
     assert cal.error_summary([]) == {}
+
+
+def test_standard_error_of_a_bandwidth_only_run_set_by_hand() -> None:
+    # no overheads, compute never binding: every step is bytes / (bandwidth fraction x peak), so
+    # ln(prediction) moves by exactly -1 per unit of ln(bandwidth): J is a column of -1s, one per
+    # target. Three TPOT targets: J^T J = 3, the standard error 0.05 x sqrt(1/3). The runs are
+    # measured twice as long as predicted (every residual -ln 2), which changes nothing here.
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=0.0, collective_latency_s=0.0, ttft_overhead_s=0.0)
+    runs = []
+    for b in (1, 4, 16):
+        obs = Observation(KV_HEAVY, 200, 100, (Target("tpot", "mean", 1.0),), concurrency=b)
+        runs.append(replace(obs, targets=(Target("tpot", "mean", 2 * cal.predict(obs, p)[("tpot", "mean")]),)))
+    assert [r[0] for r in cal.residuals(runs, p)] == [pytest.approx(-math.log(2))] * 3
+    (se,) = cal.standard_errors(runs, p, ["bandwidth"]).values()
+    assert se == pytest.approx(0.05 / math.sqrt(3), rel=1e-6)
+    # at the upper bound (1.0) the difference is taken downwards: the same slope
+    top = replace(p, bandwidth=1.0)
+    assert cal.standard_errors(runs, top, ["bandwidth"]) == {"bandwidth": pytest.approx(0.05 / math.sqrt(3), rel=1e-6)}
+    assert cal.standard_errors(runs, p, ["bandwidth"], scatter=0.1)["bandwidth"] == pytest.approx(0.1 / math.sqrt(3),
+                                                                                                  rel=1e-6)
+    # a TTFT target on top: the prefill reads the weights once at the same fraction, slope -1 too
+    with_ttft = [replace(o, targets=o.targets + (Target("ttft", "mean", 1.0),)) for o in runs]
+    assert cal.standard_errors(with_ttft, p, ["bandwidth"])["bandwidth"] == pytest.approx(0.05 / math.sqrt(6), rel=1e-6)
+
+
+def test_the_smallest_pivot_still_inverts() -> None:
+    assert cal._solve_inverse([[1e-300]]) == [[pytest.approx(1e300)]]
+    assert cal._solve_inverse([[1e-301]]) is None
+
+
+def test_the_work_allowance_reaches_every_simulated_prediction() -> None:
+    """A simulated run (a burst) is predicted through serving_sim.run with the caller's allowance:
+    each entry point hands it on (it is how calibrate bounds its time)."""
+    calls: list[int] = []
+
+    def allowance(n: int) -> bool:
+        calls.append(n)
+        return True
+
+    p = Params(bandwidth=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=1e-3)
+    bursts = [Observation(KV_HEAVY, 50, 10, (Target("ttft", "p50", 0.05), Target("tpot", "mean", 0.002)),
+                          request_rate=math.inf, requests=2, concurrency=c, label=f"c{c}") for c in (1, 2, 1)]
+    entries = {
+        "predict": lambda: cal.predict(bursts[0], p, allowance),
+        "residuals": lambda: cal.residuals(bursts, p, allowance),
+        "loss": lambda: cal.loss(bursts, p, allowance=allowance),
+        "sensitive_parameters": lambda: cal.sensitive_parameters(bursts, p, allowance),
+        "standard_errors": lambda: cal.standard_errors(bursts, p, ["bandwidth"], allowance),
+        "fit": lambda: cal.fit(bursts, start=p, held={n: "held" for n in PARAM_NAMES if n != "bandwidth"},
+                               max_evals=10, allowance=allowance, identify=False),
+    }
+    for name, call in entries.items():
+        calls.clear()
+        call()
+        assert calls, f"{name} did not pass the allowance on"
+    full = cal.fit(bursts, start=p, held={n: "held" for n in PARAM_NAMES if n != "bandwidth"}, max_evals=10,
+                   identify=False)
+    for name, call in (("held_out", lambda: cal.held_out(bursts, full, 0, max_evals=10, allowance=allowance)),
+                       ("leave_one_out", lambda: cal.leave_one_out(bursts, full, max_evals=10, allowance=allowance))):
+        calls.clear()
+        call()
+        # the refit (several simulations) and the held-out prediction (one more) each count
+        assert len(calls) > 2 * (1 if name == "held_out" else 3), name
+    # a standard error's difference is taken with the allowance too: one base and one moved residual set
+    calls.clear()
+    cal.standard_errors(bursts[:1], p, ["bandwidth"], allowance)
+    assert len(calls) == 2
+
+
+def test_held_out_is_predicted_by_the_others() -> None:
+    # three runs made at the truth and a fourth measured 25 % slower than the truth predicts:
+    # the others fit the truth again and predict the fourth 20 % short (1 / 1.25 - 1)
+    truth = Params(bandwidth=0.4, compute=0.5, iteration_overhead_s=4e-3, collective_latency_s=2e-5,
+                   ttft_overhead_s=2e-2)
+    runs = _synthetic(truth, (1, 64, 256))
+    odd = _synthetic(truth, (16,))[0]
+    odd = replace(odd, targets=tuple(replace(t, value_s=1.25 * t.value_s) for t in odd.targets))
+    full = cal.fit(runs + [odd], start=truth, max_evals=300, identify=False)
+    h = cal.held_out(runs + [odd], full, 3, max_evals=300)
+    assert h.label == "b16"
+    assert h.errors == {k: pytest.approx(1 / 1.25 - 1, abs=0.02) for k in (("ttft", "mean"), ("tpot", "mean"))}

@@ -121,3 +121,13 @@ def test_empirical_lengths_become_integers_and_name_themselves_when_refused() ->
     assert all(type(v) is int for v in e.values)
     with pytest.raises(ValueError, match=r"^empirical length must be a finite number >= 0, got -1"):
         traffic.Empirical((3, -1))
+
+
+def test_lognormal_of_less_than_one_token_and_its_refusal_words() -> None:
+    # the parameters are defined for any positive mean and p95 (tokens are rounded only when drawn)
+    mu, sigma = traffic.lognormal_params(0.5, 0.9)
+    assert math.isfinite(mu) and sigma > 0
+    mu, sigma = traffic.lognormal_params(0.25, 0.5)
+    assert math.exp(mu + sigma * sigma / 2) == pytest.approx(0.25, rel=1e-12)
+    with pytest.raises(ValueError, match=r"^lognormal maximum below its minimum$"):
+        traffic.LogNormal(100, 200, minimum=10, maximum=9)
