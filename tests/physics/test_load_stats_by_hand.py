@@ -127,3 +127,82 @@ def test_simulation_result_as_dict_is_the_documented_json_shape() -> None:
 
     assert dataclasses.replace(r, slo_attainment=_math.nan).as_dict()["slo_attainment"] is None
     assert dataclasses.replace(r, cdf={}).as_dict()["cdf"] == {}
+
+
+def _raw_run(records, window=(0.0, 10.0)):
+    from budgetlint.physics.serving_sim import RawRun
+
+    return RawRun(tuple(records), window[0], window[1], 2, 15.0, 99.0, ((2.0, 1), (3.0, 3), (0.0, 7)), 5, 3, 300)
+
+
+def _rec(i, queue, ttft, e2e, tpot, preempt=0, rejected=False):
+    from budgetlint.physics.serving_sim import RequestRecord
+
+    return RequestRecord(i, i % 2, float(i), queue, ttft, e2e, tpot, 100, 0, 50, preempt, rejected)
+
+
+NAN = float("nan")
+RECS = [_rec(0, 0.1, 0.5, 2.0, 0.015), _rec(1, 0.2, 1.0, 3.0, 0.020, preempt=1), _rec(2, 0.0, 0.3, 1.0, 0.007),
+        _rec(3, NAN, NAN, NAN, NAN, preempt=2, rejected=True)]
+
+
+def test_summarise_by_hand() -> None:
+    """Three served requests and one rejected, over a 10 s window on 2 replicas.
+
+    TTFTs 0.3, 0.5, 1.0 (sorted): linear-interpolation percentiles p50 = 0.5, p90 = 0.5 + 0.8 x 0.5
+    = 0.9, p95 = 0.95, p99 = 0.99. A TTFT p95 promise of 0.9 s is missed (0.95); an E2E p75 promise
+    of 2.6 s is met (1, 2, 3: 2.5) and adds p75 to the E2E figures. Requests within both: 2 of the 4
+    recorded, attainment 0.5, goodput 0.5 x 3 completions / 10 s = 0.15/s. Busy stretches 2 s at
+    batch 1 and 3 s at batch 3 (a zero-length one ignored): busy 5 s of 2 x 10, 25 %; mean batch
+    (2 + 9) / 5 = 2.2; p95 by time: 3. Preemptions (0 + 1 + 0 + 2) / 4. Arrivals in the window 5:
+    rate (5 - 1) / 10; mean in system 15 / 10; mean sojourn (2 + 3 + 1) / 3."""
+    from budgetlint.physics.load_stats import PercentilePromise, summarise
+
+    promises = [PercentilePromise("ttft_s", 95, 0.9), PercentilePromise("e2e_s", 75, 2.6)]
+    r = summarise(_raw_run(RECS), promises)
+    assert r.predicted["ttft_s"] == {"p50": pytest.approx(0.5), "p90": pytest.approx(0.9), "p95": pytest.approx(0.95),
+                                     "p99": pytest.approx(0.99)}
+    assert r.predicted["e2e_s"] == {"p50": 2.0, "p90": pytest.approx(2.8), "p95": pytest.approx(2.9),
+                                    "p99": pytest.approx(2.98), "p75": pytest.approx(2.5)}
+    assert r.predicted["queue_s"]["p50"] == pytest.approx(0.1)
+    assert r.predicted["tpot_s"]["p50"] == pytest.approx(0.015)
+    assert r.promises_met == {"ttft_s.p95": False, "e2e_s.p75": True}
+    assert set(r.interval) == {"ttft_s.p95", "e2e_s.p75"}  # too few requests to section: NaN bounds
+    assert all(math.isnan(lo) and math.isnan(hi) for lo, hi in r.interval.values())
+    assert r.slo_attainment == pytest.approx(0.5)
+    assert r.goodput_request_per_s == pytest.approx(0.15)
+    assert r.throughput_request_per_s == pytest.approx(0.3)
+    assert r.output_token_per_s == pytest.approx(30.0)
+    assert r.arrival_rate_per_s == pytest.approx(0.4)
+    assert r.busy_fraction == pytest.approx(0.25)
+    assert r.batch_size_mean == pytest.approx(2.2)
+    assert r.batch_size_p95 == 3.0
+    assert r.preemptions_per_request == pytest.approx(0.75)
+    assert r.mean_in_system == pytest.approx(1.5)
+    assert r.mean_sojourn_s == pytest.approx(2.0)
+    assert (r.requests, r.rejected, r.replicas, r.window_s) == (4, 1, 2, 10.0)
+    assert set(r.cdf) == {"ttft_s", "tpot_s", "e2e_s"}  # no CDF of the queue
+    assert r.cdf["ttft_s"][0][:2] == (1.0, pytest.approx(0.3 + 0.02 * 0.2))  # p1: x = 0.02
+    assert summarise(_raw_run(RECS), promises, cdf=False).cdf == {}
+
+
+def test_summarise_without_promises_or_requests() -> None:
+    from budgetlint.physics.load_stats import summarise
+
+    r = summarise(_raw_run(RECS))
+    assert math.isnan(r.slo_attainment) and r.promises_met == {} and r.interval == {}
+    assert r.goodput_request_per_s == pytest.approx(0.3)  # every completion counts
+    empty = summarise(_raw_run([]))
+    assert empty.preemptions_per_request == 0.0 and empty.requests == 0
+    assert empty.goodput_request_per_s == 0.0  # no recorded request: the good ones (none) per second
+    assert math.isnan(empty.mean_sojourn_s) and math.isnan(empty.predicted["ttft_s"]["p50"])
+    # a window of no length: per-second figures and the busy fraction are NaN, not a division by zero
+    flat = summarise(_raw_run(RECS, window=(5.0, 5.0)))
+    assert all(math.isnan(x) for x in (flat.throughput_request_per_s, flat.output_token_per_s,
+                                       flat.arrival_rate_per_s, flat.busy_fraction, flat.mean_in_system))
+    assert flat.window_s == 0.0
+    # a run with no busy stretch: batch figures 0
+    from budgetlint.physics.serving_sim import RawRun
+
+    idle = summarise(RawRun(tuple(RECS), 0.0, 10.0, 1, 0.0, 0.0, (), 1, 0, 0))
+    assert (idle.batch_size_mean, idle.batch_size_p95, idle.busy_fraction) == (0.0, 0.0, 0.0)
