@@ -423,11 +423,25 @@ def test_the_work_allowance_reaches_every_simulated_prediction() -> None:
         "standard_errors": lambda: cal.standard_errors(bursts, p, ["bandwidth"], allowance),
         "fit": lambda: cal.fit(bursts, start=p, held={n: "held" for n in PARAM_NAMES if n != "bandwidth"},
                                max_evals=10, allowance=allowance, identify=False),
+        "fit (sensitivity)": lambda: cal.fit(bursts, start=p, max_evals=10, allowance=allowance, identify=False),
     }
     for name, call in entries.items():
         calls.clear()
         call()
         assert calls, f"{name} did not pass the allowance on"
+    # every loss evaluation of the fit simulates the three runs with it, not only the final residuals
+    calls.clear()
+    cal.fit(bursts, start=p, held={n: "held" for n in PARAM_NAMES if n != "bandwidth"}, max_evals=10,
+            allowance=allowance, identify=False)
+    assert len(calls) > 3 * len(bursts)
+    # the sensitivity pass too: 1 + 2 x 4 residual sets (the collective latency is skipped, one device)
+    calls.clear()
+    cal.fit(bursts, start=p, held=None, max_evals=10, allowance=allowance, identify=False)
+    held_calls = len(calls)
+    calls.clear()
+    cal.fit(bursts, start=p, held=cal.sensitive_parameters(bursts, p), max_evals=10, allowance=allowance,
+            identify=False)
+    assert held_calls - len(calls) == 9 * len(bursts)
     full = cal.fit(bursts, start=p, held={n: "held" for n in PARAM_NAMES if n != "bandwidth"}, max_evals=10,
                    identify=False)
     for name, call in (("held_out", lambda: cal.held_out(bursts, full, 0, max_evals=10, allowance=allowance)),
@@ -454,3 +468,82 @@ def test_held_out_is_predicted_by_the_others() -> None:
     h = cal.held_out(runs + [odd], full, 3, max_evals=300)
     assert h.label == "b16"
     assert h.errors == {k: pytest.approx(1 / 1.25 - 1, abs=0.02) for k in (("ttft", "mean"), ("tpot", "mean"))}
+
+
+def test_standard_error_is_a_five_percent_finite_difference() -> None:
+    # one run, one TPOT target, the iteration overhead equal to the memory time D: the prediction is
+    # D / b' + D at a bandwidth fraction moved to b' = b e^h, so the log-prediction moves by
+    # ln((e^-h + 1) / 2) over h = 0.05: J = -0.49376, the standard error 0.05 / 0.49376 = 0.1013
+    # (the exact slope is -1/2: a step of 1.05 or a step down would give 0.1335 or 0.0988)
+    d = (2e8 + 250 * 131072) / 0.5e12  # weights + the KV of 250 tokens at half of 1e12 B/s
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=d, collective_latency_s=0.0, ttft_overhead_s=0.0)
+    obs = Observation(KV_HEAVY, 200, 100, (Target("tpot", "mean", 1.0),), concurrency=1)
+    assert cal.predict(obs, p)[("tpot", "mean")] == pytest.approx(2 * d, rel=1e-9)
+    slope = math.log((math.exp(-0.05) + 1) / 2) / 0.05
+    assert cal.standard_errors([obs], p, ["bandwidth"])["bandwidth"] == pytest.approx(0.05 / -slope, rel=1e-6)
+
+
+def test_sensitivity_edges() -> None:
+    truth = Params(bandwidth=0.4, compute=0.5, iteration_overhead_s=4e-3, collective_latency_s=2e-5,
+                   ttft_overhead_s=2e-2)
+    # TPOT targets alone (budgetlint's definition) never see the TTFT overhead: held, after the
+    # collective latency (one device) is
+    tpot_only = [replace(o, targets=o.targets[1:]) for o in _synthetic(truth)]
+    held = cal.sensitive_parameters(tpot_only, truth)
+    assert set(held) == {"compute", "collective_latency_s", "ttft_overhead_s"}
+    # at the bandwidth's upper bound a factor 2 up is clipped to 1.0 and moves nothing; the factor
+    # 1/2 still does, so the bandwidth is not held
+    assert "bandwidth" not in cal.sensitive_parameters(_synthetic(truth), replace(truth, bandwidth=1.0))
+
+
+def test_fit_hands_its_budget_and_steps_to_nelder_mead(monkeypatch) -> None:
+    truth = Params(bandwidth=0.4, compute=0.5, iteration_overhead_s=4e-3, collective_latency_s=2e-5,
+                   ttft_overhead_s=2e-2)
+    runs = _synthetic(truth)
+    seen = []
+    real = cal.nelder_mead
+
+    def recording(f, x0, step=0.5, max_evals=600, tol=1e-7):
+        out = real(f, x0, step=step, max_evals=max_evals, tol=tol)
+        seen.append((step, max_evals, out[2]))
+        return out
+
+    monkeypatch.setattr(cal, "nelder_mead", recording)
+    f = cal.fit(runs, start=PRIOR)
+    assert seen and seen[0][:2] == (0.7, 900)  # the defaults: step 0.7, 900 evaluations
+    spent = 0
+    for i, (step, budget, ev) in enumerate(seen):
+        assert step == (0.7 if i == 0 else 0.2)  # restarts with a smaller simplex
+        assert budget == max(60, 900 - spent)
+        spent += ev
+    assert f.evaluations == spent and len(seen) <= 6
+    assert set(f.errors) == set(f.fitted)  # identified by default
+
+
+def test_held_out_refits_from_the_full_fit(monkeypatch) -> None:
+    truth = Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2)
+    runs = _synthetic(truth)
+    full = cal.fit(runs, max_evals=300, identify=False)
+    calls = []
+    real = cal.fit
+
+    def recording(observations, **kw):
+        calls.append((list(observations), kw))
+        return real(observations, **kw)
+
+    monkeypatch.setattr(cal, "fit", recording)
+    cal.held_out(runs, full, 1)
+    cal.leave_one_out(runs, full)
+    (rest, kw), *others = calls
+    assert rest == [runs[0], runs[2]]
+    assert kw["start"] == full.params and kw["held"] == full.held and kw["step"] == 0.15
+    assert kw["max_evals"] == 400 and kw["identify"] is False and kw["allowance"] is None
+    assert [kw["max_evals"] for _, kw in others] == [400, 400, 400]
+    assert [o for o, _ in others] == [[runs[1], runs[2]], [runs[0], runs[2]], [runs[0], runs[1]]]
+
+
+def test_error_summary_median_of_five() -> None:
+    s = cal.error_summary([HeldOut("a", {("tpot", f"p{i}"): e for i, e in enumerate((0.5, -0.1, 0.3, 0.2, -0.4))})])
+    assert s["tpot"] == {"median": pytest.approx(0.3), "max": pytest.approx(0.5), "count": 1.0}
+    s = cal.error_summary([HeldOut("a", {("tpot", f"p{i}"): e for i, e in enumerate((0.1, 0.2, 0.3, 0.4))})])
+    assert s["tpot"]["median"] == pytest.approx(0.25)

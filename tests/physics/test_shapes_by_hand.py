@@ -48,6 +48,7 @@ MODEL_REFUSALS = [
     (dict(M, sliding_window=0), r"sliding_window must be a positive finite number, got 0$"),
     (dict(M, sliding_window_layers=-1), r"sliding_window_layers must be a non-negative finite number, got -1$"),
     (dict(M, sliding_window_layers=2), r"sliding_window_layers given without sliding_window$"),
+    (dict(M, sliding_window_layers=1), r"sliding_window_layers given without sliding_window$"),
     (dict(M, sliding_window=8, sliding_window_layers=5), r"sliding_window_layers \(5\) exceeds layers \(4\)$"),
     (dict(M, experts=8), r"experts and experts_per_token go together$"),
     (dict(M, experts_per_token=2), r"experts and experts_per_token go together$"),

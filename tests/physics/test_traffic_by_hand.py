@@ -131,3 +131,12 @@ def test_lognormal_of_less_than_one_token_and_its_refusal_words() -> None:
     assert math.exp(mu + sigma * sigma / 2) == pytest.approx(0.25, rel=1e-12)
     with pytest.raises(ValueError, match=r"^lognormal maximum below its minimum$"):
         traffic.LogNormal(100, 200, minimum=10, maximum=9)
+
+
+def test_uniform_refusals_name_their_end() -> None:
+    with pytest.raises(ValueError, match=r"^uniform lo must be a finite number >= 0, got -1$"):
+        traffic.Uniform(-1, 3)
+    with pytest.raises(ValueError, match=r"^uniform hi must be a finite number >= 0, got -3$"):
+        traffic.Uniform(1, -3)
+    with pytest.raises(ValueError, match=r"^uniform range is empty: hi 2 < lo 3$"):
+        traffic.Uniform(3, 2)
