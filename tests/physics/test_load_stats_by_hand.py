@@ -206,3 +206,18 @@ def test_summarise_without_promises_or_requests() -> None:
 
     idle = summarise(RawRun(tuple(RECS), 0.0, 10.0, 1, 0.0, 0.0, (), 1, 0, 0))
     assert (idle.batch_size_mean, idle.batch_size_p95, idle.busy_fraction) == (0.0, 0.0, 0.0)
+
+
+def test_percentile_promise_bounds_and_words() -> None:
+    from budgetlint.physics.load_stats import PercentilePromise
+
+    assert PercentilePromise("ttft_s", 0.5, 1.0).key == "ttft_s.p0.5"  # any percentile in (0, 100]
+    assert PercentilePromise("e2e_s", 100, 1.0).key == "e2e_s.p100"
+    with pytest.raises(ValueError, match=r"^percentile must be in \(0, 100\], got 0$"):
+        PercentilePromise("ttft_s", 0, 1.0)
+    with pytest.raises(ValueError, match=r"^percentile must be in \(0, 100\], got 100.5$"):
+        PercentilePromise("ttft_s", 100.5, 1.0)
+    with pytest.raises(ValueError, match=r"^metric must be one of ttft_s, tpot_s, e2e_s, queue_s, got 'ttft'$"):
+        PercentilePromise("ttft", 50, 1.0)
+    with pytest.raises(ValueError, match=r"^limit_s must be positive, got inf$"):
+        PercentilePromise("ttft_s", 50, float("inf"))
