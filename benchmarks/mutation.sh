@@ -64,7 +64,7 @@ if [[ "$again" == again ]]; then
   shift 2
   names=("$@")
   if [[ ${#names[@]} -eq 0 ]]; then
-    mapfile -t names < <(grep ': survived$' "$work/results.txt" | sed 's/: survived$//; s/^ *//')
+    mapfile -t names < <(grep -E ': (survived|no tests)$' "$work/results.txt" | sed -E 's/: (survived|no tests)$//; s/^ *//')
   fi
   rm -rf "$work/tests"
   cp -r tests "$work/"
@@ -104,16 +104,20 @@ python3 - <<'PY'
 import re
 lines = [l.strip() for l in open("results.txt") if ":" in l]
 status = [l.rsplit(":", 1)[1].strip() for l in lines]
-killed = sum(s in ("killed",) for s in status)
-survived = [l for l in lines if l.endswith("survived")]
-other = {s: status.count(s) for s in set(status) if s not in ("killed", "survived")}
+# a timeout is a detected mutant (the tests do not pass: an endless loop), as killed
+caught = ("killed", "timeout")
+killed = sum(s in caught for s in status)
+survived = [l for l in lines if l.endswith("survived") or l.endswith("no tests")]
+other = {s: status.count(s) for s in set(status) if s not in caught + ("survived", "no tests")}
 total = killed + len(survived)
-print(f"score: {killed}/{total} killed = {100 * killed / max(total, 1):.1f}% (not counted: {other})")
+print(f"score: {killed}/{total} killed or timed out = {100 * killed / max(total, 1):.1f}% "
+      f"(timeouts {status.count('timeout')}, no tests {status.count('no tests')} counted as survivors; "
+      f"not counted: {other})")
 by_module = {}
 for l, st in zip(lines, status):
     module = re.split(r"\.x_|\.x\u01c1", l.rsplit(":", 1)[0].strip())[0]
     k, t = by_module.get(module, (0, 0))
-    by_module[module] = (k + (st == "killed"), t + (st in ("killed", "survived")))
+    by_module[module] = (k + (st in caught), t + (st in caught + ("survived", "no tests")))
 for module, (k, t) in sorted(by_module.items()):
     print(f"  {module}: {k}/{t} killed = {100 * k / max(t, 1):.1f}%")
 print("surviving mutants:")
