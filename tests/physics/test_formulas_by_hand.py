@@ -390,3 +390,11 @@ def test_class_and_compute_defaults_by_name() -> None:
     assert de.compute_default("gb200", "fp4").compute == 0.484
     assert de.compute_default("h100-sxm", "bf16") is None  # no row: the class's 50 %
     assert de.compute_default("a100-sxm", "fp8") is None  # no generation
+
+
+def test_no_compute_peak_lists_what_the_accelerator_has() -> None:
+    from budgetlint.physics import precision
+
+    with pytest.raises(ValueError, match=r"^no compute peak for precision 'fp4': tried fp4, int4, fp8, int8, bf16, fp16; "
+                                         r"the accelerator lists fp32, tf32$"):
+        precision.compute_peak({"TF32 ": 1e14, "fp32": 5e13}, "fp4")

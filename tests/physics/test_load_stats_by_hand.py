@@ -221,3 +221,73 @@ def test_percentile_promise_bounds_and_words() -> None:
         PercentilePromise("ttft", 50, 1.0)
     with pytest.raises(ValueError, match=r"^limit_s must be positive, got inf$"):
         PercentilePromise("ttft_s", 50, float("inf"))
+
+
+def test_small_cases_of_the_interpolated_percentile_and_the_t_table() -> None:
+    from budgetlint.physics.load_stats import percentile, t_quantile
+
+    assert percentile([1.0, 3.0], 50) == 2.0 and percentile([7.0], 99) == 7.0
+    # df 30: 1.96 + 2.4 / 30 = 2.04 (the table's 29 is 2.045)
+    assert t_quantile(30) == pytest.approx(2.04) and t_quantile(29) == 2.045
+
+
+def test_two_sections_by_hand() -> None:
+    from budgetlint.physics.load_stats import cdf_band, sectioned_interval
+
+    # 1..8 in two sections of 4: medians 2.5 and 6.5, mean 4.5, sd sqrt((4 + 4) / 1) = 2.828;
+    # half-width t(1) x sd / sqrt 2 = 12.706 x 2 = 25.412 around the whole median 4.5
+    point, lo, hi = sectioned_interval([1, 2, 3, 4, 5, 6, 7, 8], 50, sections=2)
+    assert (point, lo, hi) == (4.5, pytest.approx(4.5 - 25.412), pytest.approx(4.5 + 25.412))
+    (row,) = cdf_band([1, 2, 3, 4, 5, 6, 7, 8], ps=(50.0,), sections=2)
+    assert row == (50.0, 4.5, pytest.approx(4.5 - 25.412), pytest.approx(4.5 + 25.412))
+    # one section: no interval
+    assert math.isnan(sectioned_interval([1, 2, 3, 4], 50, sections=1)[1])
+    assert math.isnan(cdf_band([1, 2, 3, 4], ps=(50.0,), sections=1)[0][2])
+
+
+def test_a_cdf_of_too_few_values_has_every_row_and_no_band() -> None:
+    from budgetlint.physics.load_stats import CDF_PERCENTILES, cdf_band
+
+    # 15 values in 10 sections: sections of one value, too few to spread: NaN bands, every p listed
+    rows = cdf_band([float(v) for v in range(15)])
+    assert [r[0] for r in rows] == list(CDF_PERCENTILES)
+    assert all(math.isnan(r[2]) and math.isnan(r[3]) for r in rows)
+    assert rows[7][1] == 7.0  # p50 of 0..14
+
+
+def test_weighted_percentile_by_hand() -> None:
+    from budgetlint.physics.load_stats import weighted_percentile
+
+    # values 2 (weight 3) and 5 (weight 1), a zero weight ignored: half the time at 2; 80 % needs 5
+    pairs = [(1.0, 5), (0.0, 100), (3.0, 2)]
+    assert weighted_percentile(pairs, 50) == 2.0 and weighted_percentile(pairs, 80) == 5.0
+    assert weighted_percentile(pairs, 75) == 2.0  # exactly 3 of 4 at 2
+    # weights 1 and 1: 50.5 % is past the first
+    assert weighted_percentile([(1.0, 2), (1.0, 5)], 50.5) == 5.0
+    # weights 2, 1, 1 of values 1, 5, 9: 75 % reaches the second
+    assert weighted_percentile([(2.0, 1), (1.0, 5), (1.0, 9)], 75) == 5.0
+    # less than a second of weight in all
+    assert weighted_percentile([(0.5, 7)], 95) == 7.0
+    # a zero-weight value is never the answer, even at p0
+    assert weighted_percentile([(0.0, 1), (1.0, 5)], 0) == 5.0
+    assert math.isnan(weighted_percentile([(0.0, 1)], 50)) and math.isnan(weighted_percentile([], 50))
+
+
+def test_summarise_at_the_limits() -> None:
+    from budgetlint.physics.load_stats import PercentilePromise, summarise
+    from budgetlint.physics.serving_sim import RawRun
+
+    # a promise exactly at the point estimate is met, and a request exactly at the limit is good
+    r = summarise(_raw_run(RECS), [PercentilePromise("ttft_s", 50, 0.5)])
+    assert r.promises_met == {"ttft_s.p50": True}
+    assert r.slo_attainment == pytest.approx(2 / 4)  # 0.5 and 0.3 of the 4 recorded
+    # promises but no request: attainment NaN, not a division by zero
+    assert math.isnan(summarise(_raw_run([]), [PercentilePromise("ttft_s", 50, 0.5)]).slo_attainment)
+    # a half-second window with half a second busy at batch 2: every per-second figure doubles
+    short = summarise(RawRun(tuple(RECS), 0.0, 0.5, 1, 1.5, 0.5, ((0.5, 2),), 3, 3, 30))
+    assert short.batch_size_mean == 2.0 and short.busy_fraction == 1.0
+    assert (short.throughput_request_per_s, short.output_token_per_s, short.arrival_rate_per_s,
+            short.mean_in_system) == (6.0, 60.0, 4.0, 3.0)
+    # the batch p95 is the 95th percentile by time: 95 s at 1, 5 s at 9 -> 1 (96 % would be 9)
+    p95 = summarise(RawRun(tuple(RECS), 0.0, 100.0, 1, 1.0, 100.0, ((95.0, 1), (5.0, 9)), 3, 3, 30))
+    assert p95.batch_size_p95 == 1.0

@@ -198,3 +198,8 @@ def test_non_numbers_are_refused() -> None:
         ModelShape(**dict(M, total_params="1e9"))
     with pytest.raises(ValueError, match=r"^prompt_tokens must be a non-negative finite number, got None$"):
         Workload(prompt_tokens=None, output_tokens=1)
+
+
+def test_the_optional_positive_fields_accept_a_positive_number() -> None:
+    d = Deployment(model=MODEL, accelerator=ACC, alltoall_bandwidth_bytes_per_s=4e11, draft_weight_bytes_per_param=1.0)
+    assert (d.alltoall_bandwidth_bytes_per_s, d.draft_weight_bytes_per_param) == (4e11, 1.0)
