@@ -547,3 +547,114 @@ def test_error_summary_median_of_five() -> None:
     assert s["tpot"] == {"median": pytest.approx(0.3), "max": pytest.approx(0.5), "count": 1.0}
     s = cal.error_summary([HeldOut("a", {("tpot", f"p{i}"): e for i, e in enumerate((0.1, 0.2, 0.3, 0.4))})])
     assert s["tpot"]["median"] == pytest.approx(0.25)
+
+
+def _record(i, ttft, tpot, out, rejected=False):
+    from budgetlint.physics.serving_sim import RequestRecord
+
+    return RequestRecord(i, 0, 0.0, 0.0, ttft, ttft + tpot * out, tpot, 10, 0, out, 0, rejected)
+
+
+def test_predict_hands_the_simulator_the_run_as_measured(monkeypatch) -> None:
+    """The simulated path, with the simulator replaced by a recorder returning hand-made requests:
+    what predict asks for (scheduler, traffic, request count, no warmup, seed 0, the allowance),
+    and what it makes of the answer (the TTFT overhead on every first token, each TPOT definition,
+    percentiles and means over the served requests only)."""
+    from budgetlint.physics import serving_sim
+    from budgetlint.physics.step_cost import kv_capacity_tokens
+
+    asked = {}
+    real_scheduler, real_traffic = serving_sim.Scheduler, serving_sim.Traffic
+
+    def scheduler(**kw):
+        asked["scheduler"] = kw
+        return real_scheduler(**kw)
+
+    def traffic(**kw):
+        asked["traffic"] = kw
+        return real_traffic(**kw)
+
+    records = (_record(0, 0.10, 0.010, 5), _record(1, 0.30, 0.020, 5), _record(2, 0.20, 0.030, 5),
+               _record(3, math.nan, math.nan, 5, rejected=True))
+
+    def run(cost, traffic_, sched, **kw):
+        asked["run"] = kw
+        return serving_sim.RawRun(records, 0.0, 1.0, 1, 0.0, 0.0, (), 3, 3, 15)
+
+    monkeypatch.setattr(serving_sim, "Scheduler", scheduler)
+    monkeypatch.setattr(serving_sim, "Traffic", traffic)
+    monkeypatch.setattr(serving_sim, "run", run)
+    p = Params(bandwidth=0.5, ttft_overhead_s=0.05)
+    allowance = lambda n: True  # noqa: E731
+    targets = (Target("ttft", "p50", 1.0), Target("ttft", "mean", 1.0), Target("tpot", "mean", 1.0),
+               Target("tpot", "p50", 1.0, cal.TPOT_EXCLUDES_FIRST))
+    burst = Observation(KV_HEAVY, 10.4, 4.6, targets, concurrency=3, request_rate=math.inf, requests=7,
+                        max_num_seqs=12, max_num_batched_tokens=512, replicas=2)
+    pred = cal.predict(burst, p, allowance)
+    assert asked["scheduler"] == {"max_num_seqs": 12, "max_num_batched_tokens": 512, "replicas": 2,
+                                  "kv_capacity_tokens": kv_capacity_tokens(KV_HEAVY, usable_fraction=0.9)}
+    assert asked["traffic"] == {"prompt": cal_fixed(10), "output": cal_fixed(5), "concurrency": 3}
+    assert asked["run"] == {"requests": 7, "warmup": 0, "seed": 0, "allowance": allowance}
+    # TTFTs with the 50 ms overhead: 0.15, 0.35, 0.25 (the rejected one left out)
+    assert pred[("ttft", "p50")] == pytest.approx(0.25) and pred[("ttft", "mean")] == pytest.approx(0.25)
+    assert pred[("tpot", "mean")] == pytest.approx(0.020)
+    # over N - 1 = 4 gaps: 0.0125, 0.025, 0.0375, median 0.025
+    assert pred[("tpot", "p50")] == pytest.approx(0.025)
+    # plus the TTFT (with its overhead) over 5 tokens: 0.01 + 0.03, 0.02 + 0.07, 0.03 + 0.05
+    incl = cal.predict(replace(burst, targets=(Target("tpot", "mean", 1.0, cal.TPOT_INCLUDES_TTFT),)), p)
+    assert incl[("tpot", "mean")] == pytest.approx((0.04 + 0.09 + 0.08) / 3)
+    # all at once with no cap: every request a user; one request's burst is closed form
+    cal.predict(replace(burst, concurrency=None), p)
+    assert asked["traffic"]["concurrency"] == 7 and asked["run"]["requests"] == 7
+    cal.predict(replace(burst, concurrency=7), p)
+    assert asked["traffic"]["concurrency"] == 7
+    # an open loop: its own request count up to SIM_REQUESTS, at least 20
+    for requests, n in ((None, 1000), (5, 20), (300, 300), (5000, 1000)):
+        cal.predict(replace(burst, request_rate=2.5, requests=requests), p)
+        assert asked["run"]["requests"] == n and asked["traffic"] == {
+            "prompt": cal_fixed(10), "output": cal_fixed(5), "arrival_rate_per_s": 2.5}
+    # a one-token reply is still one token
+    cal.predict(replace(burst, output_tokens=1), p)
+    assert asked["traffic"]["output"] == cal_fixed(1)
+
+
+def cal_fixed(n):
+    from budgetlint.physics.traffic import Fixed
+
+    return Fixed(n)
+
+
+def test_predict_when_every_request_is_rejected_and_its_residual(monkeypatch) -> None:
+    from budgetlint.physics import serving_sim
+
+    monkeypatch.setattr(serving_sim, "run", lambda *a, **kw: serving_sim.RawRun(
+        (_record(0, math.nan, math.nan, 5, rejected=True),), 0.0, 1.0, 1, 0.0, 0.0, (), 1, 0, 0))
+    burst = Observation(KV_HEAVY, 10, 5, (Target("ttft", "p50", 0.1),), request_rate=math.inf, requests=2)
+    assert cal.predict(burst, PRIOR) == {("ttft", "p50"): math.inf}
+    # an infinite prediction counts as a log ratio of 10
+    assert cal.residuals([burst], PRIOR) == [[10.0]]
+
+
+def test_closed_form_counts_the_other_sequences_and_the_tokens_per_pass() -> None:
+    # a compute-bound accelerator (1e12 FLOP/s), so the batch beside the prefill matters
+    slow = replace(DEP, accelerator=Accelerator(bandwidth_bytes_per_s=1e12, memory_bytes=80e9,
+                                                compute_flop_per_s={"bf16": 1e12}))
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=7e-3)
+    obs = Observation(slow, 100, 50, (Target("ttft", "mean", 1.0), Target("tpot", "mean", 1.0)), concurrency=3)
+    cost = cal.step_cost(slow, p)
+    pred = cal.predict(obs, p)
+    assert pred[("ttft", "mean")] == pytest.approx(cost.iteration_s(2, 250.0, ((100, 0),)) + 7e-3, rel=1e-12)
+    assert cost.iteration_s(2, 250.0, ((100, 0),)) != pytest.approx(cost.iteration_s(4, 250.0, ((100, 0),)))
+    # speculative decoding: a pass emits 2 tokens, the TPOT is a pass over 2
+    spec = replace(slow, spec_accepted_tokens_per_pass=2.0)
+    cost = cal.step_cost(spec, p)
+    assert cost.tokens_per_pass == 2.0
+    assert cal.predict(replace(obs, deployment=spec), p)[("tpot", "mean")] == pytest.approx(
+        cost.iteration_s(3, 375.0, ()) / 2, rel=1e-12)
+
+
+def test_nelder_mead_defaults() -> None:
+    # the default step is 0.5: x^2 from 1 expands to 0 in 4 evaluations (traced above)
+    assert cal.nelder_mead(lambda x: x[0] ** 2, [1.0], max_evals=4) == ([0.0], 0.0, 4)
+    # an unbounded function keeps expanding: 2 + 2 per step up to the default 600 evaluations
+    assert cal.nelder_mead(lambda x: -x[0], [0.0])[2] == 600
