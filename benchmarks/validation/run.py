@@ -19,6 +19,7 @@ target on every statistic each file has); exits 1 when a sweep misses it.
 
     python benchmarks/validation/run.py                        # this checkout
     python benchmarks/validation/run.py --calibrated
+    python benchmarks/validation/run.py --detail                # + utilisation, batch simulated / real
     /work/main/.venv/bin/python benchmarks/validation/run.py   # another checkout's code
 
 MLPerf's, vLLM's and SGLang's TPOT exclude the first token (N - 1); budgetlint's is over
@@ -97,6 +98,27 @@ def budgets() -> list[Path]:
     return sorted(p for p in HERE.glob("*.yaml") if p.name != "models.yaml")
 
 
+DETAIL = "--detail" in sys.argv[1:]
+
+
+def detail(path: Path, load: dict, meas: dict) -> str:
+    """``--detail``: the operating point, simulated against the real run's by Little's law (the
+    decoding batch a replica held: rate per replica x measured p50 TPOT x the mean reply)."""
+    import yaml
+
+    b = yaml.safe_load(path.read_text())["budgets"][0]
+    wl, dep = b["workload"], b["deployment"]
+    out = wl["output_tokens"]
+    mean_out = float(out["lognormal"]["mean"]) if isinstance(out, dict) else float(out)
+    rate = float(str(wl.get("arrival_rate", "nan")).split()[0]) / int(dep.get("replicas", 1))
+    tpot = meas["tpot_s"].get("p50")
+    real = rate * tpot * mean_out if tpot else float("nan")
+    batch = load.get("batch_size", {}).get("mean", float("nan"))
+    return (f"utilisation {load.get('utilisation') or float('nan'):.3f} of {load.get('saturation_request_per_s') or 0:.2f}"
+            f" request/s a replica; batch simulated {batch:.0f}, real ~{real:.0f} (Little); "
+            f"{load.get('requests_simulated', 0):,} requests")
+
+
 def uncalibrated() -> int:
     if not SHARED.is_dir():
         print(f"{SHARED} absent: set BUDGETLINT_BENCH to the shared benchmark fixtures", file=sys.stderr)
@@ -139,6 +161,8 @@ def uncalibrated() -> int:
                 ratios[metric].append(r)
             if not RUN_BAND[0] <= r <= RUN_BAND[1]:
                 failures.append(f"{path.stem}: {p} {metric} ratio {r:.2f} outside {RUN_BAND}")
+        if DETAIL:
+            print(f"{'':<58} {detail(path, load, meas)}")
         bad = [f"{k} {v}" for k, v in verdicts.items() if v in ("at-risk", "cannot-be-met")]
         if overloaded:
             if not bad:

@@ -150,6 +150,8 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
     for seg in budget.segments:  # each segment row is owned by its segment's team
         if seg.owner and f"segment:{seg.name}" in roof.verdicts:
             analysis[f"owner_segment:{seg.name}"] = seg.owner
+    if budget.cost_owner and budget.promise.cost_usd_per_token is not None:  # the cost row's own team
+        analysis["owner_cost"] = budget.cost_owner
     analysis.update(summary.evidence_analysis(budget, found.links))
     if cal is not None:
         analysis["calibration"] = cal.as_dict()
@@ -173,7 +175,7 @@ def evaluate_budget(budget: Budget, env: Environment) -> BudgetEvaluation:
         from budgetlint.evaluate.levers import with_costs  # a priced deployment's levers say what they cost
 
         levers = with_costs(levers, roof, env.catalog, env.prices, cost.price_usd_per_s if cost else None,
-                            cost_promise)
+                            cost_promise, cost.point)
         roof.levers = list(levers)
         analysis["levers"] = roof.as_dict().get("levers", [])
     from budgetlint.evaluate.production import evaluate_slo

@@ -8,8 +8,11 @@ The operating point is the throughput the judgement stands on:
 2. ``simulated``, the capacity where the declared traffic is not sustained (arrivals beyond what
    the replicas complete): the highest rate that holds every latency promise, or, without latency
    promises, the saturation throughput, x replicas;
-3. ``estimate``, without a simulation: the flat estimate's closed loop, ``concurrency`` requests
-   in flight each taking prefill + decode on an idle engine, x replicas.
+3. ``estimate``, without a simulation, under a declared open loop: the declared traffic, assumed
+   sustained (the arrival rate x the mean output length: the lowest cost the deployment can have at
+   that traffic);
+4. ``estimate``, without a simulation otherwise: the flat estimate's closed loop, ``concurrency``
+   requests in flight each taking prefill + decode on an idle engine, x replicas.
 
 The price per device comes from, first that gives one: ``deployment.price``, the config's
 ``prices`` (an organisation's price list, by hardware name or alias), the hardware entry's
@@ -46,6 +49,10 @@ class CostEvaluation:
     #: step does not serve more tokens, fewer replicas do), "closed-loop", "capacity", "estimate"
     point: str = "estimate"
     replicas_needed: Optional[int] = None  # an open loop's: the fewest replicas that hold its promises
+    #: under a sustained declared traffic (open or closed loop), the same fleet at its simulated capacity
+    #: (what it would cost fully loaded): (words, output tokens/s, requests/s, physics.cost.Cost); None
+    #: otherwise, or when the capacity is no more than the declared traffic's throughput
+    at_capacity: Optional[tuple[str, float, float, Any]] = None
 
     @property
     def usd_per_token(self) -> Optional[float]:
@@ -70,7 +77,17 @@ class CostEvaluation:
                 "usd_per_token": r.usd_per_token, "usd_per_mtok": r.usd_per_mtok,
                 "usd_per_request": r.usd_per_request,
                 "power_w": self.power_w, "power_from": self.power_from or None,
-                "fleet_power_w": r.fleet_power_w, "joules_per_token": r.joules_per_token}
+                "fleet_power_w": r.fleet_power_w, "joules_per_token": r.joules_per_token,
+                **({"at_capacity": self.capacity_dict()} if self.at_capacity is not None else {})}
+
+    def capacity_dict(self) -> Optional[dict[str, Any]]:
+        """``analysis.cost.at_capacity``: the same fleet's figures at its capacity (a sustained traffic only)."""
+        if self.at_capacity is None:
+            return None
+        words, tokens, requests, r = self.at_capacity
+        return {"throughput": words, "output_token_per_s": tokens, "request_per_s": requests,
+                "usd_per_token": r.usd_per_token, "usd_per_mtok": r.usd_per_mtok,
+                "usd_per_request": r.usd_per_request, "joules_per_token": r.joules_per_token}
 
     def arithmetic(self) -> list[str]:
         """explain's lines: each figure with the numbers it came from."""
@@ -96,6 +113,13 @@ class CostEvaluation:
         else:
             lines.append(f"energy per output token: {q(self.power_w, 'W')} ({self.power_from}) x {fleet} / "
                          f"{q(self.output_tokens_per_s, 'token/s')} = {q(r.joules_per_token, 'J/token')}")
+        if self.at_capacity is not None:
+            words, tokens, _, cap = self.at_capacity
+            figs = [f"{q(v, u)}" for v, u in ((cap.usd_per_token, "USD/token"), (cap.joules_per_token, "J/token"))
+                    if v is not None]
+            if figs:
+                lines.append(f"at capacity (the same fleet fully loaded, not judged): {words} = "
+                             f"{q(tokens, 'token/s')} of output -> {', '.join(figs)}")
         return lines
 
 
@@ -147,8 +171,7 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
     if load is not None and load.skipped is None and load.result is not None:
         from budgetlint.model.units import format_quantity
 
-        mean_out = getattr(load.output_lengths, "mean", None) or float(budget.workload.output_tokens if
-                                                                       budget.workload else 1)
+        mean_out = _mean_output(budget, load)
         share = load.replicas / max(load.simulated_replicas, 1)
         if load.arrival_rate_per_s is not None and not load.overloaded:
             rate = load.arrival_rate_per_s
@@ -161,15 +184,29 @@ def operating_point(budget: Budget, roof: Any, load: Any) -> Optional[tuple[str,
             if math.isfinite(tokens) and tokens > 0:
                 return ("simulated", f"the simulated closed loop, {load.concurrency} users per replica x "
                         f"{numbers.count(load.replicas, 'replica')}", tokens, rate if rate > 0 else None, "closed-loop")
-        cap = load.capacity
-        per = cap.request_per_s if cap is not None and cap.request_per_s > 0 else load.saturation_request_per_s
-        if per and per > 0 and math.isfinite(per):
-            what = "the capacity with the latency promises held" if cap is not None and cap.request_per_s > 0 \
-                else "the saturation throughput"
-            rate = per * load.replicas
-            return ("simulated", f"{what} (the declared traffic is not sustained), "
-                    f"{format_quantity(per, 'request_rate')} x {numbers.count(load.replicas, 'replica')} x "
-                    f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate, "capacity")
+        cap = _capacity(budget, load)
+        if cap is not None:
+            what, _, rest = cap[0].partition(", ")
+            return ("simulated", f"{what} (the declared traffic is not sustained), {rest}", cap[1], cap[2],
+                    "capacity")
+    wl = budget.workload
+    rate = getattr(wl, "arrival_rate_per_s", None) if wl is not None else None
+    if rate is not None and math.isfinite(rate) and rate > 0 and wl.output_tokens and wl.output_tokens > 0:
+        # a declared open loop with no simulation (--no-simulate, a skipped one, a disaggregated deployment
+        # not simulated): the arrivals set the tokens served if the deployment sustains them, a lower bound
+        # of the cost (a deployment that does not sustain them serves fewer tokens at the same price)
+        from budgetlint.model.units import format_quantity
+
+        if getattr(wl, "arrival_rate_per", "service") == "replica":
+            if getattr(dep, "disaggregated", None) is not None:
+                rate = None  # a replica of which pool: not guessed (the flat estimate below)
+            else:
+                rate *= replicas
+        if rate is not None:
+            mean_out = float(wl.output_tokens)
+            return ("estimate", f"the declared traffic assumed sustained (not simulated: the lowest cost it can "
+                    f"have), {format_quantity(rate, 'request_rate')} x {numbers.number(mean_out)} output tokens",
+                    rate * mean_out, rate, "traffic")
     a = getattr(roof, "realistic", None) if roof is not None and not roof.skipped else None
     if a is None:
         return None
@@ -214,9 +251,42 @@ def evaluate_cost(budget: Budget, roof: Any, load: Any, prices: dict[str, float]
                       power_w=power)
     except ValueError:
         return None
-    need = getattr(load, "replicas_needed", None) if kind == "traffic" else None
+    need = getattr(load, "replicas_needed", None) if kind == "traffic" and basis == "simulated" else None
+    full = None
+    if basis == "simulated" and kind in ("traffic", "closed-loop") and pools is None and load is not None:
+        # the same fleet at its simulated capacity: what its idle time costs
+        cap = _capacity(budget, load)
+        if cap is not None and cap[1] > tokens:
+            try:
+                full = (cap[0], cap[1], cap[2], cost(cap[1], cap[2], devices=devices, replicas=replicas,
+                                                     price_usd_per_s=price, power_w=power))
+            except ValueError:
+                full = None
     return CostEvaluation(basis, words, tokens, requests, devices, replicas, price, price_from, power,
-                          power_from, result, kind, need)
+                          power_from, result, kind, need, full)
+
+
+def _mean_output(budget: Budget, load: Any) -> float:
+    return getattr(load.output_lengths, "mean", None) or float(budget.workload.output_tokens if budget.workload
+                                                              else 1)
+
+
+def _capacity(budget: Budget, load: Any) -> Optional[tuple[str, float, float]]:
+    """(words, output tokens/s, requests/s) of the service at its simulated capacity: the highest rate per
+    replica that holds every latency promise, else the saturation throughput, x replicas x the mean
+    output length; None when the simulation found neither."""
+    from budgetlint.model.units import format_quantity
+
+    cap = load.capacity
+    per = cap.request_per_s if cap is not None and cap.request_per_s > 0 else load.saturation_request_per_s
+    if not (per and per > 0 and math.isfinite(per)):
+        return None
+    what = "the capacity with the latency promises held" if cap is not None and cap.request_per_s > 0 \
+        else "the saturation throughput"
+    mean_out = _mean_output(budget, load)
+    rate = per * load.replicas
+    return (f"{what}, {format_quantity(per, 'request_rate')} x {numbers.count(load.replicas, 'replica')} x "
+            f"{numbers.number(mean_out)} output tokens", rate * mean_out, rate)
 
 
 def _pools(budget: Budget, prices: dict[str, float]) -> Optional[list[tuple[int, Optional[float], str, Optional[float]]]]:

@@ -91,17 +91,21 @@ def _levers(hardware: list, own: int, draft: Any, b: Budget, ev: RooflineEvaluat
 
 
 def with_costs(levers: tuple[Any, ...], ev: RooflineEvaluation, catalog: Any, prices: dict[str, float],
-               base_price: float | None, cost_promise: float | None) -> tuple[Any, ...]:
+               base_price: float | None, cost_promise: float | None, point: str = "estimate") -> tuple[Any, ...]:
     """Each lever with its cost per output token relative to the current deployment (docs/cost.md),
     both flat estimates: on the same hardware the price cancels; on another accelerator its price
-    comes from the config's prices or its hardware entry (unknown: no ratio). With a cost promise the
-    levers are ranked by that ratio, cheapest first (unknown last), else kept least disruptive first."""
+    comes from the config's prices or its hardware entry (unknown: no ratio). Under a sustained
+    declared open loop (``point`` "traffic", evaluate/cost.py) the arrivals set the tokens served, so a
+    lever's ratio is its devices' price over the current devices' (a faster step on the same devices
+    costs the same). With a cost promise the levers are ranked by that ratio, cheapest first (unknown
+    last; ties keep the least disruptive first), else kept least disruptive first."""
     from budgetlint.physics.levers import with_cost_ratio
 
     base = ev.realistic
     if base is None or not levers:
         return levers
     by_name = {hw.name: hw for hw in catalog.all_hardware()}
+    fixed = point == "traffic"
     out = []
     for lv in levers:
         if lv.name == "faster-accelerator":
@@ -111,9 +115,9 @@ def with_costs(levers: tuple[Any, ...], ev: RooflineEvaluation, catalog: Any, pr
                 from budgetlint.evaluate.cost import price_of_hardware
 
                 price = price_of_hardware(hw, prices)[0]
-            out.append(with_cost_ratio(lv, base, base_price or 1.0, price))
+            out.append(with_cost_ratio(lv, base, base_price or 1.0, price, fixed))
         else:
-            out.append(with_cost_ratio(lv, base, base_price or 1.0, base_price or 1.0))
+            out.append(with_cost_ratio(lv, base, base_price or 1.0, base_price or 1.0, fixed))
     if cost_promise is not None:
         out.sort(key=lambda lv: (lv.cost_ratio is None, lv.cost_ratio if lv.cost_ratio is not None else 0.0))
     return tuple(out)

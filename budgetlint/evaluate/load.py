@@ -37,6 +37,17 @@ from budgetlint.text import numbers
 REQUESTS = 2000
 FIRST_REQUESTS = 400
 CAPACITY_REQUESTS = 400
+#: the declared traffic's steady state (issue 25): measured requests at least STEADY_ROUNDS times the
+#: mean number in the system, after WARM_ROUNDS of it unmeasured; at most STEADY_CAP requests, and
+#: STEADY_TRIES longer runs (each re-reads the number in the system)
+STEADY_ROUNDS = 10
+WARM_ROUNDS = 2
+STEADY_CAP = 40_000
+STEADY_TRIES = 3
+#: the utilisation from which an open loop's result says it is near saturation (issue 25: "above
+#: ~0.95"): TPOT there is about F / (1 - rho), so a 5 % error in the saturation rate (the spread of an
+#: uncalibrated default) moves the predicted percentile by 2x or more
+NEAR_SATURATION = 0.95
 CAPACITY_TOLERANCE = 0.04
 #: more replicas than this: one is simulated at its share (each event looks at every replica)
 MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
@@ -130,6 +141,9 @@ class LoadEvaluation:
     simulations: int = 0
     stopping_rule: str = ""  # why the declared traffic's simulation stopped where it did
     overloaded: bool = False  # open loop above the saturation throughput: no steady state
+    #: open loop at NEAR_SATURATION or more of the saturation throughput, not above it: a steady state
+    #: may exist but its percentiles swing with the saturation estimate itself (issue 25)
+    near_saturation: bool = False
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
     output_lengths: Any = None
@@ -204,6 +218,7 @@ class LoadEvaluation:
             "simulations": self.simulations,
             "stopping_rule": self.stopping_rule,
             "overloaded": self.overloaded,
+            "near_saturation": self.near_saturation,
         })
         if self.throughput_verdict is not None:
             out["throughput_sustained_request_per_s"] = self.throughput_sustained_request_per_s
@@ -395,15 +410,35 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     work = getattr(env, "work", None)
     allowance = work.take if work is not None else None
 
-    def raw_run(n: int) -> Any:
-        return shared_entry(cache, ("run", config, n),
-                            lambda: run(cost, traffic, sched, requests=n, allowance=allowance))
+    def raw_run(n: int, warmup: Optional[int] = None) -> Any:
+        key = ("run", config, n) if warmup is None else ("run", config, n, warmup)
+        return shared_entry(cache, key,
+                            lambda: run(cost, traffic, sched, requests=n, warmup=warmup, allowance=allowance))
 
     first = summarise(raw_run(FIRST_REQUESTS), plist)
     enough, why = settled(first, plist)
     result = first if enough else summarise(raw_run(REQUESTS), plist)
     out.stopping_rule = why if enough else (
         f"{why}: simulated to the cap of {REQUESTS:,} requests" if FIRST_REQUESTS < REQUESTS else why)
+    # steady state (issue 25): the measured requests must turn the system's content over
+    # STEADY_ROUNDS times (Little's law: the mean number in the system, from the run itself) after a
+    # warm-up of WARM_ROUNDS; a longer run holds more in the system near saturation, so the count is
+    # re-read from each run, up to STEADY_CAP requests
+    if traffic.arrival_rate_per_s is not None:
+        for _ in range(STEADY_TRIES):
+            in_system = result.mean_in_system
+            if not (math.isfinite(in_system) and in_system > 0):
+                break
+            warm = int(math.ceil(WARM_ROUNDS * in_system))
+            need = int(math.ceil(STEADY_ROUNDS * in_system)) + warm
+            if result.requests >= STEADY_ROUNDS * in_system or result.requests >= STEADY_CAP - warm:
+                break
+            n = min(max(need, 2 * result.requests), STEADY_CAP)
+            result = summarise(raw_run(n, min(warm, n // 2)), plist)
+            out.stopping_rule = (f"{result.requests:,} requests measured after a warm-up of {min(warm, n // 2):,}: "
+                                 f"a steady state turns the system's content (a mean of {in_system:,.0f} requests in "
+                                 f"it, Little's law) over {STEADY_ROUNDS} times"
+                                 + (f" (cut at the cap of {STEADY_CAP:,} requests)" if n == STEADY_CAP else ""))
     one = replace(sched, replicas=1)
     # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
     # and deployment share it whatever rates they declare
@@ -458,6 +493,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
     u = utilisation(out)
+    out.near_saturation = out.arrival_rate_per_s is not None and u is not None and NEAR_SATURATION <= u < 1.0
     if out.arrival_rate_per_s is not None and u is not None and u >= 1.0:
         # no steady state: a longer simulation would only predict longer waits
         out.overloaded = True

@@ -134,7 +134,8 @@ class RooflineEvaluation:
             out["disaggregated"] = self.pools.as_dict()
         if self.levers:
             out["levers"] = [{"name": lv.name, "description": lever_words(lv), "meets": lv.meets,
-                              **({"cost_ratio": lv.cost_ratio} if getattr(lv, "cost_ratio", None) is not None else {})}
+                              **({"cost_ratio": lv.cost_ratio, "cost_basis": lv.cost_basis}
+                                 if getattr(lv, "cost_ratio", None) is not None else {})}
                              for lv in self.levers]
         return out
 
@@ -345,6 +346,9 @@ def lever_words(lever: Any) -> str:
         memory = f"memory {fit} ({needed} of {numbers.quantity(a.memory_available_bytes_per_device, 'B')} per device)"
     compute = "" if a.compute_known else " (compute unknown: bandwidth bounds only)"
     ratio = getattr(lever, "cost_ratio", None)
-    cost = f", at {numbers.percent(ratio)} of the cost per output token (flat estimate)" if ratio is not None else ""
+    basis = getattr(lever, "cost_basis", "flat estimate")
+    basis = ("the declared traffic sets the tokens: only the devices' price counts" if basis == "declared traffic"
+             else basis)
+    cost = f", at {numbers.percent(ratio)} of the cost per output token ({basis})" if ratio is not None else ""
     return (f"{lever.description}: pace {numbers.quantity(a.pace_token_per_s, 'token/s')}, "
             f"TTFT {numbers.quantity(a.ttft_s, 's')}, E2E {numbers.quantity(a.e2e_s, 's')}, {memory}{compute}{cost}")

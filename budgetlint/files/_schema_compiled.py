@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '414491743fb94d4b08b2c3f69d02ec3087e5bd1fab8c125ab91e3897480936a7'
-SOURCES_CHECKSUM = 'crc32:3affcf3d'
+SCHEMAS_DIGEST = 'c299efe7d2171daac9db885070cb39bfb8c1d60b451f2c01a84e2fc5c992a428'
+SOURCES_CHECKSUM = 'crc32:136ac00f'
 
 
 class JsonSchemaValueException(ValueError):
@@ -90,6 +90,14 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 raise JsonSchemaValueException('')
                             if isinstance(data__budgets_item__owner, str):
                                 if not _BUDGETS_PATTERNS['^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$'].search(data__budgets_item__owner):
+                                    raise JsonSchemaValueException('')
+                        if 'cost_owner' in data__budgets_item_keys:
+                            data__budgets_item_keys.remove('cost_owner')
+                            data__budgets_item__costowner = data__budgets_item['cost_owner']
+                            if not isinstance(data__budgets_item__costowner, str):
+                                raise JsonSchemaValueException('')
+                            if isinstance(data__budgets_item__costowner, str):
+                                if not _BUDGETS_PATTERNS['^(@[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?|[^@\\s]+@[^@\\s]+)$'].search(data__budgets_item__costowner):
                                     raise JsonSchemaValueException('')
                         if 'percentile' in data__budgets_item_keys:
                             data__budgets_item_keys.remove('percentile')

@@ -436,6 +436,13 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
         note = (f"{_flat_judged(ev)}: a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
+    if decider.basis == "simulated" and load is not None and getattr(load, "near_saturation", False) \
+            and name != "throughput" and load.capacity is not None:
+        from budgetlint.evaluate.load import utilisation as _utilisation
+
+        note = (f"near saturation (utilisation {_utilisation(load):.2f}, at least 0.95): the percentile swings with "
+                f"the saturation estimate itself ({fmt(load.saturation_request_per_s, 'request/s')} per replica); "
+                f"read the capacity first: holds up to {fmt(load.capacity.request_per_s, 'request/s')} per replica")
     if decider.basis == "simulated" and load is not None and load.overloaded and name != "throughput":
         note = ("no steady state: arrivals exceed what the replicas complete, the queue grows without bound, "
                 "and the simulated percentile (and so this headroom) only grows with a longer simulation")

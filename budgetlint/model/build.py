@@ -529,6 +529,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
     b = Budget(doc, path, name=name)
     b.description = d.get("description")
     b.owner = d.get("owner") if isinstance(d.get("owner"), str) else None
+    b.cost_owner = d.get("cost_owner") if isinstance(d.get("cost_owner"), str) else None
     b.percentile = normalise_percentile(d.get("percentile"))
 
     def q(sub: tuple, kinds: tuple[str, ...], label: str) -> float | None:
@@ -705,17 +706,12 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]
         if "price" in dep:
-            dp.price_usd_per_s = q(("deployment", "price"), ("price_rate",), "deployment.price")
-            if dp.price_usd_per_s == 0:
-                dp.price_usd_per_s = None  # BL003 below: a price of zero is a typo, not a free device
-                sink.add("BL003", f"deployment.price: expected a price above zero; found {dep['price']!r}",
-                         doc.loc(dpath + ("price",)), budget=name)
+            # above zero: a price of zero (or below) is a typo, not a free device (BL003, one message)
+            dp.price_usd_per_s = sink.quantity(doc, path + ("deployment", "price"), ("price_rate",),
+                                               field_name="deployment.price", budget=name, positive=True)
         if "power" in dep:
-            dp.power_w = q(("deployment", "power"), ("power",), "deployment.power")
-            if dp.power_w == 0:
-                dp.power_w = None
-                sink.add("BL003", f"deployment.power: expected a power above zero; found {dep['power']!r}",
-                         doc.loc(dpath + ("power",)), budget=name)
+            dp.power_w = sink.quantity(doc, path + ("deployment", "power"), ("power",),
+                                       field_name="deployment.power", budget=name, positive=True)
         if "memory_overhead" in dep:
             dp.memory_overhead_bytes = q(("deployment", "memory_overhead"), ("information",),
                                          "deployment.memory_overhead")

@@ -241,6 +241,7 @@ class Budget(Located):
     name: str = ""
     description: str | None = None
     owner: str | None = None
+    cost_owner: str | None = None  # who answers for promise.cost (else the budget's owner): docs/cost.md
     percentile: str | None = None
     workload: WorkloadDef | None = None
     promise: Promise = field(default_factory=Promise)

@@ -234,6 +234,10 @@ def _fast_unit(symbol: str) -> _Unit | None:
     return None
 
 
+#: ISO 4217 codes people write for money other than USD (a hint in the unknown-unit message)
+_CURRENCY_CODE = re.compile(r"(?<![A-Za-z])(EUR|GBP|JPY|CNY|RMB|INR|CHF|CAD|AUD|KRW|SGD|HKD|SEK|NOK|DKK|BRL)(?![A-Za-z])")
+
+
 @functools.lru_cache(maxsize=8192)
 def _fast_parse(text: str) -> tuple[float, str] | None:
     """``(si_float, kind)`` for a common form, else None (the caller asks pint)."""
@@ -296,9 +300,11 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
         name = getattr(exc, "unit_names", None) or (exc.args[0] if exc.args else type(exc).__name__)
         if isinstance(name, (list, tuple)):
             name = ", ".join(str(n) for n in name)
+        money = ("; USD is the only currency: budgetlint converts none (docs/cost.md)"
+                 if _CURRENCY_CODE.search(text) else "")
         raise UnitError(
             "unknown-unit",
-            f"expected {expected}; could not read {value!r} (unknown unit or syntax: {name})",
+            f"expected {expected}; could not read {value!r} (unknown unit or syntax: {name}){money}",
         ) from None
     if not hasattr(q, "dimensionality"):
         raise UnitError("missing-unit", f"expected {expected}; found {value!r} with no unit")

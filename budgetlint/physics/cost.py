@@ -2,8 +2,9 @@
 
 Pure: SI floats in, SI floats out (USD, USD/s, W = J/s, tokens/s, seconds).
 
-The deployment runs ``devices`` accelerators per replica (its tensor-parallel
-degree) and ``replicas`` replicas; each device costs ``price`` USD/s and draws
+The deployment runs ``devices`` accelerators per replica (tensor x pipeline
+x data-parallel degree; a disaggregated deployment: every device of both
+pools as one replica) and ``replicas`` replicas; each device costs ``price`` USD/s and draws
 ``power`` W. At an operating point where the service completes
 ``output_tokens_per_s`` output tokens per second (and ``requests_per_s``
 requests), every second of the fleet's time is paid for and every second of its

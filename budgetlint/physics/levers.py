@@ -40,7 +40,10 @@ Each lever can carry its cost per output token relative to the current
 deployment (:func:`with_cost_ratio`, docs/cost.md): the devices it runs on
 times their price over the output tokens its flat closed loop serves
 (:func:`flat_tokens_per_s`); the evaluation ranks levers by it for a budget
-with a cost promise.
+with a cost promise. Where the tokens served are fixed (a declared open-loop
+traffic the deployment sustains: the arrivals set them, not the step time)
+the ratio is the devices' price alone: ``price' x devices' / (price x
+devices)`` (``tokens_fixed``).
 
 The result lists every applicable lever, those that meet first, then by
 ``effect`` (a callable on Analysis, smaller is better; default ``e2e_s``),
@@ -87,6 +90,9 @@ class Lever:
     workload: Workload
     #: its USD per output token over the current deployment's, both flat estimates (None: a price unknown)
     cost_ratio: Optional[float] = None
+    #: what the ratio stands on: "flat estimate" (each one's flat closed loop), or "declared traffic"
+    #: (the arrivals set the tokens: the ratio of the devices' price per replica)
+    cost_basis: str = "flat estimate"
 
 
 def flat_tokens_per_s(a: Analysis) -> float:
@@ -96,20 +102,27 @@ def flat_tokens_per_s(a: Analysis) -> float:
     return flat_output_tokens_per_s(a.concurrency, a.output_tokens, a.prefill_s + a.decode_s)
 
 
-def with_cost_ratio(lever: Lever, base: Analysis, base_price: float, price: Optional[float]) -> Lever:
+def with_cost_ratio(lever: Lever, base: Analysis, base_price: float, price: Optional[float],
+                    tokens_fixed: bool = False) -> Lever:
     """``lever`` with its :attr:`Lever.cost_ratio` against ``base`` (the current deployment's flat
     analysis): the devices it needs at ``price`` each over the output tokens it serves, against the
-    same for ``base`` at ``base_price``. ``price`` None: unknown (another accelerator with no price)."""
+    same for ``base`` at ``base_price``. ``price`` None: unknown (another accelerator with no price).
+    ``tokens_fixed``: both serve the same tokens (a sustained open loop's arrivals), so only the
+    devices' price counts: ``price x devices' / (base_price x devices)``."""
     from .cost import cost_ratio
 
     if price is None:
         return lever
     try:
-        ratio = cost_ratio(base.devices, flat_tokens_per_s(base), base_price,
-                           lever.analysis.devices, flat_tokens_per_s(lever.analysis), price)
+        if tokens_fixed:
+            ratio = cost_ratio(base.devices, 1.0, base_price, lever.analysis.devices, 1.0, price)
+        else:
+            ratio = cost_ratio(base.devices, flat_tokens_per_s(base), base_price,
+                               lever.analysis.devices, flat_tokens_per_s(lever.analysis), price)
     except (ValueError, ZeroDivisionError):
         return lever
-    return replace(lever, cost_ratio=ratio)
+    return replace(lever, cost_ratio=ratio,
+                   cost_basis="declared traffic" if tokens_fixed else "flat estimate")
 
 
 def evaluate_levers(

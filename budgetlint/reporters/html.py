@@ -408,7 +408,9 @@ def _card(b: dict, anchor: str, index: int, history: list | None = None) -> str:
         out.append(f'<p class="meta bl-calibration">Estimate: {_escape(cal_words)}.</p>')
     c_words = cost_words(analysis)
     if c_words:
-        out.append(f'<p class="meta bl-cost">Cost and energy: {_escape(c_words)}.</p>')
+        c_owner = analysis.get("owner_cost")  # a cost_owner of its own (else the card's owner)
+        c_owner = f" (owner {c_owner})" if isinstance(c_owner, str) else ""
+        out.append(f'<p class="meta bl-cost">Cost and energy{_escape(c_owner)}: {_escape(c_words)}.</p>')
     if analysis.get("skipped"):
         out.append(f'<p class="note">No charts: the physics was not run ({_escape(analysis["skipped"])}).</p>')
     elif isinstance(bound, dict) and isinstance(real, dict):

@@ -188,4 +188,10 @@ def cost_words(analysis: dict) -> str | None:
         inputs.append(f"{numbers.quantity(c['price_usd_per_s'], 'USD/s')} per device ({c.get('price_from')})")
     if isinstance(c.get("power_w"), (int, float)):
         inputs.append(f"{numbers.quantity(c['power_w'], 'W')} per device ({c.get('power_from')})")
-    return f"{', '.join(parts)} at {c.get('throughput')} ({'; '.join(inputs)})"
+    full = c.get("at_capacity")
+    cap = ""
+    if isinstance(full, dict) and isinstance(full.get("usd_per_token"), (int, float)) and \
+            isinstance(full.get("output_token_per_s"), (int, float)):
+        cap = (f"; at capacity, {numbers.quantity(full['output_token_per_s'], 'token/s')} of output: "
+               f"{numbers.quantity(full['usd_per_token'], 'USD/token')}")
+    return f"{', '.join(parts)} at {c.get('throughput')} ({'; '.join(inputs)}){cap}"

@@ -8,7 +8,9 @@ from budgetlint.text import numbers
 
 
 def owner_words(b: Any) -> str:
-    return f" (owner {b.owner})" if b.owner else ""
+    """" (owner @acme/finops)": the cost promise's owner, ``cost_owner`` else the budget's."""
+    owner = getattr(b, "cost_owner", None) or b.owner
+    return f" (owner {owner})" if owner else ""
 
 
 def figures(c: Any) -> str:

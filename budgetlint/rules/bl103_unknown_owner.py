@@ -1,7 +1,7 @@
 """An owner is not a known team handle.
 
 ## What it checks
-Owners of budgets and segments must appear in a teams registry
+Owners of budgets, segments and cost promises (`cost_owner`) must appear in a teams registry
 (`kind: teams` files among the checked paths) or in the repository's
 CODEOWNERS (`.github/CODEOWNERS`, `CODEOWNERS` or `docs/CODEOWNERS`). A
 handle is suggested only when the owner reads as a typo of it: the same
@@ -51,6 +51,8 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         suggest = Suggester(sorted(ctx.teams), cutoff=0.5)
     owners = [(budget.owner, budget.loc("owner"), "owner")]
     owners += [(s.owner, s.loc("owner"), f"owner of segment {s.name!r}") for s in budget.segments]
+    if getattr(budget, "cost_owner", None):
+        owners.append((budget.cost_owner, budget.loc("cost_owner"), "cost_owner"))
     for owner, where, what in owners:
         if not owner or owner.lower() in ctx.teams:
             continue

@@ -6,8 +6,9 @@ against the deployment's cost per output token at the operating point the
 judgement stands on (docs/cost.md): the devices' price per hour x devices x
 replicas over the output tokens they serve per hour. The throughput is the
 declared traffic's when the simulation sustains it, else the capacity the
-simulation finds (the flat estimate's closed loop without a simulation);
-the finding says which.
+simulation finds; without a simulation, a declared open loop's arrivals
+(assumed sustained: the lowest cost it can have), else the flat estimate's
+closed loop; the finding says which.
 
 ## Why
 Meeting the latency promises on too many devices, or on devices that sit
@@ -31,6 +32,11 @@ Where the throughput is the capacity (a closed loop, traffic beyond what the
 replicas complete, or the flat estimate), the message names the cheapest
 standard lever that meets the promise, ranked by its cost per output token
 relative to the deployment's ("4-bit weights meets it at 43% of the cost").
+Under a sustained declared traffic (open or closed loop) it also gives the
+same fleet's cost at its simulated capacity, not judged: what the idle time
+costs ("at its capacity (...) the same fleet would cost 0.274 USD/Mtok,
+which meets the promise"). The owner named is `cost_owner`, else the
+budget's.
 
 ## Fix
 Serve more tokens per device-hour: a lever the message ranks by cost
@@ -96,4 +102,9 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             best = min(priced, key=lambda lv: lv.cost_ratio)
             msg += (f"; no standard lever meets it (the cheapest, {best.description}, at "
                     f"{numbers.percent(best.cost_ratio)} of the cost)")
+    full = c.at_capacity if own else None  # the same fleet fully loaded: what its idle time costs
+    if full is not None and full[3].usd_per_token is not None:
+        meets = "meets the promise" if full[3].usd_per_token <= limit else "still misses it"
+        msg += (f"; at its capacity ({full[0]}, {numbers.quantity(full[1], 'token/s')}) the same fleet would "
+                f"cost {numbers.quantity(full[3].usd_per_token, 'USD/token')}, which {meets}")
     yield Finding(CODE, SEVERITY, msg, budget.loc("promise", "cost"), budget=budget.name, promise="cost", fix=fix)

@@ -76,7 +76,8 @@ def explain_budget(evaluation: Any) -> str:
     if p.e2e_s is not None:
         promised.append(f"e2e {_time(p.e2e_s)} [{b.loc('promise', 'e2e')}]")
     if p.cost_usd_per_token is not None:
-        promised.append(f"cost {numbers.quantity(p.cost_usd_per_token, 'USD/token')} [{b.loc('promise', 'cost')}]")
+        owner = f", owner {printable(b.cost_owner)}" if getattr(b, "cost_owner", None) else ""
+        promised.append(f"cost {numbers.quantity(p.cost_usd_per_token, 'USD/token')}{owner} [{b.loc('promise', 'cost')}]")
     add("  promises: " + "; ".join(promised))
     if ev.skipped:
         add(f"  physics not checked: {printable(ev.skipped)}")

@@ -184,11 +184,22 @@ def test_levers_are_ranked_by_cost_for_a_cost_promise(tmp_path: Path) -> None:
     ("price: 2.5", "BL006"),
     ("price: 0 USD/hour", "BL003"),
     ("power: 5 USD/hour", "BL005"),
+    ("price: nan USD/hour", "BL007"),  # NaN and inf are bad input, never a figure
+    ("price: 1e400 USD/hour", "BL007"),
+    ("price: -2 USD/hour", "BL003"),
+    ("power: inf W", "BL007"),
+    ("power: -5 W", "BL003"),
+    ("power: 0 W", "BL003"),
+    ("price: 2.5 EUR/hour", "BL007"),
 ])
 def test_bad_prices_and_powers_are_findings_at_their_place(tmp_path: Path, bad: str, code: str) -> None:
     text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm").replace("__PRICE__", bad)
     report, _ = _check(tmp_path, text)
     assert any(f["rule"] == code and f["line"] == 9 for f in report["findings"]), report["findings"]
+    if code == "BL003":  # zero and below: one message, "above zero"
+        assert any("expected a value above zero" in f["message"] for f in report["findings"] if f["rule"] == code)
+    if "EUR" in bad:  # only USD is defined: the message says so rather than only "unknown unit"
+        assert any("USD is the only currency" in f["message"] for f in report["findings"])
 
 
 def test_a_bad_config_price_is_bl501(tmp_path: Path) -> None:
@@ -303,3 +314,217 @@ def test_a_disaggregated_deployment_pays_for_both_pools(tmp_path: Path) -> None:
     assert c["devices"] * c["replicas"] == 2 * 2 + 4 * 3
     assert c["fleet_usd_per_s"] == pytest.approx(2.5 / 3600 * 16)
     assert c["fleet_power_w"] == pytest.approx(H100_TDP_W * 16)
+
+
+DONE_WHEN = """\
+version: 1
+kind: budgets
+budgets:
+  - name: priced
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {prompt_tokens: 1000, output_tokens: 200, arrival_rate: 4 request/s}
+    promise: {ttft: 2 s, tpot: 50 ms, cost: 0.50 USD/Mtok}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, devices: 2, price: 2.50 USD/hour}
+"""
+
+
+def test_the_done_when_an_open_loop_is_judged_at_its_simulated_traffic(tmp_path: Path) -> None:
+    """Issue 29's done-when: cost 0.50 USD/Mtok at 2.50 USD per H100-hour, judged from the simulated
+    throughput. The declared 4 request/s is sustained (the simulation says so: not overloaded), so the
+    service's output is, in steady state, exactly the arrivals x the output length:
+    T = 4 x 200 = 800 token/s (a closed form, not the code's figure). By hand:
+      fleet     2.5 / 3600 USD/s x 2 devices = 0.0013889 USD/s (5 USD/hour)
+      USD/Mtok  0.0013889 / 800 x 1e6 = 1.7361 USD/Mtok > 0.50: at-risk, 247% over
+      request   0.0013889 / 4 = 0.00034722 USD
+      J/token   700 W (H100 SXM TDP) x 2 / 800 = 1.75 J/token
+      headroom  0.5 / 1.7361 - 1 = -0.712"""
+    report, _ = _check(tmp_path, DONE_WHEN)
+    b = report["budgets"][0]
+    assert b["load"]["overloaded"] is False and b["load"]["arrival_rate_request_per_s"] == 4.0
+    j = b["judgement"]["cost"]
+    assert (j["basis"], j["verdict"]) == ("simulated", "at-risk")
+    assert j["value"] * 1e6 == pytest.approx(2.5 / 3600 * 2 / 800 * 1e6, rel=1e-12)
+    assert j["value"] * 1e6 == pytest.approx(1.7361, rel=1e-4)
+    assert j["headroom"] == pytest.approx(0.5 / 1.7361111 - 1, rel=1e-6)
+    c = b["analysis"]["cost"]
+    assert c["output_token_per_s"] == pytest.approx(800.0, rel=1e-12)
+    assert c["usd_per_request"] == pytest.approx(0.00034722, rel=1e-4)
+    assert c["joules_per_token"] == pytest.approx(700 * 2 / 800, rel=1e-12)  # 1.75 J/token
+    text = _explain(tmp_path)
+    for line in ("operating point (simulated): the declared traffic, 4 request/s x 200 output tokens = "
+                 "800 token/s of output, 4 request/s",
+                 "fleet: 2.5 USD/hour x 2 devices x 1 replica = 5 USD/hour = 0.00139 USD per second",
+                 "cost per output token: 0.00139 USD/s / 800 token/s x 1e6 = 1.74 USD/Mtok",
+                 "cost per request: 0.00139 USD/s / 4 request/s = 0.000347 USD",
+                 "x 2 devices x 1 replica / 800 token/s = 1.75 J/token",
+                 "cost   AT RISK on the simulated 1.74 USD/Mtok; headroom -71%"):
+        assert line in text, line
+
+
+@pytest.mark.parametrize("traffic", ["arrival_rate: 4 request/s", "concurrency: 8"])
+def test_the_same_fleet_at_capacity_is_shown_beside_the_declared_traffic(tmp_path: Path, traffic: str) -> None:
+    """At 4 request/s (or 8 users) the two H100s are mostly idle; the figure at capacity is the same
+    arithmetic on the simulated capacity (read from the report: an input) x 200 tokens:
+    price x 2 / (cap x 200) x 1e6; the judged figure stays the declared traffic's."""
+    report, out = _check(tmp_path, DONE_WHEN.replace("arrival_rate: 4 request/s", traffic))
+    b = report["budgets"][0]
+    cap = b["load"]["capacity_request_per_s"]  # per replica, every latency promise held
+    served = b["analysis"]["cost"]["output_token_per_s"]
+    assert cap * 200 > served
+    full = b["analysis"]["cost"]["at_capacity"]
+    assert full["output_token_per_s"] == pytest.approx(cap * 200, rel=1e-12)
+    assert full["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 2 / (cap * 200) * 1e6, rel=1e-12)
+    assert full["joules_per_token"] == pytest.approx(700 * 2 / (cap * 200), rel=1e-12)
+    # still judged at the declared traffic
+    assert b["judgement"]["cost"]["value"] == pytest.approx(2.5 / 3600 * 2 / served, rel=1e-12)
+    from budgetlint.text.numbers import quantity
+
+    shown = quantity(full["usd_per_token"], "USD/token")
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert f"the same fleet would cost {shown}, which " in f["message"]
+    assert "at capacity (the same fleet fully loaded, not judged)" in _explain(tmp_path)
+
+
+def test_under_a_sustained_open_loop_a_lever_costs_its_devices_price(tmp_path: Path) -> None:
+    """The arrivals set the tokens served (800 token/s whatever the step time), so 8-bit weights on the
+    same 2 devices cost the same per token (ratio 2 / 2 = 1), and 4 tensor-parallel devices cost twice
+    (4 / 2 = 2). Before, both got the flat estimates' ratio (0.51 and 1.0: a cost cut that does not exist)."""
+    report, _ = _check(tmp_path, DONE_WHEN.replace("tpot: 50 ms", "tpot: 5 ms"))
+    levers = {lv["name"]: lv for lv in report["budgets"][0]["analysis"]["levers"]}
+    assert levers["weights-8bit"]["cost_ratio"] == pytest.approx(1.0)
+    assert levers["weights-8bit"]["cost_basis"] == "declared traffic"
+    assert "at 100% of the cost per output token (the declared traffic sets the tokens" in \
+        levers["weights-8bit"]["description"]
+    assert levers["more-devices"]["cost_ratio"] == pytest.approx(4 / 2)
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "a faster step alone does not lower the cost" in f["message"]
+
+
+TEAMS = """\
+version: 1
+kind: teams
+teams:
+  - handle: "@acme/chat"
+  - handle: "@acme/finops"
+"""
+
+
+def test_a_cost_promise_has_its_own_owner(tmp_path: Path) -> None:
+    """`cost_owner` names who answers for the cost promise: BL360 names it, the cost row is theirs in the
+    markdown table and the JUnit case, explain names it beside the promise, HTML on the cost line."""
+    (tmp_path / "teams.yaml").write_text(TEAMS, encoding="utf-8")
+    text = DONE_WHEN.replace('    percentile: p95\n', '    cost_owner: "@acme/finops"\n    percentile: p95\n')
+    report, _ = _check(tmp_path, text, "teams.yaml")
+    b = report["budgets"][0]
+    assert b["owner"] == "@acme/chat" and b["analysis"]["owner_cost"] == "@acme/finops"
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "budget 'priced' (owner @acme/finops): cost 0.5 USD/Mtok promised" in f["message"]
+    assert not [f for f in report["findings"] if f["rule"].startswith("BL10")]  # both owners known
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        md = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "markdown"]).output
+        html = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "html"]).output
+        junit = CliRunner().invoke(main, ["check", "b.yaml", "teams.yaml", "--format", "junit"]).output
+    finally:
+        os.chdir(old)
+    [row] = [line for line in md.splitlines() if line.startswith("| priced | cost 0.5 USD/Mtok |")]
+    assert "@acme/finops" in row and "@acme/chat" not in row
+    [ttft] = [line for line in md.splitlines() if line.startswith("| priced | ttft 2 s |")]
+    assert "@acme/chat" in ttft  # the other promises stay the budget owner's
+    assert "Cost and energy (owner @acme/finops): 1.74 USD/Mtok" in html
+    assert "@acme/finops" in junit
+    assert "cost 0.5 USD/Mtok, owner @acme/finops [b.yaml:9:" in _explain(tmp_path)
+
+
+def test_without_a_cost_owner_the_budget_owner_owns_the_cost(tmp_path: Path) -> None:
+    report, _ = _check(tmp_path, DONE_WHEN)
+    b = report["budgets"][0]
+    assert "owner_cost" not in b["analysis"]
+    [f] = [f for f in report["findings"] if f["rule"] == "BL360"]
+    assert "(owner @acme/chat)" in f["message"]
+
+
+@pytest.mark.parametrize("value, code, column", [
+    ('"@acme/finsop"', "BL103", 17),  # a typo of a registered team: suggested
+    ("5", "BL003", 17),  # not a handle at all
+])
+def test_a_bad_cost_owner_is_a_finding_at_its_place(tmp_path: Path, value: str, code: str, column: int) -> None:
+    (tmp_path / "teams.yaml").write_text(TEAMS, encoding="utf-8")
+    text = DONE_WHEN.replace('    percentile: p95\n', f'    cost_owner: {value}\n    percentile: p95\n')
+    report, _ = _check(tmp_path, text, "teams.yaml")
+    found = [f for f in report["findings"] if f["rule"] == code]
+    assert found and (found[0]["line"], found[0]["column"]) == (6, column), report["findings"]
+    if code == "BL103":
+        assert "cost_owner '@acme/finsop'" in found[0]["message"] and "'@acme/finops'" in found[0]["message"]
+
+
+def test_a_declared_open_loop_without_a_simulation_is_costed_at_its_traffic(tmp_path: Path) -> None:
+    """--no-simulate: no simulation says whether 2 request/s is sustained, but the arrivals are the tokens
+    served if it is: T = 2 x 250 = 500 token/s on 2 replicas x 1 device, 2.5/3600 x 2 / 500 x 1e6 =
+    2.78 USD/Mtok, the lowest cost the deployment can have at that traffic (basis estimate). Before, the
+    flat estimate's one request in flight per replica was taken as the throughput."""
+    text = OPEN_LOOP.replace("my-h100-8b", "llama-3.1-8b").replace("my-h100", "h100-sxm") \
+        .replace("__PRICE__", "price: 2.50 USD/hour")
+    report, _ = _check(tmp_path, text, "--no-simulate")
+    b = report["budgets"][0]
+    c = b["analysis"]["cost"]
+    assert c["basis"] == "estimate" and "not simulated" in c["throughput"]
+    assert c["output_token_per_s"] == pytest.approx(500.0)
+    assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 2 / 500 * 1e6)  # 2.78 USD/Mtok
+    assert c["joules_per_token"] == pytest.approx(700 * 2 / 500)  # 2.8 J/token
+    j = b["judgement"]["cost"]
+    assert (j["basis"], j["verdict"]) == ("estimate", "at-risk")  # 2.78 over the promised 2
+
+
+def test_a_disaggregated_deployment_under_a_declared_traffic_is_costed_at_it(tmp_path: Path) -> None:
+    """prefill 2 x 4 + decode 6 x 4 = 32 devices at 2.50 USD/hour (H100 and H200 SXM, 700 W each by their
+    datasheets) under a declared 2 request/s x 200 tokens = 400 token/s (simulated or not, if sustained):
+    2.5/3600 x 32 / 400 x 1e6 = 55.6 USD/Mtok; 700 x 32 / 400 = 56 J/token. Before, without a simulation
+    of the pools, the flat estimate's one request in flight (77.6 token/s) was the throughput."""
+    text = """\
+version: 1
+kind: budgets
+budgets:
+  - name: pd
+    owner: "@a/b"
+    percentile: p95
+    workload: {prompt_tokens: 4096, output_tokens: 200, arrival_rate: 2 request/s}
+    promise: {ttft: 1 s, cost: 2 USD/Mtok}
+    deployment:
+      model: llama-3.1-70b
+      hardware: h100-sxm
+      price: 2.50 USD/hour
+      disaggregated:
+        prefill: {devices: 4, replicas: 2}
+        decode: {hardware: h200-sxm, devices: 4, replicas: 6}
+        kv_link: infiniband-ndr
+"""
+    report, _ = _check(tmp_path, text)
+    c = report["budgets"][0]["analysis"]["cost"]
+    assert c["devices"] * c["replicas"] == 32
+    assert c["output_token_per_s"] == pytest.approx(400.0, rel=0.02)
+    assert c["usd_per_mtok"] == pytest.approx(2.5 / 3600 * 32 / 400 * 1e6, rel=0.02)
+    assert c["joules_per_token"] == pytest.approx(700 * 32 / 400, rel=0.02)
+
+
+def test_a_levers_cost_ratio_with_the_tokens_fixed_is_its_devices_price() -> None:
+    """physics/levers.with_cost_ratio: flat, (3 USD x 4 / 200 token/s) / (2 USD x 2 / 100 token/s) = 1.5;
+    with the tokens fixed (a sustained open loop) the tokens cancel: 3 x 4 / (2 x 2) = 3."""
+    from types import SimpleNamespace
+
+    from budgetlint.physics.levers import Lever, with_cost_ratio
+
+    def analysis(devices: int, tokens_per_s: float) -> SimpleNamespace:
+        # a flat closed loop of 1 request of 100 tokens: busy = 100 / tokens_per_s
+        return SimpleNamespace(devices=devices, concurrency=1, output_tokens=100, prefill_s=0.0,
+                               decode_s=100 / tokens_per_s)
+
+    base = analysis(2, 100.0)
+    lever = Lever("x", "x", analysis(4, 200.0), True, None, None)  # type: ignore[arg-type]
+    flat = with_cost_ratio(lever, base, 2.0, 3.0)
+    assert flat.cost_ratio == pytest.approx(1.5) and flat.cost_basis == "flat estimate"
+    fixed = with_cost_ratio(lever, base, 2.0, 3.0, tokens_fixed=True)
+    assert fixed.cost_ratio == pytest.approx(3.0) and fixed.cost_basis == "declared traffic"
+    assert with_cost_ratio(lever, base, 2.0, None, tokens_fixed=True).cost_ratio is None  # no price: unknown

@@ -51,11 +51,13 @@ def test_the_hook_counts_every_event_and_stops_when_told() -> None:
 def test_the_budgets_past_the_cap_are_bl309_naming_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "b.yaml").write_text(TWO)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(workbudget, "RUN_EVENTS", 2 * ALLOWANCE_STEP)  # spent inside the first budget
+    monkeypatch.setattr(workbudget, "RUN_EVENTS", ALLOWANCE_STEP // 2)  # spent at the first budget's first step
+    # (2 steps were spent inside the first budget while its saturation was a closed-loop simulation; it is a
+    # closed form since issue 25, and chat-0's declared-rate run alone may take under 2 steps)
     report = run_check(["b.yaml"], Options(use_codeowners=False, jobs=1))
     bl309 = [f for f in report.findings if f.rule == "BL309"]
     assert {f.budget for f in bl309} == {"chat-0", "chat-1"}
-    assert all("work budget (2,048 scheduler events" in f.message for f in bl309)
+    assert all("work budget (512 scheduler events" in f.message for f in bl309)
     rows = {r.name: r for r in report.budgets}
     assert all(rows[n].as_dict()["load"]["simulated"] is False for n in ("chat-0", "chat-1"))
 

@@ -23,8 +23,13 @@ CHAT = Traffic(prompt=LogNormal(1000, 3000), output=LogNormal(200, 600), arrival
 
 # (TTFT limit, TPOT limit, declared rate): the common case, promises that hold until near
 # saturation (queueing delays stay small until then); and promises that break well below it
-COMMON = [(2.0, 0.08, 2.0), (0.8, 0.05, 4.0), (5.0, 0.1, 8.0), (1.0, 0.06, 6.0)]
+COMMON = [(2.0, 0.08, 2.0), (5.0, 0.1, 8.0)]
 CLOSE = [(0.5, 0.03, 1.0), (0.3, 0.025, 2.0), (0.25, 0.02, 3.0)]
+# promises that break within 15 % of the saturation rate (capacity 21.2 and 23.0 request/s against
+# mu = 24.9): in the common set while mu was a 3-round closed-loop transient (18.2 request/s, 27 %
+# under the steady state the closed form and a 30-round simulation agree on, issue 25), where they
+# sat at the top of the bracket; now the curve is steep in the bracket's top 15 %
+NEAR = [(0.8, 0.05, 4.0), (1.0, 0.06, 6.0)]
 
 
 def _search(ttft: float, tpot: float, rate: float, **kw):
@@ -51,7 +56,16 @@ def test_no_more_than_bisection_when_the_promise_breaks_early(ttft: float, tpot:
     assert cap.failing_request_per_s - cap.request_per_s <= 0.04 * cap.saturation_request_per_s + 1e-12
 
 
-@pytest.mark.parametrize("ttft,tpot,rate", COMMON + CLOSE)
+@pytest.mark.parametrize("ttft,tpot,rate", NEAR)
+def test_at_most_one_more_than_bisection_near_saturation(ttft: float, tpot: float, rate: float) -> None:
+    """Promises that break in the top 15 % of the bracket: the chord of ln(ratio) takes at most one
+    step more than bisection's 5 after the saturation (7 in all)."""
+    cap, _ = _search(ttft, tpot, rate)
+    assert cap.simulations <= 7, cap
+    assert cap.failing_request_per_s - cap.request_per_s <= 0.04 * cap.saturation_request_per_s + 1e-12
+
+
+@pytest.mark.parametrize("ttft,tpot,rate", COMMON + CLOSE + NEAR)
 def test_the_same_answer_as_bisection(ttft: float, tpot: float, rate: float) -> None:
     """Bisection (what main did, 10 steps at most) finds the same capacity to the precision."""
     cap, promises = _search(ttft, tpot, rate)
