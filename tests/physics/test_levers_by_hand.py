@@ -288,3 +288,12 @@ def test_every_lever_is_analysed_at_the_client_edge_and_queue_it_was_given() -> 
     for lv in levers:
         assert (lv.analysis.connection_setup_s, lv.analysis.queue_s) == (0.5, 0.25)
         assert lv.analysis.ttft_s == pytest.approx(0.25 + lv.analysis.prefill_s + 0.5, rel=1e-12)
+
+
+def test_cost_ratio_with_the_tokens_fixed_by_the_arrivals() -> None:
+    base = analyse(DEP, WL)
+    lv = Lever("more-devices", "2", analyse(replace(DEP, devices=2), WL), True, replace(DEP, devices=2), WL)
+    # the same tokens either way: 2 devices at 3 USD/s over 1 device at 2 USD/s = 3
+    fixed = with_cost_ratio(lv, base, 2.0, 3.0, tokens_fixed=True)
+    assert fixed.cost_ratio == pytest.approx(3.0, rel=1e-12) and fixed.cost_basis == "declared traffic"
+    assert with_cost_ratio(lv, base, 2.0, 3.0).cost_basis == "flat estimate" and lv.cost_basis == "flat estimate"
