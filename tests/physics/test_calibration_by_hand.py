@@ -658,3 +658,42 @@ def test_nelder_mead_defaults() -> None:
     assert cal.nelder_mead(lambda x: x[0] ** 2, [1.0], max_evals=4) == ([0.0], 0.0, 4)
     # an unbounded function keeps expanding: 2 + 2 per step up to the default 600 evaluations
     assert cal.nelder_mead(lambda x: -x[0], [0.0])[2] == 600
+
+
+def _counted(f, calls):
+    def g(x):
+        calls.append(x[0])
+        return f(x)
+    return g
+
+
+def test_nelder_mead_evaluates_the_points_worked_by_hand() -> None:
+    # shrink away from 0: f(1) = 0, f(3) = 1, 5 elsewhere; from 1 with step 2: reflect -1 (5), inside
+    # contraction 1 + 0.5 (3 - 1) = 2 (5, no better): shrink towards 1: 1 + 0.5 (3 - 1) = 2 again
+    calls: list[float] = []
+    f = lambda x: 0.0 if x[0] == 1 else (1.0 if x[0] == 3 else 5.0)  # noqa: E731
+    cal.nelder_mead(_counted(f, calls), [1.0], step=2.0, max_evals=5)
+    assert calls == [1.0, 3.0, -1.0, 2.0, 2.0]
+    # a reflection exactly as bad as the worst contracts inside: x^2 from 0, step 1: reflect -1 (1 = f(1)),
+    # contract to 0.5 (not -0.5)
+    calls = []
+    cal.nelder_mead(_counted(lambda x: x[0] ** 2, calls), [0.0], step=1.0, max_evals=4)
+    assert calls == [0.0, 1.0, -1.0, 0.5]
+    # between best and worst contracts outside: -3x below 0, x above, from -1 with step 1.2: reflect 1.4,
+    # contract to 0.2 + 0.5 (1.4 - 0.2) = 0.8
+    calls = []
+    k = lambda x: -3 * x[0] if x[0] < 0 else x[0]  # noqa: E731
+    cal.nelder_mead(_counted(k, calls), [-1.0], step=1.2, max_evals=4)
+    assert calls == [-1.0, pytest.approx(0.2), pytest.approx(1.4), pytest.approx(0.8)]
+
+
+def test_step_cost_takes_the_compute_fraction() -> None:
+    slow = replace(DEP, accelerator=Accelerator(bandwidth_bytes_per_s=1e12, memory_bytes=80e9,
+                                                compute_flop_per_s={"bf16": 1e12}))
+    p = Params(bandwidth=0.5, compute=0.25, iteration_overhead_s=0.0, collective_latency_s=0.0)
+    # a prefill of 1,000 tokens: 2 x 1e9 x 1,000 FLOP at a quarter of 1e12 FLOP/s = 8 s at least
+    t = cal.step_cost(slow, p).iteration_s(0, 0.0, ((1000, 0),))
+    assert t >= 8.0 and t == pytest.approx(
+        RooflineStepCost(slow, Efficiency(0.5, 0.25), iteration_overhead_s=0.0, collective_latency_s=0.0)
+        .iteration_s(0, 0.0, ((1000, 0),)), rel=1e-12)
+    assert cal.step_cost(slow, replace(p, compute=1.0)).iteration_s(0, 0.0, ((1000, 0),)) < 8.0 / 2
