@@ -91,3 +91,26 @@ def test_nearest_edges() -> None:
     assert nearest_edges(edges, 0.2 * (1 + 1e-12)) == (0.2, 0.2, True)
     assert nearest_edges(edges, 0.2 * (1 + 1e-6), rel_tol=1e-3)[2] is True
     assert nearest_edges(edges, 0.2 * (1 + 1e-6))[2] is False
+
+
+def test_small_histograms_and_one_observation_buckets() -> None:
+    # two buckets: 4 of 10 at or under 1 s; rank 2 inside the first: 1 x 2 / 4
+    two = ((1.0, 4.0), (INF, 10.0))
+    assert quantile(two, 0.2) == pytest.approx(0.5) and quantile_band(two, 0.2) == (0.0, 1.0)
+    # one observation in all: the median is half-way up its bucket
+    one = ((1.0, 1.0), (INF, 1.0))
+    assert quantile(one, 0.5) == pytest.approx(0.5) and quantile_band(one, 0.5) == (0.0, 1.0)
+    # a bucket holding one observation: rank 1.5 of 2, one below 1 s and one in (1, 2]: 1.5
+    assert quantile(((1.0, 1.0), (2.0, 2.0), (INF, 2.0)), 0.75) == pytest.approx(1.5)
+    # five buckets, rank in +Inf: the highest finite edge (the fourth), not the third
+    five = ((0.1, 1.0), (0.2, 2.0), (0.3, 3.0), (0.4, 4.0), (INF, 10.0))
+    assert quantile(five, 0.9) == 0.4
+
+
+def test_shares_next_to_the_first_edge() -> None:
+    # 0.15 s: between the first and second edges: 10 certainly under, 30 possibly
+    s = share_at_most(H, 0.15)
+    assert (s.threshold, s.lower_edge, s.upper_edge, s.at_most_low, s.at_most_high) == (0.15, 0.1, 0.2, 10.0, 30.0)
+    assert s.interpolated == pytest.approx(20.0)
+    assert share_at_most(H, 0.3).threshold == 0.3
+    assert nearest_edges((0.1, 0.2, 0.5), 0.15) == (0.1, 0.2, False)
