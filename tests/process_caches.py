@@ -10,7 +10,8 @@ from __future__ import annotations
 #: process-wide caches, cleared before every test so that no test sees another's results (a
 #: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
 PROCESS_CACHES = (("budgetlint.evaluate.analysis_cache", "_ANALYSES"), ("budgetlint.evaluate.physics_inputs", "_VIEWS"),
-                  ("budgetlint.evaluate.physics_inputs", "_AS_DICT"), ("budgetlint.physics.analysis", "_UNPICKLED"))
+                  ("budgetlint.evaluate.physics_inputs", "_AS_DICT"), ("budgetlint.physics.analysis", "_UNPICKLED"),
+                  ("budgetlint.physics.serving_sim", "_DRAWS"))  # the seeds' lengths and gaps (issue 28)
 #: module-level dicts, lists and sets in evaluate/, physics/ and stats/ that are read-only tables,
 #: not caches (tests/design/test_process_caches.py fails on one in neither list)
 TABLES = frozenset({

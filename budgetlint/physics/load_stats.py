@@ -31,6 +31,7 @@ goodput, Little's law).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -133,7 +134,18 @@ def cdf_band(values: Sequence[float], ps: Sequence[float] = CDF_PERCENTILES,
 
 def weighted_percentile(pairs: Iterable[tuple[float, int]], p: float) -> float:
     """The p-th percentile of values weighted by durations: ``pairs`` of (weight, value)."""
-    items = sorted(((v, w) for w, v in pairs if w > 0))
+    # sorted((v, w) for w, v in pairs if w > 0), built as buckets by value (batch sizes are few
+    # integers) each with its weights sorted: the same order, so the same sums, at a fraction of
+    # the cost of sorting thousands of tuples (a simulation records one pair per iteration)
+    buckets: dict = {}
+    for w, v in pairs:
+        if w > 0:
+            got = buckets.get(v)
+            if got is None:
+                buckets[v] = [w]
+            else:
+                got.append(w)
+    items = [(v, w) for v in sorted(buckets) for w in sorted(buckets[v])]
     total = sum(w for _, w in items)
     if total <= 0:
         return math.nan
@@ -213,13 +225,19 @@ def summarise(raw, promises: Sequence[PercentilePromise] = (), *,  # type: ignor
     window = raw.window_end_s - raw.window_start_s
     good = math.nan
     if promises:
-        good_n = sum(1 for r in ok if all(getattr(r, pr.metric) <= pr.limit_s for pr in promises))
+        cols = [series[pr.metric] for pr in promises]
+        limits = [pr.limit_s for pr in promises]
+        if len(cols) == 1:
+            good_n = sum(1 for v in cols[0] if v <= limits[0])
+        else:
+            good_n = sum(1 for vs in zip(*cols) if all(v <= lim for v, lim in zip(vs, limits)))
         good = good_n / len(recs) if recs else math.nan
     else:
         good_n = len(ok)
     bt = raw.batch_time
-    busy = sum(w for w, _ in bt)
-    mean_b = sum(w * b for w, b in bt) / busy if busy > 0 else 0.0
+    ws, bs = (list(x) for x in zip(*bt)) if bt else ([], [])
+    busy = sum(ws)  # the same order as sum(w for w, _ in bt): the same float
+    mean_b = sum(map(operator.mul, ws, bs)) / busy if busy > 0 else 0.0
     sojourn = [r.e2e_s for r in ok]
     per_s = (lambda x: x / window) if window > 0 else (lambda x: math.nan)
     bands = {m: tuple(cdf_band(series[m])) for m in METRICS if m != "queue_s"} if cdf else {}

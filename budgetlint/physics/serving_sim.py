@@ -52,10 +52,10 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, NamedTuple, Optional
 
 from .step_cost import StepCost, sum_components
-from .traffic import ARRIVAL_KINDS, Fixed, LengthDist, unit_gap_sampler
+from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 
 LOAD_BALANCERS = ("round_robin", "least_loaded")
 #: gamma arrivals: a cv below this is constant arrivals, above that one burst
@@ -147,9 +147,10 @@ class Scheduler:
                              f"got {self.load_balancer!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class RequestRecord:
-    """One measured request (seconds; ``rejected`` ones have NaN times)."""
+class RequestRecord(NamedTuple):
+    """One measured request (seconds; ``rejected`` ones have NaN times). A named tuple: a run
+    makes one per request, and a frozen dataclass's ``__init__`` (a ``object.__setattr__`` per
+    field) cost a fifth of a simulation's CPU (issue 28)."""
 
     index: int
     replica: int
@@ -258,7 +259,8 @@ class _Replica:
             return
         r.g_join = self.g
         r.ctx_join = r.prompt + r.gen
-        r.finish_g = self.g + max(1, math.ceil(remaining / self.a - 1e-9))
+        steps = math.ceil(remaining / self.a - 1e-9)
+        r.finish_g = self.g + (steps if steps > 1 else 1)  # max(1, steps)
         r.version += 1
         self.ctx_off += r.ctx_join - self.a * self.g
         self.n_decoding += 1
@@ -296,23 +298,35 @@ class _Replica:
     def plan(self, now: float) -> None:
         """Choose the next iteration (or run of decode iterations) starting at ``now``;
         requests rejected on the way are appended to ``finished``."""
-        if not self.running and not self.waiting:
+        running, waiting = self.running, self.waiting
+        if not running and not waiting:
             self.kind = ""
             self.busy_until = math.inf
             return
         a = self.a
+        cap = self.cap
         # decodes need room for the token they write; preempt from the end
+        # (kv_used() + a x n_decoding, spelled out: the hot path of every event)
         preempted = False
-        while self.n_decoding and self.kv_used() + a * self.n_decoding > self.cap + 1e-9:
-            self._preempt_last()
-            preempted = True
-        budget = self.budget - self.n_decoding * self.spec_tokens
+        if cap != math.inf:
+            while self.n_decoding and \
+                    self.ctx_off + a * self.n_decoding * self.g + self.prefill_held + a * self.n_decoding > cap + 1e-9:
+                self._preempt_last()
+                preempted = True
+        n_dec = self.n_decoding
+        budget = self.budget - n_dec * self.spec_tokens
         chunks: list[tuple[_Req, int]] = []
-        free = self.cap - self.kv_used() - a * self.n_decoding
+        ctx = self.ctx_off + a * n_dec * self.g  # context_sum()
+        free = cap - (ctx + self.prefill_held) - a * n_dec
         for r in self.prefilling:
             if budget <= 0 or free < 1:
                 break
-            c = int(min(r.pf_total - r.pf_done, budget, free))
+            c = r.pf_total - r.pf_done  # int(min(left, budget, free)), spelled out
+            if budget < c:
+                c = budget
+            if free < c:
+                c = free
+            c = int(c)
             if c <= 0:
                 break
             chunks.append((r, c))
@@ -322,71 +336,76 @@ class _Replica:
         # choice, module doc) none after it until a running request finishes
         if preempted:
             self.hold = True
-        while self.waiting and budget > 0 and not self.hold:
-            if len(self.running) >= self.max_seqs:
-                break
-            r = self.waiting[0]
-            if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
-                r.pf_total = max(r.prompt - r.cached, 1)
-                r.pf_earlier = r.prompt - r.pf_total
-            need_first = r.pf_earlier + 1
-            if free < need_first:
-                break
-            c = int(min(r.pf_total, budget, free - r.pf_earlier))
-            self.waiting.popleft()
-            if math.isnan(r.sched):
-                r.sched = now
-            self.running.append(r)
-            self.prefilling.append(r)
-            self.prefill_held += r.pf_earlier
-            free -= r.pf_earlier + c
-            budget -= c
-            chunks.append((r, c))
+        if waiting and budget > 0 and not self.hold:
+            max_seqs = self.max_seqs
+            while waiting and budget > 0:
+                if len(running) >= max_seqs:
+                    break
+                r = waiting[0]
+                if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
+                    r.pf_total = r.prompt - r.cached if r.prompt - r.cached > 1 else 1  # max(.., 1)
+                    r.pf_earlier = r.prompt - r.pf_total
+                if free < r.pf_earlier + 1:
+                    break
+                c = r.pf_total  # int(min(pf_total, budget, free - pf_earlier)), spelled out
+                if budget < c:
+                    c = budget
+                if free - r.pf_earlier < c:
+                    c = free - r.pf_earlier
+                c = int(c)
+                waiting.popleft()
+                if r.sched != r.sched:  # NaN: first scheduled now
+                    r.sched = now
+                running.append(r)
+                self.prefilling.append(r)
+                self.prefill_held += r.pf_earlier
+                free -= r.pf_earlier + c
+                budget -= c
+                chunks.append((r, c))
         self.t0 = now
-        self.plan_batch = self.n_decoding + len(chunks)
+        self.plan_batch = n_dec + len(chunks)
         if chunks:
+            pf = []
             for r, c in chunks:
                 self.prefill_held += c
-            pf = [(c, r.pf_earlier + r.pf_done) for r, c in chunks]
+                pf.append((c, r.pf_earlier + r.pf_done))
             self.chunks = chunks
             self.kind = "iter"
-            self.busy_until = now + self.cost.iteration_s(self.n_decoding, self.context_sum(), pf)
+            self.busy_until = now + self.cost.iteration_s(n_dec, ctx, pf)
             return
-        if self.n_decoding == 0:
-            if self.running:  # prefills stuck for cache room: free the newest, retry
+        if n_dec == 0:
+            if running:  # prefills stuck for cache room: free the newest, retry
                 self._preempt_last()
             else:  # cannot happen for requests that fit alone (checked at arrival)
-                r = self.waiting.popleft()
+                r = waiting.popleft()
                 r.rejected = True
                 r.done = now
                 self.in_system -= 1
                 self.finished.append(r)
             self.plan(now)
             return
+        self.chunks = []
         if self.stepwise:  # the iteration engine: one decode iteration at a time, the reference
             self.kind = "iter"
-            self.chunks = []
-            self.busy_until = now + self.cost.iteration_s(self.n_decoding, self.context_sum(), ())
+            self.busy_until = now + self.cost.iteration_s(n_dec, ctx, ())
             return
         # decode-only: how many identical iterations can run before something changes
-        b = self.n_decoding
-        growth = a * b
-        ctx = self.context_sum()
-        comps, bp = self.cost.decode_terms(b, ctx)
-        while self.heap and self.heap[0][1] != self.heap[0][3].version:
-            heapq.heappop(self.heap)
-        k = self.heap[0][0] - self.g
-        if self.cap != math.inf:
-            room = self.cap - self.kv_used()
+        growth = a * n_dec
+        comps, bp = self.cost.decode_terms(n_dec, ctx)
+        heap = self.heap
+        while heap and heap[0][1] != heap[0][3].version:
+            heapq.heappop(heap)
+        k = heap[0][0] - self.g
+        if cap != math.inf:
+            room = cap - (ctx + self.prefill_held)  # kv_used()
             k = min(k, max(1, int(room // growth + 1e-9)))
         if bp != math.inf:
             k = min(k, max(1, math.ceil((bp - ctx) / growth)))
         self.kind = "jump"
-        self.jump_k = max(1, k)
+        self.jump_k = k = max(1, k)
         self.jump_comps = comps
         self.jump_start_ctx = ctx
-        self.chunks = []
-        self.busy_until = now + sum_components(comps, ctx, growth, self.jump_k)
+        self.busy_until = now + sum_components(comps, ctx, growth, k)
 
     def can_admit_now(self) -> bool:
         return len(self.running) < self.max_seqs and len(self.waiting) == 1
@@ -397,20 +416,50 @@ class _Replica:
         ``passed``: a boundary tied with ``t`` is already behind (strictly after ``t``): an
         arrival born at ``t`` of a completion on a replica with a higher index, which the
         iteration engine commits after this one's boundary at the same instant (ties go to the
-        lowest index), so this replica's next iteration has already begun without it."""
+        lowest index), so this replica's next iteration has already begun without it.
+
+        The smallest such ``k`` is searched from a guess: the run's steps only grow (its context
+        does), so ``(t - t0) x k_run / (busy_until - t0)`` iterations end at or before ``t``; the
+        search walks out from there (doubling) until it brackets the boundary, then bisects: the
+        same ``k`` as a bisection over the whole run, in a few sums instead of ``log2 k_run``."""
         if self.kind != "jump" or self.jump_k <= 1 or t >= self.busy_until:
             return
         growth = self.a * self.n_decoding
         comps, ctx, t0 = self.jump_comps, self.jump_start_ctx, self.t0
-        lo, hi = 1, self.jump_k  # smallest k with t0 + sum(k) >= t (a boundary within TIE_S of t is at t)
+        tie = tie_s(t)
+        k_run = self.jump_k
+
+        def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
+            end = t0 + sum_components(comps, ctx, growth, k)
+            return (end > t + tie) if passed else (end >= t - tie)
+
+        span = self.busy_until - t0
+        guess = int((t - t0) * k_run / span) + 1 if span > 0 else 1
+        guess = min(max(guess, 1), k_run)
+        lo, hi = 1, k_run  # the answer is in [lo, hi]
+        if reached(guess):
+            hi, step = guess, 1
+            while hi - step >= lo:  # walk down until a boundary before t
+                if not reached(hi - step):
+                    lo = hi - step + 1
+                    break
+                hi -= step
+                step *= 2
+        else:
+            lo, step = guess + 1, 1
+            while lo + step - 1 < hi:  # walk up until a boundary at or after t
+                if reached(lo + step - 1):
+                    hi = lo + step - 1
+                    break
+                lo += step
+                step *= 2
         while lo < hi:
             mid = (lo + hi) // 2
-            end = t0 + sum_components(comps, ctx, growth, mid)
-            if (end > t + tie_s(t)) if passed else (end >= t - tie_s(t)):
+            if reached(mid):
                 hi = mid
             else:
                 lo = mid + 1
-        if lo < self.jump_k:
+        if lo < k_run:
             self.jump_k = lo
             self.busy_until = t0 + sum_components(comps, ctx, growth, lo)
 
@@ -419,33 +468,118 @@ class _Replica:
         """Apply the plan's effects at its end; return requests that finished."""
         now = self.busy_until
         self.finished = []
-        if self.kind == "jump":
+        kind = self.kind
+        if kind == "jump":
             self.g += self.jump_k
-        elif self.kind == "iter":
+        elif kind == "iter":
             if self.n_decoding:
                 self.g += 1
-        self._pop_finished(now)
-        if self.kind == "iter":
+        heap = self.heap
+        if heap and heap[0][0] <= self.g:
+            self._pop_finished(now)
+        if kind == "iter":
             for r, c in self.chunks:
                 r.pf_done += c
                 if r.pf_done >= r.pf_total:
                     self.prefilling.remove(r)
                     self.prefill_held -= r.pf_earlier + r.pf_done
-                    if math.isnan(r.first):
+                    if r.first != r.first:  # NaN: the first token now
                         r.first = now
-                    r.gen = max(r.gen, 1.0)
+                    if 1.0 > r.gen:  # r.gen = max(r.gen, 1.0)
+                        r.gen = 1.0
                     self._start_decode(r, now)
             self.chunks = []
         return self.finished
 
     def _pop_finished(self, now: float) -> None:
-        heap = self.heap
-        while heap and heap[0][0] <= self.g:
+        heap, g, a = self.heap, self.g, self.a
+        running, finished = self.running, self.finished
+        while heap and heap[0][0] <= g:
             _, version, _, r = heapq.heappop(heap)
             if version != r.version:
                 continue
-            self._stop_decode(r)
-            self._finish(r, now)
+            # self._stop_decode(r); self._finish(r, now), spelled out
+            self.ctx_off -= r.ctx_join - a * r.g_join
+            self.n_decoding -= 1
+            r.version += 1
+            self.hold = False
+            r.done = now
+            r.gen = r.out
+            running.remove(r)
+            self.in_system -= 1
+            finished.append(r)
+
+
+#: the seeds' draws kept for other runs (:func:`_lengths`, :func:`_gaps`): a run's traffics, most recent,
+#: each of at most DRAWS_KEPT_REQUESTS requests (a longer run draws its own and keeps nothing: a
+#: 3,000,000-request queueing check would otherwise hold ~300 MB after it returned); at most
+#: ~10 MB in all at the 2,000 requests a budget's simulation takes
+DRAWS_KEPT = 32
+DRAWS_KEPT_REQUESTS = 20_000
+_DRAWS: dict = {}
+
+
+def _kept(key: object, make: Callable[[], list], n: int, pure: bool = True) -> list:
+    if n > DRAWS_KEPT_REQUESTS or not pure:
+        return make()
+    hit = _DRAWS.pop(key, None)
+    if hit is None:
+        hit = make()
+        if len(_DRAWS) >= DRAWS_KEPT:
+            del _DRAWS[next(iter(_DRAWS))]
+    _DRAWS[key] = hit  # most recent last
+    return hit
+
+
+#: length distributions whose draws depend on the generator alone (shared between runs)
+PURE_LENGTHS = (Fixed, Uniform, LogNormal, Empirical)
+
+
+def _dist_key(d: LengthDist) -> object:
+    # an Empirical by identity (its values can be millions; the entry keeps it alive, so the id stays its own)
+    return ("empirical", id(d)) if isinstance(d, Empirical) else d
+
+
+def _lengths(traffic: Traffic, seed: int, n: int) -> tuple[list[int], list[int], list[int]]:
+    """Prompt, cached and output tokens of requests ``0 .. n - 1``: the seed's length stream
+    (its own ``random.Random``, drawn in request order and for nothing else), so the same
+    whatever the rate, the loop or the scheduler; drawn once for every run of the same lengths
+    (a capacity search's steps, the saturation run, the cap run after the first: issue 28)."""
+    hit_p, hit_share = traffic.prefix_hit_requests, traffic.prefix_hit_tokens
+    key = ("lengths", seed, _dist_key(traffic.prompt), _dist_key(traffic.output), hit_p, hit_share)
+    # only the traffic module's own distributions are pure functions of the generator they are given;
+    # another (physics/disaggregated's replay of given lengths keeps an iterator) is drawn afresh
+    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
+
+    def start() -> list:
+        return [random.Random(f"budgetlint:{seed}:lengths"), [], [], [], traffic.prompt, traffic.output]
+
+    entry = _kept(key, start, n, pure)
+    rng, ps, cs, os_ = entry[0], entry[1], entry[2], entry[3]
+    if len(ps) < n:
+        prompt, output = entry[4], entry[5]  # the entry's own (equal) distributions
+        for _ in range(n - len(ps)):
+            p = int(prompt.sample(rng))
+            o = max(1, int(output.sample(rng)))
+            cached = 0
+            if hit_share > 0 and (hit_p >= 1 or rng.random() < hit_p):
+                cached = min(p, int(round(p * hit_share)))
+            ps.append(p)
+            cs.append(cached)
+            os_.append(o)
+    return ps, cs, os_
+
+
+def _gaps(kind: str, cv: float, seed: int, n: int) -> list[float]:
+    """The first ``n`` unit gaps (mean 1) of the seed's arrival stream: gap ``j`` is the one
+    before arrival ``j + 1``, the same at every rate (common random numbers); kept like
+    :func:`_lengths`."""
+    entry = _kept(("gaps", seed, kind, cv), lambda: [random.Random(f"budgetlint:{seed}:arrivals"), []], n)
+    rng, gaps = entry
+    if len(gaps) < n:
+        gap = unit_gap_sampler(kind, cv)
+        gaps.extend(gap(rng) for _ in range(n - len(gaps)))
+    return gaps
 
 
 #: events (arrivals and iterations or runs of iterations) one simulation may take
@@ -505,30 +639,20 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         warmup = min(max(requests // 10, 50), requests // 2)
     if not (0 <= warmup < requests - 1):
         raise ValueError(f"warmup must be in [0, requests - 1), got {warmup!r}")
-    rng_arr = random.Random(f"budgetlint:{seed}:arrivals")
-    rng_len = random.Random(f"budgetlint:{seed}:lengths")
     reps = [_Replica(i, cost, scheduler, engine) for i in range(scheduler.replicas)]
     for rep in reps:
         rep.spec_tokens = int(cost.spec_tokens)
     cap = float(scheduler.kv_capacity_tokens)
     least = scheduler.load_balancer == "least_loaded"
 
-    hit_p, hit_share = traffic.prefix_hit_requests, traffic.prefix_hit_tokens
-
-    def make(i: int, t: float) -> _Req:
-        p = int(traffic.prompt.sample(rng_len))
-        o = max(1, int(traffic.output.sample(rng_len)))
-        cached = 0
-        if hit_share > 0 and (hit_p >= 1 or rng_len.random() < hit_p):
-            cached = min(p, int(round(p * hit_share)))
-        return _Req(i, t, p, cached, o)
-
     trace = traffic.arrival_times_s
     if trace is not None:
         requests = min(requests, len(trace))
         warmup = min(warmup, requests - 2)
     open_loop = traffic.arrival_rate_per_s is not None or trace is not None
-    gap = unit_gap_sampler(traffic.arrival, traffic.cv) if traffic.arrival_rate_per_s is not None else None
+    # request i's lengths and the unit gap before arrival i + 1: the seed's draws (_draws)
+    len_prompt, len_cached, len_output = _lengths(traffic, seed, requests)
+    gaps = _gaps(traffic.arrival, traffic.cv, seed, requests - 1) if traffic.arrival_rate_per_s is not None else []
     rate = traffic.arrival_rate_per_s or 0.0
     # pending arrivals: (time, seq) heap; open loop keeps exactly one ahead
     pending: list[tuple[float, int]] = []
@@ -555,11 +679,6 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     completions_in_window = 0
     tokens_in_window = 0
 
-    def account(t_prev: float, t_now: float) -> float:
-        lo = t_prev if t_prev > w0 else w0
-        hi = t_now if t_now < w1 else w1
-        return hi - lo if hi > lo else 0.0
-
     def after_finish(finished: list[_Req], now: float) -> None:
         nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window
         inside = w0 <= now <= w1
@@ -574,6 +693,12 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 born_on[issued] = r.replica
                 issued += 1
 
+    # the loop is the simulation's whole cost: helpers spelled out inline (tie_s, the window
+    # accounting, the one replica's pick), each as the named function computes it
+    heappop, heappush = heapq.heappop, heapq.heappush
+    inf = math.inf
+    single = len(reps) == 1
+    rep0 = reps[0]
     events = 0
     while done_count < requests:
         events += 1
@@ -586,16 +711,21 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 f"({done_count:,} done): an iteration budget of {scheduler.max_num_batched_tokens:,} tokens, "
                 f"{scheduler.replicas:,} replicas or a KV cache of {scheduler.kv_capacity_tokens:,.0f} tokens "
                 "makes it too long to simulate")
-        t_arr = pending[0][0] if pending else math.inf
-        rep = reps[0]
-        if len(reps) > 1:  # the earliest; among replicas tied with it (within TIE_S), the lowest index
+        t_arr = pending[0][0] if pending else inf
+        if single:
+            rep = rep0
+        else:  # the earliest; among replicas tied with it (within TIE_S), the lowest index
             first = min(x.busy_until for x in reps)
             rep = next(x for x in reps if x.busy_until <= first + tie_s(first))
         t_rep = rep.busy_until
-        if t_arr <= t_rep + tie_s(t_rep) and t_arr < math.inf:  # an arrival tied with a boundary comes first
-            t_new, i = heapq.heappop(pending)
-            born = born_on.pop(i, None)
-            area += in_sys * account(clock, t_new)
+        # an arrival tied with a boundary comes first (t_rep + tie_s(t_rep); clock times are >= 0)
+        if t_arr < inf and t_arr <= t_rep + TIE_RELATIVE * (t_rep if t_rep > 0.1 else 0.1):
+            t_new, i = heappop(pending)
+            born = born_on.pop(i, None) if born_on else None
+            lo = clock if clock > w0 else w0  # area += in_sys x account(clock, t_new)
+            hi = t_new if t_new < w1 else w1
+            if hi > lo:
+                area += in_sys * (hi - lo)
             clock = t_new
             if i == warmup:
                 w0 = t_new
@@ -603,13 +733,15 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 w1 = t_new
             if i >= warmup:
                 arrivals_in_window += 1
-            r = make(i, t_new)
+            r = _Req(i, t_new, len_prompt[i], len_cached[i], len_output[i])
             reqs.append(r)
             if open_loop and issued < requests:
-                nxt = trace[issued] if trace is not None else t_new + gap(rng_arr) / rate  # type: ignore[misc]
-                heapq.heappush(pending, (nxt, issued))
+                nxt = trace[issued] if trace is not None else t_new + gaps[issued - 1] / rate  # type: ignore[index]
+                heappush(pending, (nxt, issued))
                 issued += 1
-            if least:
+            if single:
+                target = rep0
+            elif least:
                 target = min(reps, key=lambda x: (x.in_system, x.index))
             else:
                 target = reps[rr % len(reps)]
@@ -626,23 +758,29 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
             if target.kind == "":
                 target.finished = []
                 target.plan(t_new)
-                after_finish(target.finished, t_new)
-            elif target.kind == "jump" and target.can_admit_now():
-                target.truncate(t_new, passed=born is not None and target.index < born)
+                if target.finished:
+                    after_finish(target.finished, t_new)
+            elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
+                target.truncate(t_new, passed=born is not None and target.index < born)  # can_admit_now()
             continue
-        if t_rep == math.inf:
+        if t_rep == inf:
             raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover
-        area += in_sys * account(clock, t_rep)
+        lo = clock if clock > w0 else w0  # area += in_sys x account(clock, t_rep)
+        hi = t_rep if t_rep < w1 else w1
+        if hi > lo:
+            area += in_sys * (hi - lo)
         clock = t_rep
-        span = account(rep.t0, t_rep)
-        if span > 0:
-            busy += span
-            batch_time.append((span, rep.plan_batch))
+        lo = rep.t0 if rep.t0 > w0 else w0  # span = account(rep.t0, t_rep)
+        if hi > lo:
+            busy += hi - lo
+            batch_time.append((hi - lo, rep.plan_batch))
         finished = rep.commit()
-        after_finish(finished, t_rep)
+        if finished:
+            after_finish(finished, t_rep)
         rep.finished = []
         rep.plan(t_rep)
-        after_finish(rep.finished, t_rep)
+        if rep.finished:
+            after_finish(rep.finished, t_rep)
 
     records = []
     for r in reqs:

@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Optional
 
 from .memory import expected_experts_touched, kv_bytes_per_token_per_layer, params_read, weight_bytes
@@ -307,6 +308,24 @@ class StepInputs:
             weight_bytes_per_device=w_dev,
         )
 
+    @cached_property
+    def _constants(self) -> tuple[float, float, float, Optional[float], bool]:
+        """What every iteration reads: ``(devices x BW, devices x F, linear_params, the draft's
+        active parameters or None, whether an all-to-all is charged)``."""
+        return (self.devices * self.bandwidth_bytes_per_s, self.devices * self.compute_flop_per_s,
+                self.linear_params, self.draft.active_params if self.draft is not None else None,
+                bool(self.alltoall_s_per_token or self.alltoall_fixed_s))
+
+    @cached_property
+    def _prefill_attention(self) -> tuple[float, Optional[int]]:
+        """``(4 h d, full-attention layers)`` of the target's prefill attention, the layers None
+        when some are windowed (then :func:`~.prefill.attention_flop` itself)."""
+        model = self.target.model
+        if model is None:
+            return 0.0, None
+        per_position = 4.0 * model.attention_heads * model.head_dim  # type: ignore[operator]
+        return per_position, None if model.sliding_window_layers else model.full_attention_layers
+
     @property
     def plain(self) -> bool:
         """Tensor parallelism only (the terms of the module doc's first table)."""
@@ -443,40 +462,90 @@ def prefill_load(inputs: StepInputs, chunks: Sequence[tuple[float, float]]) -> P
     return PrefillLoad(tokens, attn, kv)
 
 
+def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, pf_attention_flop: float,
+            pf_kv_bytes: float) -> Optional[tuple[float, float, float, float, float, float, float, float]]:
+    """``(weights, kv, linear, attention, collective, draft, alltoall, roofline)`` seconds of an
+    iteration (module doc), None for an empty one: :func:`iteration` and :func:`iteration_step_s`
+    both read them (one computation of the terms)."""
+    tokens = batch * s.spec_tokens + pf_tokens
+    if tokens <= 0:
+        return None
+    t = s.target
+    per_bw, per_f, linear_params, draft_params, a2a = s._constants
+    pipeline = s.pipeline
+    m = pipeline if pipeline < batch else batch  # s.micro_batches(batch): max(1, min(batch, p))
+    if m < 1:
+        m = 1
+    rest = pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
+    weights = s.target_weight_bytes(tokens / m) / per_bw * pipeline
+    kv_read = t.kv_full_bytes * context_tokens  # t._read(...), inline
+    if t.kv_window_bytes:
+        kv_read += t.kv_window_bytes * min(context_tokens, batch * t.window)
+    attn_read = t.attention_full_flop * context_tokens
+    if t.attention_window_flop:
+        attn_read += t.attention_window_flop * min(context_tokens, batch * t.window)
+    kv = (kv_read + pf_kv_bytes) / per_bw * rest
+    linear_flop = 2.0 * linear_params * tokens
+    if draft_params is not None:
+        linear_flop += 2.0 * draft_params * pf_tokens
+    linear = linear_flop / per_f * rest
+    attention = (s.spec_tokens * attn_read + pf_attention_flop) / per_f * rest
+    if s.per_operator:
+        roofline = max(weights, linear) + max(kv, attention)
+    else:
+        mem, cmp_ = weights + kv, linear + attention
+        top = cmp_ if cmp_ > mem else mem  # max(mem, cmp_)
+        roofline = top if s.overlap >= 1.0 else top + (1.0 - s.overlap) * min(mem, cmp_)
+    a2a_s = s.alltoall_s(tokens, m) if a2a else 0.0
+    if batch <= 0:
+        return weights, kv, linear, attention, 0.0, 0.0, a2a_s, roofline
+    collective = roofline * (s.collective_factor - 1.0)
+    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
+    return weights, kv, linear, attention, collective, draft, a2a_s, roofline
+
+
 def iteration(inputs: StepInputs, batch: int, context_tokens: float,
               prefill: PrefillLoad = NO_PREFILL) -> StepTerms:
     """The terms of one iteration of ``batch`` decodes holding ``context_tokens`` tokens
     in all, with ``prefill`` sharing it (see the module doc)."""
-    s = inputs
-    t = s.target
-    tokens = batch * (s.lookahead + 1) + prefill.tokens
-    if tokens <= 0:
+    v = _values(inputs, batch, context_tokens, prefill.tokens, prefill.attention_flop, prefill.kv_bytes)
+    if v is None:
         return _ZERO
-    m = s.micro_batches(batch)
-    rest = s.pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
-    per_bw = s.devices * s.bandwidth_bytes_per_s
-    per_f = s.devices * s.compute_flop_per_s
-    weights = s.target_weight_bytes(tokens / m) / per_bw * s.pipeline
-    kv = (t._read(t.kv_full_bytes, t.kv_window_bytes, batch, context_tokens) + prefill.kv_bytes) / per_bw * rest
-    linear_flop = 2.0 * s.linear_params * tokens
-    if s.draft is not None:
-        linear_flop += 2.0 * s.draft.active_params * prefill.tokens
-    linear = linear_flop / per_f * rest
-    attention = ((s.lookahead + 1) * t._read(t.attention_full_flop, t.attention_window_flop, batch, context_tokens)
-                 + prefill.attention_flop) / per_f * rest
-    memory, compute = weights + kv, linear + attention
-    terms = StepTerms(weights, kv, linear, attention, 0.0, 0.0, s.overhead_s,
-                      BANDWIDTH if memory >= compute else COMPUTE, s.overlap, s.alltoall_s(tokens, m), s.per_operator)
-    if batch <= 0:
-        return terms
-    collective = terms.roofline_s * (s.collective_factor - 1.0)
-    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
-    return replace(terms, collective_s=collective, draft_s=draft)
+    weights, kv, linear, attention, collective, draft, a2a, _ = v
+    return StepTerms(weights, kv, linear, attention, collective, draft, inputs.overhead_s,
+                     BANDWIDTH if weights + kv >= linear + attention else COMPUTE, inputs.overlap, a2a,
+                     inputs.per_operator)
 
 
 def step_s(inputs: StepInputs, batch: int, context_tokens: float, prefill: PrefillLoad = NO_PREFILL) -> float:
     """``iteration(...).step_s``."""
     return iteration(inputs, batch, context_tokens, prefill).step_s
+
+
+def iteration_step_s(inputs: StepInputs, batch: int, context_tokens: float,
+                     chunks: Sequence[tuple[float, float]] = ()) -> float:
+    """``iteration(inputs, batch, context_tokens, prefill_load(inputs, chunks)).step_s``, the same
+    float, without building the terms (the serving simulator's per-iteration cost: issue 28)."""
+    tokens = attn = kv = 0.0
+    if chunks:
+        t = inputs.target
+        model = t.model
+        per_position, full = inputs._prefill_attention
+        for new, earlier in chunks:
+            tokens += new
+            if earlier:
+                kv += t._read(t.kv_full_bytes, t.kv_window_bytes, 1, earlier)
+            if model is None:
+                continue
+            if full is None:  # windowed layers
+                attn += attention_flop(model, new, earlier)
+            elif new > 0:  # attention_flop(model, new, earlier), inline: per position x positions
+                attn += per_position * (full * (new * earlier + new * (new + 1.0) / 2.0))
+    v = _values(inputs, batch, context_tokens, tokens, attn, kv)
+    if v is None:
+        return 0.0
+    # StepTerms.step_s's order: target (roofline + collective) + draft + overhead + alltoall
+    return v[7] + v[4] + v[5] + inputs.overhead_s + v[6]
 
 
 def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
@@ -563,10 +632,14 @@ def sum_components(components: Sequence[Sequence[float]], start_context: float, 
             total += count * (a if gap >= 0 else c) + (b if gap >= 0 else d) * count * (count - 1) / 2.0
             continue
         if slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
-            cross = 0 if gap >= 0 else min(count, math.ceil(-gap / slope))
+            cross = 0 if gap >= 0 else math.ceil(-gap / slope)
+            if cross > count:  # min(count, cross)
+                cross = count
             total += _line_sum(c, d, 0, cross) + _line_sum(a, b, cross, count)
         else:  # compute overtakes memory at the first j with gap + slope j < 0
-            cross = 0 if gap < 0 else min(count, math.floor(gap / -slope) + 1)
+            cross = 0 if gap < 0 else math.floor(gap / -slope) + 1
+            if cross > count:  # min(count, cross)
+                cross = count
             total += _line_sum(a, b, 0, cross) + _line_sum(c, d, cross, count)
     return total
 

@@ -9,7 +9,8 @@ breakpoint. That lets it skip through thousands of identical iterations in
 closed form.
 
 :class:`RooflineStepCost` is the roofline law: it computes nothing itself but
-calls :func:`budgetlint.physics.step.iteration` and
+calls :func:`budgetlint.physics.step.iteration_step_s` (the float of
+:func:`~budgetlint.physics.step.iteration`) and
 :func:`~budgetlint.physics.step.decode_components` on the deployment's
 :class:`~budgetlint.physics.step.StepInputs`, the very function the flat
 analysis calls (one step-time implementation; see :mod:`.step` for the
@@ -27,7 +28,7 @@ from dataclasses import replace
 
 from .memory import kv_bytes_per_token, weight_bytes
 from .shapes import ROOFLINE, Deployment, Efficiency
-from .step import Component, StepInputs, decode_components, iteration, prefill_load, sum_components
+from .step import Component, StepInputs, decode_components, iteration_step_s, sum_components
 
 __all__ = ["Component", "LinearStepCost", "RooflineStepCost", "StepCost", "kv_capacity_tokens", "sum_components"]
 
@@ -107,13 +108,25 @@ class RooflineStepCost:
         self.tokens_per_pass = dep.spec_accepted_tokens_per_pass
         self.spec_tokens = self.inputs.spec_tokens
         self.kv_bytes_per_token = kv_bytes_per_token(dep.model, dep.kv_bytes_per_elem)
+        # decode_terms depend on the context only through which side of each windowed pass's
+        # ``B x window`` it lies (decode_components): kept per (batch, sides), bounded
+        passes = [self.inputs.target] + ([self.inputs.draft] if self.inputs.draft is not None else [])
+        self._windows = tuple(p.window for p in passes if p.kv_window_bytes or p.attention_window_flop)
+        self._decode: dict = {}
 
     def iteration_s(self, batch: int, context_tokens: float,
                     prefill: Sequence[tuple[int, int]]) -> float:
-        return iteration(self.inputs, batch, context_tokens, prefill_load(self.inputs, prefill)).step_s
+        return iteration_step_s(self.inputs, batch, context_tokens, prefill)
 
     def decode_terms(self, batch: int, context_tokens: float) -> tuple[tuple[Component, ...], float]:
-        return decode_components(self.inputs, batch, context_tokens)
+        key = (batch, tuple(context_tokens < batch * w for w in self._windows)) if self._windows else batch
+        hit = self._decode.get(key)
+        if hit is None:
+            hit = decode_components(self.inputs, batch, context_tokens)
+            if len(self._decode) >= 4096:
+                self._decode.clear()
+            self._decode[key] = hit
+        return hit
 
 
 def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None = None,

@@ -196,3 +196,42 @@ budgets:
     dep = physics_inputs(ev.budget)[0]
     assert realistic_deployment(dep, ev.budget, options).per_operator is True
     assert bound_deployment(dep, ev.budget).per_operator is False
+
+
+# ------------------------------------------------ the simulator's fast paths (issue 28)
+wide_deployments = st.builds(
+    lambda dep, d, p, e, g: Deployment(**{**dep.__dict__, "data_parallel": d, "pipeline_parallel": p,
+                                          "expert_parallel": e if dep.model is MOE and (dep.devices * d) % e == 0 else 1,
+                                          "expert_imbalance": g if dep.model is MOE else 1.0}),
+    deployments, st.sampled_from([1, 2]), st.sampled_from([1, 4]), st.sampled_from([1, 4]),
+    st.sampled_from([1.0, 1.5]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(dep=wide_deployments, batch=st.integers(0, 300), context=st.integers(0, 300_000),
+       chunks=st.lists(st.tuples(st.integers(1, 8192), st.integers(0, 6000)), max_size=4))
+def test_iteration_step_s_is_the_terms_own_total(dep: Deployment, batch: int, context: int,
+                                                 chunks: list[tuple[int, int]]) -> None:
+    """``iteration_step_s`` (the simulator's per-iteration float, built without the terms) is
+    ``iteration(...).step_s`` exactly, not to a tolerance: the event engine's requests are the
+    same to the last bit as they were when it built the terms (a changed float moves a tie)."""
+    from budgetlint.physics.step import iteration_step_s, prefill_load
+
+    inp = StepInputs.of(dep, Efficiency(0.7, 0.5))
+    want = iteration(inp, batch, float(context), prefill_load(inp, chunks)).step_s
+    assert iteration_step_s(inp, batch, float(context), chunks) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(dep=deployments, calls=st.lists(st.tuples(st.integers(1, 64), st.integers(0, 400_000)), min_size=1,
+                                       max_size=30))
+def test_kept_decode_terms_are_the_components_at_that_context(dep: Deployment,
+                                                              calls: list[tuple[int, int]]) -> None:
+    """RooflineStepCost keeps decode_terms per batch (and side of each window): every call,
+    whatever came before it, returns decode_components at its own context (the 4,096-token
+    window of WINDOWED is crossed both ways)."""
+    from budgetlint.physics.step import decode_components
+
+    sim = RooflineStepCost(dep, Efficiency(0.7, 0.5))
+    for batch, context in calls:
+        assert sim.decode_terms(batch, float(context)) == decode_components(sim.inputs, batch, float(context))
