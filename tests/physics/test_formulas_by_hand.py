@@ -307,3 +307,94 @@ def test_deployment_classes_and_their_words() -> None:
     assert de.median([5.0]) == 5.0
     with pytest.raises(ValueError, match="^median of no values"):
         de.median([])
+
+
+def test_compute_default_basis_words() -> None:
+    from budgetlint.physics.default_efficiency import ComputeDefault
+
+    assert ComputeDefault("hopper", "fp8", 0.681, 5, 4).basis() == \
+        "Hopper fp8: median of 5 MLPerf v5.1 Offline runs, 4 submitters"
+    assert ComputeDefault("cdna3", "fp8", 0.478, 7, 6).basis() == \
+        "CDNA3 fp8: median of 7 MLPerf v5.1 Offline runs, 6 submitters"
+    assert ComputeDefault("blackwell", "fp4", 0.484, 5, 5).basis().startswith("Blackwell fp4: median of 5 ")
+
+
+def test_one_bit_is_an_eighth_of_a_byte_and_zero_bits_are_refused() -> None:
+    from budgetlint.physics import precision
+
+    assert precision.bytes_per_element("1 bit") == 0.125
+    with pytest.raises(ValueError, match=r"^precision '0 bit': bit count must be positive"):
+        precision.bytes_per_element("0 bit")
+
+
+def test_edge_refusals_name_the_field() -> None:
+    from budgetlint.physics.shapes import Edge
+
+    with pytest.raises(ValueError, match=r"^connection_setup_s must be a non-negative finite number, got -1"):
+        Edge(connection_setup_s=-1.0)
+    with pytest.raises(ValueError, match=r"^proxy_flush_tokens must be a non-negative finite number, got nan"):
+        Edge(proxy_flush_tokens=math.nan)
+    assert Edge(0.0, 0.0) == Edge()
+
+
+def test_a_shape_repr_is_the_dataclass_repr_written_once() -> None:
+    from budgetlint.physics.shapes import Accelerator
+
+    acc = Accelerator(bandwidth_bytes_per_s=1e12, memory_bytes=8e10)
+    text = repr(acc)
+    assert text == ("Accelerator(bandwidth_bytes_per_s=1000000000000.0, memory_bytes=80000000000.0, "
+                    "compute_flop_per_s={}, interconnect_bytes_per_s=None)")
+    assert acc.__dict__["_repr"] == text and repr(acc) is text
+    assert type(acc).__repr__.__qualname__ == "Accelerator.__repr__"
+    assert repr(TOY).startswith("ModelShape(total_params=1000, layers=4, ")
+
+
+def test_unknown_precision_lists_the_names() -> None:
+    from budgetlint.physics import precision
+
+    with pytest.raises(ValueError) as e:
+        precision.bytes_per_element("fp7")
+    msg = str(e.value)
+    assert msg.startswith("unknown precision 'fp7': expected one of bf16, bfloat16, e4m3, e5m2, float16, ")
+    assert msg.endswith(", uint4, uint8 or a bit count such as '4.5 bit'")
+
+
+def test_shape_refusals_name_the_field_and_the_peaks_are_copied() -> None:
+    from budgetlint.physics.shapes import Accelerator
+
+    with pytest.raises(ValueError, match=r"^total_params must be a positive finite number, got 0"):
+        ModelShape(total_params=0, layers=1, attention_heads=1, head_dim=1)
+    with pytest.raises(ValueError, match=r"^memory_bytes must be a positive finite number, got -1"):
+        Accelerator(bandwidth_bytes_per_s=1.0, memory_bytes=-1)
+    with pytest.raises(ValueError, match=r"^bandwidth_bytes_per_s must be a positive finite number, got inf"):
+        Accelerator(bandwidth_bytes_per_s=math.inf)
+    with pytest.raises(ValueError, match=r"^interconnect_bytes_per_s must be a positive finite number, got 0"):
+        Accelerator(bandwidth_bytes_per_s=1.0, interconnect_bytes_per_s=0)
+    with pytest.raises(ValueError, match=r"^compute_flop_per_s\['bf16'\] must be a positive finite number, got -2"):
+        Accelerator(bandwidth_bytes_per_s=1.0, compute_flop_per_s={"bf16": -2})
+    peaks = {"bf16": 1e15}
+    acc = Accelerator(bandwidth_bytes_per_s=1.0, compute_flop_per_s=peaks)
+    peaks["bf16"] = 2e15  # the caller's dict changed afterwards: the accelerator keeps its own copy
+    assert acc.compute_flop_per_s == {"bf16": 1e15} and acc.compute_flop_per_s is not peaks
+
+
+def test_class_and_compute_defaults_by_name() -> None:
+    from budgetlint.physics import default_efficiency as de
+
+    assert de.class_default(True, 1).key == "moe-1" and de.class_default(False, 1).key == "dense-1"
+    assert de.class_default(True, 4).key == "moe-tp" and de.class_default(False, 2).key == "dense-tp"
+    # docs/calibration.md: Hopper fp8 68.1 % (5 runs), Blackwell fp4 48.4 %, CDNA3 fp8 47.8 % (7 runs)
+    h = de.compute_default("h100-sxm", "fp8")
+    assert (h.generation, h.precision, h.compute, h.runs) == ("hopper", "fp8", 0.681, 5)
+    assert de.compute_default("mi325x", "fp8").compute == 0.478
+    assert de.compute_default("gb200", "fp4").compute == 0.484
+    assert de.compute_default("h100-sxm", "bf16") is None  # no row: the class's 50 %
+    assert de.compute_default("a100-sxm", "fp8") is None  # no generation
+
+
+def test_no_compute_peak_lists_what_the_accelerator_has() -> None:
+    from budgetlint.physics import precision
+
+    with pytest.raises(ValueError, match=r"^no compute peak for precision 'fp4': tried fp4, int4, fp8, int8, bf16, fp16; "
+                                         r"the accelerator lists fp32, tf32$"):
+        precision.compute_peak({"TF32 ": 1e14, "fp32": 5e13}, "fp4")

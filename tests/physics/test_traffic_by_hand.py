@@ -114,3 +114,29 @@ def test_unit_gaps_have_mean_one() -> None:
             traffic.unit_gap_sampler("gamma", cv)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="^arrival must be one of poisson, constant, gamma, got 'burst'"):
         traffic.unit_gap_sampler("burst")
+
+
+def test_empirical_lengths_become_integers_and_name_themselves_when_refused() -> None:
+    e = traffic.Empirical((3.0, 4.0))
+    assert all(type(v) is int for v in e.values)
+    with pytest.raises(ValueError, match=r"^empirical length must be a finite number >= 0, got -1"):
+        traffic.Empirical((3, -1))
+
+
+def test_lognormal_of_less_than_one_token_and_its_refusal_words() -> None:
+    # the parameters are defined for any positive mean and p95 (tokens are rounded only when drawn)
+    mu, sigma = traffic.lognormal_params(0.5, 0.9)
+    assert math.isfinite(mu) and sigma > 0
+    mu, sigma = traffic.lognormal_params(0.25, 0.5)
+    assert math.exp(mu + sigma * sigma / 2) == pytest.approx(0.25, rel=1e-12)
+    with pytest.raises(ValueError, match=r"^lognormal maximum below its minimum$"):
+        traffic.LogNormal(100, 200, minimum=10, maximum=9)
+
+
+def test_uniform_refusals_name_their_end() -> None:
+    with pytest.raises(ValueError, match=r"^uniform lo must be a finite number >= 0, got -1$"):
+        traffic.Uniform(-1, 3)
+    with pytest.raises(ValueError, match=r"^uniform hi must be a finite number >= 0, got -3$"):
+        traffic.Uniform(1, -3)
+    with pytest.raises(ValueError, match=r"^uniform range is empty: hi 2 < lo 3$"):
+        traffic.Uniform(3, 2)

@@ -1,0 +1,37 @@
+"""stats/order_stats.py: minimum_n, interval and close_enough at values worked by hand (issue 22:
+mutation testing against tests/stats)."""
+
+from __future__ import annotations
+
+import math
+
+from budgetlint.stats import order_stats as o
+
+
+def test_minimum_n_by_hand() -> None:
+    # n = ceil(ln((1 - c) / 2) / ln(max(p, 1 - p))), c = 0.95: ln 0.025 = -3.68888
+    # p = 0.5: 3.68888 / 0.69315 = 5.32 -> 6 (0.5^6 = 0.0156 <= 0.025 < 0.5^5 = 0.03125)
+    assert o.minimum_n(0.5) == 6
+    # p = 0.95: 3.68888 / 0.051293 = 71.9 -> 72 (0.95^72 = 0.02488; 0.95^71 = 0.02619)
+    assert o.minimum_n(0.95) == 72 and o.minimum_n(0.05) == 72
+    # p = 0.99: 3.68888 / 0.0100503 = 367.04 -> 368 (0.99^367 = 0.02501 > 0.025)
+    assert o.minimum_n(0.99) == 368
+    # an exact integer: c = 0.875, (1 - c) / 2 = 0.0625 = 0.5^4: n = 4, not 5
+    assert o.minimum_n(0.5, 0.875) == 4
+    # a p whose complement rounds to 1: the cap
+    assert o.minimum_n(9.0874e-92) == o.NEEDED_N_CAP
+
+
+def test_the_upper_bound_can_be_the_smallest_sample() -> None:
+    # p = 0.01 with 2 samples: P(B <= 0) = 0.99^2 = 0.9801 >= 0.975, so the upper rank is 1: the
+    # smallest sample bounds the 1st percentile from above; nothing bounds it from below
+    iv = o.interval([7.0, 5.0], 0.01)
+    assert (iv.lower_rank, iv.upper_rank, iv.lower, iv.upper) == (0, 1, None, 5.0)
+    assert math.isclose(iv.coverage, 0.9801)
+
+
+def test_close_enough_at_its_confidence() -> None:
+    # at 95 %, 20 samples bound the median within the distance, 19 do not; at 50 % confidence 7 do
+    assert o.close_enough(20, 0.5) and not o.close_enough(19, 0.5)
+    assert o.close_enough(7, 0.5, confidence=0.5) and not o.close_enough(7, 0.5)
+    assert not o.close_enough(0, 0.5)
