@@ -35,7 +35,7 @@ def test_500_mb_benchmark_is_refused_before_reading(tmp_path: Path) -> None:
         fh.truncate(500 * 1000 * 1000)
     run = _check(tmp_path)
     assert_bounded(run, names="run.json", codes=(1,), rule="BL406")
-    assert "476.8 MiB" in run.stdout and "up to 64.0 MiB" in run.stdout and "max-bench-size" in run.stdout
+    assert "477 MiB" in run.stdout and "up to 64 MiB" in run.stdout and "max-bench-size" in run.stdout
     assert run.peak_mib is not None and run.peak_mib < 60  # nothing of it was read
 
 
@@ -44,7 +44,7 @@ def test_the_cap_is_configurable(tmp_path: Path) -> None:
     (tmp_path / "budgetlint.toml").write_text("max-bench-size = 2\n")  # MiB
     run = _check(tmp_path)
     assert_bounded(run, names="run.json", codes=(1,), rule="BL406")
-    assert "2.9 MiB; benchmark files are read up to 2.0 MiB" in run.stdout, run.stdout
+    assert "2.86 MiB; benchmark files are read up to 2 MiB" in run.stdout, run.stdout
     (tmp_path / "budgetlint.toml").write_text("max-bench-size = 4\n")
     run = _check(tmp_path)
     assert run.returncode == 0 and "BL406" not in run.stdout, run.stdout

@@ -676,7 +676,7 @@ def test_point20_the_sarif_upload_snippet_has_the_permissions_a_private_reposito
 
 # --- point 15: CI does not hide skips or swallow setup failures ----------------------------------------------
 
-README_TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest"
+README_TEST_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/pytest -n auto --dist loadfile"
 
 
 def _exe(path: Path, text: str) -> Path:

@@ -42,7 +42,7 @@ TYPOS = {
     "nested-power": ("ttft", "10**((10**10)**10) ms", "arithmetic is not evaluated"),
     "huge-power": ("ttft", "2**99999999 ms", "arithmetic is not evaluated"),
     "unit-power-tower": ("ttft", "1 s**9**9**9", "not one number and one unit"),
-    "huge-integer": ("ttft", "9" * 5000 + " ms", "5,003 characters"),
+    "huge-integer": ("ttft", "9" * 5000 + " ms", "5003 characters"),  # the one rounding rule (text/numbers.py): five-digit integers and up are grouped
     "integer-beyond-float": ("ttft", "1" + "0" * 400 + " ms", "404 characters"),  # was exit 3 (OverflowError)
     "power-beyond-float": ("ttft", "2**99999 ms", "arithmetic is not evaluated"),  # was exit 3 (OverflowError)
     "long-identifier": ("ttft", "1 " + "a" * 100_000, "100,002 characters"),

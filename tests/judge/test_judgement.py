@@ -190,7 +190,7 @@ def test_linked_run_decides_with_its_own_headroom_in_every_format(tmp_path: Path
     assert j["considered"]["estimate"] < 0.1  # the flat estimate weighed, not deciding
     shown = format_headroom(expected)
     assert shown == "+8.9%"
-    assert "headroom +8.9%" in out["text"] and "met by measurement: measured p95 TTFT 459 ms over 2,000 requests" \
+    assert "headroom +8.9%" in out["text"] and "met by measurement: measured p95 TTFT 459 ms over 2000 requests" \
         in out["text"]
     assert shown in markdown_row(out["markdown"], "chat", "ttft")
     assert "met (measured)" in markdown_row(out["markdown"], "chat", "ttft")

@@ -36,9 +36,9 @@ MODEL_REFUSALS = [
     (dict(M, head_dim=-2), r"head_dim must be a positive finite number, got -2$"),
     (dict(M, active_params=0), r"active_params must be a positive finite number, got 0$"),
     (dict(M, vocab_size=100_000, hidden_size=10_000),
-     r"the input embedding \(vocab_size 100000 x hidden_size 10000 = 1e\+09 parameters\) is not smaller than "
-     r"the 1e\+09 parameters a token uses: check parameters, vocab_size and hidden_size$"),
-    (dict(M, active_params=2e9), r"active_params \(2e\+09\) exceeds total_params \(1e\+09\)$"),
+     r"the input embedding \(vocab_size 100000 x hidden_size 10000 = 1,000,000,000 parameters\) is not smaller than "
+     r"the 1,000,000,000 parameters a token uses: check parameters, vocab_size and hidden_size$"),
+    (dict(M, active_params=2e9), r"active_params \(2,000,000,000\) exceeds total_params \(1,000,000,000\)$"),
     (dict(M, attention="sparse"), r"attention must be mha, gqa or mla, got 'sparse'$"),
     (dict(M, attention="mla", kv_lora_rank=512), r"attention 'mla' needs kv_lora_rank and qk_rope_head_dim$"),
     (dict(M, attention="mla", qk_rope_head_dim=64), r"attention 'mla' needs kv_lora_rank and qk_rope_head_dim$"),
