@@ -293,3 +293,174 @@ def test_a_split_that_rejects_does_not_meet_and_one_that_cannot_run_is_left_out(
                                                               Scheduler(replicas=d)),
                   [("ttft_s", 0.2)], 50, total=3, requests=6)
     assert none == ()
+
+
+# ------------------------------------------------------------------ queues, replicas, lengths, seeds
+FAST_PREFILL = LinearStepCost(0.01, prefill_fixed_s=0.01, prefill_per_token_s=4e-5)  # 1000 tokens: 0.05 s
+
+
+def test_a_queue_on_the_decode_pool_is_in_the_ttft() -> None:
+    """Ten prompts a second (0.1 s apart), a 0.05 s prefill each (no prefill queue), a decode pool
+    of one sequence at a time serving 0.184 s each: request k waits k x (0.184 - 0.1) = 0.084 k s
+    there. TTFT = prefill + transfer + that wait; E2E = TTFT + 0.184."""
+    traffic = Traffic(prompt=Fixed(1000), output=Fixed(11), arrival_rate_per_s=10.0, arrival="constant")
+    r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, Scheduler(), Scheduler(max_num_seqs=1),
+                       requests=6)
+    waits = [0.084 * k for k in (3, 4, 5)]
+    assert r.decode_queue_s == pytest.approx(waits, rel=1e-9)
+    assert r.prefill_queue_s == (0.0,) * 3
+    assert r.ttft_s == pytest.approx([0.05 + MOVE + w for w in waits], rel=1e-9)
+    assert r.e2e_s == pytest.approx([0.05 + MOVE + w + DECODE for w in waits], rel=1e-9)
+    assert [x.queue_s for x in r.combined.records] == pytest.approx(waits, rel=1e-9)  # both pools' waits
+    assert [x.tpot_s for x in r.combined.records] == pytest.approx([DECODE / 11] * 3, rel=1e-9)
+    # the prefill pool: window 0..0.5 s, five 0.05 s prefills: 50 % busy; the decode pool's window
+    # 0.3..0.5 s is all busy
+    assert r.prefill_busy == pytest.approx(0.5, rel=1e-9)
+    assert r.decode_busy == pytest.approx(1.0, rel=1e-9)
+    # in the system: the decode pool's own area + the prefill pool's 0.25 / 0.5 s over 0.2 s
+    assert r.combined.in_system_area == pytest.approx(r.decode_raw.in_system_area + 0.25 / 0.5 * 0.2, rel=1e-9)
+
+
+def test_a_two_token_reply_and_a_one_token_reply() -> None:
+    """Two tokens: the prefill pool makes the first, the decode pool's recomputed token the second,
+    no decode step: E2E = TTFT + 0.004. One token: the decode pool still emits one (at least 1)."""
+    for out in (2, 1):
+        traffic = Traffic(prompt=Fixed(1000), output=Fixed(out), arrival_rate_per_s=1.0, arrival="constant")
+        r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, Scheduler(), Scheduler(), requests=6)
+        assert r.e2e_s == pytest.approx([0.05 + MOVE + 0.004] * 3, rel=1e-9)
+        assert [x.output_tokens for x in r.combined.records] == [out] * 3
+        assert [x.tpot_s for x in r.combined.records] == pytest.approx([0.004 / out] * 3, rel=1e-9)
+
+
+def test_busy_shares_are_per_replica() -> None:
+    """Two decode replicas: two measured requests of 0.004 s in a 2 s window: 0.008 / (2 s x 2)."""
+    traffic = Traffic(prompt=Fixed(1000), output=Fixed(2), arrival_rate_per_s=1.0, arrival="constant")
+    r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, Scheduler(replicas=2), Scheduler(replicas=2),
+                       requests=6)
+    assert r.decode_busy == pytest.approx(0.008 / 4, rel=1e-9)
+    # the prefill pool: five 0.05 s prefills in its 5 s window over 2 replicas
+    assert r.prefill_busy == pytest.approx(0.25 / 10, rel=1e-9)
+    assert r.combined.replicas == 2
+
+
+def test_the_lengths_and_arrivals_are_the_seeds() -> None:
+    """The lengths both pools see are drawn from ``random.Random("budgetlint:<seed>:lengths")``,
+    a prompt then a reply per request; the prefill pool's arrivals are the seed's Poisson stream
+    (those of any one-pool run at the seed)."""
+    from budgetlint.physics.serving_sim import run
+    from budgetlint.physics.traffic import Uniform
+    import random
+
+    traffic = Traffic(prompt=Uniform(500, 1500), output=Uniform(2, 20), arrival_rate_per_s=0.5)
+    for seed, kw in ((0, {}), (3, {"seed": 3})):
+        rng = random.Random(f"budgetlint:{seed}:lengths")
+        want = [(rng.randint(500, 1500), rng.randint(2, 20)) for _ in range(6)]
+        r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, Scheduler(), Scheduler(), requests=6, **kw)
+        assert [x.prompt_tokens for x in r.prefill_raw.records] == [p for p, _ in want]
+        assert [x.prompt_tokens for x in r.combined.records] == [want[x.index][0] for x in r.combined.records]
+        assert [x.output_tokens for x in r.combined.records] == [want[x.index][1] for x in r.combined.records]
+        # the decode pool makes all but the first token
+        assert sorted(x.output_tokens for x in r.decode_raw.records) == sorted(
+            want[x.index][1] - 1 for x in r.combined.records)
+        one_pool = run(FAST_PREFILL, Traffic(prompt=Fixed(1), output=Fixed(1), arrival_rate_per_s=0.5), Scheduler(),
+                       requests=6, warmup=0, seed=seed)
+        assert [x.arrival_s for x in r.prefill_raw.records] == [x.arrival_s for x in one_pool.records]
+
+
+def test_the_work_allowance_reaches_both_pools() -> None:
+    """A small run calls the allowance once at the end of each pool's simulation."""
+    calls: list[int] = []
+
+    def allowance(events: int) -> bool:
+        calls.append(events)
+        return True
+
+    simulate_pools(pools(), PREFILL_LAW, DECODE_LAW, ONE_A_SECOND, Scheduler(), Scheduler(), requests=6,
+                   allowance=allowance)
+    assert len(calls) == 2
+    calls.clear()
+    splits(pools(), lambda: (PREFILL_LAW, DECODE_LAW), ONE_A_SECOND,
+           lambda p, d: (Scheduler(replicas=p), Scheduler(replicas=d)), [("ttft_s", 1.0)], 50, total=2,
+           requests=6, allowance=allowance)
+    assert len(calls) == 2
+
+
+def test_exactly_three_requests_leaving_the_prefill_pool_are_enough() -> None:
+    traffic = Traffic(prompt=_Replay((1000, 5000, 5000, 5000, 1000, 1000)), output=Fixed(11),
+                      arrival_rate_per_s=1.0, arrival="constant")
+    r = simulate_pools(pools(), PREFILL_LAW, DECODE_LAW, traffic, Scheduler(kv_capacity_tokens=2000), Scheduler(),
+                       requests=6)
+    assert r.rejected == 3
+    rejected = [x for x in r.combined.records if x.rejected]
+    assert [(x.index, x.replica, x.cached_tokens, x.preemptions) for x in rejected] == [
+        (1, 0, 0, 0), (2, 0, 0, 0), (3, 0, 0, 0)]
+
+
+def test_decode_pool_rejections_keep_the_request_s_fields() -> None:
+    traffic = Traffic(prompt=Fixed(1000), output=Fixed(11), arrival_rate_per_s=1.0, arrival="constant")
+    r = simulate_pools(pools(), PREFILL_LAW, DECODE_LAW, traffic, Scheduler(), Scheduler(kv_capacity_tokens=500),
+                       requests=6)
+    for x in r.combined.records:
+        assert (x.replica, x.arrival_s, x.cached_tokens, x.preemptions) == (0, float(x.index), 0, 0)
+        assert all(isinstance(v, float) and math.isnan(v) for v in (x.queue_s, x.ttft_s, x.e2e_s, x.tpot_s))
+
+
+def test_splits_hand_simulate_pools_their_arguments() -> None:
+    """What ``splits`` reports for a split is what ``simulate_pools`` gives for it at the same
+    requests and seed (400 and 0 by default); a split that cannot run does not stop the others."""
+    traffic = Traffic(prompt=Uniform_(), output=Fixed(11), arrival_rate_per_s=4.0)
+
+    def scheds(p: int, d: int) -> tuple[Scheduler, Scheduler]:
+        return Scheduler(replicas=p), Scheduler(replicas=d)
+
+    def direct(p: int, d: int, **kw: object) -> float:
+        return simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, *scheds(p, d), **kw).percentile("e2e_s", 90)
+
+    got = splits(pools(), lambda: (FAST_PREFILL, DECODE_LAW), traffic, scheds, [("e2e_s", 10.0)], 90, total=3,
+                 requests=40, seed=5)
+    assert [s.values[0][1] for s in got] == [direct(1, 2, requests=40, seed=5), direct(2, 1, requests=40, seed=5)]
+    dflt = splits(pools(), lambda: (FAST_PREFILL, DECODE_LAW), traffic, scheds, [("e2e_s", 10.0)], 90, total=2)
+    assert dflt[0].values[0][1] == direct(1, 1, requests=400, seed=0)
+    # a promise exactly at the simulated figure is met
+    at = splits(pools(), lambda: (FAST_PREFILL, DECODE_LAW), traffic, scheds, [("e2e_s", got[0].values[0][1])], 90,
+                total=3, requests=40, seed=5)
+    assert at[0].meets is True
+    # the first split's prefill pool holds no prompt: left out, the second still simulated
+    odd = splits(pools(), lambda: (FAST_PREFILL, DECODE_LAW), traffic,
+                 lambda p, d: (Scheduler(replicas=p, kv_capacity_tokens=500 if p == 1 else math.inf),
+                               Scheduler(replicas=d)), [("e2e_s", 10.0)], 90, total=3, requests=40, seed=5)
+    assert [(s.prefill_replicas, s.decode_replicas) for s in odd] == [(2, 1)]
+
+
+def Uniform_():  # type: ignore[no-untyped-def]
+    from budgetlint.physics.traffic import Uniform
+
+    return Uniform(500, 1500)
+
+
+def test_the_combined_prefill_is_the_prefill_pool_s_where_the_pools_differ() -> None:
+    wl = Workload(prompt_tokens=4096, output_tokens=200, concurrency=16)
+    # a draft on the prefill pool only: its prefill, 2 x 1e9 x 4096 + 4 x 32 x 64 x 16 x 4096 x 4097 / 2
+    # = 9.2918e12 FLOP on 8 x 989 TFLOP/s = 1.1744 ms, is the combined estimate's
+    a = analyse_pools(pools(prefill=Deployment(model=LLAMA70, accelerator=H100, devices=8, draft=DRAFT,
+                                               draft_lookahead=3)), wl)
+    draft = (2 * 1e9 * 4096 + 4 * 32 * 64 * 16 * 4096 * 4097 / 2) / (8 * 989e12)
+    assert a.combined.draft_prefill_s == pytest.approx(draft, rel=1e-6)
+    assert a.decode.draft_prefill_s == 0.0
+    # a decode pool a thousand times faster in compute: its own prefill would be bandwidth-bound,
+    # the combined one is the prefill pool's, compute-bound
+    fast = Accelerator(memory_bytes=141e9, bandwidth_bytes_per_s=4.8e12, compute_flop_per_s={"bf16": 989e15})
+    b = analyse_pools(pools(decode=Deployment(model=LLAMA70, accelerator=fast, devices=4)), wl)
+    assert (b.combined.prefill_binding, b.decode.prefill_binding) == ("compute", "bandwidth")
+    # expert parallelism on the prefill pool only: its all-to-all latency, 32 MoE layers x 2 x 10 us
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    c = analyse_pools(pools(prefill=Deployment(model=moe, accelerator=H100, devices=1, data_parallel=2,
+                                               expert_parallel=2, alltoall_latency_s=1e-5),
+                            decode=Deployment(model=moe, accelerator=H200, devices=2)), wl)
+    assert c.combined.prefill_alltoall_s == pytest.approx(32 * 2 * 1e-5, rel=1e-12)
+    assert c.decode.prefill_alltoall_s == 0.0
+
+
+def test_pools_accept_a_link_slower_than_a_byte_a_second() -> None:
+    assert pools(link_bandwidth_bytes_per_s=0.5).link_bandwidth_bytes_per_s == 0.5

@@ -180,3 +180,34 @@ def test_kv_capacity_is_zero_when_the_weights_do_not_fit() -> None:
     # just above: 1 byte a device x 4 devices is 0 tokens (a floor), 100,000 B x 4 is one token
     assert kv_capacity_tokens(Deployment(model=LLAMA70, accelerator=H100, devices=4),
                               reserve_bytes_per_device=45e9 - 100000) == 1
+
+
+def test_the_roofline_law_needs_a_compute_peak() -> None:
+    bw_only = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12)
+    with pytest.raises(ValueError):
+        RooflineStepCost(Deployment(model=LLAMA70, accelerator=bw_only, devices=4))
+
+
+def test_a_windowed_draft_keys_the_cache_too() -> None:
+    windowed = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64,
+                          sliding_window=64)
+    law = RooflineStepCost(Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=windowed, draft_lookahead=2))
+    assert law._windows == (64,)
+    below, above = law.decode_terms(2, 100.0), law.decode_terms(2, 200.0)  # 100 < 2 x 64 <= 200
+    assert below == decode_components(law.inputs, 2, 100.0) and above == decode_components(law.inputs, 2, 200.0)
+
+
+def test_kv_capacity_with_a_one_token_lookahead() -> None:
+    # lookahead 1 loads the draft: as test_kv_capacity_with_a_draft_by_hand, 382,856
+    dep = Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=DRAFT, draft_lookahead=1)
+    assert kv_capacity_tokens(dep, usable_fraction=0.9, reserve_bytes_per_device=2e9) == 382856
+
+
+def test_kv_capacity_of_a_byte_left_on_each_device() -> None:
+    """A toy model: 1,000 parameters at 2 B on 4 devices (500 B each) on 501-byte devices: 1 B free on
+    each, 4 B in all; a token's cache is K and V x 1 layer x 1 head x 1 x 1 B = 2 B: 2 tokens."""
+    toy = ModelShape(total_params=1000, layers=1, hidden_size=1, attention_heads=1, kv_heads=1, head_dim=1)
+    dep = Deployment(model=toy, accelerator=Accelerator(memory_bytes=501, bandwidth_bytes_per_s=1e9,
+                                                        compute_flop_per_s={"bf16": 1e12}),
+                     devices=4, kv_bytes_per_elem=1.0)
+    assert kv_capacity_tokens(dep) == 2
