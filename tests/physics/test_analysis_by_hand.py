@@ -1,0 +1,55 @@
+"""physics/analysis.py: the plain dict and the pickled form (a ``--jobs`` worker sends analyses
+to the parent), worked by hand."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from budgetlint.physics import Accelerator, Deployment, ModelShape, Workload, analyse
+from budgetlint.physics import analysis as analysis_module
+
+H100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+LLAMA70 = ModelShape(total_params=70e9, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8, head_dim=128)
+WL = Workload(prompt_tokens=4096, output_tokens=200, concurrency=16)
+
+
+def _a(concurrency: int = 16):  # type: ignore[no-untyped-def]
+    return analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, engine_terms=True),
+                   Workload(prompt_tokens=4096, output_tokens=200, concurrency=concurrency))
+
+
+def test_as_dict_names_the_decode_terms_in_seconds() -> None:
+    """Each decode pass carries 16 sequences' tokens and, spread over the 200 replies, the other 15
+    sequences' 4,096-token prefills: (16 + 15 x 4096 / 200) x 2 x 70e9 FLOP on 4 x 989 TFLOP/s."""
+    a = _a()
+    d = a.as_dict()
+    assert isinstance(d["decode_terms"], dict)
+    assert d["decode_terms"]["linear_s"] == pytest.approx((16 + 15 * 4096 / 200) * 2 * 70e9 / (4 * 989e12), rel=1e-12)
+    assert d["decode_terms"] == {name: s for name, _, s in a.decode_terms}
+    assert "DECODE_TERMS" not in d and "XXdecode_termsXX" not in d
+    assert d["concurrency"] == 16 and d["prompt_tokens"] == 4096
+
+
+def test_an_analysis_pickles_as_its_values_and_equal_ones_unpickle_to_one() -> None:
+    a, b = _a(16), _a(8)
+    a2 = pickle.loads(pickle.dumps(a))
+    assert a2 == a
+    assert pickle.loads(pickle.dumps(a)) is a2  # equal values: the one object
+    b2 = pickle.loads(pickle.dumps(b))
+    assert b2 == b and b2 != a2 and b2.concurrency == 8
+    assert a.__reduce__()[1][0][:2] == (a.devices, a.concurrency)  # the values, in field order
+    assert len(analysis_module._UNPICKLED) == 2
+
+
+def test_the_unpickled_analyses_are_bounded() -> None:
+    a = _a()
+    blob = pickle.dumps(a)
+    filler = {i.to_bytes(2, "big"): a for i in range(4095)}
+    analysis_module._UNPICKLED.update(filler)
+    pickle.loads(blob)
+    assert len(analysis_module._UNPICKLED) == 4096  # 4,095 + 1: not yet full
+    other = pickle.dumps(_a(8))
+    pickle.loads(other)
+    assert len(analysis_module._UNPICKLED) == 1  # full: cleared, then the new one kept
