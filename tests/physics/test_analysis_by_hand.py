@@ -53,3 +53,22 @@ def test_the_unpickled_analyses_are_bounded() -> None:
     other = pickle.dumps(_a(8))
     pickle.loads(other)
     assert len(analysis_module._UNPICKLED) == 1  # full: cleared, then the new one kept
+
+
+def test_the_prefill_share_a_decode_pass_carries_by_hand() -> None:
+    """5 sequences, 4,096-token prompts of which 1,024 come from the prefix cache, 200-token replies:
+    each pass carries 4 x 1 / 200 = 0.02 of one prompt's prefill: 3,072 x 0.02 = 61.44 new tokens,
+    the cached prefix's KV read 1,024 x 327,680 B x 0.02, and the attention over
+    3,072 x 1,024 + 3,072 x 3,073 / 2 position pairs x 4 x 64 x 128 x 80 FLOP, x 0.02."""
+    from budgetlint.physics.analysis import _prefill_share
+    from budgetlint.physics.step import NO_PREFILL, StepInputs
+
+    inputs = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4))
+    wl = Workload(prompt_tokens=4096, output_tokens=200, concurrency=5, cached_prompt_tokens=1024)
+    share = _prefill_share(inputs, wl, 3072.0, 1024.0)
+    assert share.tokens == pytest.approx(61.44, rel=1e-12)
+    assert share.kv_bytes == pytest.approx(1024 * 327680 * 0.02, rel=1e-12)
+    pairs = 3072 * 1024 + 3072 * 3073 / 2
+    assert share.attention_flop == pytest.approx(pairs * 4 * 64 * 128 * 80 * 0.02, rel=1e-12)
+    alone = Workload(prompt_tokens=4096, output_tokens=200, concurrency=1, cached_prompt_tokens=1024)
+    assert _prefill_share(inputs, alone, 3072.0, 1024.0) == NO_PREFILL
