@@ -55,3 +55,30 @@ def test_the_overlap_roofline_by_hand() -> None:
     assert _roofline(3.0, 1.0, 1.0) == 3.0
     assert _roofline(3.0, 1.0, 0.0) == 4.0
     assert _roofline(1.0, 3.0, 0.25) == pytest.approx(3.75, rel=1e-12)  # 3 + 0.75 x 1
+
+
+def test_one_prompt_s_prefill_alone_off_the_plain_path_by_hand() -> None:
+    """A MoE of 47e9 parameters, 13e9 active, 8 experts, 2 a token: an expert is (47 - 13) / 6 e9 =
+    5.667e9, the routed part of a token 11.333e9, the shared part 1.667e9. On data parallel 2 with
+    an imbalance of 1.5, a 1,000-token prompt (attention 1e12 FLOP given) costs
+    2 x 1000 x (1.667e9 x 2 + 1.5 x 11.333e9) + 1e12 x 2 = 4.2667e14 / 10 FLOP; it touches all 8
+    experts: weights (1.667e9 x 2 + min(1.5 x 45.333e9, 45.333e9)) x 2 B."""
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    inp = StepInputs.of(Deployment(model=moe, accelerator=H100, devices=1, data_parallel=2, expert_parallel=2,
+                                   expert_imbalance=1.5))
+    expert = 34e9 / 6
+    shared = 13e9 - 2 * expert
+    flop, weights, a2a = inp.prefill_alone(1000.0, 1e12)
+    assert flop == pytest.approx(2 * 1000 * (shared * 2 + 1.5 * 2 * expert) + 1e12 * 2, rel=1e-12)
+    assert flop == pytest.approx(4.26667e13, rel=1e-5)
+    assert weights == pytest.approx((shared * 2 + 8 * expert) * 2, rel=1e-12)
+    assert a2a == 0.0  # no all-to-all link or latency given
+    # a dense model through 2 pipeline stages: every stage's FLOP and weights, one after another
+    pp = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4, pipeline_parallel=2))
+    flop, weights, a2a = pp.prefill_alone(1000.0, 1e12)
+    assert flop == pytest.approx((2 * 1000 * 70e9 + 1e12) * 2, rel=1e-12)
+    assert weights == pytest.approx(140e9 * 2, rel=1e-12)
+    # plain (tensor only): 2 x 70e9 x 1000 + 1e12, 140 GB
+    plain = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4))
+    assert plain.prefill_alone(1000.0, 1e12) == pytest.approx((2 * 1000 * 70e9 + 1e12, 140e9, 0.0), rel=1e-12)
