@@ -72,3 +72,27 @@ def test_the_prefill_share_a_decode_pass_carries_by_hand() -> None:
     assert share.attention_flop == pytest.approx(pairs * 4 * 64 * 128 * 80 * 0.02, rel=1e-12)
     alone = Workload(prompt_tokens=4096, output_tokens=200, concurrency=1, cached_prompt_tokens=1024)
     assert _prefill_share(inputs, alone, 3072.0, 1024.0) == NO_PREFILL
+
+
+@pytest.mark.parametrize("bad", [-1.0, float("inf"), float("nan")])
+def test_a_queue_allowance_must_be_non_negative_and_finite(bad: float) -> None:
+    with pytest.raises(ValueError) as e:
+        analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4), WL, queue_s=bad)
+    assert str(e.value) == f"queue_s must be a non-negative finite number, got {bad!r}"
+
+
+def test_a_speculative_moe_pass_reads_the_experts_its_k_plus_1_tokens_touch() -> None:
+    """A MoE (47e9, 13e9 active, 8 experts, 2 a token: an expert 34e9 / 6, the shared part 5/3 e9)
+    verifying 3 draft tokens: one sequence pushes 4 tokens through the target, which touch
+    8 x (1 - (6/8)^4) = 5.46875 experts on average. The decode step's bytes: those weights at 2 B
+    plus the cache at the mean context 100 + (101 - 1) / 2 = 150 (2 x 32 x 8 x 128 x 2 B a token)."""
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    draft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
+    h200 = Accelerator(memory_bytes=141e9, bandwidth_bytes_per_s=4.8e12, compute_flop_per_s={"bf16": 989e12})
+    a = analyse(Deployment(model=moe, accelerator=h200, draft=draft, draft_lookahead=3,
+                           spec_accepted_tokens_per_pass=2.0),
+                Workload(prompt_tokens=100, output_tokens=101, concurrency=1))
+    touched = 8 * (1 - 0.75 ** 4)
+    weights = 2 * (5e9 / 3 + touched * 34e9 / 6)
+    assert a.decode_bytes_per_step == pytest.approx(weights + 131072 * 150, rel=1e-9)
