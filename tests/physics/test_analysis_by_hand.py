@@ -96,3 +96,10 @@ def test_a_speculative_moe_pass_reads_the_experts_its_k_plus_1_tokens_touch() ->
     touched = 8 * (1 - 0.75 ** 4)
     weights = 2 * (5e9 / 3 + touched * 34e9 / 6)
     assert a.decode_bytes_per_step == pytest.approx(weights + 131072 * 150, rel=1e-9)
+
+
+def test_the_analysis_states_the_kv_bytes_of_a_token() -> None:
+    # K and V x 80 layers x 8 heads x 128: 327,680 B at 2 B an element, 163,840 at 1 B
+    assert analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4), WL).kv_bytes_per_token == 327680
+    assert analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, kv_bytes_per_elem=1.0),
+                   WL).kv_bytes_per_token == 163840
