@@ -103,3 +103,56 @@ def test_the_analysis_states_the_kv_bytes_of_a_token() -> None:
     assert analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4), WL).kv_bytes_per_token == 327680
     assert analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, kv_bytes_per_elem=1.0),
                    WL).kv_bytes_per_token == 163840
+
+
+def _step(context: float) -> float:
+    """One memory-bound decode pass of one sequence on 4 H100s: (140 GB + 327,680 B x L) / 13.4 TB/s."""
+    return (140e9 + 327680 * context) / (4 * 3.35e12)
+
+
+@pytest.mark.parametrize(("accepted", "out"), [(1.0, 11), (2.0, 11), (1.0, 2), (1.0, 10.5)])
+def test_the_decode_after_the_first_token_by_hand(accepted: float, out: float) -> None:
+    """Reply token j is charged a pass at context 1000 + j, over ``accepted`` tokens a pass; the
+    first comes with the prefill, so its pass is dropped. A fractional reply (10.5) is charged as
+    round(10.5) = 10 passes scaled by 10.5 / 10. (At one sequence every pass is memory-bound: the
+    compute, 2 x 70e9 x 2 tokens / 3.956 PFLOP/s = 71 us, is under the 10.5 ms weight read.)"""
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, spec_accepted_tokens_per_pass=accepted),
+                Workload(prompt_tokens=1000, output_tokens=out, concurrency=1))
+    count = round(out)
+    scale = out / count
+    want = sum(_step(1000 + j) for j in range(1, count)) / accepted * scale
+    assert a.decode_after_first_s == pytest.approx(want, rel=1e-9)
+
+
+def test_a_one_token_reply_has_nothing_after_the_first() -> None:
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4), Workload(prompt_tokens=1000, output_tokens=1,
+                                                                               concurrency=1))
+    assert a.decode_after_first_s == 0.0
+    assert a.e2e_s == pytest.approx(a.ttft_s, rel=1e-12)
+
+
+def test_every_pass_carries_the_prefill_share_the_first_too() -> None:
+    """Two sequences, 2-token replies, engine terms: each pass carries 1 x 1 / 2 = half of the other's
+    1,000-token prefill, 500 tokens: compute-bound, (2 x 70e9 x 502 + 2,621,440 x 2L +
+    0.5 x 2,621,440 x 1000 x 1001 / 2) / 3.956 PFLOP/s, over the memory (140 GB + 2 x 327,680 L)
+    / 13.4 TB/s. After the first token: the pass at L = 1001."""
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, engine_terms=True),
+                Workload(prompt_tokens=1000, output_tokens=2, concurrency=2))
+
+    def step(c: float) -> float:
+        compute = (2 * 70e9 * 502 + 2621440 * 2 * c + 0.5 * 2621440 * 1000 * 1001 / 2) / (4 * 989e12)
+        memory = (140e9 + 327680 * 2 * c) / (4 * 3.35e12)
+        return max(compute, memory)
+
+    assert step(1001) > (140e9 + 327680 * 2 * 1001) / (4 * 3.35e12)  # compute-bound
+    assert a.decode_after_first_s == pytest.approx(step(1001), rel=1e-9)
+
+
+def test_a_one_token_lookahead_draft_is_charged() -> None:
+    """Lookahead 1 loads the draft: its prefill of the 4,096-token prompt on 8 H100s,
+    (2 x 1e9 x 4096 + 4 x 32 x 64 x 16 x 4096 x 4097 / 2) / (8 x 989 TFLOP/s) = 1.1744 ms."""
+    draft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=8, draft=draft, draft_lookahead=1), WL)
+    want = (2 * 1e9 * 4096 + 4 * 32 * 64 * 16 * 4096 * 4097 / 2) / (8 * 989e12)
+    assert a.draft_prefill_s == pytest.approx(want, rel=1e-6)
+    assert a.draft_step_s > 0
