@@ -156,3 +156,63 @@ def test_a_one_token_lookahead_draft_is_charged() -> None:
     want = (2 * 1e9 * 4096 + 4 * 32 * 64 * 16 * 4096 * 4097 / 2) / (8 * 989e12)
     assert a.draft_prefill_s == pytest.approx(want, rel=1e-6)
     assert a.draft_step_s > 0
+
+
+DRAFT = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
+
+
+def test_the_memory_fit_with_a_draft_by_hand() -> None:
+    """16 sequences of 4,096 + 200 tokens on 4 H100s (90 % usable, 2 GB reserved a device), a 1e9
+    draft (2 GB; 32,768 B a token). Steady context 4,096 + 100 = 4,196, worst 4,296:
+      weights 140 GB / 4 = 35 GB; KV 16 x 327,680 x 4,196 / 4 = 5,499,781,120 B;
+      draft (2e9 + 16 x 32,768 x 4,196) / 4 = 1,049,978,112 B; required 43,549,759,232 B of 72 GB;
+      worst: KV 5,630,853,120, draft 1,063,085,312, required 43,693,938,432;
+      sequences that fit: (72 - 35 - 0.5 - 2) GB x 4 = 138 GB over (327,680 + 32,768) x 4,196 B = 91.2
+      -> 91 (worst, x 4,296: 89.1 -> 89)."""
+    dep = Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=DRAFT, draft_lookahead=3,
+                     memory_usable_fraction=0.9, memory_overhead_bytes=2e9)
+    a = analyse(dep, WL)
+    assert a.memory_context_steady_tokens == 4196
+    assert a.memory_weight_bytes_per_device == pytest.approx(35e9, rel=1e-12)
+    assert a.memory_kv_bytes_per_device == pytest.approx(5499781120, rel=1e-12)
+    assert a.memory_draft_bytes_per_device == pytest.approx(1049978112, rel=1e-12)
+    assert a.memory_overhead_bytes_per_device == 2e9
+    assert a.memory_required_bytes_per_device == pytest.approx(43549759232, rel=1e-12)
+    assert a.memory_available_bytes_per_device == pytest.approx(72e9, rel=1e-12)
+    assert a.memory_headroom_bytes_per_device == pytest.approx(72e9 - 43549759232, rel=1e-12)
+    assert a.memory_kv_worst_bytes_per_device == pytest.approx(5630853120, rel=1e-12)
+    assert a.memory_required_worst_bytes_per_device == pytest.approx(43693938432, rel=1e-12)
+    assert a.memory_fits is True and a.memory_fits_worst is True
+    assert (a.memory_max_sequences, a.memory_max_sequences_worst) == (91, 89)
+    # without a draft: nothing for it, exactly
+    plain = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, memory_usable_fraction=0.9,
+                               memory_overhead_bytes=2e9), WL)
+    assert plain.memory_draft_bytes_per_device == 0.0
+    assert plain.memory_required_bytes_per_device == pytest.approx(35e9 + 5499781120 + 2e9, rel=1e-15)
+    assert plain.memory_required_worst_bytes_per_device == pytest.approx(35e9 + 5630853120 + 2e9, rel=1e-15)
+
+
+def test_no_edge_no_proxy_delay_and_the_prefill_s_parts() -> None:
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=8, draft=DRAFT, draft_lookahead=3), WL)
+    assert a.proxy_delay_s == 0.0
+    # the prefill: the target's compute-bound prefill + the draft's (test_a_one_token_lookahead_...)
+    linear = 2 * 70e9 * 4096
+    attention = 4 * 64 * 128 * 80 * (4096 * 4097 / 2)
+    draft = (2 * 1e9 * 4096 + 4 * 32 * 64 * 16 * 4096 * 4097 / 2) / (8 * 989e12)
+    assert a.prefill_s == pytest.approx((linear + attention) / (8 * 989e12) + draft, rel=1e-6)
+    # a speculative pass of one sequence: 2 tokens x 2 x 70e9 FLOP over 4 devices
+    spec = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, spec_accepted_tokens_per_pass=2.0),
+                   Workload(prompt_tokens=1000, output_tokens=10, concurrency=1))
+    assert spec.decode_flop_per_step == pytest.approx(2 * 2 * 70e9 / 4, rel=1e-12)
+
+
+def test_the_all_to_all_adds_to_the_prefill() -> None:
+    """Expert parallel 2 with a 10 us latency: 32 MoE layers x 2 x 10 us = 0.64 ms on top of the
+    compute-bound prefill."""
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    a = analyse(Deployment(model=moe, accelerator=H100, devices=1, data_parallel=2, expert_parallel=2,
+                           alltoall_latency_s=1e-5), WL)
+    assert a.prefill_alltoall_s == pytest.approx(0.00064, rel=1e-12)
+    assert a.prefill_binding == "compute"
+    assert a.prefill_s == pytest.approx(a.prefill_compute_s + 0.00064, rel=1e-9)
