@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from budgetlint.physics import Accelerator, Deployment, ModelShape, Workload, analyse
+from budgetlint.physics import Accelerator, Deployment, Edge, ModelShape, Workload, analyse
 from budgetlint.physics import analysis as analysis_module
 
 H100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
@@ -216,3 +216,52 @@ def test_the_all_to_all_adds_to_the_prefill() -> None:
     assert a.prefill_alltoall_s == pytest.approx(0.00064, rel=1e-12)
     assert a.prefill_binding == "compute"
     assert a.prefill_s == pytest.approx(a.prefill_compute_s + 0.00064, rel=1e-9)
+
+
+def test_the_analysis_fields_by_hand() -> None:
+    """4 H100s at 80 % of the bandwidth and 50 % of the compute; 16 sequences of 4,096-token prompts
+    (1,024 cached) and 200-token replies; a 50 ms queue, a 20 ms connection set-up, a 4-token proxy."""
+    from budgetlint.physics import Efficiency
+
+    wl = Workload(prompt_tokens=4096, output_tokens=200, concurrency=16, cached_prompt_tokens=1024)
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4), wl, Efficiency(bandwidth=0.8, compute=0.5),
+                queue_s=0.05, edge=Edge(connection_setup_s=0.02, proxy_flush_tokens=4))
+    assert (a.devices, a.concurrency, a.prompt_tokens, a.cached_prompt_tokens, a.prefill_tokens, a.output_tokens) == (
+        4, 16, 4096, 1024, 3072, 200)
+    assert (a.accepted_tokens_per_pass, a.draft_lookahead_tokens, a.draft_step_s) == (1.0, 0, 0.0)
+    assert (a.efficiency_bandwidth, a.efficiency_compute) == (0.8, 0.5)
+    bw, flops = 0.8 * 3.35e12, 0.5 * 989e12
+    assert a.bandwidth_effective_bytes_per_s == pytest.approx(bw, rel=1e-12)
+    assert a.bandwidth_peak_bytes_per_s == 3.35e12
+    assert (a.compute_precision_key, a.compute_known, a.compute_peak_flop_per_s) == ("bf16", True, 989e12)
+    assert a.compute_effective_flop_per_s == pytest.approx(flops, rel=1e-12)
+    assert a.ridge_intensity_flop_per_byte == pytest.approx(flops / bw, rel=1e-12)
+    assert a.weight_bytes == 140e9 and a.weight_bytes_touched_per_step == pytest.approx(140e9, rel=1e-12)
+    assert a.kv_bytes_per_sequence_final == pytest.approx(327680 * 4296, rel=1e-12)
+    mean = 4096 + 199 / 2
+    assert a.decode_context_mean_tokens == mean
+    # the roofline picture, per device
+    dec_flop = 16 * 2 * 70e9 / 4
+    dec_bytes = (140e9 + 16 * 327680 * mean) / 4
+    assert a.decode_flop_per_step == pytest.approx(dec_flop, rel=1e-12)
+    assert a.decode_bytes_per_step == pytest.approx(dec_bytes, rel=1e-12)
+    assert a.decode_intensity_flop_per_byte == pytest.approx(dec_flop / dec_bytes, rel=1e-12)
+    assert a.decode_attainable_flop_per_s == pytest.approx(dec_flop / dec_bytes * bw, rel=1e-12)  # below the ridge
+    lin = 2 * 70e9 * 3072
+    attn = 2621440 * (3072 * 1024 + 3072 * 3073 / 2)
+    assert (a.prefill_linear_flop, a.prefill_attention_flop) == (pytest.approx(lin, rel=1e-12),
+                                                                 pytest.approx(attn, rel=1e-12))
+    assert a.prefill_bytes == pytest.approx(35e9, rel=1e-12)
+    assert a.prefill_intensity_flop_per_byte == pytest.approx((lin + attn) / 4 / 35e9, rel=1e-12)
+    assert a.prefill_attainable_flop_per_s == pytest.approx(flops, rel=1e-12)  # above the ridge
+    # the latency's parts
+    assert (a.queue_s, a.connection_setup_s) == (0.05, 0.02)
+    assert a.proxy_delay_s == pytest.approx(3 / a.pace_token_per_s, rel=1e-12)  # 4 - 1 tokens late
+    assert a.tpot_s == pytest.approx(a.decode_s / 200, rel=1e-12)
+    assert a.pace_token_per_s == pytest.approx(200 / a.decode_s, rel=1e-12)
+    assert a.aggregate_token_per_s == pytest.approx(16 * 200 / a.decode_s, rel=1e-12)
+    assert a.e2e_s == pytest.approx(0.05 + a.prefill_s + 0.02 + a.decode_after_first_s, rel=1e-12)
+    # a bandwidth-only accelerator: no effective compute stated
+    bw_only = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12)
+    b = analyse(Deployment(model=LLAMA70, accelerator=bw_only, devices=4), wl)
+    assert (b.compute_known, b.compute_peak_flop_per_s, b.compute_effective_flop_per_s) == (False, None, None)
