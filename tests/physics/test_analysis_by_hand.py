@@ -265,3 +265,17 @@ def test_the_analysis_fields_by_hand() -> None:
     bw_only = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12)
     b = analyse(Deployment(model=LLAMA70, accelerator=bw_only, devices=4), wl)
     assert (b.compute_known, b.compute_peak_flop_per_s, b.compute_effective_flop_per_s) == (False, None, None)
+
+
+def test_the_decode_pass_at_the_mean_context_by_hand() -> None:
+    """One sequence, prompt 1,000, reply 11: the mean context 1,000 + 10 / 2 = 1,005; the pass
+    memory-bound (the weights and the cache at 1,005), compute 2 x 70e9 / 3.956 PFLOP/s."""
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4),
+                Workload(prompt_tokens=1000, output_tokens=11, concurrency=1))
+    assert a.decode_context_mean_tokens == 1005
+    assert a.decode_memory_s == pytest.approx(_step(1005), rel=1e-12)
+    assert a.decode_compute_s == pytest.approx(2 * 70e9 / (4 * 989e12), rel=1e-12)
+    assert a.decode_step_s == pytest.approx(_step(1005), rel=1e-12)
+    assert a.decode_pass_s == pytest.approx(_step(1005), rel=1e-12)
+    assert a.decode_binding == "bandwidth"
+    assert a.decode_s == pytest.approx(sum(_step(1000 + j) for j in range(11)), rel=1e-9)
