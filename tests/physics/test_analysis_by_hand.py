@@ -279,3 +279,31 @@ def test_the_decode_pass_at_the_mean_context_by_hand() -> None:
     assert a.decode_pass_s == pytest.approx(_step(1005), rel=1e-12)
     assert a.decode_binding == "bandwidth"
     assert a.decode_s == pytest.approx(sum(_step(1000 + j) for j in range(11)), rel=1e-9)
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3])
+def test_a_reply_crossing_the_window_by_hand(batch: int) -> None:
+    """4 layers, 2 of them with a 100-token window (4,096 B a token a layer), on one H100: each
+    sequence's pass reads 2 GB of weights, 2 x 4,096 x L of the full layers' cache and
+    2 x 4,096 x min(L, 100) of the windowed ones (memory-bound: the compute is 4e9 FLOP / 989 TFLOP/s
+    a sequence). A 90-token prompt and a 21-token reply: contexts 90 .. 110 cross the window at 100."""
+    g = ModelShape(total_params=1e9, layers=4, hidden_size=1024, attention_heads=8, kv_heads=8, head_dim=128,
+                   sliding_window=100, sliding_window_layers=2)
+    a = analyse(Deployment(model=g, accelerator=H100), Workload(prompt_tokens=90, output_tokens=21,
+                                                                concurrency=batch))
+
+    def step(c: float) -> float:
+        return (2e9 + batch * (8192 * c + 8192 * min(c, 100))) / 3.35e12
+
+    assert a.decode_s == pytest.approx(sum(step(90 + j) for j in range(21)), rel=1e-9)
+    assert a.decode_after_first_s == pytest.approx(sum(step(90 + j) for j in range(1, 21)), rel=1e-9)
+
+
+def test_a_draft_step_by_hand() -> None:
+    """One sequence, a 1e9 draft proposing 3 tokens a pass: one draft step at the mean context
+    1,000 + 10 / 2 reads its 2 GB and 32,768 B x 1,005 of cache over 13.4 TB/s."""
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=DRAFT, draft_lookahead=3,
+                           spec_accepted_tokens_per_pass=2.0),
+                Workload(prompt_tokens=1000, output_tokens=11, concurrency=1))
+    assert a.draft_step_s == pytest.approx((2e9 + 32768 * 1005) / (4 * 3.35e12), rel=1e-9)
+    assert a.tpot_s == pytest.approx(a.decode_s / 11, rel=1e-12)
