@@ -182,6 +182,7 @@ def test_the_memory_fit_with_a_draft_by_hand() -> None:
     assert a.memory_headroom_bytes_per_device == pytest.approx(72e9 - 43549759232, rel=1e-12)
     assert a.memory_kv_worst_bytes_per_device == pytest.approx(5630853120, rel=1e-12)
     assert a.memory_required_worst_bytes_per_device == pytest.approx(43693938432, rel=1e-12)
+    assert a.memory_headroom_worst_bytes_per_device == pytest.approx(72e9 - 43693938432, rel=1e-12)
     assert a.memory_fits is True and a.memory_fits_worst is True
     assert (a.memory_max_sequences, a.memory_max_sequences_worst) == (91, 89)
     # without a draft: nothing for it, exactly
@@ -307,3 +308,13 @@ def test_a_draft_step_by_hand() -> None:
                 Workload(prompt_tokens=1000, output_tokens=11, concurrency=1))
     assert a.draft_step_s == pytest.approx((2e9 + 32768 * 1005) / (4 * 3.35e12), rel=1e-9)
     assert a.tpot_s == pytest.approx(a.decode_s / 11, rel=1e-12)
+
+
+def test_a_draft_prefills_after_the_cached_prefix() -> None:
+    """1,024 of the 4,096 prompt tokens cached: the draft prefills 3,072 new tokens attending to the
+    1,024 before them too: (2 x 1e9 x 3072 + 131,072 x (3072 x 1024 + 3072 x 3073 / 2)) FLOP on
+    8 x 989 TFLOP/s (compute-bound: its 2 GB / 26.8 TB/s is 75 us)."""
+    wl = Workload(prompt_tokens=4096, output_tokens=200, concurrency=16, cached_prompt_tokens=1024)
+    a = analyse(Deployment(model=LLAMA70, accelerator=H100, devices=8, draft=DRAFT, draft_lookahead=3), wl)
+    want = (2 * 1e9 * 3072 + 131072 * (3072 * 1024 + 3072 * 3073 / 2)) / (8 * 989e12)
+    assert a.draft_prefill_s == pytest.approx(want, rel=1e-9)

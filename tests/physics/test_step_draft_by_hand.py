@@ -82,3 +82,13 @@ def test_one_prompt_s_prefill_alone_off_the_plain_path_by_hand() -> None:
     # plain (tensor only): 2 x 70e9 x 1000 + 1e12, 140 GB
     plain = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4))
     assert plain.prefill_alone(1000.0, 1e12) == pytest.approx((2 * 1000 * 70e9 + 1e12, 140e9, 0.0), rel=1e-12)
+
+
+def test_a_draft_with_full_and_windowed_layers_by_hand() -> None:
+    """8 of the draft's 16 layers windowed (64 tokens): 2,048 B a token a layer, so 16,384 B x L for
+    the full layers and 16,384 B x min(L, 2 x 64) for the windowed, at 2 sequences holding 1,000."""
+    mixed = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64,
+                       sliding_window=64, sliding_window_layers=8)
+    inp = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=mixed, draft_lookahead=2))
+    assert inp._draft_step_s(2, 1000.0) == pytest.approx((2e9 + 16384 * 1000 + 16384 * 128) / (4 * 3.35e12),
+                                                         rel=1e-12)
