@@ -189,6 +189,7 @@ def test_two_pools_simulated_one_request_at_a_time() -> None:
     for x in c.records:
         assert (x.arrival_s, x.queue_s, x.prompt_tokens, x.output_tokens, x.preemptions, x.rejected) == (
             float(x.index), 0.0, 1000, 11, 0, False)
+        assert (x.replica, x.cached_tokens) == (0, 0)
         assert (x.ttft_s, x.e2e_s, x.tpot_s) == pytest.approx((TTFT, E2E, DECODE / 11), rel=1e-9)
 
 
@@ -464,3 +465,8 @@ def test_the_combined_prefill_is_the_prefill_pool_s_where_the_pools_differ() -> 
 
 def test_pools_accept_a_link_slower_than_a_byte_a_second() -> None:
     assert pools(link_bandwidth_bytes_per_s=0.5).link_bandwidth_bytes_per_s == 0.5
+
+
+def test_six_hundred_requests_by_default() -> None:
+    r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, ONE_A_SECOND, Scheduler(), Scheduler())
+    assert len(r.prefill_raw.records) == 600
