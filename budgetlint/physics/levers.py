@@ -222,7 +222,7 @@ def evaluate_levers(
         lo, hi, best = 1, wl.concurrency - 1, None
         while lo <= hi:
             mid = (lo + hi) // 2
-            lever = run("fewer-sequences", f"{mid} concurrent sequences", dep, replace(wl, concurrency=mid))
+            lever = run("fewer-sequences", numbers.count(mid, "concurrent sequence"), dep, replace(wl, concurrency=mid))
             if lever.meets:
                 best, lo = lever, mid + 1
             else:

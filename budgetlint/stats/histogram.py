@@ -68,7 +68,11 @@ class Share:
 
     @property
     def exact(self) -> bool:
-        return self.at_most_low == self.at_most_high and self.lower_edge == self.threshold
+        """T is an edge (within :func:`share_at_most`'s tolerance, which gave both bounds that
+        edge's count): the share is read, not bounded. (It compared the edge with T exactly, so a
+        T 1e-12 off its edge read "bounded" and was worded "30% .. 30%".)"""
+        return (self.lower_edge is not None and self.lower_edge == self.upper_edge
+                and self.at_most_low == self.at_most_high)
 
 
 def share_at_most(h: Histogram, threshold: float, rel_tol: float = 1e-9) -> Share:

@@ -174,7 +174,7 @@ def test_fewer_sequences_the_largest_concurrency_that_meets() -> None:
     # two sequences: only 1 is tried
     (lv,) = [lv for lv in evaluate_levers(DEP, replace(WL, concurrency=2), lambda a: True, max_devices=1)
              if lv.name == "fewer-sequences"]
-    assert (lv.description, lv.workload.concurrency) == ("1 concurrent sequences", 1)
+    assert (lv.description, lv.workload.concurrency) == ("1 concurrent sequence", 1)  # one: singular (was "1 concurrent sequences")
 
 
 def test_proxy_flush_the_largest_chunk_that_meets() -> None:

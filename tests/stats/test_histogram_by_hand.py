@@ -55,6 +55,10 @@ def test_share_at_an_edge_is_exact() -> None:
     # outside it the threshold lies between 0.2 and 0.5
     near = share_at_most(H, 0.2 * (1 + 1e-12))
     assert (near.at_most_low, near.at_most_high, near.lower_edge, near.upper_edge) == (30.0, 30.0, 0.2, 0.2)
+    # and it is exact: the count is the edge's (was False, T != the edge by 1e-12: "30% .. 30%")
+    assert near.exact
+    # between two edges it is bounded, even where the bucket between them is empty
+    assert not share_at_most(((0.1, 10.0), (0.2, 10.0), (INF, 20.0)), 0.15).exact
     assert share_at_most(H, 0.2 * (1 + 1e-6)).upper_edge == 0.5
     assert share_at_most(H, 0.2 * (1 + 1e-6), rel_tol=1e-3).upper_edge == 0.2
 
