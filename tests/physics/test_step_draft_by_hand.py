@@ -92,3 +92,19 @@ def test_a_draft_with_full_and_windowed_layers_by_hand() -> None:
     inp = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4, draft=mixed, draft_lookahead=2))
     assert inp._draft_step_s(2, 1000.0) == pytest.approx((2e9 + 16384 * 1000 + 16384 * 128) / (4 * 3.35e12),
                                                          rel=1e-12)
+
+
+def test_a_dense_prompt_runs_on_one_data_parallel_rank() -> None:
+    """A dense model's layers are replicated on every data-parallel rank, so one prompt's prefill
+    runs on one rank's t = 4 devices, whatever d is. prefill_alone's FLOP are divided by all
+    t x d x p devices, so they must be d x (2 x U x A + attention): for d = 2,
+    (2 x 4,096 x 70e9 + attn) x 2 over 8 devices = (2 x 4,096 x 70e9 + attn) over 4, the same
+    time as d = 1 (mut3 found it: the dense model's whole parameter count was taken as routed
+    experts, so the linear part was not multiplied by d and the prefill read twice too fast,
+    0.078 s against 0.1505 s for this prompt on 4 H100s)."""
+    attn = 1.0e12
+    one = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4))
+    two = StepInputs.of(Deployment(model=LLAMA70, accelerator=H100, devices=4, data_parallel=2))
+    by_hand = 2.0 * 4096 * 70e9 + attn
+    assert one.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand, rel=1e-12)
+    assert two.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand * 2, rel=1e-12)
