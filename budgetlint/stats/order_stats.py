@@ -209,6 +209,9 @@ def close_enough(n: int, p: float, confidence: float = CONFIDENCE,
 
 #: the most :func:`needed_n` answers: beyond it no run or alert window could hold the samples
 NEEDED_N_CAP = 10**9
+#: the longest exact walk :func:`search_needed_n` takes down from its upper bound (one
+#: :func:`close_enough` a step); past it the answer is bisected (p99.99 walks ~80,000 steps)
+EXACT_WALK = 200_000
 
 #: needed_n at the default confidence and tolerance for the usual percentiles (the
 #: search takes 0.5 s for p99.9); tests/stats recompute every entry with the search
@@ -252,6 +255,19 @@ def search_needed_n(p: float, confidence: float = CONFIDENCE, tolerance: float =
         top *= 2
         if top > NEEDED_N_CAP:
             return NEEDED_N_CAP
+    if top - least > EXACT_WALK:
+        # a p within about 1e-5 of 0 or 1: the walk down one n at a time would take as many steps
+        # as the answer is large (1.3e8 for p = 6e-8, found by CI's fuzz as a run that did not
+        # end); at these sizes a rank's jitter is far below the figures reported, so the answer is
+        # bisected (close_enough holds at ``top``), about 30 steps
+        low, high = least - 1, top
+        while high - low > 1:
+            mid = (low + high) // 2
+            if close_enough(mid, p, confidence, tolerance):
+                high = mid
+            else:
+                low = mid
+        return high
     n = top
     while n > 1 and close_enough(n - 1, p, confidence, tolerance):
         n -= 1

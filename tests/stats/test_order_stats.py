@@ -284,3 +284,36 @@ def test_minimum_n_for_a_quantile_whose_complement_rounds_to_one():
     # unchanged where 1 - p is exact: p99 needs ceil(ln(0.025) / ln(0.99)) = ceil(367.04) = 368
     assert minimum_n(0.99) == 368
     assert minimum_n(0.5) == 6  # ceil(ln(0.025) / ln(0.5)) = ceil(5.32)
+
+
+def test_needed_n_far_in_a_tail_is_found_in_a_bounded_number_of_steps(monkeypatch):
+    """Fuzz in CI (this session): slo_attainment 0.99999994 (p = 5.96e-8, below the cap) made the
+    search walk down from its upper bound one n at a time, about 1.3e8 close_enough calls: a check
+    that did not end. Counted, not timed: at most a few hundred calls now.
+
+    The answer by the normal approximation the module doc states: d = 0.5 p, n ~ (z / d)^2 p (1 - p)
+    = (1.96 / (0.5 x 5.96e-8))^2 x 5.96e-8 = 4 x 1.96^2 / 5.96e-8 = 2.58e8; the exact criterion holds
+    at the answer and not one below it."""
+    from budgetlint.stats import order_stats as os_
+
+    p = 5.960464477539063e-08
+    calls = []
+    real = os_.close_enough
+
+    def counted(*a, **k):
+        calls.append(a[0])
+        assert len(calls) <= 10_000, "the search walks: it would take ~1.3e8 steps"
+        return real(*a, **k)
+
+    monkeypatch.setattr(os_, "close_enough", counted)
+    os_.search_needed_n.cache_clear()
+    n = os_.needed_n(p)
+    assert len(calls) < 200, len(calls)
+    z = 1.959963984540054
+    approx = (z / (0.5 * p)) ** 2 * p * (1 - p)
+    assert approx == pytest.approx(4 * 1.96 ** 2 / p, rel=1e-3)
+    assert 0.8 * approx <= n <= 1.5 * approx < os_.NEEDED_N_CAP
+    assert real(n, p) and not real(n - 1, p)
+    # the exact walk below EXACT_WALK is unchanged: the table's p99.9 is still found by it
+    os_.search_needed_n.cache_clear()
+    assert os_.search_needed_n(0.999) == 18667
