@@ -324,7 +324,7 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     )
     from budgetlint.physics.capacity import load_verdict, saturation, settled
     from budgetlint.physics.disaggregated import simulate_pools
-    from budgetlint.physics.load_stats import PercentilePromise, summarise
+    from budgetlint.physics.load_stats import summarise
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
     from budgetlint.physics.traffic import Fixed
@@ -393,15 +393,9 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
                 prefix_hit_requests=wl.prefix_cache_hit_requests if cached_share else 1.0)
     traffic = Traffic(prompt=prompt, output=output, arrival_rate_per_s=rate, arrival=wl.arrival, cv=wl.arrival_cv,
                       **hits)
-    promises = []
-    for name in ("ttft", "tpot", "e2e"):
-        limit = getattr(pr, f"{name}_s")
-        if limit is None:
-            continue
-        extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
-        out.limits[name] = limit
-        if limit - extra > 0:
-            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
+    from budgetlint.evaluate.load import time_promises
+
+    promises = time_promises(out, pr)
     plist = [p for _, p in promises]
     pc = RooflineStepCost(pools.prefill, eff)
     dc = RooflineStepCost(replace(pools.decode, prefill_interference=False), eff)

@@ -317,7 +317,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
     from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, settled
-    from budgetlint.physics.load_stats import PercentilePromise, summarise
+    from budgetlint.physics.load_stats import summarise
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 
@@ -392,15 +392,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     sched = Scheduler(max_num_seqs=out.max_num_seqs, max_num_batched_tokens=out.max_num_batched_tokens,
                       kv_capacity_tokens=out.kv_capacity_tokens, replicas=simulated_replicas,
                       load_balancer=dep.load_balancer)
-    promises = []
-    for name in ("ttft", "tpot", "e2e"):
-        limit = getattr(pr, f"{name}_s")
-        if limit is None:
-            continue
-        extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
-        out.limits[name] = limit
-        if limit - extra > 0:
-            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
+    promises = time_promises(out, pr)
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost
 
@@ -584,6 +576,25 @@ def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
     return (f"batch crowding on the decode pool: {numbers.number(round(r.batch_size_mean))} sequences per iteration "
             f"on average (p95 {numbers.number(round(r.batch_size_p95))}) share each step")
 
+
+
+def time_promises(out: "LoadEvaluation", pr: Any) -> list:
+    """``(name, PercentilePromise)`` for each time promise the simulation judges, at its limit less
+    the edge allowances (connection setup, network) that the simulated requests do not hold; every
+    declared limit is recorded in ``out.limits``. One definition for the colocated and the
+    disaggregated simulation."""
+    from budgetlint.physics.load_stats import PercentilePromise
+
+    promises = []
+    for name in ("ttft", "tpot", "e2e"):
+        limit = getattr(pr, f"{name}_s")
+        if limit is None:
+            continue
+        extra = out.edge_extra_s if name in ("ttft", "e2e") else 0.0
+        out.limits[name] = limit
+        if limit - extra > 0:
+            promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
+    return promises
 
 def utilisation(load: LoadEvaluation) -> Optional[float]:
     """The offered load: arrivals per second per replica (closed loop: completions)
