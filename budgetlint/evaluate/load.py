@@ -37,6 +37,12 @@ from budgetlint.text import numbers
 REQUESTS = 2000
 FIRST_REQUESTS = 400
 CAPACITY_REQUESTS = 400
+#: sample size by need (issue 28): an open loop's declared traffic is one stream of up to REQUESTS
+#: arrivals (FIRST_WARMUP unmeasured), read at each of CHECKPOINTS; a capacity step is one of
+#: CAPACITY_REQUESTS, read at each of CAPACITY_CHECKPOINTS (physics.capacity.by_need)
+FIRST_WARMUP = 50
+CHECKPOINTS = (100, 200, 400, 800, 1600)
+CAPACITY_CHECKPOINTS = (100, 200)
 #: the declared traffic's steady state (issue 25): measured requests at least STEADY_ROUNDS times the
 #: mean number in the system, after WARM_ROUNDS of it unmeasured; at most STEADY_CAP requests, and
 #: STEADY_TRIES longer runs (each re-reads the number in the system)
@@ -81,6 +87,47 @@ def shared_entry(cache: dict, key: Any, compute: Any) -> Any:
         else:
             cache[key] = compute()
     return cache[key]
+
+
+#: streams kept open per process (each holds its requests: ~0.5 KB a request), most recent last;
+#: one dropped is started again if a checkpoint past it is needed (the same requests, more CPU)
+STREAMS_KEPT = 8
+
+
+def stream_cut(cache: dict, key: Any, m: Optional[int], start: Any) -> tuple[Optional[int], Any]:
+    """``(m, RawRun)``: the run of the first ``m`` requests of the stream ``start()`` makes
+    (:func:`budgetlint.physics.serving_sim.stream`), or ``(None, RawRun)``, its full run (``m``
+    None, or a checkpoint it does not stop at). Keyed on the stream (configuration, traffic,
+    length, checkpoints), not on what the caller reads off it: budgets that differ only in their
+    promises read the same requests, whichever checkpoint each stops at (issue 28). Each cut is a
+    :func:`shared_entry`; a stream left at a checkpoint is kept open (at most :data:`STREAMS_KEPT`
+    per process) and a later cut continues it."""
+
+    def compute() -> tuple[Optional[int], Any]:
+        import math as _m
+
+        open_ = cache.setdefault(("streams",), {})
+        entry = open_.pop(key, None)
+        want = _m.inf if m is None else m
+        if entry is None or entry[1] >= want:  # none open, or past it: from the start
+            entry = [start(), -1]
+        try:
+            for got, raw in entry[0]:
+                entry[1] = _m.inf if got is None else got
+                cache[("cut", key, got)] = (got, raw)  # the checkpoints passed on the way, for later reads
+                if got is None or got >= want:
+                    break
+        except BaseException:  # a refused input, the work budget spent: the stream is dead
+            raise
+        if entry[1] != _m.inf:  # still open: kept for the next checkpoint
+            while len(open_) >= STREAMS_KEPT:
+                del open_[next(iter(open_))]
+            open_[key] = entry
+        return cache[("cut", key, None if entry[1] == _m.inf else int(entry[1]))]
+
+    if ("cut", key, m) in cache:
+        return cache[("cut", key, m)]
+    return shared_entry(cache, ("cut", key, m), compute)
 
 
 def _rate_words(rate: float) -> str:
@@ -316,8 +363,10 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
-    from budgetlint.physics.capacity import capacity, load_verdict, replicas_needed, saturation, settled
-    from budgetlint.physics.load_stats import summarise
+    from budgetlint.physics.capacity import (by_need, capacity, load_verdict, replicas_needed, saturation, settled,
+                                             steady, tail_enough)
+    from budgetlint.physics.load_stats import glance, summarise
+    from budgetlint.physics import serving_sim as sim
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 
@@ -416,17 +465,53 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         return shared_entry(cache, key,
                             lambda: run(cost, traffic, sched, requests=n, warmup=warmup, allowance=allowance))
 
-    first = summarise(raw_run(FIRST_REQUESTS), plist)
-    enough, why = settled(first, plist)
-    result = first if enough else summarise(raw_run(REQUESTS), plist)
-    out.stopping_rule = why if enough else (
-        f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests" if FIRST_REQUESTS < REQUESTS else why)
     one = replace(sched, replicas=1)
     # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
     # and deployment share it whatever rates they declare
     sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
     mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
                                                                 allowance=allowance))
+    overloaded = (traffic.arrival_rate_per_s is not None and bool(mu_shared)
+                  and traffic.arrival_rate_per_s / out.replicas >= mu_shared)
+    if traffic.arrival_rate_per_s is not None:
+        # sample size by need (issue 28): one stream of up to REQUESTS arrivals, read at each of
+        # CHECKPOINTS; it stops at the first where every promise is settled (its interval on one side of
+        # the limit, narrower than its distance to it), with TAIL_FLOOR requests beyond each percentile
+        # and, below saturation, in a steady state (the issue 25 rule below then has nothing to add)
+        def enough_at(raw: Any) -> bool:
+            res = glance(raw, plist)
+            if overloaded:  # no steady state: not read off fewer requests than before checkpoints (the
+                # transient's waits only grow with the run, so a shorter one would predict less)
+                return len(raw.records) + FIRST_WARMUP >= FIRST_REQUESTS and settled(res, plist)[0]
+            return settled(res, plist)[0] and tail_enough(res, plist) and steady(res, STEADY_ROUNDS)
+
+        skey = ("stream", config, REQUESTS, FIRST_WARMUP, CHECKPOINTS)
+        for m in (*CHECKPOINTS, None):
+            got, raw = stream_cut(cache, skey, m, lambda: sim.stream(
+                cost, traffic, sched, requests=REQUESTS, warmup=FIRST_WARMUP, allowance=allowance,
+                checkpoints=CHECKPOINTS))
+            if got is None or enough_at(raw):
+                break
+        result = summarise(raw, plist)
+        enough, why = settled(result, plist)
+        checked = ", ".join(numbers.number(m) for m in CHECKPOINTS)
+        if len(raw.records) + FIRST_WARMUP < REQUESTS:
+            state = "" if overloaded else (
+                f", and they turn the system's content (a mean of {numbers.number(result.mean_in_system)} requests "
+                f"in it, Little's law) over {STEADY_ROUNDS} times")
+            out.stopping_rule = (f"{why}{state}: the first of {checked} requests of a stream of up to "
+                                 f"{numbers.number(REQUESTS)} (after a warm-up of {FIRST_WARMUP}) where that held")
+        else:
+            out.stopping_rule = (f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests (read at "
+                                 f"{checked} first)" if not enough else
+                                 f"{why} (read at {checked} first: not yet then, or not in a steady state)")
+        enough = True  # one simulation
+    else:
+        first = summarise(raw_run(FIRST_REQUESTS), plist)
+        enough, why = settled(first, plist)
+        result = first if enough else summarise(raw_run(REQUESTS), plist)
+        out.stopping_rule = why if enough else (
+            f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests" if FIRST_REQUESTS < REQUESTS else why)
     # steady state (issue 25): the measured requests must turn the system's content over
     # STEADY_ROUNDS times (Little's law: the mean number in the system, from the run itself) after a
     # warm-up of WARM_ROUNDS; a longer run holds more in the system near saturation, so the count is
@@ -434,8 +519,6 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     # throughput has no steady state to reach (its queue grows for as long as it is simulated, and
     # the result is judged overloaded whatever its length): it is not stretched (issue 28: one such
     # budget was half of a 20-budget check's simulation)
-    overloaded = (traffic.arrival_rate_per_s is not None and bool(mu_shared)
-                  and traffic.arrival_rate_per_s / out.replicas >= mu_shared)
     if traffic.arrival_rate_per_s is not None and not overloaded:
         for _ in range(STEADY_TRIES):
             in_system = result.mean_in_system
@@ -461,9 +544,16 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         if isinstance(flat, float) and math.isfinite(flat):
             alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
 
-    def step_run(t: Any, s: Any, n: int) -> Any:  # a search step: the same rate for other promises shares it
-        return shared_entry(cache, ("run", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n),
-                            lambda: run(cost, t, s, requests=n, allowance=allowance))
+    def step_run(t: Any, s: Any, n: int) -> Any:
+        """A search step: a stream of ``n`` requests read at CAPACITY_CHECKPOINTS until one decides
+        the step (physics.capacity.by_need); the same rate for other promises reads the same stream."""
+        skey = ("stream", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n, CAPACITY_CHECKPOINTS)
+        for m in (*CAPACITY_CHECKPOINTS, None):
+            got, raw = stream_cut(cache, skey, m, lambda: sim.stream(
+                cost, t, s, requests=n, allowance=allowance, checkpoints=CAPACITY_CHECKPOINTS))
+            if got is None or by_need(glance(raw, plist), plist, STEADY_ROUNDS) is not None:
+                return raw
+        raise AssertionError("a stream ends with its full run")  # pragma: no cover
 
     def search() -> tuple:
         if promises:

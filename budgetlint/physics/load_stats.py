@@ -267,3 +267,29 @@ def summarise(raw, promises: Sequence[PercentilePromise] = (), *,  # type: ignor
         window_s=window,
         promises_met=met,
     )
+
+
+def glance(raw, promises: Sequence[PercentilePromise]) -> SimulationResult:  # type: ignore[no-untyped-def]
+    """What a run's checkpoint is read for (sample size by need, issue 28): each promise's
+    percentile and sectioning interval, the requests, the rejected and the mean number in the system,
+    as :func:`summarise` gives them; every other figure NaN (a stopping rule reads no more, and a
+    checkpoint is read up to five times a run)."""
+    recs = raw.records
+    ok = [r for r in recs if not r.rejected]
+    predicted: dict[str, dict[str, float]] = {m: {} for m in METRICS}
+    interval: dict[str, tuple[float, float]] = {}
+    met: dict[str, bool] = {}
+    for pr in promises:
+        point, lo, hi = sectioned_interval([getattr(r, pr.metric) for r in ok], pr.percentile)
+        predicted[pr.metric][percentile_label(pr.percentile)] = point
+        interval[pr.key] = (lo, hi)
+        met[pr.key] = point <= pr.limit_s
+    window = raw.window_end_s - raw.window_start_s
+    nan = math.nan
+    return SimulationResult(predicted=predicted, interval=interval, busy_fraction=nan, batch_size_mean=nan,
+                            batch_size_p95=nan, preemptions_per_request=nan, slo_attainment=nan,
+                            goodput_request_per_s=nan, throughput_request_per_s=nan, output_token_per_s=nan,
+                            arrival_rate_per_s=nan,
+                            mean_in_system=raw.in_system_area / window if window > 0 else math.nan,
+                            mean_sojourn_s=nan, requests=len(recs), rejected=len(recs) - len(ok),
+                            replicas=raw.replicas, window_s=window, promises_met=met)

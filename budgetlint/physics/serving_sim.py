@@ -52,7 +52,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Optional
+from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
 from .step_cost import StepCost, sum_components
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
@@ -610,6 +610,25 @@ def tie_s(t: float) -> float:
     return TIE_RELATIVE * (abs(t) if abs(t) > 0.1 else 0.1) if t != math.inf else 0.0
 
 
+def _records(reqs: list[_Req], warmup: int, end: int) -> list[RequestRecord]:
+    """The measured records: requests ``warmup <= i < end`` (all finished), in arrival order."""
+    records = []
+    nan = math.nan
+    for r in reqs:
+        if r.i < warmup or r.i >= end:
+            continue
+        if r.rejected:
+            records.append(RequestRecord(r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
+                                         r.cached, r.out, r.preempt, True))
+            continue
+        ttft = r.first - r.arr
+        e2e = r.done - r.arr
+        records.append(RequestRecord(r.i, r.replica, r.arr, r.sched - r.arr, ttft, e2e,
+                                     (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
+                                     r.preempt, False))
+    return records
+
+
 #: the two ways of advancing time (:func:`run`'s ``engine``)
 ENGINES = ("event", "iteration")
 
@@ -619,7 +638,21 @@ ALLOWANCE_STEP = 1024
 
 def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
         warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
-        allowance: Optional[Callable[[int], bool]] = None, engine: str = "event") -> RawRun:
+        allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
+        checkpoints: Sequence[int] = (), stop: Optional[Callable[[RawRun], bool]] = None) -> RawRun:
+    """:func:`stream`'s full run, or its first checkpoint's run that ``stop`` accepts (see there)."""
+    for m, raw in stream(cost, traffic, scheduler, requests=requests, warmup=warmup, seed=seed,
+                         max_events=max_events, allowance=allowance, engine=engine,
+                         checkpoints=checkpoints if stop is not None else ()):
+        if m is None or stop(raw):  # type: ignore[misc]
+            return raw
+    raise AssertionError("a stream ends with its full run")  # pragma: no cover
+
+
+def stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
+           warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
+           allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
+           checkpoints: Sequence[int] = ()) -> Iterator[tuple[Optional[int], RawRun]]:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
     a tenth, at least 50 when there are enough) and return what was observed.
     Raises :class:`SimulationTooLong` beyond ``max_events`` events.
@@ -631,7 +664,16 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     ``engine``: ``"event"`` (default) advances a decode-only batch to its next
     event in one closed-form step (:func:`~.step.sum_components`);
     ``"iteration"`` takes every iteration on its own (:meth:`StepCost.iteration_s`),
-    the reference the event engine is held to (tests/physics/test_event_engine.py)."""
+    the reference the event engine is held to (tests/physics/test_event_engine.py).
+
+    A generator (:func:`run` reads it): ``(m, RawRun)`` at each of ``checkpoints`` (sample size by
+    need, open loop only; issue 28), then ``(None, RawRun)``, the full run, the same as without
+    checkpoints. The arrivals go on to ``requests``; at checkpoint ``m`` (those with
+    ``warmup + 2 <= m < requests``, in increasing order), once requests ``0 .. m - 1`` have all
+    finished, the run of the first ``m`` requests *of this stream*: measured ``warmup .. m - 1``,
+    the window from the warm-up's arrival to request ``m - 1``'s, the counters as they stood at that
+    arrival; the requests after ``m - 1`` that were in the system by then loaded it, as they do in
+    the longer run. The caller may stop reading at any checkpoint, or go on later."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if not isinstance(requests, int) or requests < 2:
@@ -651,9 +693,15 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         requests = min(requests, len(trace))
         warmup = min(warmup, requests - 2)
     open_loop = traffic.arrival_rate_per_s is not None or trace is not None
+    cps = sorted({int(m) for m in checkpoints if warmup + 2 <= int(m) < requests})
+    if cps and not open_loop:
+        raise ValueError("checkpoints need an open loop (arrivals in request order)")
     # request i's lengths and the unit gap before arrival i + 1: the seed's draws (_draws)
-    len_prompt, len_cached, len_output = _lengths(traffic, seed, requests)
-    gaps = _gaps(traffic.arrival, traffic.cv, seed, requests - 1) if traffic.arrival_rate_per_s is not None else []
+    # with checkpoints, drawn as far as the run goes (twice the next checkpoint, then doubling): a
+    # stream of 2,000 read at 100 draws 200 (the same draws: the stream is the seed's, in order)
+    drawn = min(requests, 2 * cps[0]) if cps else requests
+    len_prompt, len_cached, len_output = _lengths(traffic, seed, drawn)
+    gaps = _gaps(traffic.arrival, traffic.cv, seed, drawn - 1) if traffic.arrival_rate_per_s is not None else []
     rate = traffic.arrival_rate_per_s or 0.0
     # pending arrivals: (time, seq) heap; open loop keeps exactly one ahead
     pending: list[tuple[float, int]] = []
@@ -680,8 +728,13 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     completions_in_window = 0
     tokens_in_window = 0
 
+    cp_next = cps[0] if cps else -1  # the next checkpoint
+    cp_done = 0  # requests below it finished
+    cp_last = {m - 1: m for m in cps}  # the last request of each checkpoint
+    snaps: dict = {}  # checkpoint -> the counters at the arrival of its last request
+
     def after_finish(finished: list[_Req], now: float) -> None:
-        nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window
+        nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window, cp_done
         inside = w0 <= now <= w1
         for r in finished:
             done_count += 1
@@ -689,6 +742,13 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
             if inside and not r.rejected:
                 completions_in_window += 1
                 tokens_in_window += r.out
+            if cp_next >= 0:
+                if r.i < cp_next:
+                    cp_done += 1
+                for snap in snaps.values():  # a completion tied with a checkpoint's last arrival
+                    if w0 <= now <= snap[0] and not r.rejected:
+                        snap[4] += 1
+                        snap[5] += r.out
             if not open_loop and issued < requests:
                 heapq.heappush(pending, (now, issued))
                 born_on[issued] = r.replica
@@ -701,11 +761,29 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     single = len(reps) == 1
     rep0 = reps[0]
     events = 0
+    counted = 0  # events given to the allowance
     while done_count < requests:
+        if cp_done == cp_next:  # every request below the checkpoint has finished
+            m = cp_next
+            snap = snaps.pop(m)
+            cut = RawRun(tuple(_records(reqs, warmup, m)), w0, snap[0], scheduler.replicas, snap[1], snap[2],
+                         tuple(snap[3]), snap[6], snap[4], snap[5])
+            if allowance is not None:  # the events so far, counted (the caller may read no further)
+                if not allowance(events - counted):
+                    raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} "
+                                    f"events of this one ({numbers.number(m)} of {numbers.number(requests)} requests "
+                                    "read)")
+                counted = events
+            yield m, cut
+            cps.pop(0)
+            cp_next = cps[0] if cps else -1
+            cp_done = sum(1 for x in reqs[:cp_next] if x.done == x.done) if cp_next >= 0 else 0
         events += 1
-        if allowance is not None and events % ALLOWANCE_STEP == 0 and not allowance(ALLOWANCE_STEP):
-            raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} events of "
-                            f"this one ({numbers.number(done_count)} of {numbers.number(requests)} requests done)")
+        if allowance is not None and events - counted >= ALLOWANCE_STEP:
+            if not allowance(events - counted):
+                raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} events "
+                                f"of this one ({numbers.number(done_count)} of {numbers.number(requests)} requests done)")
+            counted = events
         if events > max_events:
             raise SimulationTooLong(
                 f"the simulation needed more than {numbers.number(max_events)} scheduler events for {numbers.number(requests)} requests "
@@ -734,6 +812,16 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
                 w1 = t_new
             if i >= warmup:
                 arrivals_in_window += 1
+            if i in cp_last:  # a checkpoint's window ends here: its counters as they stand
+                part = [(t_new - (x.t0 if x.t0 > w0 else w0), x.plan_batch) for x in reps
+                        if x.kind != "" and t_new > (x.t0 if x.t0 > w0 else w0)]
+                snaps[cp_last[i]] = [t_new, area, busy + sum(d for d, _ in part), batch_time + part,
+                                     completions_in_window, tokens_in_window, arrivals_in_window]
+            if issued >= drawn and drawn < requests:  # draw on (checkpoints only: the rest drew all)
+                drawn = min(requests, 2 * drawn)
+                len_prompt, len_cached, len_output = _lengths(traffic, seed, drawn)
+                if traffic.arrival_rate_per_s is not None:
+                    gaps = _gaps(traffic.arrival, traffic.cv, seed, drawn - 1)
             r = _Req(i, t_new, len_prompt[i], len_cached[i], len_output[i])
             reqs.append(r)
             if open_loop and issued < requests:
@@ -783,23 +871,10 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         if rep.finished:
             after_finish(rep.finished, t_rep)
 
-    records = []
-    for r in reqs:
-        if r.i < warmup:
-            continue
-        if r.rejected:
-            nan = math.nan
-            records.append(RequestRecord(r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
-                                         r.cached, r.out, r.preempt, True))
-            continue
-        ttft = r.first - r.arr
-        e2e = r.done - r.arr
-        records.append(RequestRecord(r.i, r.replica, r.arr, r.sched - r.arr, ttft, e2e,
-                                     (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
-                                     r.preempt, False))
+    records = _records(reqs, warmup, len(reqs))
     if w1 == math.inf:
         w1 = clock
     if allowance is not None:
-        allowance(events % ALLOWANCE_STEP)  # the rest, counted (the next simulation sees it)
-    return RawRun(tuple(records), w0, w1, scheduler.replicas, area, busy, tuple(batch_time),
+        allowance(events - counted)  # the rest, counted (the next simulation sees it)
+    yield None, RawRun(tuple(records), w0, w1, scheduler.replicas, area, busy, tuple(batch_time),
                   arrivals_in_window, completions_in_window, tokens_in_window)
