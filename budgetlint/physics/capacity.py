@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from .load_stats import SimulationResult, PercentilePromise, percentile_label, summarise
+from .load_stats import SimulationResult, PercentilePromise, glance, percentile_label, summarise
 from .serving_sim import Scheduler, Traffic, run
 from .step_cost import StepCost
 from budgetlint.text import numbers
@@ -342,7 +342,7 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
     repeat = False
     while sims < max_simulations and (hi - lo) > width:
         guess: Optional[float] = None
-        if hi - lo <= 0.9 * width or (repeat and f_hi is not None and f_lo is not None):
+        if hi - lo <= 2.0 * width or (repeat and f_hi is not None and f_lo is not None):
             guess = None  # too narrow to aim inside, or the chord moved the same end twice: bisect
         elif f_hi is not None and f_lo is not None and f_hi != f_lo:
             guess = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
@@ -354,11 +354,13 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
             rate = (lo + hi) / 2.0
         else:
             rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
+        # a step is read for its promises alone (load_stats.glance: the same percentiles, intervals and
+        # verdicts as summarise, none of the other figures)
         if runner is None:
-            res = summarise(run(cost, traffic.at_rate(rate), one, requests=requests, seed=seed, allowance=allowance),
-                            promises, cdf=False)
+            res = glance(run(cost, traffic.at_rate(rate), one, requests=requests, seed=seed, allowance=allowance),
+                         promises)
         else:  # the caller's run (a cache of raw runs shared by searches of other promises)
-            res = summarise(runner(traffic.at_rate(rate), one, requests), promises, cdf=False)
+            res = glance(runner(traffic.at_rate(rate), one, requests), promises)
         sims += 1
         points.append((rate, {pr.key: res.predicted[pr.metric][percentile_label(pr.percentile)] for pr in promises}))
         r = _ratio(res, promises)
