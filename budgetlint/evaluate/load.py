@@ -38,11 +38,9 @@ REQUESTS = 2000
 FIRST_REQUESTS = 400
 CAPACITY_REQUESTS = 400
 #: sample size by need (issue 28): an open loop's declared traffic is one stream of up to REQUESTS
-#: arrivals (FIRST_WARMUP unmeasured), read at each of CHECKPOINTS; a capacity step is one of
-#: CAPACITY_REQUESTS, read at each of CAPACITY_CHECKPOINTS (physics.capacity.by_need)
+#: arrivals (FIRST_WARMUP unmeasured), read at each of CHECKPOINTS
 FIRST_WARMUP = 50
 CHECKPOINTS = (100, 200, 400, 800, 1600)
-CAPACITY_CHECKPOINTS = (100, 200)
 #: the declared traffic's steady state (issue 25): measured requests at least STEADY_ROUNDS times the
 #: mean number in the system, after WARM_ROUNDS of it unmeasured; at most STEADY_CAP requests, and
 #: STEADY_TRIES longer runs (each re-reads the number in the system)
@@ -363,8 +361,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
-    from budgetlint.physics.capacity import (by_need, capacity, load_verdict, replicas_needed, saturation, settled,
-                                             steady, tail_enough)
+    from budgetlint.physics.capacity import (capacity, load_verdict, replicas_needed, saturation, settled, steady,
+                                             tail_enough)
     from budgetlint.physics.load_stats import glance, summarise
     from budgetlint.physics import serving_sim as sim
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
@@ -483,6 +481,11 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
             if overloaded:  # no steady state: not read off fewer requests than before checkpoints (the
                 # transient's waits only grow with the run, so a shorter one would predict less)
                 return len(raw.records) + FIRST_WARMUP >= FIRST_REQUESTS and settled(res, plist)[0]
+            in_system = res.mean_in_system
+            if math.isfinite(in_system) and (STEADY_ROUNDS + WARM_ROUNDS) * in_system > REQUESTS:
+                # a steady state needs more than the stream holds (and a queue still filling shows fewer in
+                # the system than it will): the steady-state sizing below takes it from here, not the cap
+                return True
             return settled(res, plist)[0] and tail_enough(res, plist) and steady(res, STEADY_ROUNDS)
 
         skey = ("stream", config, REQUESTS, FIRST_WARMUP, CHECKPOINTS)
@@ -544,16 +547,13 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         if isinstance(flat, float) and math.isfinite(flat):
             alone[p.key] = max(flat - (out.edge_extra_s if name in ("ttft", "e2e") else 0.0), 0.0)
 
-    def step_run(t: Any, s: Any, n: int) -> Any:
-        """A search step: a stream of ``n`` requests read at CAPACITY_CHECKPOINTS until one decides
-        the step (physics.capacity.by_need); the same rate for other promises reads the same stream."""
-        skey = ("stream", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n, CAPACITY_CHECKPOINTS)
-        for m in (*CAPACITY_CHECKPOINTS, None):
-            got, raw = stream_cut(cache, skey, m, lambda: sim.stream(
-                cost, t, s, requests=n, allowance=allowance, checkpoints=CAPACITY_CHECKPOINTS))
-            if got is None or by_need(glance(raw, plist), plist, STEADY_ROUNDS) is not None:
-                return raw
-        raise AssertionError("a stream ends with its full run")  # pragma: no cover
+    def step_run(t: Any, s: Any, n: int) -> Any:  # a search step: the same rate for other promises shares it
+        # read whole (issue 28): checkpoints at 100 and 200 decided 7 of 54 steps early on the 20 budgets of
+        # bench_check_cost.py (about 7 % of the search's events on 200), about what reading and sharing
+        # them cost, and each step read at several checkpoints is a stream that two --jobs workers
+        # could both start
+        return shared_entry(cache, ("run", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n),
+                            lambda: run(cost, t, s, requests=n, allowance=allowance))
 
     def search() -> tuple:
         if promises:

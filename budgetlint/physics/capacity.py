@@ -109,25 +109,6 @@ def steady(result: SimulationResult, rounds: float) -> bool:
     return math.isfinite(in_system) and result.requests >= rounds * in_system
 
 
-def by_need(result: SimulationResult, promises: Sequence[PercentilePromise], rounds: float,
-            share: float = INTERVAL_SHARE) -> Optional[bool]:
-    """A run read at a checkpoint, before its cap (sample size by need): True when it already says
-    what its cap would (every promise :func:`settled`, in a steady state and with
-    :data:`TAIL_FLOOR`); False when a promise is already broken beyond doubt (its interval wholly
-    above the limit and at most ``share`` of the distance wide: more requests only lower a capacity
-    step's rate, never raise it); None: go on."""
-    for pr in promises:
-        iv = result.interval.get(pr.key)
-        point = result.predicted[pr.metric].get(percentile_label(pr.percentile))
-        if iv is None or point is None or not all(math.isfinite(v) for v in (iv[0], iv[1], point)):
-            continue
-        if iv[0] > pr.limit_s and (iv[1] - iv[0]) <= share * (point - pr.limit_s):
-            return False
-    if not promises or not tail_enough(result, promises) or not steady(result, rounds):
-        return None
-    return True if settled(result, promises, share)[0] and not result.rejected else None
-
-
 def _broken(result: SimulationResult, promises: Sequence[PercentilePromise]) -> Optional[str]:
     for pr in promises:
         if not result.promises_met.get(pr.key, False):

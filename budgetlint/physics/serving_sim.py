@@ -641,9 +641,9 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
         allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
         checkpoints: Sequence[int] = (), stop: Optional[Callable[[RawRun], bool]] = None) -> RawRun:
     """:func:`stream`'s full run, or its first checkpoint's run that ``stop`` accepts (see there)."""
-    for m, raw in stream(cost, traffic, scheduler, requests=requests, warmup=warmup, seed=seed,
-                         max_events=max_events, allowance=allowance, engine=engine,
-                         checkpoints=checkpoints if stop is not None else ()):
+    for m, raw in _stream(cost, traffic, scheduler, requests=requests, warmup=warmup, seed=seed,
+                          max_events=max_events, allowance=allowance, engine=engine,
+                          checkpoints=checkpoints if stop is not None else ()):
         if m is None or stop(raw):  # type: ignore[misc]
             return raw
     raise AssertionError("a stream ends with its full run")  # pragma: no cover
@@ -653,6 +653,15 @@ def stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: 
            warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
            allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
            checkpoints: Sequence[int] = ()) -> Iterator[tuple[Optional[int], RawRun]]:
+    """:func:`run` read at checkpoints (see :func:`_stream`, the generator both read)."""
+    return _stream(cost, traffic, scheduler, requests=requests, warmup=warmup, seed=seed, max_events=max_events,
+                   allowance=allowance, engine=engine, checkpoints=checkpoints)
+
+
+def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
+            warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
+            allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
+            checkpoints: Sequence[int] = ()) -> Iterator[tuple[Optional[int], RawRun]]:
     """Simulate ``requests`` requests (the first ``warmup`` not measured; default
     a tenth, at least 50 when there are enough) and return what was observed.
     Raises :class:`SimulationTooLong` beyond ``max_events`` events.
@@ -766,7 +775,7 @@ def stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: 
         if cp_done == cp_next:  # every request below the checkpoint has finished
             m = cp_next
             snap = snaps.pop(m)
-            cut = RawRun(tuple(_records(reqs, warmup, m)), w0, snap[0], scheduler.replicas, snap[1], snap[2],
+            cut = RawRun(tuple(_records(reqs[warmup:m], warmup, m)), w0, snap[0], scheduler.replicas, snap[1], snap[2],
                          tuple(snap[3]), snap[6], snap[4], snap[5])
             if allowance is not None:  # the events so far, counted (the caller may read no further)
                 if not allowance(events - counted):

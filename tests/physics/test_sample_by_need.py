@@ -2,8 +2,7 @@
 
 ``serving_sim.stream`` yields, at each checkpoint m, the run of the first m requests of one
 stream; the declared traffic's simulation (evaluate/load.py) stops at the first checkpoint where
-every promise is settled, and a capacity step at the first that decides it
-(``capacity.by_need``). What is checked here, each against a source of its own:
+every promise is settled (a capacity step is read whole). What is checked here, each against a source of its own:
 
 * read to its end, a stream is the plain run, field for field (checkpoints change nothing);
 * a checkpoint's requests are the longer stream's own, request by request, and its window
@@ -11,8 +10,7 @@ every promise is settled, and a capacity step at the first that decides it
   system recomputed from the records' own arrival and end times (Little's law by hand);
 * the work budget's hook counts every event exactly once however the stream is read, and a
   spent budget stops it at a checkpoint;
-* the reading rules: the tail floor, the steady state and the early verdicts, on results written
-  by hand.
+* the reading rules: the tail floor and the steady state, on results written by hand.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import math
 
 import pytest
 
-from budgetlint.physics.capacity import TAIL_FLOOR, by_need, steady, tail_enough
+from budgetlint.physics.capacity import TAIL_FLOOR, steady, tail_enough
 from budgetlint.physics.load_stats import PercentilePromise, SimulationResult, glance, summarise
 from budgetlint.physics.serving_sim import Scheduler, Traffic, WorkSpent, run, stream
 from budgetlint.physics.step_cost import LinearStepCost
@@ -120,21 +118,6 @@ def test_steady_means_ten_turnovers_of_the_system() -> None:
     assert steady(_result(150, 0.5, 0.4, 0.6, in_system=15.0), 10)
     assert not steady(_result(150, 0.5, 0.4, 0.6, in_system=15.1), 10)
     assert not steady(_result(150, 0.5, 0.4, 0.6, in_system=math.nan), 10)
-
-
-def test_a_step_is_decided_early_only_beyond_doubt() -> None:
-    # broken beyond doubt: interval (1.5, 2.1) above the limit 1, its width 0.6 <= the distance 0.8
-    assert by_need(_result(50, 1.8, 1.5, 2.1, in_system=40.0), P90, 10) is False  # however unsteady
-    # above, but the interval wider than its distance to the limit (0.9 > 0.8): go on
-    assert by_need(_result(50, 1.8, 1.35, 2.25, in_system=1.0), P90, 10) is None
-    # held: the interval (0.3, 0.5) below, width 0.2 <= distance 0.6, steady (150 >= 10 x 12), tail 15 >= 3.5
-    assert by_need(_result(150, 0.4, 0.3, 0.5, in_system=12.0), P90, 10) is True
-    # the same, not yet steady (150 < 10 x 16): go on, a queue still filling from empty says too little
-    assert by_need(_result(150, 0.4, 0.3, 0.5, in_system=16.0), P90, 10) is None
-    # the same with a rejected request: never passed early
-    assert by_need(_result(150, 0.4, 0.3, 0.5, in_system=12.0, rejected=1), P90, 10) is None
-    # the interval straddles the limit: go on
-    assert by_need(_result(150, 0.9, 0.7, 1.1, in_system=1.0), P90, 10) is None
 
 
 def test_glance_reads_the_promises_as_summarise_does() -> None:
