@@ -108,3 +108,25 @@ def test_a_dense_prompt_runs_on_one_data_parallel_rank() -> None:
     by_hand = 2.0 * 4096 * 70e9 + attn
     assert one.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand, rel=1e-12)
     assert two.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand * 2, rel=1e-12)
+
+
+# 8 of 16 layers windowed (64 tokens): K and V x 8 heads x 64 x 2 B = 2,048 B a token a layer, so
+# 8 x 2,048 = 16,384 B a token in the full layers and 16,384 in the windowed ones
+HALF_WINDOWED = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8,
+                           head_dim=64, sliding_window=64, sliding_window_layers=8)
+
+
+def test_a_prefill_chunk_reads_one_window_of_its_earlier_tokens_by_hand() -> None:
+    """A chunk of 100 new tokens after 1,000 earlier ones is one sequence: its windowed layers read
+    the last 64 earlier positions, not 2 x 64 (the window of a batch of one). KV bytes:
+    16,384 x 1,000 + 16,384 x 64 = 17,432,576; a second chunk of 10 after 30 earlier (below the
+    window: all 30 read in both kinds of layer) adds 32,768 x 30 = 983,040; a chunk with nothing
+    before it reads nothing."""
+    from budgetlint.physics.step import prefill_load
+
+    inp = StepInputs.of(Deployment(model=HALF_WINDOWED, accelerator=H100, devices=1))
+    one = prefill_load(inp, [(100.0, 1000.0)])
+    assert (one.tokens, one.kv_bytes) == (100.0, pytest.approx(16384 * 1000 + 16384 * 64, rel=1e-12))
+    two = prefill_load(inp, [(100.0, 1000.0), (10.0, 30.0), (5.0, 0.0)])
+    assert two.tokens == 115.0
+    assert two.kv_bytes == pytest.approx(16384 * 1000 + 16384 * 64 + 32768 * 30, rel=1e-12)
