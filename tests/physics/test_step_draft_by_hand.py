@@ -130,3 +130,23 @@ def test_a_prefill_chunk_reads_one_window_of_its_earlier_tokens_by_hand() -> Non
     two = prefill_load(inp, [(100.0, 1000.0), (10.0, 30.0), (5.0, 0.0)])
     assert two.tokens == 115.0
     assert two.kv_bytes == pytest.approx(16384 * 1000 + 16384 * 64 + 32768 * 30, rel=1e-12)
+
+
+@pytest.mark.parametrize("active, per_token", [(None, 2), (70e9, 8)])
+def test_a_moe_without_an_expert_split_runs_its_prompt_on_one_data_parallel_rank(active, per_token) -> None:
+    """A MoE whose split into shared and routed parameters is unknown: 8 experts, 2 a token but no
+    active count (active = total = 70e9), or every expert active (8 of 8): one expert's parameters
+    are (P_t - P_a) / (E - k) = 0 there (no split), and the weights are counted as the dense part,
+    replicated on each data-parallel rank (target_weight_bytes: d x S(T)). So, as for a dense
+    model, one prompt's prefill runs on one rank's t = 4 devices: FLOP d x (2 x U x A + attention)
+    = (2 x 4,096 x 70e9 + 1e12) x 2 over the 8 devices, the time of d = 1 (mut4 found it: the whole
+    count was taken as routed, spread over all 8, so the linear part ran twice too fast)."""
+    moe = ModelShape(total_params=70e9, active_params=active, layers=80, hidden_size=8192, attention_heads=64,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=per_token)
+    attn = 1.0e12
+    two = StepInputs.of(Deployment(model=moe, accelerator=H100, devices=4, data_parallel=2))
+    assert two.per_expert_params == 0.0
+    by_hand = 2.0 * 4096 * 70e9 + attn
+    assert two.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand * 2, rel=1e-12)
+    # the weights it reads: 70e9 x 2 B on each of the 2 ranks' copies, counted as d x S = 280 GB
+    assert two.prefill_alone(4096.0, attn)[1] == pytest.approx(2 * 140e9, rel=1e-12)
