@@ -69,3 +69,43 @@ def test_decode_components_on_two_pipeline_stages_by_hand() -> None:
     comps, _ = decode_components(alone, 1, 1000.0, pf)
     assert sum_components(comps, 1000.0, 1.0, 1) == pytest.approx((140e9 + 163.84e6 + 327.68e6) * 2 / per_bw,
                                                                   rel=1e-12)
+
+
+def test_decode_components_compute_bound_by_hand() -> None:
+    """The compute side of the components, with a 4,000-token prompt (nothing before it) beside one
+    decode. (a) LLAMA-70B-like on 4 H100s x 2 stages (8 x 989 TFLOP/s = 7.912e15 FLOP/s) with a 1e9
+    draft looking 2 ahead: linear (2 x 70e9 x (3 + 4,000) + 2 x 1e9 x 4,000, the draft's prefill
+    of the prompt) x 2 stages / 7.912e15 = 0.1436855 s; the prompt's attention 4 x 64 x 128 x 80
+    layers x 4,000 x 4,001 / 2 = 2.0977e13 FLOP, x 2 / 7.912e15 = 0.0053025 s; the draft's two
+    passes are memory-bound: 2 x (2e9 + 32,768 x 1,000) / 2.68e13 = 1.51699e-4 s.
+    (b) the MoE of 47e9 (13e9 active; 8 experts, 2 a token: an expert 34e9 / 6) on 1 device x data
+    parallel 2 with an imbalance of 1.5: the busiest device's linear parameters 13e9 + 0.5 x 2 x
+    34e9 / 6 = 18.667e9, so 2 x 18.667e9 x 4,001 / (2 x 989e12) = 0.075516 s, + attention
+    4 x 32 x 128 x 32 x 4,000 x 4,001 / 2 / 1.978e15 = 0.002121 s."""
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+    from budgetlint.physics.step import decode_components, prefill_load, sum_components
+
+    h100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+    llama = ModelShape(total_params=70e9, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                       head_dim=128)
+    draft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
+    inp = StepInputs.of(Deployment(model=llama, accelerator=h100, devices=4, pipeline_parallel=2, draft=draft,
+                                   draft_lookahead=2))
+    pf = prefill_load(inp, [(4000.0, 0.0)])
+    comps, _ = decode_components(inp, 1, 1000.0, pf)
+    linear = (2 * 70e9 * 4003 + 2 * 1e9 * 4000) * 2 / 7.912e15
+    attention = 4 * 64 * 128 * 80 * 4000 * 4001 / 2 * 2 / 7.912e15
+    draft_s = 2 * (2e9 + 32768 * 1000) / (8 * 3.35e12)
+    assert comps[0][2] + comps[0][3] * 1000 == pytest.approx(linear + attention, rel=1e-12)
+    assert sum_components(comps, 1000.0, 3.0, 1) == pytest.approx(linear + attention + draft_s, rel=1e-12)
+
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    m = StepInputs.of(Deployment(model=moe, accelerator=h100, devices=1, data_parallel=2, expert_parallel=2,
+                                 expert_imbalance=1.5))
+    pf = prefill_load(m, [(4000.0, 0.0)])
+    comps, _ = decode_components(m, 1, 1000.0, pf)
+    busiest = 13e9 + 0.5 * 2 * 34e9 / 6
+    by_hand = 2 * busiest * 4001 / (2 * 989e12) + 4 * 32 * 128 * 32 * 4000 * 4001 / 2 / (2 * 989e12)
+    assert sum_components(comps, 1000.0, 1.0, 1) == pytest.approx(by_hand, rel=1e-12)
+    assert by_hand == pytest.approx(0.0776370, rel=1e-6)
