@@ -109,3 +109,38 @@ def test_decode_components_compute_bound_by_hand() -> None:
     by_hand = 2 * busiest * 4001 / (2 * 989e12) + 4 * 32 * 128 * 32 * 4000 * 4001 / 2 / (2 * 989e12)
     assert sum_components(comps, 1000.0, 1.0, 1) == pytest.approx(by_hand, rel=1e-12)
     assert by_hand == pytest.approx(0.0776370, rel=1e-6)
+
+
+def _grid() -> list:
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+
+    h100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+    # 21 of 42 layers on a 4,096-token window; a draft of 16 layers on a 64-token window
+    windowed = ModelShape(total_params=9e9, layers=42, hidden_size=3584, attention_heads=16, kv_heads=8,
+                          head_dim=256, sliding_window=4096, sliding_window_layers=21)
+    wdraft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8,
+                        head_dim=64, sliding_window=64)
+    out = []
+    for engine in (False, True):
+        for extra in ({}, {"per_operator": True}, {"overlap": 0.5}, {"draft": wdraft, "draft_lookahead": 2}):
+            out.append(Deployment(model=windowed, accelerator=h100, devices=2, pipeline_parallel=4,
+                                  engine_terms=engine, **extra))  # type: ignore[arg-type]
+    return out
+
+
+@pytest.mark.parametrize("dep", _grid())
+@pytest.mark.parametrize("batch, context", [(1, 1000.0), (1, 9000.0), (2, 6000.0), (3, 20000.0), (8, 1000.0)])
+def test_the_components_are_the_iteration_on_pipeline_stages(dep, batch: int, context: float) -> None:
+    """decode_components' contract (their sum at a context is iteration's step there), on 4
+    pipeline stages, where a batch below 4 runs in fewer micro-batches than stages (each term's
+    x p / m is 4, 2, 4/3 and, at 8 sequences, 1), below and above each window's reach (B x 4,096
+    and B x 64 tokens), with and without the engine's attention terms, per operator, half
+    overlapped and with a windowed draft; a 300-token chunk after 2,000 earlier ones beside the
+    decodes. Held to 1e-12: the simulator's closed form against the flat analysis's terms."""
+    from budgetlint.physics.step import decode_components, prefill_load, sum_components
+
+    inp = StepInputs.of(dep)
+    for pf in (prefill_load(inp, []), prefill_load(inp, [(300.0, 2000.0)])):
+        comps, _ = decode_components(inp, batch, context, pf)
+        assert sum_components(comps, context, 1.0, 1) == pytest.approx(
+            iteration(inp, batch, context, pf).step_s, rel=1e-12)
