@@ -5,7 +5,6 @@ sum of the laws' terms, computed in the comments)."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 
