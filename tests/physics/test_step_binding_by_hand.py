@@ -120,11 +120,19 @@ def _grid() -> list:
                           head_dim=256, sliding_window=4096, sliding_window_layers=21)
     wdraft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8,
                         head_dim=64, sliding_window=64)
+    # a MoE of 47e9 (13e9 active, 8 experts, 2 a token) whose experts exchange tokens all-to-all
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
     out = []
     for engine in (False, True):
-        for extra in ({}, {"per_operator": True}, {"overlap": 0.5}, {"draft": wdraft, "draft_lookahead": 2}):
+        for extra in ({}, {"per_operator": True}, {"overlap": 0.5}, {"draft": wdraft, "draft_lookahead": 2},
+                      {"per_operator": True, "draft": wdraft, "draft_lookahead": 2, "collective_overhead": 0.2}):
             out.append(Deployment(model=windowed, accelerator=h100, devices=2, pipeline_parallel=4,
                                   engine_terms=engine, **extra))  # type: ignore[arg-type]
+        for per_op in (False, True):
+            out.append(Deployment(model=moe, accelerator=h100, devices=2, expert_parallel=2, engine_terms=engine,
+                                  alltoall_bandwidth_bytes_per_s=400e9, alltoall_latency_s=1e-5, draft=wdraft,
+                                  draft_lookahead=2, per_operator=per_op, collective_overhead=0.2))
     return out
 
 
@@ -135,12 +143,15 @@ def test_the_components_are_the_iteration_on_pipeline_stages(dep, batch: int, co
     pipeline stages, where a batch below 4 runs in fewer micro-batches than stages (each term's
     x p / m is 4, 2, 4/3 and, at 8 sequences, 1), below and above each window's reach (B x 4,096
     and B x 64 tokens), with and without the engine's attention terms, per operator, half
-    overlapped and with a windowed draft; a 300-token chunk after 2,000 earlier ones beside the
-    decodes. Held to 1e-12: the simulator's closed form against the flat analysis's terms."""
+    overlapped, with a windowed draft, per operator with a draft and a collective overhead (every
+    component scaled by 1 / (1 - 0.2) and the draft's by its 2 passes), and a MoE's all-to-all over
+    the decodes' 3 tokens each and the chunk's; a 300-token chunk after 2,000 earlier ones, or a
+    4,000-token prompt (compute-bound), beside the decodes. Held to 1e-12: the simulator's closed
+    form against the flat analysis's terms."""
     from budgetlint.physics.step import decode_components, prefill_load, sum_components
 
     inp = StepInputs.of(dep)
-    for pf in (prefill_load(inp, []), prefill_load(inp, [(300.0, 2000.0)])):
+    for pf in (prefill_load(inp, []), prefill_load(inp, [(300.0, 2000.0)]), prefill_load(inp, [(4000.0, 0.0)])):
         comps, _ = decode_components(inp, batch, context, pf)
         assert sum_components(comps, context, 1.0, 1) == pytest.approx(
             iteration(inp, batch, context, pf).step_s, rel=1e-12)
