@@ -155,3 +155,35 @@ def test_the_components_are_the_iteration_on_pipeline_stages(dep, batch: int, co
         comps, _ = decode_components(inp, batch, context, pf)
         assert sum_components(comps, context, 1.0, 1) == pytest.approx(
             iteration(inp, batch, context, pf).step_s, rel=1e-12)
+
+
+def test_the_all_to_all_of_a_pass_by_hand() -> None:
+    """alltoall_s = per token x tokens / micro-batches + the fixed latency; nothing for an empty
+    pass or when neither is charged. 2 us a token and 50 us fixed: 1 token 52 us, 100 tokens in
+    one micro-batch 250 us, in 2 micro-batches (each moves half) 150 us; 0 tokens 0; the per-token
+    part alone (no latency): 100 tokens 200 us; the latency alone: 50 us."""
+    from dataclasses import replace
+
+    base = _raw(1.0, 1.0, 1.0, 0.0)
+    both = replace(base, alltoall_s_per_token=2e-6, alltoall_fixed_s=50e-6)
+    assert both.alltoall_s(1) == pytest.approx(52e-6, rel=1e-12)
+    assert both.alltoall_s(100) == pytest.approx(250e-6, rel=1e-12)
+    assert both.alltoall_s(100, 2) == pytest.approx(150e-6, rel=1e-12)
+    assert both.alltoall_s(0) == 0.0
+    assert replace(base, alltoall_s_per_token=2e-6).alltoall_s(100) == pytest.approx(200e-6, rel=1e-12)
+    assert replace(base, alltoall_fixed_s=50e-6).alltoall_s(100) == pytest.approx(50e-6, rel=1e-12)
+    assert base.alltoall_s(100) == 0.0
+
+
+def test_the_simulator_s_iteration_of_raw_inputs_counts_every_chunk() -> None:
+    """iteration_step_s on inputs without a model shape (no attention): one decode at 4 context
+    tokens beside chunks of 3 tokens after 2 earlier ones and 5 after none: 1 + 3 + 5 = 9 tokens,
+    linear 2 x 1 x 9 = 18 s; memory 1 (weights) + 1 x 4 + 1 x 2 (the first chunk's earlier KV) =
+    7 s; the step is the larger, 18 s (the flat analysis's iteration says the same)."""
+    from budgetlint.physics.step import iteration_step_s, prefill_load
+
+    inp = _raw(1.0, 1.0, 1.0, 0.0)
+    chunks = [(3.0, 2.0), (5.0, 0.0)]
+    assert iteration_step_s(inp, 1, 4.0, chunks) == 18.0
+    t = iteration(inp, 1, 4.0, prefill_load(inp, chunks))
+    assert (t.memory_s, t.compute_s, t.step_s) == (7.0, 18.0, 18.0)
