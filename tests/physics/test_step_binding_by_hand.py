@@ -187,3 +187,54 @@ def test_the_simulator_s_iteration_of_raw_inputs_counts_every_chunk() -> None:
     assert iteration_step_s(inp, 1, 4.0, chunks) == 18.0
     t = iteration(inp, 1, 4.0, prefill_load(inp, chunks))
     assert (t.memory_s, t.compute_s, t.step_s) == (7.0, 18.0, 18.0)
+
+
+def test_the_weights_a_pass_reads_on_the_busiest_device_by_hand() -> None:
+    """target_weight_bytes = d x S(T) + min(g x P_x(T), P_x,all) in bf16 (2 B a parameter), so that
+    / devices is the busiest device's read. A dense 70e9 on data parallel 2: 2 x 70e9 x 2 B =
+    280 GB (each rank reads its own copy), whatever the tokens. The MoE of 47e9 (13e9 active;
+    an expert 34e9 / 6 = 5.667e9; shared 13e9 - 2 x 5.667e9 = 1.667e9), one token (2 experts):
+    data parallel 2: 1.667e9 x 2 + 2 x 5.667e9 = 14.667e9 parameters, 29.333 GB; one rank with an
+    imbalance of 1.5: 1.667e9 + 1.5 x 11.333e9 = 18.667e9, 37.333 GB; of 2: 1.667e9 + 22.667e9 =
+    24.333e9, 48.667 GB; no imbalance, one rank: the 13e9 a token reads, 26 GB. Raw inputs (no
+    model shape) on 2 ranks read their fixed weights twice."""
+    from dataclasses import replace
+
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+
+    h100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+    llama = ModelShape(total_params=70e9, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                       head_dim=128)
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    dense2 = StepInputs.of(Deployment(model=llama, accelerator=h100, devices=4, data_parallel=2))
+    assert dense2.target_weight_bytes(1.0) == pytest.approx(280e9, rel=1e-13)
+    assert dense2.target_weight_bytes(4096.0) == pytest.approx(280e9, rel=1e-13)
+    expert = 34e9 / 6
+    shared = 13e9 - 2 * expert
+
+    def moe_inputs(**kw: object) -> StepInputs:
+        return StepInputs.of(Deployment(model=moe, accelerator=h100, devices=1, expert_parallel=2 if kw else 1,
+                                        **kw))  # type: ignore[arg-type]
+
+    assert moe_inputs(data_parallel=2).target_weight_bytes(1.0) == pytest.approx((shared * 2 + 2 * expert) * 2,
+                                                                                 rel=1e-12)
+    assert moe_inputs(data_parallel=2).target_weight_bytes(1.0) == pytest.approx(29.333e9, rel=1e-4)
+    assert moe_inputs().target_weight_bytes(1.0) == pytest.approx(26e9, rel=1e-12)
+    raw2 = replace(_raw(5.0, 1.0, 1.0, 0.0), data=2)
+    assert raw2.target_weight_bytes(1.0) == 10.0
+
+
+@pytest.mark.parametrize("imbalance, params", [(1.5, 13e9 - 2 * 34e9 / 6 + 1.5 * 2 * 34e9 / 6),
+                                               (2.0, 13e9 - 2 * 34e9 / 6 + 2.0 * 2 * 34e9 / 6)])
+def test_an_imbalance_on_one_rank_reads_more_experts_by_hand(imbalance: float, params: float) -> None:
+    """The busiest device of one data-parallel rank under an expert imbalance g (the docstring
+    above): 1.667e9 + g x 11.333e9 parameters, 18.667e9 at 1.5 and 24.333e9 at 2, x 2 B."""
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+
+    h100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    inp = StepInputs.of(Deployment(model=moe, accelerator=h100, devices=2, expert_parallel=2,
+                                   expert_imbalance=imbalance))
+    assert inp.target_weight_bytes(1.0) == pytest.approx(params * 2, rel=1e-12)
