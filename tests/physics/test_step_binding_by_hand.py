@@ -238,3 +238,52 @@ def test_an_imbalance_on_one_rank_reads_more_experts_by_hand(imbalance: float, p
     inp = StepInputs.of(Deployment(model=moe, accelerator=h100, devices=2, expert_parallel=2,
                                    expert_imbalance=imbalance))
     assert inp.target_weight_bytes(1.0) == pytest.approx(params * 2, rel=1e-12)
+
+
+def test_step_inputs_of_drafts_experts_and_latents_by_hand() -> None:
+    """StepInputs.of where the plain tests do not reach. A draft with lookahead 0 is not run: no
+    draft pass, and a sequence holds only the target's KV (327,680 B x 1,000 tokens). The all-to-all
+    of the MoE (32 MoE layers, hidden 4,096, 2 B activations, 2 experts a token) over expert
+    parallel 2 on 2 devices with a 450 GB/s link: 32 x 2 x 4,096 x 2 B x (1 - (1/2)^2) remote share
+    / (2 x 450e9) = 4.3691e-7 s a token, and 32 x 2 x 10 us = 0.64 ms of latency a pass; without
+    expert parallelism nothing is exchanged, whatever latency is given; nor for a MoE whose split
+    is unknown (no active count: no routed experts known). An MLA latent ((512 + 64) x 2 B =
+    1,152 B a layer) is whole on each of 4 tensor ranks, in its windowed layers too: 6 full layers
+    x 1,152 x 4 = 27,648 B a token and 4 windowed x 1,152 x 4 = 18,432, so a sequence of 1,000
+    holds 27,648 x 1,000 + 18,432 x 64 = 28,827,648 B. Every expert active (8 of 8, 60e9 of 70e9
+    active): no expert can be told from the rest, 0 parameters an expert."""
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+    from budgetlint.physics.step import _per_expert_params
+
+    acc = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12},
+                      interconnect_bytes_per_s=450e9)
+    llama = ModelShape(total_params=70e9, layers=80, hidden_size=8192, attention_heads=64, kv_heads=8,
+                       head_dim=128)
+    draft = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8, head_dim=64)
+    idle = StepInputs.of(Deployment(model=llama, accelerator=acc, devices=4, draft=draft, draft_lookahead=0))
+    assert idle.draft is None and idle.lookahead == 0
+    assert idle.kv_bytes_per_sequence(1000.0) == 327680 * 1000
+
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, hidden_size=4096, attention_heads=32,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=2)
+    ep = StepInputs.of(Deployment(model=moe, accelerator=acc, devices=2, expert_parallel=2, alltoall_latency_s=1e-5))
+    assert ep.alltoall_s_per_token == pytest.approx(32 * 2 * 4096 * 2 * 0.75 / (2 * 450e9), rel=1e-12)
+    assert ep.alltoall_fixed_s == pytest.approx(32 * 2 * 1e-5, rel=1e-12)
+    one = StepInputs.of(Deployment(model=moe, accelerator=acc, devices=2, alltoall_latency_s=1e-5))
+    assert (one.alltoall_s_per_token, one.alltoall_fixed_s) == (0.0, 0.0)
+    nosplit = ModelShape(total_params=47e9, layers=32, hidden_size=4096, attention_heads=32, kv_heads=8,
+                         head_dim=128, experts=8, experts_per_token=2)
+    ns = StepInputs.of(Deployment(model=nosplit, accelerator=acc, devices=2, expert_parallel=2,
+                                  alltoall_latency_s=1e-5))
+    assert (ns.alltoall_s_per_token, ns.alltoall_fixed_s) == (0.0, 0.0)
+
+    mla = ModelShape(total_params=10e9, layers=10, hidden_size=4096, attention_heads=32, head_dim=128,
+                     attention="mla", kv_lora_rank=512, qk_rope_head_dim=64, sliding_window=64,
+                     sliding_window_layers=4)
+    m = StepInputs.of(Deployment(model=mla, accelerator=acc, devices=4))
+    assert (m.target.kv_full_bytes, m.target.kv_window_bytes) == (27648.0, 18432.0)
+    assert m.kv_bytes_per_sequence(1000.0) == 28827648.0
+
+    all8 = ModelShape(total_params=70e9, active_params=60e9, layers=80, hidden_size=8192, attention_heads=64,
+                      kv_heads=8, head_dim=128, experts=8, experts_per_token=8)
+    assert _per_expert_params(all8) == 0.0
