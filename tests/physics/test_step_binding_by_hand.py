@@ -287,3 +287,19 @@ def test_step_inputs_of_drafts_experts_and_latents_by_hand() -> None:
     all8 = ModelShape(total_params=70e9, active_params=60e9, layers=80, hidden_size=8192, attention_heads=64,
                       kv_heads=8, head_dim=128, experts=8, experts_per_token=8)
     assert _per_expert_params(all8) == 0.0
+
+
+def test_an_all_to_all_without_a_hidden_size_charges_only_its_latency() -> None:
+    """The activations a token sends are 2 x hidden x 2 B a MoE layer: a model given without a
+    hidden size (head_dim given instead) has no per-token exchange to charge, only the latency:
+    32 layers x 2 x 10 us = 0.64 ms a pass."""
+    from budgetlint.physics import Accelerator, Deployment, ModelShape
+
+    acc = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12},
+                      interconnect_bytes_per_s=450e9)
+    moe = ModelShape(total_params=47e9, active_params=13e9, layers=32, attention_heads=32, kv_heads=8,
+                     head_dim=128, experts=8, experts_per_token=2)
+    assert moe.hidden_size is None
+    ep = StepInputs.of(Deployment(model=moe, accelerator=acc, devices=2, expert_parallel=2, alltoall_latency_s=1e-5))
+    assert ep.alltoall_s_per_token == 0.0
+    assert ep.alltoall_fixed_s == pytest.approx(0.64e-3, rel=1e-12)
