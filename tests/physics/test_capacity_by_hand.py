@@ -102,3 +102,71 @@ def test_replicas_needed_by_hand() -> None:
     assert replicas_needed(0.1, 5.0) == 1
     assert replicas_needed(2.0, 0.0) is None
     assert replicas_needed(2.0, math.nan) is None
+
+
+def test_the_load_verdict_by_hand() -> None:
+    """A 0.5 s promise: a roofline bound above it cannot be met whatever the simulation says (even
+    0.1 s predicted); one 1e-10 above is a float's noise (the 1e-9 tolerance): judged on. The
+    simulated point or the top of its interval above the limit: at risk; both within: met (exactly at
+    the limit is within); an interval not known (NaN) is not read."""
+    from budgetlint.physics.capacity import load_verdict
+
+    assert load_verdict(0.5, 0.6, 0.1) == "cannot-be-met"
+    assert load_verdict(0.5, 0.5 * (1 + 2e-9), 0.1, 0.2) == "cannot-be-met"
+    assert load_verdict(0.5, 0.5 * (1 + 1e-10), 0.1, 0.2) == "met"
+    assert load_verdict(0.5, 0.5 * (1 + 1e-9), 0.1, 0.2) == "met"  # exactly at the tolerance: within
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 1e-9), 0.5 * (1 + 1e-9)) == "met"
+    assert load_verdict(0.5, 0.2, 0.6) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 2e-9)) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.55) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.5 * (1 + 2e-9)) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.45) == "met"
+    assert load_verdict(0.5, 0.5, 0.5, 0.5) == "met"
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 1e-10), 0.5 * (1 + 1e-10)) == "met"
+    assert load_verdict(0.5, 0.2, 0.4) == "met"
+    assert load_verdict(0.5, 0.2, 0.4, math.nan) == "met"
+
+
+def test_simulated_saturation_hands_run_the_closed_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closed loop it simulates: saturation_users users (8 sequences a replica, no cache
+    limit: 8), the traffic's lengths and prefix hits, one replica of the scheduler, the requests,
+    warm-up, seed and allowance given (seed 0 by default), summarised without promises; the answer
+    is the run's throughput."""
+    from budgetlint.physics import capacity
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    calls: list = []
+
+    class Summary:
+        throughput_request_per_s = 12.5
+
+    def fake_run(cost, traffic, scheduler, **kw):  # type: ignore[no-untyped-def]
+        calls.append((cost, traffic, scheduler, kw))
+        return "raw"
+
+    def fake_summarise(raw, promises, **kw):  # type: ignore[no-untyped-def]
+        calls.append((raw, promises, kw))
+        return Summary()
+
+    monkeypatch.setattr(capacity, "run", fake_run)
+    monkeypatch.setattr(capacity, "summarise", fake_summarise)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(20), arrival_rate_per_s=3.0, prefix_hit_requests=0.5,
+                      prefix_hit_tokens=0.25)
+
+    def allow(n: int) -> bool:
+        return True
+
+    got = capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8, replicas=3), requests=300,
+                                        warmup=30, allowance=allow)
+    assert got == 12.5
+    (cost, closed, sched, kw), (raw, promises, skw) = calls
+    assert cost == "cost" and raw == "raw" and promises == () and skw == {}
+    assert (closed.concurrency, closed.arrival_rate_per_s, closed.prompt, closed.output) == (8, None, Fixed(100),
+                                                                                              Fixed(20))
+    assert (closed.prefix_hit_requests, closed.prefix_hit_tokens) == (0.5, 0.25)
+    assert sched == Scheduler(max_num_seqs=8, replicas=1)
+    assert kw == {"requests": 300, "warmup": 30, "seed": 0, "allowance": allow}
+    calls.clear()
+    capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8), requests=300, seed=7)
+    assert calls[0][3] == {"requests": 300, "warmup": None, "seed": 7, "allowance": None}
