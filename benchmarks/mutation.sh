@@ -12,6 +12,12 @@
 #       after new tests: copy tests/ into the existing work dir and re-run the named mutants
 #       (default: the previous run's survivors); mutmut collects the new tests' coverage
 #       first, so each mutant still runs only the tests that reach its function.
+#   benchmarks/mutation.sh simulator   # physics/capacity.py + physics/serving_sim.py vs tests/physics, less:
+#   benchmarks/mutation.sh simulator:capacity   # one of the two
+#       the simulator's own suites are the slow ones MUTATION_FAST leaves out: this selection
+#       keeps them with the hypothesis engine check at $BUDGETLINT_EVENT_EXAMPLES (default here
+#       30 of 200) examples and without the 2-5 s Pollaczek-Khinchine runs, the property
+#       suite, the llm-analysis cross-check and the calibration fits (~10 s a mutant)
 #   MUTATION_FAST=1 benchmarks/mutation.sh physics:precision,traffic
 #       a mutation-only selection of tests/physics without the slow simulator and property
 #       suites (the files in $slow below): a surviving mutant runs every selected test that
@@ -33,7 +39,10 @@ case "$target" in
   physics) only='"budgetlint/physics/*"'; tests='"tests/physics"' ;;
   physics:*) only=$(IFS=,; for m in ${target#physics:}; do printf '"budgetlint/physics/%s.py", ' "$m"; done)
              only="${only%, }"; tests='"tests/physics"' ;;
-  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE [again [MUTANT...]]" >&2; exit 2 ;;
+  simulator) only='"budgetlint/physics/capacity.py", "budgetlint/physics/serving_sim.py"'; tests=sim ;;
+  simulator:*) only="\"budgetlint/physics/${target#simulator:}.py\""; tests=sim ;;
+  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE|simulator[:MODULE] [again [MUTANT...]]" >&2
+     exit 2 ;;
 esac
 slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_contention.py
   test_serving_sim_mlperf.py test_capacity_search.py test_physics_properties.py
@@ -41,11 +50,19 @@ slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_content
 # a test that runs `python -m budgetlint` in a subprocess cannot import the work copy (mutmut's
 # own sys.path), and mutmut cannot see what a subprocess covers: left out of every run
 subprocess_tests="tests/physics/test_disaggregated.py::test_a_bandwidth_only_prefill_pool_is_never_judged_met"
-if [[ "$tests" == '"tests/physics"' ]]; then
+if [[ "$tests" == sim ]]; then
+  tests='"tests/physics"'
+  for f in test_physics_properties.py test_physics_crosscheck_llm_analysis.py test_calibration_by_hand.py; do
+    tests="$tests, \"--ignore=tests/physics/$f\""
+  done
+  tests="$tests, \"--deselect=tests/physics/test_serving_sim_queueing.py::test_mean_wait_is_pollaczek_khinchine\""
+  export BUDGETLINT_EVENT_EXAMPLES="${BUDGETLINT_EVENT_EXAMPLES:-30}"
+fi
+if [[ "$tests" == '"tests/physics"'* ]]; then
   for t in $subprocess_tests; do tests="$tests, \"--deselect=$t\""; done
 fi
 suffix=""
-if [[ "${MUTATION_FAST:-}" == 1 && "$tests" == '"tests/physics"'* ]]; then
+if [[ "${MUTATION_FAST:-}" == 1 && "$tests" == '"tests/physics"'* && "$target" != simulator* ]]; then
   for f in $slow; do tests="$tests, \"--ignore=tests/physics/$f\""; done
   suffix="-fast"
 fi

@@ -27,7 +27,7 @@ def cli_json(*args: str) -> tuple[int, dict[str, Any]]:
 
 
 def cli_process(*args: str, input: str | None = None, cwd: Any = None, env: dict[str, str] | None = None,
-                timeout: float = 300) -> "subprocess.CompletedProcess[str]":
+                timeout: float = 300) -> Any:
     """``python -m budgetlint ARGS`` in a child process (what a shell runs: exit code, stdout,
     stderr apart; ``input`` on stdin, ``env`` over this process's environment); no traceback on
     stderr."""

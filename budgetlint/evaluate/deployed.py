@@ -337,7 +337,6 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
             use("weight_precision", deployed_w, w_setting, f"{deployed_w} weights")
     # prefix caching against the budget's hit rate
     pc = cfg.settings.get("prefix_caching")
-    wl = b.workload
     if pc is not None and pc.value is False and _hit(b) is not None:
         clash("prefix_cache_hit", f"prefix_cache_hit: {_hit(b)}", _loc(b, "workload", "prefix_cache_hit"),
               pc, "prefix caching off",
@@ -396,7 +395,6 @@ def _engine_defaults(b: Budget, out: DeployedEvaluation, changes: dict, prov: di
     for key, p in (("max_num_seqs", seqs), ("max_num_batched_tokens", tokens)):
         if p is not None and not _declared(b, "deployment", key) and key not in changes:
             out.defaults[key] = f"{p.value}: {p.cite(rel.engine, rel.version)}"
-    wl = b.workload
     pc = out.primary.settings.get("prefix_caching") if out.primary is not None else None
     if pc is None:
         out.defaults["prefix_caching"] = f"{'on' if rel.prefix_caching.value else 'off'}: " \

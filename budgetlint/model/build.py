@@ -175,8 +175,8 @@ def _disaggregated(d: dict, dp: DeploymentDef, doc: Document, path: tuple, catal
                                          field_name="deployment.disaggregated.kv_link.latency", budget=name) or 0.0
     if out.kv_bandwidth_bytes_per_s is None:
         if len(sink.findings) == before:  # nothing said yet (a unit error, an unknown name, a bare number)
-            sink.add("BL003", f"deployment.disaggregated.kv_link: expected a link name (such as \"infiniband-ndr\"), "
-                     f"a bandwidth (\"50 GB/s\") or {{bandwidth: 50 GB/s, latency: 1 ms}}; found "
+            sink.add("BL003", "deployment.disaggregated.kv_link: expected a link name (such as \"infiniband-ndr\"), "
+                     "a bandwidth (\"50 GB/s\") or {bandwidth: 50 GB/s, latency: 1 ms}; found "
                      + ("no bandwidth and no link name" if isinstance(link, dict) else repr(link)),
                      doc.loc(where), budget=name)
         return None

@@ -388,11 +388,13 @@ class StepInputs:
         t = self.target
         if self.plain:
             return (2.0 * t.active_params * uncached + attention_flop_, t.weights_read_bytes(uncached), 0.0)
-        if t.model is not None and not t.model.experts:
-            routed = 0.0  # a dense model: every layer is replicated on each data-parallel rank
+        if t.model is None or self.per_expert_params <= 0:
+            # a dense model, or a MoE without a shared/routed split (no active count, or every
+            # expert active): every layer replicated on each data-parallel rank, as
+            # target_weight_bytes counts its weights
+            routed = 0.0
         else:
-            routed = t.active_params if t.model is None or self.per_expert_params <= 0 else \
-                self.per_expert_params * (t.model.experts_per_token or 0)
+            routed = self.per_expert_params * (t.model.experts_per_token or 0)
         shared_a = t.active_params - routed
         flop = (2.0 * uncached * (shared_a * self.data + self.expert_imbalance * routed)
                 + attention_flop_ * self.data) * self.pipeline

@@ -38,8 +38,6 @@ from budgetlint.reporters.wording import (
     judged,
     judged_headroom,
     measured_value,
-    smallest_headroom,
-    smallest_judged_headroom,
     status_line,
 )
 from budgetlint.text import numbers

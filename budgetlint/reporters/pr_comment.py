@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from budgetlint.findings import Finding, Location, Severity
-from budgetlint.report import BudgetResult, Report
+from budgetlint.report import BudgetResult
 from budgetlint.reporters.wording import (
     TOOL_NAME,
     format_headroom_cell,
@@ -108,7 +108,6 @@ def change_rows(diff: dict | None) -> list[tuple[str, str]]:
 
 def render_comment(data: dict, marker: str) -> str:
     """The comment's markdown for the JSON report ``data``, starting with ``marker``."""
-    report = Report(files=[""] * int((data.get("summary") or {}).get("files") or 0))
     budgets = [_budget(b) for b in data.get("budgets") or []]
     findings = [_finding(f) for f in data.get("findings") or []]
     s = data.get("summary") or {}

@@ -61,7 +61,6 @@ from typing import TYPE_CHECKING, Iterator
 
 from budgetlint.rules._fixes import at_least, edit, time_text
 from budgetlint.findings import Finding, Severity
-from budgetlint.model.units import format_quantity
 from budgetlint.text import numbers
 
 if TYPE_CHECKING:

@@ -7,7 +7,6 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from budgetlint.cli import main

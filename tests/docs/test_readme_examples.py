@@ -13,7 +13,6 @@ budgets`` header) as budgets.yaml.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import subprocess
 import sys

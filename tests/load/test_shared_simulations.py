@@ -4,12 +4,9 @@ and two workers never simulate one configuration twice."""
 
 from __future__ import annotations
 
-import json
 import os
-import textwrap
 from pathlib import Path
 
-import pytest
 
 import budgetlint.physics.serving_sim as serving_sim
 from budgetlint.run import check as check_mod

@@ -5,7 +5,6 @@ sum of the laws' terms, computed in the comments)."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 
@@ -470,3 +469,31 @@ def test_pools_accept_a_link_slower_than_a_byte_a_second() -> None:
 def test_six_hundred_requests_by_default() -> None:
     r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, ONE_A_SECOND, Scheduler(), Scheduler())
     assert len(r.prefill_raw.records) == 600
+
+
+def test_a_preemption_on_the_decode_pool_is_in_the_request_s_record() -> None:
+    """A decode pool that preempts (mut3's survivors: the records' preemptions were the prefill
+    pool's minus the decode pool's). Arrivals 0, 1, 2 (the decode pool's warm-up), 3.0, 3.1 and 5 s;
+    a 0.05 s prefill each (FAST_PREFILL, no prefill queue), so the decode pool sees request k at
+    a_k + 0.05 + MOVE (3.0575536 and 3.1575536 s for 3 and 4). Its cache: 2,009 tokens.
+
+    Request 3 (10 tokens on the decode pool: the 1-token prefill of its cached prompt, 4 ms, then
+    9 steps of 20 ms) holds 1,000 + 1 + g tokens after g steps. Request 4 arrives during step 5,
+    is admitted at its end (3.1615536 s: queue 4 ms) since the cache has 2,009 - (1,006 + 1) =
+    1,002 >= 999 + 1 free; the mixed iteration (20 ms, a decode beside the chunk) ends at
+    3.1815536 s with 1,007 + 1,001 tokens held, and the next one would need 2 more: 2,010 > 2,009,
+    so the newest, request 4, is preempted (once: it waits for request 3 to finish, 3.2415536 s,
+    then recomputes its 1,001 tokens alone, 4 ms, and decodes its 9 other tokens, 0.18 s: it
+    ends at 3.4255536 s, 0.268 s after it arrived). Requests 3 and 5 are never preempted and are
+    served as alone (E2E = 0.05 + MOVE + 0.184). The prefill pool (no cache limit) preempts
+    nothing: each record's count is the decode pool's, 0, 1, 0."""
+    traffic = Traffic(prompt=Fixed(1000), output=Fixed(11), arrival_times_s=(0.0, 1.0, 2.0, 3.0, 3.1, 5.0))
+    r = simulate_pools(pools(), FAST_PREFILL, DECODE_LAW, traffic, Scheduler(),
+                       Scheduler(kv_capacity_tokens=2009), requests=6)
+    assert r.rejected == 0
+    assert [(x.index, x.preemptions) for x in r.combined.records] == [(3, 0), (4, 1), (5, 0)]
+    assert [x.preemptions for x in r.prefill_raw.records] == [0] * 6
+    assert r.decode_queue_s == pytest.approx([0.0, 0.004, 0.0], abs=1e-9)
+    assert r.e2e_s == pytest.approx([0.05 + MOVE + 0.184, 0.05 + MOVE + 0.268, 0.05 + MOVE + 0.184], rel=1e-9)
+    # the TTFT: the prefill, the transfer and the decode pool's queue
+    assert r.ttft_s == pytest.approx([0.05 + MOVE, 0.05 + MOVE + 0.004, 0.05 + MOVE], rel=1e-9)

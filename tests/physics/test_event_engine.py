@@ -9,6 +9,7 @@ The iteration engine is the independent reference: it never calls
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -86,8 +87,10 @@ schedulers = st.builds(
     st.sampled_from(["round_robin", "least_loaded"]))
 
 
-# no shrinking: a failing case is printed as drawn (shrinking one took over five minutes)
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+# no shrinking: a failing case is printed as drawn (shrinking one took over five minutes);
+# BUDGETLINT_EVENT_EXAMPLES: fewer examples, for benchmarks/mutation.sh's simulator selection
+@settings(max_examples=int(os.environ.get("BUDGETLINT_EVENT_EXAMPLES", "200")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow],
           phases=(Phase.explicit, Phase.reuse, Phase.generate))
 @given(dep=deployments, eff=st.tuples(st.floats(0.3, 1.0), st.floats(0.2, 1.0)), traffic=traffics(),
        sched=schedulers, seed=st.integers(0, 3))

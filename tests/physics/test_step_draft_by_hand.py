@@ -108,3 +108,45 @@ def test_a_dense_prompt_runs_on_one_data_parallel_rank() -> None:
     by_hand = 2.0 * 4096 * 70e9 + attn
     assert one.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand, rel=1e-12)
     assert two.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand * 2, rel=1e-12)
+
+
+# 8 of 16 layers windowed (64 tokens): K and V x 8 heads x 64 x 2 B = 2,048 B a token a layer, so
+# 8 x 2,048 = 16,384 B a token in the full layers and 16,384 in the windowed ones
+HALF_WINDOWED = ModelShape(total_params=1e9, layers=16, hidden_size=2048, attention_heads=32, kv_heads=8,
+                           head_dim=64, sliding_window=64, sliding_window_layers=8)
+
+
+def test_a_prefill_chunk_reads_one_window_of_its_earlier_tokens_by_hand() -> None:
+    """A chunk of 100 new tokens after 1,000 earlier ones is one sequence: its windowed layers read
+    the last 64 earlier positions, not 2 x 64 (the window of a batch of one). KV bytes:
+    16,384 x 1,000 + 16,384 x 64 = 17,432,576; a second chunk of 10 after 30 earlier (below the
+    window: all 30 read in both kinds of layer) adds 32,768 x 30 = 983,040; a chunk with nothing
+    before it reads nothing."""
+    from budgetlint.physics.step import prefill_load
+
+    inp = StepInputs.of(Deployment(model=HALF_WINDOWED, accelerator=H100, devices=1))
+    one = prefill_load(inp, [(100.0, 1000.0)])
+    assert (one.tokens, one.kv_bytes) == (100.0, pytest.approx(16384 * 1000 + 16384 * 64, rel=1e-12))
+    two = prefill_load(inp, [(100.0, 1000.0), (10.0, 30.0), (5.0, 0.0)])
+    assert two.tokens == 115.0
+    assert two.kv_bytes == pytest.approx(16384 * 1000 + 16384 * 64 + 32768 * 30, rel=1e-12)
+
+
+@pytest.mark.parametrize("active, per_token", [(None, 2), (70e9, 8)])
+def test_a_moe_without_an_expert_split_runs_its_prompt_on_one_data_parallel_rank(active, per_token) -> None:
+    """A MoE whose split into shared and routed parameters is unknown: 8 experts, 2 a token but no
+    active count (active = total = 70e9), or every expert active (8 of 8): one expert's parameters
+    are (P_t - P_a) / (E - k) = 0 there (no split), and the weights are counted as the dense part,
+    replicated on each data-parallel rank (target_weight_bytes: d x S(T)). So, as for a dense
+    model, one prompt's prefill runs on one rank's t = 4 devices: FLOP d x (2 x U x A + attention)
+    = (2 x 4,096 x 70e9 + 1e12) x 2 over the 8 devices, the time of d = 1 (mut4 found it: the whole
+    count was taken as routed, spread over all 8, so the linear part ran twice too fast)."""
+    moe = ModelShape(total_params=70e9, active_params=active, layers=80, hidden_size=8192, attention_heads=64,
+                     kv_heads=8, head_dim=128, experts=8, experts_per_token=per_token)
+    attn = 1.0e12
+    two = StepInputs.of(Deployment(model=moe, accelerator=H100, devices=4, data_parallel=2))
+    assert two.per_expert_params == 0.0
+    by_hand = 2.0 * 4096 * 70e9 + attn
+    assert two.prefill_alone(4096.0, attn)[0] == pytest.approx(by_hand * 2, rel=1e-12)
+    # the weights it reads: 70e9 x 2 B on each of the 2 ranks' copies, counted as d x S = 280 GB
+    assert two.prefill_alone(4096.0, attn)[1] == pytest.approx(2 * 140e9, rel=1e-12)

@@ -1,0 +1,172 @@
+"""physics/capacity.py's pure parts worked by hand, where the simulator suites do not reach:
+whether a simulation's intervals settle its promises, the chord of the capacity search, and the
+replicas a service rate needs."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from budgetlint.physics.capacity import _line, replicas_needed, settled
+from budgetlint.physics.load_stats import PercentilePromise, SimulationResult
+
+TTFT = PercentilePromise("ttft_s", 95.0, 0.5)
+TPOT = PercentilePromise("tpot_s", 50.0, 0.05)
+
+
+def _result(ttft: tuple[float, float, float], tpot: tuple[float, float, float] = (0.02, 0.019, 0.021),
+            requests: int = 2000) -> SimulationResult:
+    """(point, low, high) of each promise's percentile."""
+    return SimulationResult(
+        predicted={"ttft_s": {"p95": ttft[0]}, "tpot_s": {"p50": tpot[0]}},
+        interval={"ttft_s.p95": ttft[1:], "tpot_s.p50": tpot[1:]}, busy_fraction=0.5, batch_size_mean=1.0,
+        batch_size_p95=1.0, preemptions_per_request=0.0, slo_attainment=1.0, goodput_request_per_s=1.0,
+        throughput_request_per_s=1.0, output_token_per_s=1.0, arrival_rate_per_s=1.0, mean_in_system=1.0,
+        mean_sojourn_s=1.0, requests=requests, rejected=0, replicas=1, window_s=1.0, promises_met={})
+
+
+def test_settled_when_every_interval_is_narrow_and_on_one_side() -> None:
+    """TTFT p95 0.3 s in (0.28, 0.34) against 0.5 s: all below the limit, 0.06 s wide against a
+    distance of 0.2 s; TPOT p50 20 ms in (19, 21) ms against 50 ms: 2 ms against 30 ms."""
+    ok, why = settled(_result((0.3, 0.28, 0.34)), [TTFT, TPOT])
+    assert ok is True
+    assert why == "2000 requests: every promise's 95 % interval is narrower than 100% of its distance to the promise"
+    # above the limit on one side: 0.8 s in (0.7, 0.9), 0.2 s wide against a distance of 0.3 s
+    assert settled(_result((0.8, 0.7, 0.9)), [TTFT])[0] is True
+    # no promise: nothing to settle
+    assert settled(_result((0.3, 0.28, 0.34)), []) == (True, "2000 requests: every promise's 95 % interval "
+                                                            "is narrower than 100% of its distance to the promise")
+
+
+@pytest.mark.parametrize("ttft", [(0.45, 0.4, 0.5), (0.45, 0.5, 0.6), (0.55, 0.5, 0.6), (0.1, 0.4, 0.5),
+                                  (1.0, 0.5, 0.6)])
+def test_an_interval_that_reaches_the_limit_is_not_settled(ttft: tuple[float, float, float]) -> None:
+    """The limit (0.5 s) at either end of the interval, or inside it; the last two narrow (0.1 s
+    wide) against their point's distance (0.4, 0.5 s), so only the touching end unsettles them."""
+    ok, why = settled(_result(ttft, requests=400), [TPOT, TTFT])
+    assert ok is False
+    assert why == "the ttft_s.p95 interval was too close to its promise after 400 requests"
+
+
+def test_an_interval_wider_than_the_distance_is_not_settled() -> None:
+    """0.3 s in (0.1, 0.45): wholly below 0.5 s but 0.35 s wide against a distance of 0.2 s; at a
+    share of 2 (0.35 <= 2 x 0.2 = 0.4) it is settled; exactly the distance (0.2 wide, 0.2 away) is
+    narrow enough."""
+    assert settled(_result((0.3, 0.1, 0.45)), [TTFT]) == (
+        False, "the ttft_s.p95 interval was too close to its promise after 2000 requests")
+    assert settled(_result((0.3, 0.1, 0.45)), [TTFT], share=2.0)[0] is True
+    assert settled(_result((0.3, 0.25, 0.45)), [TTFT])[0] is True
+
+
+@pytest.mark.parametrize("ttft", [(math.nan, 0.1, 0.2), (0.3, -math.inf, 0.4), (0.3, 0.2, math.inf)])
+def test_an_unbounded_interval_is_not_settled(ttft: tuple[float, float, float]) -> None:
+    ok, why = settled(_result(ttft, requests=50), [TTFT])
+    assert (ok, why) == (False, "the ttft_s.p95 interval is unbounded after 50 requests")
+
+
+def test_a_promise_without_an_interval_or_a_percentile_is_not_settled() -> None:
+    r = _result((0.3, 0.28, 0.34))
+    del r.interval["ttft_s.p95"]
+    assert settled(r, [TTFT]) == (False, "the ttft_s.p95 interval is unbounded after 2000 requests")
+    assert settled(_result((0.3, 0.28, 0.34)), [PercentilePromise("ttft_s", 99.0, 0.5)])[0] is False
+
+
+def test_the_chord_of_the_capacity_search_by_hand() -> None:
+    """In x = rate / (mu - rate) with mu = 10: (2, 0.5) and (5, 0.8) are x = 0.25 and 1; the ratio
+    reaches 1 at x = 0.25 + (1 - 0.5) x 0.75 / 0.3 = 1.5, the rate 10 x 1.5 / 2.5 = 6. From
+    (0, 0.2) and (5, 0.6): x = 0.8 / 0.4 = 2, the rate 20 / 3. A line that reaches 1 below x = 0
+    ((2, 2) and (5, 3): x = 0.25 - 0.75 = -0.5) gives 0."""
+    assert _line((2.0, 0.5), (5.0, 0.8), 10.0) == pytest.approx(6.0, rel=1e-12)
+    assert _line((5.0, 0.8), (2.0, 0.5), 10.0) == pytest.approx(6.0, rel=1e-12)
+    assert _line((0.0, 0.2), (5.0, 0.6), 10.0) == pytest.approx(20 / 3, rel=1e-12)
+    assert _line((2.0, 2.0), (5.0, 3.0), 10.0) == 0.0
+
+
+@pytest.mark.parametrize("p1, p2", [
+    ((2.0, 0.5), (5.0, 0.5)),  # the same ratio: no line
+    ((2.0, math.inf), (5.0, 0.8)), ((2.0, 0.5), (5.0, math.nan)),  # a ratio not finite
+    ((-1.0, 0.5), (5.0, 0.8)), ((2.0, 0.5), (10.0, 0.8)), ((10.0, 0.5), (5.0, 0.8)),  # outside [0, mu)
+    ((5.0, 0.5), (5.0, 0.8)),  # one rate twice
+])
+def test_no_chord_through_points_that_make_no_line(p1: tuple[float, float], p2: tuple[float, float]) -> None:
+    assert _line(p1, p2, 10.0) is None
+
+
+def test_replicas_needed_by_hand() -> None:
+    """ceil(rate / capacity): 2 request/s at 0.5 a replica needs 4; 3 at exactly 1 needs 3; 3.2 at
+    1 needs 4; a rate a replica holds alone, 1; no capacity (nothing holds the promises): None."""
+    assert replicas_needed(2.0, 0.5) == 4
+    assert replicas_needed(3.0, 1.0) == 3
+    assert replicas_needed(3.2, 1.0) == 4
+    assert replicas_needed(0.1, 5.0) == 1
+    assert replicas_needed(2.0, 0.0) is None
+    assert replicas_needed(2.0, math.nan) is None
+
+
+def test_the_load_verdict_by_hand() -> None:
+    """A 0.5 s promise: a roofline bound above it cannot be met whatever the simulation says (even
+    0.1 s predicted); one 1e-10 above is a float's noise (the 1e-9 tolerance): judged on. The
+    simulated point or the top of its interval above the limit: at risk; both within: met (exactly at
+    the limit is within); an interval not known (NaN) is not read."""
+    from budgetlint.physics.capacity import load_verdict
+
+    assert load_verdict(0.5, 0.6, 0.1) == "cannot-be-met"
+    assert load_verdict(0.5, 0.5 * (1 + 2e-9), 0.1, 0.2) == "cannot-be-met"
+    assert load_verdict(0.5, 0.5 * (1 + 1e-10), 0.1, 0.2) == "met"
+    assert load_verdict(0.5, 0.5 * (1 + 1e-9), 0.1, 0.2) == "met"  # exactly at the tolerance: within
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 1e-9), 0.5 * (1 + 1e-9)) == "met"
+    assert load_verdict(0.5, 0.2, 0.6) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 2e-9)) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.55) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.5 * (1 + 2e-9)) == "at-risk"
+    assert load_verdict(0.5, 0.2, 0.4, 0.45) == "met"
+    assert load_verdict(0.5, 0.5, 0.5, 0.5) == "met"
+    assert load_verdict(0.5, 0.2, 0.5 * (1 + 1e-10), 0.5 * (1 + 1e-10)) == "met"
+    assert load_verdict(0.5, 0.2, 0.4) == "met"
+    assert load_verdict(0.5, 0.2, 0.4, math.nan) == "met"
+
+
+def test_simulated_saturation_hands_run_the_closed_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closed loop it simulates: saturation_users users (8 sequences a replica, no cache
+    limit: 8), the traffic's lengths and prefix hits, one replica of the scheduler, the requests,
+    warm-up, seed and allowance given (seed 0 by default), summarised without promises; the answer
+    is the run's throughput."""
+    from budgetlint.physics import capacity
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    calls: list = []
+
+    class Summary:
+        throughput_request_per_s = 12.5
+
+    def fake_run(cost, traffic, scheduler, **kw):  # type: ignore[no-untyped-def]
+        calls.append((cost, traffic, scheduler, kw))
+        return "raw"
+
+    def fake_summarise(raw, promises, **kw):  # type: ignore[no-untyped-def]
+        calls.append((raw, promises, kw))
+        return Summary()
+
+    monkeypatch.setattr(capacity, "run", fake_run)
+    monkeypatch.setattr(capacity, "summarise", fake_summarise)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(20), arrival_rate_per_s=3.0, prefix_hit_requests=0.5,
+                      prefix_hit_tokens=0.25)
+
+    def allow(n: int) -> bool:
+        return True
+
+    got = capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8, replicas=3), requests=300,
+                                        warmup=30, allowance=allow)
+    assert got == 12.5
+    (cost, closed, sched, kw), (raw, promises, skw) = calls
+    assert cost == "cost" and raw == "raw" and promises == () and skw == {}
+    assert (closed.concurrency, closed.arrival_rate_per_s, closed.prompt, closed.output) == (8, None, Fixed(100),
+                                                                                              Fixed(20))
+    assert (closed.prefix_hit_requests, closed.prefix_hit_tokens) == (0.5, 0.25)
+    assert sched == Scheduler(max_num_seqs=8, replicas=1)
+    assert kw == {"requests": 300, "warmup": 30, "seed": 0, "allowance": allow}
+    calls.clear()
+    capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8), requests=300, seed=7)
+    assert calls[0][3] == {"requests": 300, "warmup": None, "seed": 7, "allowance": None}
