@@ -19,7 +19,8 @@ replayed, 150 requests from an empty server with no warm-up left out. (With
 fresh Poisson arrivals instead, the p95 TPOT of one 150-request run at 6
 request/s varies by about 18 % from seed to seed: a comparison with one
 measured run would test luck.) Measured and predicted p95 must agree within
-20 % at both rates.
+20 % at both rates. A busy machine wakes the server late, so a miss while the machine was
+measured busy (tests/clients/wall_clock.py) is a skip that says so, never a pass.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from budgetlint.physics.step_cost import LinearStepCost
 from budgetlint.physics.traffic import Fixed
 
 from .conftest import TinyTokenizer, client_env, fake_server, require_client, run_bounded
+from .wall_clock import WakeProbe, judge_on_this_machine
 
 pytestmark = pytest.mark.clients
 
@@ -78,7 +80,8 @@ def test_simulator_predicts_a_batching_server(rate: float, tiny_tokenizer: TinyT
                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from budgetlint.bench import read_benchmark
 
-    result = run_aiperf_at_rate(tiny_tokenizer, tmp_path, rate)
+    with WakeProbe() as probe:  # a busy machine makes the server late: that is not the simulator's error
+        result = run_aiperf_at_rate(tiny_tokenizer, tmp_path, rate)
     measurements, problems = read_benchmark(result)
     assert problems == [] and len(measurements) == 1, (measurements, problems)
     m = measurements[0]
@@ -101,5 +104,9 @@ def test_simulator_predicts_a_batching_server(rate: float, tiny_tokenizer: TinyT
         print(f"\naiperf at {rate} request/s: p95 TTFT measured {measured_ttft * 1e3:.1f} ms, predicted "
               f"{predicted_ttft * 1e3:.1f} ms; p95 TPOT measured {measured_tpot * 1e3:.2f} ms, predicted "
               f"{predicted_tpot * 1e3:.2f} ms")
-    assert measured_ttft == pytest.approx(predicted_ttft, rel=TOLERANCE)
-    assert measured_tpot == pytest.approx(predicted_tpot, rel=TOLERANCE)
+
+    def compare() -> None:
+        assert measured_ttft == pytest.approx(predicted_ttft, rel=TOLERANCE)
+        assert measured_tpot == pytest.approx(predicted_tpot, rel=TOLERANCE)
+
+    judge_on_this_machine(probe, f"the batching server's p95 at {rate} request/s", compare)
