@@ -109,7 +109,11 @@ def detail(path: Path, load: dict, meas: dict) -> str:
     b = yaml.safe_load(path.read_text())["budgets"][0]
     wl, dep = b["workload"], b["deployment"]
     out = wl["output_tokens"]
-    mean_out = float(out["lognormal"]["mean"]) if isinstance(out, dict) else float(out)
+    if isinstance(out, dict):  # lognormal {mean, p95}, or uniform [min, max]
+        dist = next(iter(out.values()))
+        mean_out = float(dist["mean"]) if isinstance(dist, dict) else (float(dist[0]) + float(dist[1])) / 2.0
+    else:
+        mean_out = float(out)
     rate = float(str(wl.get("arrival_rate", "nan")).split()[0]) / int(dep.get("replicas", 1))
     tpot = meas["tpot_s"].get("p50")
     real = rate * tpot * mean_out if tpot else float("nan")

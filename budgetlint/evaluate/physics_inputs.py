@@ -186,6 +186,10 @@ class AssumedEfficiency:
     #: where a default compute fraction comes from when it is the generation's measured one
     #: (physics.default_efficiency.COMPUTE_BY_GENERATION), not the class's 50 %
     compute_basis: Optional[str] = None
+    #: the fixed part of an iteration charged beside the fractions (seconds per iteration, seconds
+    #: per layer for N > 1; 0 where the deployment declares its own: then its words are its own)
+    iteration_overhead_s: float = 0.0
+    collective_latency_s: float = 0.0
 
     def at_devices(self, devices: int) -> tuple[Efficiency, float]:
         """The (efficiency, collective overhead) the same deployment on ``devices`` devices
@@ -219,7 +223,13 @@ class AssumedEfficiency:
         tp = self.devices > 1
         in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
                  and self.source("bandwidth") == "default")
-        parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else ""),
+        fixed = []
+        if self.iteration_overhead_s:
+            fixed.append(f"{numbers.quantity(self.iteration_overhead_s, 's')} an iteration")
+        if tp and self.collective_latency_s:
+            fixed.append(f"{numbers.quantity(self.collective_latency_s, 's')} a layer")
+        parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else "")
+                 + (f" plus {' and '.join(fixed)}" if fixed else ""),
                  f"{_pct(self.compute)} of compute"
                  + (f" ({self.compute_basis})" if self.compute_basis and self.source("compute") == "default" else "")]
         if tp and not in_it:
@@ -347,9 +357,14 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
     measured = _measured_compute(dep)
+    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
+
+    effects = getattr(dep, "effects", {}) or {}
     return AssumedEfficiency(cls.key, cls.label, cls.runs, devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model),
-                             measured.basis() if measured is not None else None)
+                             measured.basis() if measured is not None else None,
+                             0.0 if "iteration_overhead_s" in effects else ITERATION_OVERHEAD_S,
+                             0.0 if "collective_latency_s" in effects else COLLECTIVE_LATENCY_S)
 
 
 #: The busiest expert-parallel rank's load over the mean, assumed where a deployment with
@@ -385,8 +400,17 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
         imbalance = DEFAULT_EXPERT_IMBALANCE if d.expert_parallel > 1 else 1.0
     # and the roofline per operator (physics/shapes.py Deployment.per_operator): the weight matmuls and
     # the attention's KV read are separate kernels, each at its own bound, one after the other
+    # and the fixed part of every iteration (scheduling, launches; per-layer all-reduce latency for N > 1)
+    # where the deployment declares none: the class bandwidth fractions were fitted beside it
+    # (physics/default_efficiency.py ITERATION_OVERHEAD_S, COLLECTIVE_LATENCY_S; docs/calibration.md)
+    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
+
+    declared = dep.effects
+    o = d.iteration_overhead_s if "iteration_overhead_s" in declared else ITERATION_OVERHEAD_S
+    a = d.collective_latency_s if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
-                   engine_terms=True, expert_imbalance=imbalance, per_operator=True)
+                   engine_terms=True, expert_imbalance=imbalance, per_operator=True,
+                   iteration_overhead_s=o, collective_latency_s=a)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

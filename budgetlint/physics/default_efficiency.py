@@ -67,16 +67,32 @@ class ClassDefault:
         return runs
 
 
+#: The fixed part of every engine iteration the realistic estimate charges where a deployment
+#: declares none (``iteration_overhead`` / ``collective_latency``; the bound charges none):
+#: scheduling, sampling and kernel launches, un-hidden at every batch size. 2.1 ms: what
+#: ``budgetlint calibrate`` fits on the public vLLM sweep (Llama-3.2-3B on L40S, May 2025; beside
+#: 85 % of bandwidth, docs/calibration.md "What was measured"); the counted batch-1 rows bound it
+#: above (row 1 leaves 13.33 - 10.33 = 3.0 ms beside its weights at peak bandwidth).
+ITERATION_OVERHEAD_S = 2.1e-3
+
+#: Seconds per layer per iteration under tensor parallelism (N > 1) where none is declared: two
+#: all-reduces a layer (after the attention and after the MLP, Megatron-style), each ~6 us for a
+#: small message over NVLink ("approximately 6us" with 2 H100, NCCL 2.20.5, NVLS, CUDA graphs:
+#: github.com/NVIDIA/nccl/issues/1259).
+COLLECTIVE_LATENCY_S = 2 * 6e-6
+
 #: a class's own median needs counted runs from at least this many sources (pages, issue
 #: threads); with fewer it takes its family's one-device figures (``borrowed_from``)
 MIN_SOURCES = 2
 
-#: class -> defaults. ``bandwidth`` is the median of the class's rows in
-#: docs/calibration.md (tests/calibration/test_default_efficiency.py recomputes it).
+#: class -> defaults. ``bandwidth`` is the median of the class's rows in docs/calibration.md,
+#: each row's fraction *beside* the fixed part above (``t - o - L x a`` for N > 1 left for the
+#: weight read: table "The runs beside the fixed part"; tests/calibration/test_default_efficiency.py
+#: recomputes it), so a batch-1 decode at the median row is predicted at its measured time.
 DEFAULTS: dict[str, ClassDefault] = {
-    "dense-1": ClassDefault("dense-1", "dense, 1 device", 0.723, 0.5, 0.10, 3),
-    "dense-tp": ClassDefault("dense-tp", "dense, tensor-parallel", 0.569, 0.5, 0.0, 3),
-    "moe-1": ClassDefault("moe-1", "MoE, 1 device", 0.4245, 0.5, 0.10, 2),
+    "dense-1": ClassDefault("dense-1", "dense, 1 device", 0.860, 0.5, 0.10, 3),
+    "dense-tp": ClassDefault("dense-tp", "dense, tensor-parallel", 0.634, 0.5, 0.0, 3),
+    "moe-1": ClassDefault("moe-1", "MoE, 1 device", 0.5245, 0.5, 0.10, 2),
 }
 # its three counted runs (DeepSeek-R1 on 8-16 H100, 2-4 %) are one issue thread: one source.
 # So MoE on one device's figures, its 10 % all-reduce charged for N > 1 (docs/calibration.md)
@@ -134,9 +150,9 @@ class ComputeDefault:
 #: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
 #: compute stays at the class's 50 %.
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
-    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.681, 5, 5),
-    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.484, 5, 5),
-    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.478, 7, 6),
+    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.689, 5, 5),
+    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.501, 5, 5),
+    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.484, 7, 6),
 }
 
 

@@ -53,9 +53,11 @@ def test_the_load_simulation_runs_on_the_calibrated_step_cost(tmp_path: Path) ->
 
 
 def test_without_the_calibration_the_assumed_efficiency_is_used(tmp_path: Path) -> None:
-    """The same hand calculation at the assumed bandwidth fraction the report states, no overhead."""
+    """The same hand calculation at the assumed bandwidth fraction the report states, plus the
+    2.1 ms per iteration assumed where none is declared (docs/calibration.md, "The fixed part of
+    an iteration": the vLLM sweep's fit; one device, so no per-layer all-reduce latency)."""
     budget = _budget(tmp_path, "")
     assumed = budget["analysis"]["efficiency_bandwidth"]
     assert "calibrated" not in budget["load"]
-    want = (8.03e9 * 2 - (128256 - 16) * 4096 * 2 + 2100 * 131072) / (assumed * 3.35e12)
+    want = (8.03e9 * 2 - (128256 - 16) * 4096 * 2 + 2100 * 131072) / (assumed * 3.35e12) + 2.1e-3
     assert budget["load"]["predicted"]["tpot_s"]["p50"] == pytest.approx(want, rel=0.02)

@@ -4,6 +4,7 @@ medians per (generation, precision), and the defaults the realistic estimate tak
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from pathlib import Path
@@ -15,7 +16,15 @@ from budgetlint.physics.default_efficiency import COMPUTE_BY_GENERATION, compute
 DOC = Path(__file__).resolve().parents[2] / "docs" / "calibration.md"
 P = 68.98e9  # Llama-2-70B (models.yaml of benchmarks/validation)
 KV_TOKEN = 80 * 2 * 8 * 128 * 1  # bytes a token, fp8: 163,840
-DENSE_1_BANDWIDTH = 0.723  # the one-device dense class fraction (docs/calibration.md)
+DENSE_1_BANDWIDTH = 0.860  # the one-device dense class fraction beside the fixed part (docs/calibration.md)
+FIXED_ITERATION_S = 2.1e-3  # the fixed part of an iteration (docs/calibration.md), shared by
+SLOTS = 1024  # the decodes of a saturated iteration (vLLM's max_num_seqs for the device)
+#: the budgets' reply lengths (benchmarks/validation/README.md): lognormal, p95 2.5 x the mean. By hand:
+#: sigma solves z sigma - sigma^2 / 2 = ln 2.5 with z = 1.6449 (the normal's 95th percentile), the
+#: smaller root of sigma^2 - 2 z sigma + 2 ln 2.5 = 0; CV^2 = exp(sigma^2) - 1
+_Z = 1.6448536269514722
+SIGMA = _Z - math.sqrt(_Z * _Z - 2 * math.log(2.5))
+CV2 = math.exp(SIGMA * SIGMA) - 1
 #: catalog peaks (dense) and bandwidths, as the section quotes them
 HW = {"Hopper (H200), fp8": (1979e12, 4.8e12), "Blackwell (B200), fp4": (9000e12, 8e12),
       "CDNA3 (MI300X), fp8": (2614.9e12, 5.3e12), "CDNA3 (MI325X), fp8": (2614.9e12, 6.0e12)}
@@ -42,9 +51,19 @@ def _fractions(row: list[str]) -> tuple[float, float]:
     peak, bw = HW[gen]
     lower = tok_s * 2 * P * (inp + out) / out / (devices * peak)
     t = devices / tok_s
-    per_op = 2 * P * (1 + inp / out) / peak / (t - KV_TOKEN * (inp + out / 2) / (bw * DENSE_1_BANDWIDTH))
+    # the context a decoding sequence holds over its decode iterations, E[O (P + O/2)] / E[O]
+    context = inp + out * (1 + CV2) / 2
+    per_op = 2 * P * (1 + inp / out) / peak / (t - KV_TOKEN * context / (bw * DENSE_1_BANDWIDTH)
+                                               - FIXED_ITERATION_S / SLOTS)
     assert out == pytest.approx(_nums(shape.split("/")[1])[0], abs=0.01)
     return lower, per_op
+
+
+def test_the_reply_length_spread() -> None:
+    """sigma = 0.7105 and CV^2 = 0.6567 (docs/calibration.md): the 95th percentile of the lognormal
+    is 2.5 x its mean, and the decode-weighted context is in + out x 1.6567 / 2."""
+    assert SIGMA == pytest.approx(0.7105, abs=1e-4) and CV2 == pytest.approx(0.6567, abs=1e-4)
+    assert math.exp(_Z * SIGMA - SIGMA * SIGMA / 2) == pytest.approx(2.5, rel=1e-12)
 
 
 def test_there_are_rows() -> None:
@@ -81,13 +100,13 @@ def test_compute_default_by_hardware_and_precision() -> None:
 
 
 def test_a_budget_on_hopper_fp8_is_estimated_at_the_measured_fraction(tmp_path: Path) -> None:
-    """An H200 fp8 budget's realistic compute fraction is Hopper fp8's median (0.681, the rows
+    """An H200 fp8 budget's realistic compute fraction is Hopper fp8's median (0.689, the rows
     above), said with its basis; the same budget in bf16 keeps the class's 50 %."""
     import json
     import subprocess
     import sys
 
-    for precision, want in (("fp8", 0.681), ("bf16", 0.5)):
+    for precision, want in (("fp8", 0.689), ("bf16", 0.5)):
         (tmp_path / "b.yaml").write_text(f"""version: 1
 kind: budgets
 budgets:
@@ -103,3 +122,44 @@ budgets:
         assert analysis["efficiency_compute"] == pytest.approx(want)
         words = analysis["efficiency_assumed"]["words"]
         assert ("MLPerf v5.1 Offline" in words) == (precision == "fp8"), words
+
+
+#: the median row of each set: (hardware, weight precision, reply mean, samples/s of 8 devices)
+MEDIAN_ROWS = {"m6": ("b200", "fp4", 273.35, 371.423), "m3": ("h200-sxm", "fp8", 293.40, 119.442),
+               "m17": ("mi325x", "fp8", 300.94, 111.994)}
+
+
+@pytest.mark.parametrize("row", sorted(MEDIAN_ROWS))
+def test_an_offline_shaped_budget_saturates_at_its_rows_throughput(row: str, tmp_path: Path) -> None:
+    """The default reproduces the run it came from: a budget of the validation set's shape (one
+    replica a device, lognormal prompts of mean 300 and replies of the row's mean, p95 2.5 x, 1,024
+    slots) saturates (the closed form, load.saturation_request_per_s) at the row's Offline samples/s
+    over its 8 devices, within 1.5 %. Until issue 25 the fit took fixed lengths and no fixed part:
+    the B200 row's budget saturated at ~45.2 against 46.43, and the B200 Server run (at 0.98 of it)
+    was judged overloaded."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    hardware, precision, reply, samples = MEDIAN_ROWS[row]
+    shutil.copy(Path(__file__).resolve().parents[2] / "benchmarks" / "validation" / "models.yaml", tmp_path)
+    (tmp_path / "b.yaml").write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: offline-shaped
+    owner: "@x"
+    percentile: p99
+    workload:
+      prompt_tokens: {{lognormal: {{mean: 300, p95: 800}}}}
+      output_tokens: {{lognormal: {{mean: {reply}, p95: {reply * 2.5}}}}}
+      arrival_rate: 1 request/s
+      arrival: poisson
+    promise: {{ttft: 2 s, tpot: 200 ms}}
+    deployment: {{model: llama-2-70b, hardware: {hardware}, devices: 1, weight_precision: {precision},
+                  kv_precision: fp8, max_num_seqs: 1024, max_num_batched_tokens: 8192}}
+""")
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"),
+                           "--format", "json", "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    mu = json.loads(proc.stdout)["budgets"][0]["load"]["saturation_request_per_s"]
+    assert mu == pytest.approx(samples / 8, rel=0.015)
