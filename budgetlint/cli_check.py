@@ -129,7 +129,8 @@ def show_settings(config: Any, options: Any, targets: list[str]) -> str:
     then the default efficiencies by deployment class, the assumptions a check makes unless told."""
     import dataclasses
 
-    from budgetlint.physics.default_efficiency import DEFAULTS, GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD
+    from budgetlint.physics.default_efficiency import (COLLECTIVE_LATENCY_S, DEFAULTS, GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD,
+                                                       ITERATION_OVERHEAD_S)
 
     rows = [("config-file", str(config.path) if config.path else "(none)"), ("paths", _setting(targets))]
     for f in dataclasses.fields(options):
@@ -153,6 +154,9 @@ def show_settings(config: Any, options: Any, targets: list[str]) -> str:
                         if d.collective_overhead == 0 else ""))
     lines.append(f"  a declared or configured bandwidth fraction: collective overhead "
                  f"{numbers.percent(GIVEN_BANDWIDTH_COLLECTIVE_OVERHEAD)} for N > 1 devices unless one is given too")
+    lines.append(f"  every class, beside its bandwidth: {numbers.quantity(ITERATION_OVERHEAD_S, 's')} an iteration, and "
+                 f"{numbers.quantity(COLLECTIVE_LATENCY_S, 's')} a layer of all-reduce latency for N > 1 devices, "
+                 "unless the deployment declares iteration_overhead / collective_latency")
     return "\n".join(lines) + "\n"
 
 

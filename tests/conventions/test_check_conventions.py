@@ -84,7 +84,9 @@ def test_show_settings_names_the_collective_overhead() -> None:
     assert result.exit_code == 0
     assert "collective-overhead = (unset: per deployment" in result.output and "paths = budgets/" in result.output
     # the assumption behind a tensor-parallel verdict, said where a user looks (docs/calibration.md's medians)
-    assert "dense-tp  dense, tensor-parallel   bandwidth 57%" in result.output  # 0.569: a percent in two figures (text/numbers.py)
+    assert "dense-tp  dense, tensor-parallel   bandwidth 63%" in result.output  # 0.634: a percent in two figures (text/numbers.py)
+    # the fixed part beside every class's bandwidth (physics/default_efficiency.py: 2.1 ms; two ~6 us all-reduces a layer)
+    assert "every class, beside its bandwidth: 2.1 ms an iteration, and 12 µs a layer of all-reduce latency" in result.output
     assert "collective overhead 10% for N > 1 devices unless one is given too" in result.output
     assert "None" not in result.output and "Config(" not in result.output
 
