@@ -170,3 +170,36 @@ def test_simulated_saturation_hands_run_the_closed_loop(monkeypatch: pytest.Monk
     calls.clear()
     capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8), requests=300, seed=7)
     assert calls[0][3] == {"requests": 300, "warmup": None, "seed": 7, "allowance": None}
+
+
+def test_the_promise_that_broke_first_by_hand() -> None:
+    """_broken: the first promise whose point estimate is not within its limit (a promise the
+    summary does not know counts as broken), then "rejected" when requests were rejected, else None."""
+    from dataclasses import replace
+
+    from budgetlint.physics.capacity import _broken
+
+    r = _result((0.3, 0.28, 0.34))
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True, "tpot_s.p50": True}), [TTFT, TPOT]) is None
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True, "tpot_s.p50": False}), [TTFT, TPOT]) == "tpot_s.p50"
+    assert _broken(replace(r, promises_met={"tpot_s.p50": True}), [TTFT, TPOT]) == "ttft_s.p95"
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True}, rejected=2), [TTFT]) == "rejected"
+    assert _broken(replace(r, promises_met={"ttft_s.p95": False}, rejected=2), [TTFT]) == "ttft_s.p95"
+
+
+def test_simulate_hands_run_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate = summarise(run(cost, traffic, scheduler, requests, seed, allowance), promises)."""
+    from budgetlint.physics import capacity
+
+    calls: list = []
+    monkeypatch.setattr(capacity, "run", lambda *a, **kw: calls.append((a, kw)) or "raw")
+    monkeypatch.setattr(capacity, "summarise", lambda raw, promises: calls.append((raw, promises)) or "summary")
+
+    def allow(n: int) -> bool:
+        return True
+
+    assert capacity.simulate("cost", "traffic", "sched", [TTFT], requests=50, seed=3, allowance=allow) == "summary"
+    assert calls == [(("cost", "traffic", "sched"), {"requests": 50, "seed": 3, "allowance": allow}), ("raw", [TTFT])]
+    calls.clear()
+    capacity.simulate("cost", "traffic", "sched")
+    assert calls == [(("cost", "traffic", "sched"), {"requests": 2000, "seed": 0, "allowance": None}), ("raw", ())]
