@@ -203,3 +203,33 @@ def test_simulate_hands_run_its_arguments(monkeypatch: pytest.MonkeyPatch) -> No
     calls.clear()
     capacity.simulate("cost", "traffic", "sched")
     assert calls == [(("cost", "traffic", "sched"), {"requests": 2000, "seed": 0, "allowance": None}), ("raw", ())]
+
+
+def test_the_worst_promise_ratio_by_hand() -> None:
+    """_ratio: max predicted / limit, 0.3 / 0.5 = 0.6 against 0.02 / 0.05 = 0.4; infinite when a
+    request was rejected, a percentile is missing, or a prediction is not finite; 0 with no promise."""
+    from dataclasses import replace
+
+    from budgetlint.physics.capacity import _ratio
+
+    r = _result((0.3, 0.28, 0.34))
+    assert _ratio(r, [TTFT, TPOT]) == pytest.approx(0.6, rel=1e-12)
+    assert _ratio(r, [TPOT]) == pytest.approx(0.4, rel=1e-12)
+    assert _ratio(r, []) == 0.0
+    assert _ratio(replace(r, rejected=1), [TPOT]) == math.inf
+    assert _ratio(r, [PercentilePromise("ttft_s", 99.0, 0.5)]) == math.inf
+    assert _ratio(_result((math.nan, 0.28, 0.34)), [TPOT, TTFT]) == math.inf
+    assert _ratio(_result((math.inf, 0.28, 0.34)), [TTFT]) == math.inf
+
+
+def test_a_capacity_search_needs_two_simulations() -> None:
+    """At least 2 simulations (the saturation run and one rate): 1 is refused in words; 2 is
+    enough (here with no saturation throughput given as mu = 0: no rate can hold, capacity 0)."""
+    from budgetlint.physics.capacity import Capacity, capacity
+    from budgetlint.physics.serving_sim import Scheduler
+
+    with pytest.raises(ValueError) as e:
+        capacity(None, None, Scheduler(), [TTFT], max_simulations=1, mu=1.0)  # type: ignore[arg-type]
+    assert str(e.value) == "a capacity search needs at least 2 simulations"
+    assert capacity(None, None, Scheduler(), [TTFT], max_simulations=2, mu=0.0) == Capacity(  # type: ignore[arg-type]
+        0.0, 0.0, 0.0, 1, None)
