@@ -233,3 +233,50 @@ def test_a_capacity_search_needs_two_simulations() -> None:
     assert str(e.value) == "a capacity search needs at least 2 simulations"
     assert capacity(None, None, Scheduler(), [TTFT], max_simulations=2, mu=0.0) == Capacity(  # type: ignore[arg-type]
         0.0, 0.0, 0.0, 1, None)
+
+
+def test_saturation_users_by_hand() -> None:
+    """max_num_seqs (at most 4,096), but no more than the KV cache holds at the mean lengths:
+    10,000 tokens / (100 + 100) = 50 sequences; 10,050 still 50; a cache below one sequence: 1."""
+    from budgetlint.physics.capacity import saturation_users
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    t = Traffic(prompt=Fixed(100), output=Fixed(100), concurrency=1)
+    assert saturation_users(t, Scheduler(max_num_seqs=256)) == 256
+    assert saturation_users(t, Scheduler(max_num_seqs=5000)) == 4096
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=10_000)) == 50
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=10_050)) == 50
+    assert saturation_users(t, Scheduler(max_num_seqs=40, kv_capacity_tokens=10_000)) == 40
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=100)) == 1
+
+
+def test_the_closed_form_saturation_by_hand() -> None:
+    """steady_state with a stated linear law (a decode iteration 20 ms + 1 ms a sequence; a
+    prefill alone 50 ms + 0.1 ms a token, beside decodes only its 0.1 ms a token), prompts of 100
+    and replies of 11 tokens: a request takes n = 10 decode iterations and q = 1 prefill iteration.
+    (a) 8 slots: r = 8 / (10 + 1) = 8/11 requests an iteration, d = 80/11 decodes; r <= 1, so a
+    share 8/11 of the iterations carry a prompt beside d + r - 1 = 7 decodes (20 + 7 + 10 = 37 ms),
+    the rest 8 decodes (28 ms): t = (8 x 0.037 + 3 x 0.028) / 11 = 0.38 / 11 s, mu = r / t =
+    8 / 0.38 = 21.0526 request/s, bound by the slots.
+    (b) 256 slots, a 300-token budget: r = 300 / (10 + 100) = 30/11 (the tokens bind), d = 300/11,
+    27 decodes an iteration beside 2 or 3 prompts (20 + 27 + 20 = 67 ms; 77 ms) in the shares 3/11
+    and 8/11: t = 0.817 / 11, mu = 30 / 0.817 = 36.7197 request/s."""
+    from budgetlint.physics.capacity import saturation, steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.step_cost import LinearStepCost
+    from budgetlint.physics.traffic import Fixed
+
+    law = LinearStepCost(0.02, decode_per_seq_s=0.001, prefill_fixed_s=0.05, prefill_per_token_s=1e-4)
+    t = Traffic(prompt=Fixed(100), output=Fixed(11), arrival_rate_per_s=1.0)
+    a = steady_state(law, t, Scheduler(max_num_seqs=8))
+    assert (a.requests_per_iteration, a.decodes) == (pytest.approx(8 / 11, rel=1e-12), pytest.approx(80 / 11, rel=1e-12))
+    assert a.iteration_s == pytest.approx(0.38 / 11, rel=1e-12)
+    assert a.request_per_s == pytest.approx(8 / 0.38, rel=1e-12)
+    assert a.bound_by == "slots"
+    assert saturation(law, t, Scheduler(max_num_seqs=8, replicas=3)) == pytest.approx(8 / 0.38, rel=1e-12)
+    b = steady_state(law, t, Scheduler(max_num_seqs=256, max_num_batched_tokens=300))
+    assert (b.requests_per_iteration, b.decodes) == (pytest.approx(30 / 11, rel=1e-12), pytest.approx(300 / 11, rel=1e-12))
+    assert b.iteration_s == pytest.approx(0.817 / 11, rel=1e-12)
+    assert b.request_per_s == pytest.approx(30 / 0.817, rel=1e-12)
+    assert b.bound_by == "tokens"
