@@ -81,6 +81,10 @@ def test_the_chord_of_the_capacity_search_by_hand() -> None:
     assert _line((5.0, 0.8), (2.0, 0.5), 10.0) == pytest.approx(6.0, rel=1e-12)
     assert _line((0.0, 0.2), (5.0, 0.6), 10.0) == pytest.approx(20 / 3, rel=1e-12)
     assert _line((2.0, 2.0), (5.0, 3.0), 10.0) == 0.0
+    # the rate 0 as the second point; a crossing below x = 1: (2, 0.5), (5, 2): x = 0.25 + 0.5 x
+    # 0.75 / 1.5 = 0.5, the rate 10 x 0.5 / 1.5 = 10/3
+    assert _line((5.0, 0.6), (0.0, 0.2), 10.0) == pytest.approx(20 / 3, rel=1e-12)
+    assert _line((2.0, 0.5), (5.0, 2.0), 10.0) == pytest.approx(10 / 3, rel=1e-12)
 
 
 @pytest.mark.parametrize("p1, p2", [
@@ -280,3 +284,31 @@ def test_the_closed_form_saturation_by_hand() -> None:
     assert b.iteration_s == pytest.approx(0.817 / 11, rel=1e-12)
     assert b.request_per_s == pytest.approx(30 / 0.817, rel=1e-12)
     assert b.bound_by == "tokens"
+
+
+def test_capacity_hands_saturation_and_each_step_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without mu, the search asks saturation with the requests, seed and allowance given; each
+    step runs one replica (the scheduler's replicas are the caller's business) at the rate, with the
+    requests given, through the caller's runner."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    asked: list = []
+    monkeypatch.setattr(cap, "saturation", lambda *a, **kw: asked.append(kw) or 0.0)
+
+    def allow(n: int) -> bool:
+        return True
+
+    got = cap.capacity(None, None, Scheduler(replicas=3), [TTFT], requests=500, seed=3,  # type: ignore[arg-type]
+                       allowance=allow)
+    assert asked == [{"requests": 500, "seed": 3, "allowance": allow}]
+    assert got == cap.Capacity(0.0, 0.0, 0.0, 1, None)  # mu 0: nothing can hold
+
+    steps: list = []
+    monkeypatch.setattr(cap, "summarise", lambda raw, promises, cdf=True: _result((0.3, 0.28, 0.34)))
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    cap.capacity(None, traffic, Scheduler(replicas=3), [TTFT], requests=500, mu=10.0, max_simulations=2,  # type: ignore[arg-type]
+                 runner=lambda t, s, n: steps.append((t.arrival_rate_per_s, s.replicas, n)))
+    # nothing has failed and no two passes: the first step is just below mu, 10 - 0.45 x 0.02 x 10
+    assert steps == [(pytest.approx(9.91, rel=1e-12), 1, 500)]
