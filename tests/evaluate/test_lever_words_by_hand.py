@@ -43,3 +43,31 @@ def test_a_lever_s_cost_and_its_basis() -> None:
     assert lever_words(_lever(cost_ratio=0.75, cost_basis="simulated capacity")) == (
         fits + ", at 75% of the cost per output token (simulated capacity)")
     assert lever_words(_lever(cost_ratio=None)) == fits
+
+
+def test_an_idle_prefill_pool_marks_the_met_time_promises_optimistic() -> None:
+    """A disaggregated deployment whose prefill pool the declared arrivals overload (150 % utilised
+    at 4 request/s): the flat estimate's idle pool is an assumption that TTFT and E2E, where met,
+    pass only thanks to; an at-risk promise and TPOT are left alone; the words are kept for BL305.
+    No speculative or prefix assumption here (1 token a pass, no cached prompt)."""
+    from budgetlint.evaluate.roofline import PromiseVerdict, _optimism
+
+    pools = SimpleNamespace(prefill_too_small=True, prefill_utilisation=1.5, arrival_rate_per_s=4.0, idle_words=None)
+    verdicts = {name: PromiseVerdict(name, verdict, 1.0, 0.5, 0.8) for name, verdict in
+                (("ttft", "met"), ("e2e", "at-risk"), ("tpot", "met"))}
+    ev = SimpleNamespace(pools=pools, verdicts=verdicts)
+    b = SimpleNamespace(deployment=SimpleNamespace(accepted_tokens_per_pass=1.0),
+                        workload=SimpleNamespace(cached_prompt_tokens=0))
+    _optimism(ev, b)  # type: ignore[arg-type]
+    words = "an idle prefill pool (the flat estimate's one prompt: the pool is 150% utilised at 4 request/s, BL350)"
+    assert pools.idle_words == words
+    assert verdicts["ttft"].optimistic == [words]
+    assert verdicts["e2e"].optimistic == [] and verdicts["tpot"].optimistic == []
+    verdicts["e2e"].verdict = "met"
+    verdicts["ttft"].optimistic = []
+    _optimism(ev, b)  # type: ignore[arg-type]
+    assert verdicts["ttft"].optimistic == [words] and verdicts["e2e"].optimistic == [words]
+    pools.prefill_too_small = False
+    verdicts["ttft"].optimistic = []
+    _optimism(ev, b)  # type: ignore[arg-type]
+    assert verdicts["ttft"].optimistic == []
