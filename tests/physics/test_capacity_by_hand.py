@@ -81,6 +81,10 @@ def test_the_chord_of_the_capacity_search_by_hand() -> None:
     assert _line((5.0, 0.8), (2.0, 0.5), 10.0) == pytest.approx(6.0, rel=1e-12)
     assert _line((0.0, 0.2), (5.0, 0.6), 10.0) == pytest.approx(20 / 3, rel=1e-12)
     assert _line((2.0, 2.0), (5.0, 3.0), 10.0) == 0.0
+    # the rate 0 as the second point; a crossing below x = 1: (2, 0.5), (5, 2): x = 0.25 + 0.5 x
+    # 0.75 / 1.5 = 0.5, the rate 10 x 0.5 / 1.5 = 10/3
+    assert _line((5.0, 0.6), (0.0, 0.2), 10.0) == pytest.approx(20 / 3, rel=1e-12)
+    assert _line((2.0, 0.5), (5.0, 2.0), 10.0) == pytest.approx(10 / 3, rel=1e-12)
 
 
 @pytest.mark.parametrize("p1, p2", [
@@ -170,3 +174,141 @@ def test_simulated_saturation_hands_run_the_closed_loop(monkeypatch: pytest.Monk
     calls.clear()
     capacity.simulated_saturation("cost", traffic, Scheduler(max_num_seqs=8), requests=300, seed=7)
     assert calls[0][3] == {"requests": 300, "warmup": None, "seed": 7, "allowance": None}
+
+
+def test_the_promise_that_broke_first_by_hand() -> None:
+    """_broken: the first promise whose point estimate is not within its limit (a promise the
+    summary does not know counts as broken), then "rejected" when requests were rejected, else None."""
+    from dataclasses import replace
+
+    from budgetlint.physics.capacity import _broken
+
+    r = _result((0.3, 0.28, 0.34))
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True, "tpot_s.p50": True}), [TTFT, TPOT]) is None
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True, "tpot_s.p50": False}), [TTFT, TPOT]) == "tpot_s.p50"
+    assert _broken(replace(r, promises_met={"tpot_s.p50": True}), [TTFT, TPOT]) == "ttft_s.p95"
+    assert _broken(replace(r, promises_met={"ttft_s.p95": True}, rejected=2), [TTFT]) == "rejected"
+    assert _broken(replace(r, promises_met={"ttft_s.p95": False}, rejected=2), [TTFT]) == "ttft_s.p95"
+
+
+def test_simulate_hands_run_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """simulate = summarise(run(cost, traffic, scheduler, requests, seed, allowance), promises)."""
+    from budgetlint.physics import capacity
+
+    calls: list = []
+    monkeypatch.setattr(capacity, "run", lambda *a, **kw: calls.append((a, kw)) or "raw")
+    monkeypatch.setattr(capacity, "summarise", lambda raw, promises: calls.append((raw, promises)) or "summary")
+
+    def allow(n: int) -> bool:
+        return True
+
+    assert capacity.simulate("cost", "traffic", "sched", [TTFT], requests=50, seed=3, allowance=allow) == "summary"
+    assert calls == [(("cost", "traffic", "sched"), {"requests": 50, "seed": 3, "allowance": allow}), ("raw", [TTFT])]
+    calls.clear()
+    capacity.simulate("cost", "traffic", "sched")
+    assert calls == [(("cost", "traffic", "sched"), {"requests": 2000, "seed": 0, "allowance": None}), ("raw", ())]
+
+
+def test_the_worst_promise_ratio_by_hand() -> None:
+    """_ratio: max predicted / limit, 0.3 / 0.5 = 0.6 against 0.02 / 0.05 = 0.4; infinite when a
+    request was rejected, a percentile is missing, or a prediction is not finite; 0 with no promise."""
+    from dataclasses import replace
+
+    from budgetlint.physics.capacity import _ratio
+
+    r = _result((0.3, 0.28, 0.34))
+    assert _ratio(r, [TTFT, TPOT]) == pytest.approx(0.6, rel=1e-12)
+    assert _ratio(r, [TPOT]) == pytest.approx(0.4, rel=1e-12)
+    assert _ratio(r, []) == 0.0
+    assert _ratio(replace(r, rejected=1), [TPOT]) == math.inf
+    assert _ratio(r, [PercentilePromise("ttft_s", 99.0, 0.5)]) == math.inf
+    assert _ratio(_result((math.nan, 0.28, 0.34)), [TPOT, TTFT]) == math.inf
+    assert _ratio(_result((math.inf, 0.28, 0.34)), [TTFT]) == math.inf
+
+
+def test_a_capacity_search_needs_two_simulations() -> None:
+    """At least 2 simulations (the saturation run and one rate): 1 is refused in words; 2 is
+    enough (here with no saturation throughput given as mu = 0: no rate can hold, capacity 0)."""
+    from budgetlint.physics.capacity import Capacity, capacity
+    from budgetlint.physics.serving_sim import Scheduler
+
+    with pytest.raises(ValueError) as e:
+        capacity(None, None, Scheduler(), [TTFT], max_simulations=1, mu=1.0)  # type: ignore[arg-type]
+    assert str(e.value) == "a capacity search needs at least 2 simulations"
+    assert capacity(None, None, Scheduler(), [TTFT], max_simulations=2, mu=0.0) == Capacity(  # type: ignore[arg-type]
+        0.0, 0.0, 0.0, 1, None)
+
+
+def test_saturation_users_by_hand() -> None:
+    """max_num_seqs (at most 4,096), but no more than the KV cache holds at the mean lengths:
+    10,000 tokens / (100 + 100) = 50 sequences; 10,050 still 50; a cache below one sequence: 1."""
+    from budgetlint.physics.capacity import saturation_users
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    t = Traffic(prompt=Fixed(100), output=Fixed(100), concurrency=1)
+    assert saturation_users(t, Scheduler(max_num_seqs=256)) == 256
+    assert saturation_users(t, Scheduler(max_num_seqs=5000)) == 4096
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=10_000)) == 50
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=10_050)) == 50
+    assert saturation_users(t, Scheduler(max_num_seqs=40, kv_capacity_tokens=10_000)) == 40
+    assert saturation_users(t, Scheduler(max_num_seqs=256, kv_capacity_tokens=100)) == 1
+
+
+def test_the_closed_form_saturation_by_hand() -> None:
+    """steady_state with a stated linear law (a decode iteration 20 ms + 1 ms a sequence; a
+    prefill alone 50 ms + 0.1 ms a token, beside decodes only its 0.1 ms a token), prompts of 100
+    and replies of 11 tokens: a request takes n = 10 decode iterations and q = 1 prefill iteration.
+    (a) 8 slots: r = 8 / (10 + 1) = 8/11 requests an iteration, d = 80/11 decodes; r <= 1, so a
+    share 8/11 of the iterations carry a prompt beside d + r - 1 = 7 decodes (20 + 7 + 10 = 37 ms),
+    the rest 8 decodes (28 ms): t = (8 x 0.037 + 3 x 0.028) / 11 = 0.38 / 11 s, mu = r / t =
+    8 / 0.38 = 21.0526 request/s, bound by the slots.
+    (b) 256 slots, a 300-token budget: r = 300 / (10 + 100) = 30/11 (the tokens bind), d = 300/11,
+    27 decodes an iteration beside 2 or 3 prompts (20 + 27 + 20 = 67 ms; 77 ms) in the shares 3/11
+    and 8/11: t = 0.817 / 11, mu = 30 / 0.817 = 36.7197 request/s."""
+    from budgetlint.physics.capacity import saturation, steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.step_cost import LinearStepCost
+    from budgetlint.physics.traffic import Fixed
+
+    law = LinearStepCost(0.02, decode_per_seq_s=0.001, prefill_fixed_s=0.05, prefill_per_token_s=1e-4)
+    t = Traffic(prompt=Fixed(100), output=Fixed(11), arrival_rate_per_s=1.0)
+    a = steady_state(law, t, Scheduler(max_num_seqs=8))
+    assert (a.requests_per_iteration, a.decodes) == (pytest.approx(8 / 11, rel=1e-12), pytest.approx(80 / 11, rel=1e-12))
+    assert a.iteration_s == pytest.approx(0.38 / 11, rel=1e-12)
+    assert a.request_per_s == pytest.approx(8 / 0.38, rel=1e-12)
+    assert a.bound_by == "slots"
+    assert saturation(law, t, Scheduler(max_num_seqs=8, replicas=3)) == pytest.approx(8 / 0.38, rel=1e-12)
+    b = steady_state(law, t, Scheduler(max_num_seqs=256, max_num_batched_tokens=300))
+    assert (b.requests_per_iteration, b.decodes) == (pytest.approx(30 / 11, rel=1e-12), pytest.approx(300 / 11, rel=1e-12))
+    assert b.iteration_s == pytest.approx(0.817 / 11, rel=1e-12)
+    assert b.request_per_s == pytest.approx(30 / 0.817, rel=1e-12)
+    assert b.bound_by == "tokens"
+
+
+def test_capacity_hands_saturation_and_each_step_its_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without mu, the search asks saturation with the requests, seed and allowance given; each
+    step runs one replica (the scheduler's replicas are the caller's business) at the rate, with the
+    requests given, through the caller's runner."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    asked: list = []
+    monkeypatch.setattr(cap, "saturation", lambda *a, **kw: asked.append(kw) or 0.0)
+
+    def allow(n: int) -> bool:
+        return True
+
+    got = cap.capacity(None, None, Scheduler(replicas=3), [TTFT], requests=500, seed=3,  # type: ignore[arg-type]
+                       allowance=allow)
+    assert asked == [{"requests": 500, "seed": 3, "allowance": allow}]
+    assert got == cap.Capacity(0.0, 0.0, 0.0, 1, None)  # mu 0: nothing can hold
+
+    steps: list = []
+    monkeypatch.setattr(cap, "summarise", lambda raw, promises, cdf=True: _result((0.3, 0.28, 0.34)))
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    cap.capacity(None, traffic, Scheduler(replicas=3), [TTFT], requests=500, mu=10.0, max_simulations=2,  # type: ignore[arg-type]
+                 runner=lambda t, s, n: steps.append((t.arrival_rate_per_s, s.replicas, n)))
+    # nothing has failed and no two passes: the first step is just below mu, 10 - 0.45 x 0.02 x 10
+    assert steps == [(pytest.approx(9.91, rel=1e-12), 1, 500)]
