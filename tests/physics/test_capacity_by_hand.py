@@ -306,7 +306,9 @@ def test_capacity_hands_saturation_and_each_step_its_arguments(monkeypatch: pyte
     assert got == cap.Capacity(0.0, 0.0, 0.0, 1, None)  # mu 0: nothing can hold
 
     steps: list = []
+    # a step is read with load_stats.glance (sim3, issue 28), a whole run with summarise
     monkeypatch.setattr(cap, "summarise", lambda raw, promises, cdf=True: _result((0.3, 0.28, 0.34)))
+    monkeypatch.setattr(cap, "glance", lambda raw, promises: _result((0.3, 0.28, 0.34)))
     traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
     cap.capacity(None, traffic, Scheduler(replicas=3), [TTFT], requests=500, mu=10.0, max_simulations=2,  # type: ignore[arg-type]
                  runner=lambda t, s, n: steps.append((t.arrival_rate_per_s, s.replicas, n)))
