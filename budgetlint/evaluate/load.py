@@ -102,26 +102,21 @@ def stream_cut(cache: dict, key: Any, m: Optional[int], start: Any) -> tuple[Opt
     per process) and a later cut continues it."""
 
     def compute() -> tuple[Optional[int], Any]:
-        import math as _m
-
         open_ = cache.setdefault(("streams",), {})
-        entry = open_.pop(key, None)
-        want = _m.inf if m is None else m
+        entry = open_.pop(key, None)  # popped: a stream that raises (a refused input, the work budget spent) stays out
+        want = math.inf if m is None else m
         if entry is None or entry[1] >= want:  # none open, or past it: from the start
             entry = [start(), -1]
-        try:
-            for got, raw in entry[0]:
-                entry[1] = _m.inf if got is None else got
-                cache[("cut", key, got)] = (got, raw)  # the checkpoints passed on the way, for later reads
-                if got is None or got >= want:
-                    break
-        except BaseException:  # a refused input, the work budget spent: the stream is dead
-            raise
-        if entry[1] != _m.inf:  # still open: kept for the next checkpoint
+        for got, raw in entry[0]:
+            entry[1] = math.inf if got is None else got
+            cache[("cut", key, got)] = (got, raw)  # the checkpoints passed on the way, for later reads
+            if got is None or got >= want:
+                break
+        if entry[1] != math.inf:  # still open: kept for the next checkpoint
             while len(open_) >= STREAMS_KEPT:
                 del open_[next(iter(open_))]
             open_[key] = entry
-        return cache[("cut", key, None if entry[1] == _m.inf else int(entry[1]))]
+        return cache[("cut", key, None if entry[1] == math.inf else int(entry[1]))]
 
     if ("cut", key, m) in cache:
         return cache[("cut", key, m)]
@@ -529,7 +524,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                 break
             warm = int(math.ceil(WARM_ROUNDS * in_system))
             need = int(math.ceil(STEADY_ROUNDS * in_system)) + warm
-            if result.requests >= STEADY_ROUNDS * in_system or result.requests >= STEADY_CAP - warm:
+            if steady(result, STEADY_ROUNDS) or result.requests >= STEADY_CAP - warm:
                 break
             n = min(max(need, 2 * result.requests), STEADY_CAP)
             result = summarise(raw_run(n, min(warm, n // 2)), plist)
@@ -667,7 +662,6 @@ def _pools_mechanism(load: LoadEvaluation, promise: str) -> str:
             f"on average (p95 {numbers.number(round(r.batch_size_p95))}) share each step")
 
 
-
 def time_promises(out: "LoadEvaluation", pr: Any) -> list:
     """``(name, PercentilePromise)`` for each time promise the simulation judges, at its limit less
     the edge allowances (connection setup, network) that the simulated requests do not hold; every
@@ -685,6 +679,7 @@ def time_promises(out: "LoadEvaluation", pr: Any) -> list:
         if limit - extra > 0:
             promises.append((name, PercentilePromise(f"{name}_s", out.percentile, limit - extra)))
     return promises
+
 
 def utilisation(load: LoadEvaluation) -> Optional[float]:
     """The offered load: arrivals per second per replica (closed loop: completions)

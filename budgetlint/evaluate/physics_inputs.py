@@ -357,14 +357,23 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             values[figure], src = getattr(cls, figure), "default"
         sources.append((figure, src))
     measured = _measured_compute(dep)
-    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
-
-    effects = getattr(dep, "effects", {}) or {}
+    overhead_s, latency_s = default_fixed_part(dep)
     return AssumedEfficiency(cls.key, cls.label, cls.runs, devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model),
                              measured.basis() if measured is not None else None,
-                             0.0 if "iteration_overhead_s" in effects else ITERATION_OVERHEAD_S,
-                             0.0 if "collective_latency_s" in effects else COLLECTIVE_LATENCY_S)
+                             overhead_s or 0.0, latency_s or 0.0)
+
+
+def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
+    """``(iteration overhead, collective latency)`` the realistic estimate charges where the
+    deployment declares none (physics/default_efficiency.py ITERATION_OVERHEAD_S,
+    COLLECTIVE_LATENCY_S: the class bandwidth fractions were fitted beside them); ``None`` for a term
+    the deployment declares (its own value stands)."""
+    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
+
+    declared = dep.effects
+    return (None if "iteration_overhead_s" in declared else ITERATION_OVERHEAD_S,
+            None if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S)
 
 
 #: The busiest expert-parallel rank's load over the mean, assumed where a deployment with
@@ -403,11 +412,9 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
     # and the fixed part of every iteration (scheduling, launches; per-layer all-reduce latency for N > 1)
     # where the deployment declares none: the class bandwidth fractions were fitted beside it
     # (physics/default_efficiency.py ITERATION_OVERHEAD_S, COLLECTIVE_LATENCY_S; docs/calibration.md)
-    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
-
-    declared = dep.effects
-    o = d.iteration_overhead_s if "iteration_overhead_s" in declared else ITERATION_OVERHEAD_S
-    a = d.collective_latency_s if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S
+    o, a = default_fixed_part(dep)
+    o = d.iteration_overhead_s if o is None else o
+    a = d.collective_latency_s if a is None else a
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
                    engine_terms=True, expert_imbalance=imbalance, per_operator=True,
                    iteration_overhead_s=o, collective_latency_s=a)

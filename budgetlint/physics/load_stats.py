@@ -205,6 +205,21 @@ class SimulationResult:
         }
 
 
+def _read_promises(series: dict[str, list[float]], promises: Sequence[PercentilePromise],
+                   predicted: dict[str, dict[str, float]]) -> tuple[dict[str, tuple[float, float]], dict[str, bool]]:
+    """Each promise's percentile (into ``predicted``, unless already there), its sectioning interval
+    and whether it is met, from the measured ``series`` of its metric: what :func:`summarise` and
+    :func:`glance` both read."""
+    interval: dict[str, tuple[float, float]] = {}
+    met: dict[str, bool] = {}
+    for pr in promises:
+        point, lo, hi = sectioned_interval(series[pr.metric], pr.percentile)
+        predicted[pr.metric].setdefault(percentile_label(pr.percentile), point)
+        interval[pr.key] = (lo, hi)
+        met[pr.key] = point <= pr.limit_s
+    return interval, met
+
+
 def summarise(raw, promises: Sequence[PercentilePromise] = (), *,  # type: ignore[no-untyped-def]
               cdf: bool = True) -> SimulationResult:
     """:class:`SimulationResult` of a :class:`~budgetlint.physics.serving_sim.RawRun`
@@ -216,13 +231,7 @@ def summarise(raw, promises: Sequence[PercentilePromise] = (), *,  # type: ignor
     for m in METRICS:
         s = sorted(series[m])
         predicted[m] = {percentile_label(p): percentile(s, p) for p in PERCENTILES}
-    interval: dict[str, tuple[float, float]] = {}
-    met: dict[str, bool] = {}
-    for pr in promises:
-        point, lo, hi = sectioned_interval(series[pr.metric], pr.percentile)
-        predicted[pr.metric].setdefault(percentile_label(pr.percentile), point)
-        interval[pr.key] = (lo, hi)
-        met[pr.key] = point <= pr.limit_s
+    interval, met = _read_promises(series, promises, predicted)
     window = raw.window_end_s - raw.window_start_s
     good = math.nan
     if promises:
@@ -277,13 +286,8 @@ def glance(raw, promises: Sequence[PercentilePromise]) -> SimulationResult:  # t
     recs = raw.records
     ok = [r for r in recs if not r.rejected]
     predicted: dict[str, dict[str, float]] = {m: {} for m in METRICS}
-    interval: dict[str, tuple[float, float]] = {}
-    met: dict[str, bool] = {}
-    for pr in promises:
-        point, lo, hi = sectioned_interval([getattr(r, pr.metric) for r in ok], pr.percentile)
-        predicted[pr.metric][percentile_label(pr.percentile)] = point
-        interval[pr.key] = (lo, hi)
-        met[pr.key] = point <= pr.limit_s
+    series = {pr.metric: [getattr(r, pr.metric) for r in ok] for pr in promises}
+    interval, met = _read_promises(series, promises, predicted)
     window = raw.window_end_s - raw.window_start_s
     nan = math.nan
     return SimulationResult(predicted=predicted, interval=interval, busy_fraction=nan, batch_size_mean=nan,

@@ -649,15 +649,6 @@ def run(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int
     raise AssertionError("a stream ends with its full run")  # pragma: no cover
 
 
-def stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
-           warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
-           allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
-           checkpoints: Sequence[int] = ()) -> Iterator[tuple[Optional[int], RawRun]]:
-    """:func:`run` read at checkpoints (see :func:`_stream`, the generator both read)."""
-    return _stream(cost, traffic, scheduler, requests=requests, warmup=warmup, seed=seed, max_events=max_events,
-                   allowance=allowance, engine=engine, checkpoints=checkpoints)
-
-
 def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests: int = 2000,
             warmup: Optional[int] = None, seed: int = 0, max_events: int = MAX_EVENTS,
             allowance: Optional[Callable[[int], bool]] = None, engine: str = "event",
@@ -786,7 +777,7 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
             yield m, cut
             cps.pop(0)
             cp_next = cps[0] if cps else -1
-            cp_done = sum(1 for x in reqs[:cp_next] if x.done == x.done) if cp_next >= 0 else 0
+            cp_done = sum(1 for x in reqs[:cp_next] if not math.isnan(x.done)) if cp_next >= 0 else 0
         events += 1
         if allowance is not None and events - counted >= ALLOWANCE_STEP:
             if not allowance(events - counted):
@@ -887,3 +878,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         allowance(events - counted)  # the rest, counted (the next simulation sees it)
     yield None, RawRun(tuple(records), w0, w1, scheduler.replicas, area, busy, tuple(batch_time),
                   arrivals_in_window, completions_in_window, tokens_in_window)
+
+
+#: :func:`run` read at checkpoints (the generator :func:`_stream`, which :func:`run` reads too: a
+#: name of its own, so that a test counting the streams a check starts sees only the callers' own)
+stream = _stream

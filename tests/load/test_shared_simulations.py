@@ -1,12 +1,12 @@
 """Simulations are shared by configuration and traffic, not promises, across ``--jobs`` workers
 too (issue 28): budgets that differ only in their promises simulate the declared traffic once,
-and two workers never simulate one configuration twice."""
+and two workers never run one simulation twice; the declared traffic's stream may start once per
+worker (a worker that needs a later checkpoint than the other published starts it again)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
 
 import budgetlint.physics.serving_sim as serving_sim
 from budgetlint.run import check as check_mod
@@ -37,27 +37,23 @@ def _logged_work(path):  # type: ignore[no-untyped-def]
 
 
 def _count_runs(monkeypatch, log: Path) -> None:
-    """Every simulation appends its inputs to ``log`` (forked workers inherit the patch)."""
-    real = serving_sim.run
-
-    def counted(cost, traffic, scheduler, **kw):  # type: ignore[no-untyped-def]
-        with open(log, "a") as fh:
-            fh.write(f"{os.getpid()} {traffic!r} {scheduler!r} {kw.get('requests')}\n")
-        return real(cost, traffic, scheduler, **kw)
-
-    monkeypatch.setattr(serving_sim, "run", counted)
+    """Every simulation appends its inputs to ``log`` (forked workers inherit the patch); a stream
+    read at checkpoints (sample size by need, issue 28) is one line, marked ``stream``, however far
+    it is read."""
     import budgetlint.physics.capacity as capacity_mod
 
+    def logged(real, mark: str):  # type: ignore[no-untyped-def]
+        def counted(cost, traffic, scheduler, **kw):  # type: ignore[no-untyped-def]
+            with open(log, "a") as fh:
+                fh.write(f"{os.getpid()} {traffic!r} {scheduler!r} {kw.get('requests')}{mark}\n")
+            return real(cost, traffic, scheduler, **kw)
+
+        return counted
+
+    counted = logged(serving_sim.run, "")
+    monkeypatch.setattr(serving_sim, "run", counted)
     monkeypatch.setattr(capacity_mod, "run", counted)
-    real_stream = serving_sim.stream
-
-    def streamed(cost, traffic, scheduler, **kw):  # type: ignore[no-untyped-def]
-        # a stream read at checkpoints (sample size by need, issue 28): one simulation however far it is read
-        with open(log, "a") as fh:
-            fh.write(f"{os.getpid()} {traffic!r} {scheduler!r} {kw.get('requests')} stream\n")
-        return real_stream(cost, traffic, scheduler, **kw)
-
-    monkeypatch.setattr(serving_sim, "stream", streamed)
+    monkeypatch.setattr(serving_sim, "stream", logged(serving_sim.stream, " stream"))
 
 
 def _write(tmp_path: Path, specs: list[tuple[float, str]]) -> Path:
