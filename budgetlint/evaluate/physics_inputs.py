@@ -215,6 +215,16 @@ class AssumedEfficiency:
         """Every figure is the class default (nothing declared or configured)."""
         return all(src == "default" for _, src in self.sources)
 
+    def fixed_words(self) -> str:
+        """The default fixed part charged to every iteration, in words ("2.1 ms an iteration and
+        12 us a layer"; the layer term only for N > 1), or "" where none is charged by default."""
+        fixed = []
+        if self.iteration_overhead_s:
+            fixed.append(f"{numbers.quantity(self.iteration_overhead_s, 's')} an iteration")
+        if self.devices > 1 and self.collective_latency_s:
+            fixed.append(f"{numbers.quantity(self.collective_latency_s, 's')} a layer")
+        return " and ".join(fixed)
+
     def words(self) -> str:
         """The one sentence every output format prints for it, e.g. "dense, 1 device: 72% of
         bandwidth, 50% of compute (median of 3 public runs, docs/calibration.md)"."""
@@ -223,13 +233,9 @@ class AssumedEfficiency:
         tp = self.devices > 1
         in_it = (tp and self.collective_overhead == 0 and self.source("collective_overhead") == "default"
                  and self.source("bandwidth") == "default")
-        fixed = []
-        if self.iteration_overhead_s:
-            fixed.append(f"{numbers.quantity(self.iteration_overhead_s, 's')} an iteration")
-        if tp and self.collective_latency_s:
-            fixed.append(f"{numbers.quantity(self.collective_latency_s, 's')} a layer")
+        fixed = self.fixed_words()
         parts = [f"{_pct(self.bandwidth)} of bandwidth" + (" with the all-reduce in it" if in_it else "")
-                 + (f" plus {' and '.join(fixed)}" if fixed else ""),
+                 + (f" plus {fixed}" if fixed else ""),
                  f"{_pct(self.compute)} of compute"
                  + (f" ({self.compute_basis})" if self.compute_basis and self.source("compute") == "default" else "")]
         if tp and not in_it:

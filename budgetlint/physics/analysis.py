@@ -254,7 +254,8 @@ def analyse(
             weight_bytes=weight_bytes(params_read(draft, u), b_wd),
             devices=n_dev, compute_flop_per_s=flops, bandwidth_bytes_per_s=bw,
         ).time_s
-    prefill_s = pf.time_s + draft_prefill_s + pf_a2a
+    # the prompt's pass is an engine iteration too: it pays the fixed part (o + L x a; 0 in the bound)
+    prefill_s = pf.time_s + draft_prefill_s + pf_a2a + inp.overhead_s
 
     # ---- the roofline picture (per device; N cancels in the intensities)
     dec_flop = batch * tokens_per_seq * 2.0 * active / n_dev

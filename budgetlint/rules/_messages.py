@@ -58,12 +58,15 @@ def assumed_words(ev: Any) -> str:
 
 
 def assumed_figure(ev: Any, resource: str) -> str:
-    """"72% of bandwidth (dense, 1 device: median of 3 public runs, docs/calibration.md)"."""
+    """"86% of bandwidth plus 2.1 ms an iteration (dense, 1 device: median of 3 public runs,
+    docs/calibration.md)": the fraction the realistic estimate is at and the default fixed part it
+    charges every iteration (the prompt's pass included)."""
     eff = ev.efficiency
     value = eff.bandwidth if resource == "bandwidth" else eff.compute
     a = getattr(ev, "assumed", None)
     basis = f" ({a.basis(resource)})" if a is not None else ""
-    return f"{numbers.percent(value)} of {resource}{basis}"
+    fixed = a.fixed_words() if a is not None else ""
+    return f"{numbers.percent(value)} of {resource}{' plus ' + fixed if fixed else ''}{basis}"
 
 
 def headroom(v: Any) -> float:
