@@ -54,7 +54,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from .step_cost import StepCost, sum_components
+from .step import component_lines, sum_lines
+from .step_cost import StepCost
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 from budgetlint.text import numbers
 
@@ -216,6 +217,11 @@ class _Req:
 class _Replica:
     """One engine's state; see the module doc for the policy."""
 
+    # slots: every event reads and writes a dozen of these (issue 28)
+    __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
+                 "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
+                 "kind", "jump_k", "jump_lines", "chunks", "plan_batch", "finished", "hold")
+
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
         self.stepwise = engine == "iteration"
@@ -239,8 +245,7 @@ class _Replica:
         self.t0 = 0.0
         self.kind = ""  # "" idle, "iter", "jump"
         self.jump_k = 0
-        self.jump_comps: tuple = ()
-        self.jump_start_ctx = 0.0
+        self.jump_lines: tuple = ()  # the run's step.component_lines
         self.chunks: list[tuple[_Req, int]] = []
         self.plan_batch = 0
         self.finished: list[_Req] = []
@@ -404,9 +409,8 @@ class _Replica:
             k = min(k, max(1, math.ceil((bp - ctx) / growth)))
         self.kind = "jump"
         self.jump_k = k = max(1, k)
-        self.jump_comps = comps
-        self.jump_start_ctx = ctx
-        self.busy_until = now + sum_components(comps, ctx, growth, k)
+        self.jump_lines = lines = component_lines(comps, ctx, growth)  # sum_components(comps, ctx, growth, .)
+        self.busy_until = now + sum_lines(lines, k)
 
     def can_admit_now(self) -> bool:
         return len(self.running) < self.max_seqs and len(self.waiting) == 1
@@ -425,13 +429,12 @@ class _Replica:
         same ``k`` as a bisection over the whole run, in a few sums instead of ``log2 k_run``."""
         if self.kind != "jump" or self.jump_k <= 1 or t >= self.busy_until:
             return
-        growth = self.a * self.n_decoding
-        comps, ctx, t0 = self.jump_comps, self.jump_start_ctx, self.t0
+        lines, t0 = self.jump_lines, self.t0
         tie = tie_s(t)
         k_run = self.jump_k
 
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
-            end = t0 + sum_components(comps, ctx, growth, k)
+            end = t0 + sum_lines(lines, k)
             return (end > t + tie) if passed else (end >= t - tie)
 
         span = self.busy_until - t0
@@ -462,7 +465,7 @@ class _Replica:
                 lo = mid + 1
         if lo < k_run:
             self.jump_k = lo
-            self.busy_until = t0 + sum_components(comps, ctx, growth, lo)
+            self.busy_until = t0 + sum_lines(lines, lo)
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
@@ -614,18 +617,20 @@ def _records(reqs: list[_Req], warmup: int, end: int) -> list[RequestRecord]:
     """The measured records: requests ``warmup <= i < end`` (all finished), in arrival order."""
     records = []
     nan = math.nan
+    new = tuple.__new__  # RequestRecord(...) without its generated __new__'s frame (issue 28)
     for r in reqs:
         if r.i < warmup or r.i >= end:
             continue
         if r.rejected:
-            records.append(RequestRecord(r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
-                                         r.cached, r.out, r.preempt, True))
+            records.append(new(RequestRecord, (r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
+                                               r.cached, r.out, r.preempt, True)))
             continue
-        ttft = r.first - r.arr
-        e2e = r.done - r.arr
-        records.append(RequestRecord(r.i, r.replica, r.arr, r.sched - r.arr, ttft, e2e,
-                                     (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
-                                     r.preempt, False))
+        arr = r.arr
+        ttft = r.first - arr
+        e2e = r.done - arr
+        records.append(new(RequestRecord, (r.i, r.replica, arr, r.sched - arr, ttft, e2e,
+                                           (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
+                                           r.preempt, False)))
     return records
 
 
