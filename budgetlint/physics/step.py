@@ -689,8 +689,8 @@ def sum_lines(lines: Sequence[Lines], count: int) -> float:
     :func:`component_lines` (:func:`_line_sum` spelled out: the simulator's hot path)."""
     total = 0.0
     for crossed, v0, r0, v1, r1, cross in lines:
-        if not crossed:
-            total += count * v0 + r0 * count * (count - 1) / 2.0
+        if not crossed:  # a flat line adds count x v0 (the rise's 0.0 term changes no sum of these)
+            total += count * v0 if r0 == 0.0 else count * v0 + r0 * count * (count - 1) / 2.0
             continue
         if cross > count:  # min(count, cross)
             cross = count
