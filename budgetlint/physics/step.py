@@ -692,12 +692,15 @@ def sum_lines(lines: Sequence[Lines], count: int) -> float:
         if not crossed:  # a flat line adds count x v0 (the rise's 0.0 term changes no sum of these)
             total += count * v0 if r0 == 0.0 else count * v0 + r0 * count * (count - 1) / 2.0
             continue
-        if cross > count:  # min(count, cross)
-            cross = count
-        # _line_sum(v0, r0, 0, cross) + _line_sum(v1, r1, cross, count)
-        first = cross * v0 + r0 * (cross * (cross - 1) / 2.0) if cross > 0 else 0.0
-        n = count - cross
-        total += first + (n * v1 + r1 * (n * cross + n * (n - 1) / 2.0) if n > 0 else 0.0)
+        # _line_sum(v0, r0, 0, cross) + _line_sum(v1, r1, cross, count), cross = min(count, cross); one
+        # line throughout when it crosses before the run or after it (the other sum's 0.0 left out)
+        if cross == 0:
+            total += count * v1 + r1 * (count * (count - 1) / 2.0)
+        elif cross >= count:
+            total += count * v0 + r0 * (count * (count - 1) / 2.0)
+        else:
+            n = count - cross
+            total += (cross * v0 + r0 * (cross * (cross - 1) / 2.0)) + (n * v1 + r1 * (n * cross + n * (n - 1) / 2.0))
     return total
 
 
