@@ -95,12 +95,63 @@ def per_budget(n: int, engine: str) -> None:
               f"{cost[False]:5.2f} s; the simulation {(cost[True] - cost[False]) / n * 1e3:6.1f} ms per budget")
 
 
+def replay(n: int, repeat: int) -> None:
+    """The engine alone (issue 28): the streams a check of ``n`` generated budgets starts (the declared
+    traffic's, read as far as the check read it, and every capacity step), captured in this process and
+    replayed ``repeat`` times; the best replay's CPU, per stream and per request simulated. A set of
+    simulations that stays the same from commit to commit while the engine changes (the check's own
+    figure also moves with the search's path)."""
+    import tempfile
+
+    import budgetlint.physics.serving_sim as sim_mod
+    from bench_check_cost import write_budgets  # type: ignore[import-not-found]
+    from budgetlint.evaluate import analysis_cache
+    from budgetlint.options import Options
+    from budgetlint.run.check import run_check
+
+    real = sim_mod._stream
+    calls: list = []
+
+    def capture(*a, **kw):  # type: ignore[no-untyped-def]
+        entry = [a, {k: v for k, v in kw.items() if k != "allowance"}, 0]
+        calls.append(entry)
+        for x in real(*a, **kw):
+            entry[2] += 1
+            yield x
+
+    with tempfile.TemporaryDirectory() as tmp:
+        write_budgets(Path(tmp), n)
+        analysis_cache._ANALYSES.clear()
+        sim_mod._stream = sim_mod.stream = capture
+        try:
+            run_check([tmp], Options(jobs=1, simulate=True))
+        finally:
+            sim_mod._stream = sim_mod.stream = real
+    best, requests = float("inf"), 0
+    for _ in range(repeat):
+        t0 = time.process_time()
+        requests = 0
+        for a, kw, reads in calls:
+            stream = real(*a, **kw)
+            for _ in range(reads):
+                _, raw = next(stream)
+            requests += len(raw.records)
+        best = min(best, time.process_time() - t0)
+    print(f"{'replay of the streams of ' + str(n) + ' budgets':40} {best:7.3f} s CPU ({len(calls)} streams, "
+          f"{requests:,} measured requests: {best / len(calls) * 1e3:.1f} ms a stream, {best / requests * 1e6:.1f} us a "
+          "measured request)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--budgets", type=int, default=20, help="generated budgets for the per-budget figure")
+    ap.add_argument("--replay", action="store_true", help="only the engine: replay the streams of --budgets budgets")
     args = ap.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if args.replay:
+        replay(args.budgets, args.repeat)
+        return
     sched = Scheduler(kv_capacity_tokens=CAP, max_num_seqs=1024, max_num_batched_tokens=8192)
     cases = [
         ("open loop 2 request/s", lambda: simulate(COST, Traffic(arrival_rate_per_s=2.0, **CHAT), sched, PROMISES), 2000),

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from .load_stats import SimulationResult, PercentilePromise, glance, percentile_label, summarise
-from .serving_sim import Scheduler, Traffic, run
+from .serving_sim import PURE_LENGTHS, Scheduler, Traffic, _dist_key, _kept, run
 from .step_cost import StepCost
 from budgetlint.text import numbers
 
@@ -168,9 +168,18 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
     import random
 
     users = saturation_users(traffic, scheduler)
-    rng = random.Random(f"budgetlint:{seed}:saturation")
-    ps = [int(traffic.prompt.sample(rng)) for _ in range(MOMENT_SAMPLES)]
-    os_ = [max(1, int(traffic.output.sample(rng))) for _ in range(MOMENT_SAMPLES)]
+
+    def draw() -> list:
+        rng = random.Random(f"budgetlint:{seed}:saturation")
+        return [[int(traffic.prompt.sample(rng)) for _ in range(MOMENT_SAMPLES)],
+                [max(1, int(traffic.output.sample(rng))) for _ in range(MOMENT_SAMPLES)],
+                traffic.prompt, traffic.output]  # the distributions kept alive: an Empirical's key is its id
+
+    # the draws kept with the simulator's (budgets of the same lengths, whatever their deployment and
+    # rate, draw the same: issue 28)
+    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
+    ps, os_, _, _ = _kept(("saturation", seed, _dist_key(traffic.prompt), _dist_key(traffic.output)), draw,
+                    MOMENT_SAMPLES, pure)
     a = float(cost.tokens_per_pass) or 1.0
     k = max(1, int(cost.spec_tokens))
     budget = float(scheduler.max_num_batched_tokens)
@@ -187,9 +196,12 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
     by_tokens = budget / (n * k + p_new) if math.isfinite(budget) else math.inf
     news = [max(1.0, p * (1.0 - hit)) for p in ps]
     d = 0.0
+    longest = max(news)
     for _ in range(3):  # q depends on the budget the decodes leave, d on q: a few rounds settle it
         room = max(1.0, budget - d * k)
-        q = sum(max(1.0, math.ceil(x / room)) for x in news) / len(news) if math.isfinite(room) else 1.0
+        # every prompt in one iteration when the longest fits (x / room <= 1: the sum's 1.0 each)
+        q = sum(max(1.0, math.ceil(x / room)) for x in news) / len(news) \
+            if math.isfinite(room) and longest > room else 1.0
         by_slots = users / (n + q)
         r = min(by_slots, by_tokens)
         d = r * n

@@ -54,7 +54,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from .step_cost import StepCost, sum_components
+from .step import component_lines, sum_lines
+from .step_cost import StepCost
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 from budgetlint.text import numbers
 
@@ -216,6 +217,11 @@ class _Req:
 class _Replica:
     """One engine's state; see the module doc for the policy."""
 
+    # slots: every event reads and writes a dozen of these (issue 28)
+    __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
+                 "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
+                 "kind", "jump_k", "jump_lines", "decode_kept", "chunks", "plan_batch", "finished", "hold")
+
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
         self.stepwise = engine == "iteration"
@@ -224,6 +230,8 @@ class _Replica:
         self.budget = sched.max_num_batched_tokens
         self.cap = float(sched.kv_capacity_tokens)
         self.a = float(cost.tokens_per_pass)
+        # RooflineStepCost keeps decode_terms by batch alone when no attention window splits it
+        self.decode_kept = getattr(cost, "_decode", None) if getattr(cost, "_windows", None) == () else None
         self.spec_tokens = 1  # budget tokens a decode takes
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []  # admission order (preempt from the end)
@@ -239,8 +247,7 @@ class _Replica:
         self.t0 = 0.0
         self.kind = ""  # "" idle, "iter", "jump"
         self.jump_k = 0
-        self.jump_comps: tuple = ()
-        self.jump_start_ctx = 0.0
+        self.jump_lines: tuple = ()  # the run's step.component_lines
         self.chunks: list[tuple[_Req, int]] = []
         self.plan_batch = 0
         self.finished: list[_Req] = []
@@ -392,21 +399,33 @@ class _Replica:
             return
         # decode-only: how many identical iterations can run before something changes
         growth = a * n_dec
-        comps, bp = self.cost.decode_terms(n_dec, ctx)
+        kept = self.decode_kept  # the cost's decode_terms by batch, read without the call
+        hit = kept.get(n_dec) if kept is not None else None
+        comps, bp = hit if hit is not None else self.cost.decode_terms(n_dec, ctx)
         heap = self.heap
         while heap and heap[0][1] != heap[0][3].version:
             heapq.heappop(heap)
         k = heap[0][0] - self.g
+        # k = min(k, max(1, room // growth), max(1, ceil((bp - ctx) / growth))), then max(1, k): spelled out
         if cap != math.inf:
             room = cap - (ctx + self.prefill_held)  # kv_used()
-            k = min(k, max(1, int(room // growth + 1e-9)))
+            by_room = int(room // growth + 1e-9)
+            if by_room < 1:
+                by_room = 1
+            if by_room < k:
+                k = by_room
         if bp != math.inf:
-            k = min(k, max(1, math.ceil((bp - ctx) / growth)))
+            by_bp = math.ceil((bp - ctx) / growth)
+            if by_bp < 1:
+                by_bp = 1
+            if by_bp < k:
+                k = by_bp
+        if k < 1:
+            k = 1
         self.kind = "jump"
-        self.jump_k = k = max(1, k)
-        self.jump_comps = comps
-        self.jump_start_ctx = ctx
-        self.busy_until = now + sum_components(comps, ctx, growth, k)
+        self.jump_k = k
+        self.jump_lines = lines = component_lines(comps, ctx, growth)  # sum_components(comps, ctx, growth, .)
+        self.busy_until = now + sum_lines(lines, k)
 
     def can_admit_now(self) -> bool:
         return len(self.running) < self.max_seqs and len(self.waiting) == 1
@@ -425,13 +444,12 @@ class _Replica:
         same ``k`` as a bisection over the whole run, in a few sums instead of ``log2 k_run``."""
         if self.kind != "jump" or self.jump_k <= 1 or t >= self.busy_until:
             return
-        growth = self.a * self.n_decoding
-        comps, ctx, t0 = self.jump_comps, self.jump_start_ctx, self.t0
+        lines, t0 = self.jump_lines, self.t0
         tie = tie_s(t)
         k_run = self.jump_k
 
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
-            end = t0 + sum_components(comps, ctx, growth, k)
+            end = t0 + sum_lines(lines, k)
             return (end > t + tie) if passed else (end >= t - tie)
 
         span = self.busy_until - t0
@@ -462,7 +480,7 @@ class _Replica:
                 lo = mid + 1
         if lo < k_run:
             self.jump_k = lo
-            self.busy_until = t0 + sum_components(comps, ctx, growth, lo)
+            self.busy_until = t0 + sum_lines(lines, lo)
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
@@ -614,18 +632,20 @@ def _records(reqs: list[_Req], warmup: int, end: int) -> list[RequestRecord]:
     """The measured records: requests ``warmup <= i < end`` (all finished), in arrival order."""
     records = []
     nan = math.nan
+    new = tuple.__new__  # RequestRecord(...) without its generated __new__'s frame (issue 28)
     for r in reqs:
         if r.i < warmup or r.i >= end:
             continue
         if r.rejected:
-            records.append(RequestRecord(r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
-                                         r.cached, r.out, r.preempt, True))
+            records.append(new(RequestRecord, (r.i, r.replica, r.arr, nan, nan, nan, nan, r.prompt,
+                                               r.cached, r.out, r.preempt, True)))
             continue
-        ttft = r.first - r.arr
-        e2e = r.done - r.arr
-        records.append(RequestRecord(r.i, r.replica, r.arr, r.sched - r.arr, ttft, e2e,
-                                     (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
-                                     r.preempt, False))
+        arr = r.arr
+        ttft = r.first - arr
+        e2e = r.done - arr
+        records.append(new(RequestRecord, (r.i, r.replica, arr, r.sched - arr, ttft, e2e,
+                                           (e2e - ttft) / r.out, r.prompt, r.cached, r.out,
+                                           r.preempt, False)))
     return records
 
 
@@ -762,6 +782,7 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
     rep0 = reps[0]
     events = 0
     counted = 0  # events given to the allowance
+    check_at = 0  # the next event at which the allowance or max_events may be due
     while done_count < requests:
         if cp_done == cp_next:  # every request below the checkpoint has finished
             m = cp_next
@@ -779,17 +800,19 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
             cp_next = cps[0] if cps else -1
             cp_done = sum(1 for x in reqs[:cp_next] if not math.isnan(x.done)) if cp_next >= 0 else 0
         events += 1
-        if allowance is not None and events - counted >= ALLOWANCE_STEP:
-            if not allowance(events - counted):
-                raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} events "
-                                f"of this one ({numbers.number(done_count)} of {numbers.number(requests)} requests done)")
-            counted = events
-        if events > max_events:
-            raise SimulationTooLong(
-                f"the simulation needed more than {numbers.number(max_events)} scheduler events for {numbers.number(requests)} requests "
-                f"({numbers.number(done_count)} done): an iteration budget of {numbers.number(scheduler.max_num_batched_tokens)} tokens, "
-                f"{numbers.number(scheduler.replicas)} replicas or a KV cache of {numbers.number(scheduler.kv_capacity_tokens)} tokens "
-                "makes it too long to simulate")
+        if events >= check_at:  # the allowance's step or max_events may be due (check_at never passes either)
+            if allowance is not None and events - counted >= ALLOWANCE_STEP:
+                if not allowance(events - counted):
+                    raise WorkSpent(f"the run's work budget for the simulation ran out after {numbers.number(events)} events "
+                                    f"of this one ({numbers.number(done_count)} of {numbers.number(requests)} requests done)")
+                counted = events
+            if events > max_events:
+                raise SimulationTooLong(
+                    f"the simulation needed more than {numbers.number(max_events)} scheduler events for {numbers.number(requests)} requests "
+                    f"({numbers.number(done_count)} done): an iteration budget of {numbers.number(scheduler.max_num_batched_tokens)} tokens, "
+                    f"{numbers.number(scheduler.replicas)} replicas or a KV cache of {numbers.number(scheduler.kv_capacity_tokens)} tokens "
+                    "makes it too long to simulate")
+            check_at = min(counted + ALLOWANCE_STEP if allowance is not None else inf, max_events + 1)
         t_arr = pending[0][0] if pending else inf
         if single:
             rep = rep0

@@ -318,12 +318,19 @@ class StepInputs:
         )
 
     @cached_property
-    def _constants(self) -> tuple[float, float, float, Optional[float], bool]:
-        """What every iteration reads: ``(devices x BW, devices x F, linear_params, the draft's
-        active parameters or None, whether an all-to-all is charged)``."""
+    def _constants(self) -> tuple:
+        """What every iteration reads (:func:`_values`; read once per iteration, not field by field:
+        issue 28): ``(devices x BW, devices x F, linear_params, the draft's active parameters or
+        None, whether an all-to-all is charged, k + 1, p, the target's weights-read cache when
+        :meth:`target_weight_bytes` is that cache's lookup (else None), c_f - 1, overlap,
+        per_operator, the target's pass)``."""
+        t = self.target
+        plain_weights = self.data == 1 and self.expert_imbalance == 1.0 and t.fixed_weight_bytes is None
         return (self.devices * self.bandwidth_bytes_per_s, self.devices * self.compute_flop_per_s,
                 self.linear_params, self.draft.active_params if self.draft is not None else None,
-                bool(self.alltoall_s_per_token or self.alltoall_fixed_s))
+                bool(self.alltoall_s_per_token or self.alltoall_fixed_s), self.spec_tokens, self.pipeline,
+                t._weights if plain_weights else None, self.collective_factor - 1.0, self.overlap,
+                self.per_operator, t)
 
     @cached_property
     def _prefill_attention(self) -> tuple[float, Optional[int]]:
@@ -488,17 +495,18 @@ def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, 
     """``(weights, kv, linear, attention, collective, draft, alltoall, roofline)`` seconds of an
     iteration (module doc), None for an empty one: :func:`iteration` and :func:`iteration_step_s`
     both read them (one computation of the terms)."""
-    tokens = batch * s.spec_tokens + pf_tokens
+    per_bw, per_f, linear_params, draft_params, a2a, spec, pipeline, weights_kept, collective_less_1, overlap, \
+        per_operator, t = s._constants
+    tokens = batch * spec + pf_tokens
     if tokens <= 0:
         return None
-    t = s.target
-    per_bw, per_f, linear_params, draft_params, a2a = s._constants
-    pipeline = s.pipeline
     m = pipeline if pipeline < batch else batch  # s.micro_batches(batch): max(1, min(batch, p))
     if m < 1:
         m = 1
     rest = pipeline / m  # kv, compute: each micro-batch passes p stages, m of them in a round
-    weights = s.target_weight_bytes(tokens / m) / per_bw * pipeline
+    per_pass = tokens / m
+    w = weights_kept.get(per_pass) if weights_kept is not None else None  # the cache target_weight_bytes reads
+    weights = (s.target_weight_bytes(per_pass) if w is None else w) / per_bw * pipeline
     kv_read = t.kv_full_bytes * context_tokens  # t._read(...), inline
     if t.kv_window_bytes:
         kv_read += t.kv_window_bytes * min(context_tokens, batch * t.window)
@@ -510,18 +518,18 @@ def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, 
     if draft_params is not None:
         linear_flop += 2.0 * draft_params * pf_tokens
     linear = linear_flop / per_f * rest
-    attention = (s.spec_tokens * attn_read + pf_attention_flop) / per_f * rest
-    if s.per_operator:
+    attention = (spec * attn_read + pf_attention_flop) / per_f * rest
+    if per_operator:
         roofline = max(weights, linear) + max(kv, attention)
     else:
         mem, cmp_ = weights + kv, linear + attention
         top = cmp_ if cmp_ > mem else mem  # max(mem, cmp_)
-        roofline = top if s.overlap >= 1.0 else top + (1.0 - s.overlap) * min(mem, cmp_)
+        roofline = top if overlap >= 1.0 else top + (1.0 - overlap) * min(mem, cmp_)
     a2a_s = s.alltoall_s(tokens, m) if a2a else 0.0
     if batch <= 0:
         return weights, kv, linear, attention, 0.0, 0.0, a2a_s, roofline
-    collective = roofline * (s.collective_factor - 1.0)
-    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if s.draft is not None else 0.0
+    collective = roofline * collective_less_1
+    draft = s.lookahead * s._draft_step_s(batch, context_tokens) if draft_params is not None else 0.0
     return weights, kv, linear, attention, collective, draft, a2a_s, roofline
 
 
@@ -554,8 +562,11 @@ def iteration_step_s(inputs: StepInputs, batch: int, context_tokens: float,
         per_position, full = inputs._prefill_attention
         for new, earlier in chunks:
             tokens += new
-            if earlier:
-                kv += t._read(t.kv_full_bytes, t.kv_window_bytes, 1, earlier)
+            if earlier:  # t._read(t.kv_full_bytes, t.kv_window_bytes, 1, earlier), inline
+                read = t.kv_full_bytes * earlier
+                if t.kv_window_bytes:
+                    read += t.kv_window_bytes * min(earlier, 1 * t.window)
+                kv += read
             if model is None:
                 continue
             if full is None:  # windowed layers
@@ -639,10 +650,25 @@ def sum_components(components: Sequence[Sequence[float]], start_context: float, 
                    count: int) -> float:
     """``sum_{j<count} sum_c max(fixed_c + per_c x X_j, floor_c + floor_per_c x X_j)`` with
     ``X_j = start + growth x j``, in closed form (two lines cross at most once). A
-    three-number component ``(fixed, per, floor)`` has a flat floor."""
+    three-number component ``(fixed, per, floor)`` has a flat floor. The same float as
+    :func:`sum_lines` of :func:`component_lines` (the simulator's runs keep the lines)."""
     if count <= 0:
         return 0.0
-    total = 0.0
+    return sum_lines(component_lines(components, start_context, growth), count)
+
+
+#: One component of a run of decode iterations as two lines in the iteration index ``j``:
+#: ``(crossed, first_value, first_rise, second_value, second_rise, cross)``: the first line
+#: for ``j < cross``, the second from there (``crossed`` False: one line, ``first``, throughout)
+Lines = tuple[bool, float, float, float, float, int]
+
+
+def component_lines(components: Sequence[Sequence[float]], start_context: float,
+                    growth: float) -> tuple[Lines, ...]:
+    """What of :func:`sum_components` does not depend on the count: each component's memory
+    and compute lines from ``start_context`` and where the larger one changes (a run cut at
+    several counts, as :meth:`~.serving_sim._Replica.truncate` does, computes them once)."""
+    out = []
     for comp in components:
         fixed, per, floor = comp[0], comp[1], comp[2]
         floor_per = comp[3] if len(comp) > 3 else 0.0
@@ -650,18 +676,31 @@ def sum_components(components: Sequence[Sequence[float]], start_context: float, 
         c, d = floor + floor_per * start_context, floor_per * growth  # the compute line
         gap, slope = a - c, b - d  # memory minus compute: gap + slope x j
         if slope == 0.0:
-            total += count * (a if gap >= 0 else c) + (b if gap >= 0 else d) * count * (count - 1) / 2.0
-            continue
-        if slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
-            cross = 0 if gap >= 0 else math.ceil(-gap / slope)
-            if cross > count:  # min(count, cross)
-                cross = count
-            total += _line_sum(c, d, 0, cross) + _line_sum(a, b, cross, count)
+            out.append((False, a, b, 0.0, 0.0, 0) if gap >= 0 else (False, c, d, 0.0, 0.0, 0))
+        elif slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
+            out.append((True, c, d, a, b, 0 if gap >= 0 else math.ceil(-gap / slope)))
         else:  # compute overtakes memory at the first j with gap + slope j < 0
-            cross = 0 if gap < 0 else math.floor(gap / -slope) + 1
-            if cross > count:  # min(count, cross)
-                cross = count
-            total += _line_sum(a, b, 0, cross) + _line_sum(c, d, cross, count)
+            out.append((True, a, b, c, d, 0 if gap < 0 else math.floor(gap / -slope) + 1))
+    return tuple(out)
+
+
+def sum_lines(lines: Sequence[Lines], count: int) -> float:
+    """:func:`sum_components` over ``count`` iterations (``count >= 1``) from its
+    :func:`component_lines` (:func:`_line_sum` spelled out: the simulator's hot path)."""
+    total = 0.0
+    for crossed, v0, r0, v1, r1, cross in lines:
+        if not crossed:  # a flat line adds count x v0 (the rise's 0.0 term changes no sum of these)
+            total += count * v0 if r0 == 0.0 else count * v0 + r0 * count * (count - 1) / 2.0
+            continue
+        # _line_sum(v0, r0, 0, cross) + _line_sum(v1, r1, cross, count), cross = min(count, cross); one
+        # line throughout when it crosses before the run or after it (the other sum's 0.0 left out)
+        if cross == 0:
+            total += count * v1 + r1 * (count * (count - 1) / 2.0)
+        elif cross >= count:
+            total += count * v0 + r0 * (count * (count - 1) / 2.0)
+        else:
+            n = count - cross
+            total += (cross * v0 + r0 * (cross * (cross - 1) / 2.0)) + (n * v1 + r1 * (n * cross + n * (n - 1) / 2.0))
     return total
 
 
