@@ -33,10 +33,20 @@ MEMORY_GB = {"h200-nvl": 141, "h200-sxm": 141, "h100-sxm": 80, "b200": 180, "mi3
 #: Llama-2-70B's parameters (models.yaml) and bytes per weight at each precision
 LLAMA2_70B_PARAMS = 68.98e9
 BYTES = {"fp8": 1.0, "fp4": 0.5, "bf16": 2.0}
-#: the prompt assumption for MLPerf's OpenOrca set (no summary states prompt lengths)
-MLPERF_PROMPT = {"lognormal": {"mean": 300, "p95": 800}}
-#: a reply distribution's p95 over its mean where the run gives only the mean
+#: a length distribution's p95 over its mean where the source gives only the mean (replies; prompts)
 REPLY_P95_OVER_MEAN = 2.5
+#: MLPerf's llama2-70b prompts (no summary states prompt lengths): the official dataset,
+#: open_orca_gpt4_tokenized_llama.sampled_24576.pkl (mlcommons/inference language/llama2-70b
+#: processorca.py: 24,576 samples, input < 1,024 tokens), holds 5,463,976 input tokens in all,
+#: 48 to 1,021 a sample. Those three figures are the dataset's own, read from the official pickle
+#: (md5 c247a315b9328365f66d2c2585b35cd4) by FlashLab-MBZUAI/HBFSim @ 96cf1b37
+#: validation/calibration/h100-llama2-70b-calibration-protocol.json ("lengths_csv": "input_tokens").
+#: So the mean is 5,463,976 / 24,576 = 222.33 tokens (this rule said 300 until issue 25); the
+#: spread is not published: p95 REPLY_P95_OVER_MEAN x the mean, capped at the dataset's 1,021.
+MLPERF_INPUT_TOKENS, MLPERF_SAMPLES, MLPERF_INPUT_MAX = 5_463_976, 24_576, 1021
+_PROMPT_MEAN = round(MLPERF_INPUT_TOKENS / MLPERF_SAMPLES, 2)
+MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER_MEAN * _PROMPT_MEAN, 1),
+                               "max": MLPERF_INPUT_MAX}}
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency

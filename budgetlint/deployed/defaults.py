@@ -203,6 +203,21 @@ SGLANG: tuple[Release, ...] = (
 TABLES: dict[str, tuple[Release, ...]] = {"vllm": VLLM, "sglang": SGLANG}
 
 
+#: vLLM V0 (0.6.0's row) turns chunked prefill on by itself above this max_model_len (OpenAI API
+#: server; vllm/engine/arg_utils.py:843-869 at v0.6.0): its row's False holds below it
+V0_CHUNKED_ABOVE_MODEL_LEN = 32768
+
+
+def chunked_prefill_at(rel: Release, max_model_len: int | None) -> Pinned:
+    """The release's chunked-prefill default for a model of ``max_model_len`` tokens of context."""
+    p = rel.chunked_prefill
+    if (p.value is False and rel.engine == "vllm" and rel.key() < (0, 8) and max_model_len is not None
+            and max_model_len > V0_CHUNKED_ABOVE_MODEL_LEN):
+        return Pinned(True, f"{p.source.split(' (')[0]} (on: max_model_len {max_model_len} > "
+                            f"{V0_CHUNKED_ABOVE_MODEL_LEN})")
+    return p
+
+
 @dataclass(frozen=True)
 class Chosen:
     release: Release

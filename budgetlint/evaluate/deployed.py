@@ -418,6 +418,19 @@ def _engine_defaults(b: Budget, out: DeployedEvaluation, changes: dict, prov: di
         out.defaults["block_size"] = f"{rel.block_size.value} tokens: {rel.block_size.cite(rel.engine, rel.version)}"
 
 
+def chunked_prefill_default(dep: Any) -> tuple[bool, str] | None:
+    """(chunked prefill on, why) of the deployment's engine at its release, where pinned
+    (deployed/defaults.py: each release's default, cited to its source)."""
+    from budgetlint.deployed.defaults import chunked_prefill_at, release_for
+
+    chosen = release_for(getattr(dep, "engine", None), getattr(dep, "engine_version", None))
+    if chosen is None:
+        return None
+    rel = chosen.release
+    p = chunked_prefill_at(rel, getattr(dep.model, "max_context", None) if getattr(dep, "model", None) else None)
+    return bool(p.value), p.cite(rel.engine, rel.version)
+
+
 def scheduler_default(dep: Any, memory_bytes: float, hardware_name: str) -> tuple[int, int, str] | None:
     """(max_num_seqs, max_num_batched_tokens, why) of the deployment's engine at its release, where pinned."""
     from budgetlint.deployed.defaults import release_for

@@ -389,6 +389,15 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                                  else f"; {out.scheduler_from}")
     out.max_num_seqs = dep.max_num_seqs or seqs
     out.max_num_batched_tokens = dep.max_num_batched_tokens or batched
+    chunked = True  # an engine that names no release chunks its prefills (vLLM V1, SGLang)
+    if dep.engine or dep.engine_version:
+        from budgetlint.evaluate.deployed import chunked_prefill_default
+
+        pinned_chunked = chunked_prefill_default(dep)
+        if pinned_chunked is not None and not pinned_chunked[0]:
+            chunked = False
+            out.scheduler_from += (f"; no chunked prefill ({pinned_chunked[1]}): each prompt is prefilled whole "
+                                   f"in an iteration of prompts only, the decodes waiting for it")
     out.kv_capacity_tokens = kv_capacity_tokens(deployment)
     if out.kv_capacity_tokens <= 0:
         out.skipped = "the weights leave no memory for a KV cache"
@@ -433,7 +442,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         per_replica = Traffic(arrival_rate_per_s=1.0, **common)  # rate set by the capacity search
     sched = Scheduler(max_num_seqs=out.max_num_seqs, max_num_batched_tokens=out.max_num_batched_tokens,
                       kv_capacity_tokens=out.kv_capacity_tokens, replicas=simulated_replicas,
-                      load_balancer=dep.load_balancer)
+                      load_balancer=dep.load_balancer, chunked_prefill=chunked)
     promises = time_promises(out, pr)
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost

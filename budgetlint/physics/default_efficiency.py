@@ -150,9 +150,9 @@ class ComputeDefault:
 #: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
 #: compute stays at the class's 50 %.
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
-    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.689, 5, 5),
-    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.501, 5, 5),
-    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.484, 7, 6),
+    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.590, 5, 5),
+    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.421, 5, 5),
+    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.416, 7, 6),
 }
 
 

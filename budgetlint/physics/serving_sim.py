@@ -135,8 +135,14 @@ class Scheduler:
     kv_capacity_tokens: float = math.inf
     replicas: int = 1
     load_balancer: str = "round_robin"
+    #: False: an engine without chunked prefill (vLLM's V0 default below 32k context, vllm 0.6.0
+    #: vllm/engine/arg_utils.py:843-869): a waiting prompt is prefilled whole, in an iteration of
+    #: prompts only, and the decodes wait for it (:meth:`_Replica._plan_whole_prefills`)
+    chunked_prefill: bool = True
 
     def __post_init__(self) -> None:
+        if not isinstance(self.chunked_prefill, bool):
+            raise ValueError(f"chunked_prefill must be True or False, got {self.chunked_prefill!r}")
         for name in ("max_num_seqs", "max_num_batched_tokens", "replicas"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -220,7 +226,7 @@ class _Replica:
     # slots: every event reads and writes a dozen of these (issue 28)
     __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
                  "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
-                 "kind", "jump_k", "jump_lines", "decode_kept", "chunks", "plan_batch", "finished", "hold")
+                 "kind", "jump_k", "jump_lines", "decode_kept", "chunks", "plan_batch", "finished", "hold", "chunked")
 
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
@@ -228,6 +234,7 @@ class _Replica:
         self.cost = cost
         self.max_seqs = sched.max_num_seqs
         self.budget = sched.max_num_batched_tokens
+        self.chunked = sched.chunked_prefill
         self.cap = float(sched.kv_capacity_tokens)
         self.a = float(cost.tokens_per_pass)
         # RooflineStepCost keeps decode_terms by batch alone when no attention window splits it
@@ -245,7 +252,7 @@ class _Replica:
         # the plan in flight
         self.busy_until = math.inf
         self.t0 = 0.0
-        self.kind = ""  # "" idle, "iter", "jump"
+        self.kind = ""  # "" idle, "iter", "jump", "prefill" (whole prompts only: no chunked prefill)
         self.jump_k = 0
         self.jump_lines: tuple = ()  # the run's step.component_lines
         self.chunks: list[tuple[_Req, int]] = []
@@ -321,6 +328,8 @@ class _Replica:
                     self.ctx_off + a * self.n_decoding * self.g + self.prefill_held + a * self.n_decoding > cap + 1e-9:
                 self._preempt_last()
                 preempted = True
+        if not self.chunked and self._plan_whole_prefills(now):
+            return
         n_dec = self.n_decoding
         budget = self.budget - n_dec * self.spec_tokens
         chunks: list[tuple[_Req, int]] = []
@@ -344,7 +353,7 @@ class _Replica:
         # choice, module doc) none after it until a running request finishes
         if preempted:
             self.hold = True
-        if waiting and budget > 0 and not self.hold:
+        if waiting and budget > 0 and not self.hold and self.chunked:
             max_seqs = self.max_seqs
             while waiting and budget > 0:
                 if len(running) >= max_seqs:
@@ -427,6 +436,45 @@ class _Replica:
         self.jump_lines = lines = component_lines(comps, ctx, growth)  # sum_components(comps, ctx, growth, .)
         self.busy_until = now + sum_lines(lines, k)
 
+    def _plan_whole_prefills(self, now: float) -> bool:
+        """Without chunked prefill (vLLM V0's scheduler): the waiting prompts at the head of the
+        queue, each whole, while the slots, the token budget (the first prompt always: V0 sizes the
+        budget to the longest prompt) and the KV cache hold them, in an iteration of prompts only;
+        the decodes wait for it (the step counter ``g`` does not advance). False when none can
+        start now: the caller plans the decodes."""
+        waiting = self.waiting
+        if not waiting or self.hold:
+            return False
+        a, n_dec = self.a, self.n_decoding
+        free = self.cap - (self.ctx_off + a * n_dec * self.g + self.prefill_held) - a * n_dec
+        budget = self.budget
+        chunks: list[tuple[_Req, int]] = []
+        while waiting and len(self.running) < self.max_seqs:
+            r = waiting[0]
+            if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
+                r.pf_total = max(r.prompt - r.cached, 1)
+                r.pf_earlier = r.prompt - r.pf_total
+            c = r.pf_total
+            if (chunks and c > budget) or free < r.pf_earlier + c:
+                break
+            waiting.popleft()
+            if r.sched != r.sched:  # NaN: first scheduled now
+                r.sched = now
+            self.running.append(r)
+            self.prefilling.append(r)
+            self.prefill_held += r.pf_earlier + c
+            free -= r.pf_earlier + c
+            budget -= c
+            chunks.append((r, c))
+        if not chunks:
+            return False
+        self.t0 = now
+        self.plan_batch = len(chunks)
+        self.chunks = chunks
+        self.kind = "prefill"
+        self.busy_until = now + self.cost.iteration_s(0, 0.0, [(c, r.pf_earlier) for r, c in chunks])
+        return True
+
     def can_admit_now(self) -> bool:
         return len(self.running) < self.max_seqs and len(self.waiting) == 1
 
@@ -496,7 +544,7 @@ class _Replica:
         heap = self.heap
         if heap and heap[0][0] <= self.g:
             self._pop_finished(now)
-        if kind == "iter":
+        if kind == "iter" or kind == "prefill":  # a prompts-only iteration leaves g where it was
             for r, c in self.chunks:
                 r.pf_done += c
                 if r.pf_done >= r.pf_total:

@@ -19,6 +19,9 @@ KV_TOKEN = 80 * 2 * 8 * 128 * 1  # bytes a token, fp8: 163,840
 DENSE_1_BANDWIDTH = 0.860  # the one-device dense class fraction beside the fixed part (docs/calibration.md)
 FIXED_ITERATION_S = 2.1e-3  # the fixed part of an iteration (docs/calibration.md), shared by
 SLOTS = 1024  # the decodes of a saturated iteration (vLLM's max_num_seqs for the device)
+#: the mean prompt: the official llama2-70b dataset's 5,463,976 input tokens over its 24,576 samples
+#: (benchmarks/validation/README.md; 300 was assumed until issue 25)
+PROMPT_MEAN = 5_463_976 / 24_576
 #: the budgets' reply lengths (benchmarks/validation/README.md): lognormal, p95 2.5 x the mean. By hand:
 #: sigma solves z sigma - sigma^2 / 2 = ln 2.5 with z = 1.6449 (the normal's 95th percentile), the
 #: smaller root of sigma^2 - 2 z sigma + 2 ln 2.5 = 0; CV^2 = exp(sigma^2) - 1
@@ -45,7 +48,7 @@ def _nums(text: str) -> list[float]:
 def _fractions(row: list[str]) -> tuple[float, float]:
     _, gen, _, _, shape, measured, _, _ = row
     devices = 8
-    inp = 300.0
+    inp = PROMPT_MEAN
     tok_s, samples_s = _nums(measured)[:2]
     out = tok_s / samples_s
     peak, bw = HW[gen]
@@ -100,13 +103,13 @@ def test_compute_default_by_hardware_and_precision() -> None:
 
 
 def test_a_budget_on_hopper_fp8_is_estimated_at_the_measured_fraction(tmp_path: Path) -> None:
-    """An H200 fp8 budget's realistic compute fraction is Hopper fp8's median (0.689, the rows
+    """An H200 fp8 budget's realistic compute fraction is Hopper fp8's median (0.590, the rows
     above), said with its basis; the same budget in bf16 keeps the class's 50 %."""
     import json
     import subprocess
     import sys
 
-    for precision, want in (("fp8", 0.689), ("bf16", 0.5)):
+    for precision, want in (("fp8", 0.590), ("bf16", 0.5)):
         (tmp_path / "b.yaml").write_text(f"""version: 1
 kind: budgets
 budgets:
@@ -132,8 +135,8 @@ MEDIAN_ROWS = {"m6": ("b200", "fp4", 273.35, 371.423), "m3": ("h200-sxm", "fp8",
 @pytest.mark.parametrize("row", sorted(MEDIAN_ROWS))
 def test_an_offline_shaped_budget_saturates_at_its_rows_throughput(row: str, tmp_path: Path) -> None:
     """The default reproduces the run it came from: a budget of the validation set's shape (one
-    replica a device, lognormal prompts of mean 300 and replies of the row's mean, p95 2.5 x, 1,024
-    slots) saturates (the closed form, load.saturation_request_per_s) at the row's Offline samples/s
+    replica a device, lognormal prompts of the dataset's mean 222.33 capped at 1,021 and replies of the
+    row's mean, p95 2.5 x, 1,024 slots) saturates (the closed form, load.saturation_request_per_s) at the row's Offline samples/s
     over its 8 devices, within 1.5 %. Until issue 25 the fit took fixed lengths and no fixed part:
     the B200 row's budget saturated at ~45.2 against 46.43, and the B200 Server run (at 0.98 of it)
     was judged overloaded."""
@@ -151,7 +154,7 @@ budgets:
     owner: "@x"
     percentile: p99
     workload:
-      prompt_tokens: {{lognormal: {{mean: 300, p95: 800}}}}
+      prompt_tokens: {{lognormal: {{mean: 222.33, p95: 555.8, max: 1021}}}}
       output_tokens: {{lognormal: {{mean: {reply}, p95: {reply * 2.5}}}}}
       arrival_rate: 1 request/s
       arrival: poisson

@@ -14,9 +14,12 @@ layers, 64 heads, 8 KV heads of 128, 68.98e9 parameters); FP8 weights and KV
 cache; one replica per device where the weights fit with room (H200,
 MI325X), tensor parallel over both devices otherwise (2 x H100, 10 %
 collective overhead); vLLM's scheduler defaults for >= 70 GiB devices
-(1,024 sequences, 8,192 tokens per iteration); prompts lognormal with mean
-300 and p95 800 tokens (OpenOrca, capped at 1,024); replies lognormal with
-the run's mean (tokens per second / samples per second) and p95 2.5x that.
+(1,024 sequences, 8,192 tokens per iteration); prompts lognormal with the
+official dataset's mean, 5,463,976 input tokens / 24,576 samples = 222.33, p95
+2.5x that and capped at its longest, 1,021 (benchmarks/validation/README.md
+gives the source; until issue 25 this test assumed mean 300, p95 800); replies
+lognormal with the run's mean (tokens per second / samples per second) and p95
+2.5x that.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from budgetlint.physics.load_stats import PercentilePromise
 from budgetlint.physics.serving_sim import Scheduler, Traffic
 from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 from budgetlint.physics.traffic import LogNormal
+
+#: the official llama2-70b dataset's mean prompt (module doc): input tokens over samples
+PROMPT_MEAN = 5_463_976 / 24_576
 
 MLPERF = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "bench" / "mlperf"  # ../shared
 
@@ -82,7 +88,7 @@ def test_mlperf_server_run(path: Path, capsys: pytest.CaptureFixture[str]) -> No
     dep = Deployment(model=LLAMA2_70B, accelerator=acc, devices=tp, weight_bytes_per_param=1.0,
                      kv_bytes_per_elem=1.0, compute_precision="fp8", memory_usable_fraction=0.9,
                      collective_overhead=0.1 if tp > 1 else 0.0)
-    traffic = Traffic(prompt=LogNormal(300, 800, maximum=1024),
+    traffic = Traffic(prompt=LogNormal(PROMPT_MEAN, 2.5 * PROMPT_MEAN, maximum=1021),
                       output=LogNormal(out_mean, 2.5 * out_mean, maximum=1024), arrival_rate_per_s=qps)
     sched = Scheduler(max_num_seqs=1024, max_num_batched_tokens=8192, kv_capacity_tokens=kv_capacity_tokens(dep),
                       replicas=replicas)
@@ -98,7 +104,7 @@ def test_mlperf_server_run(path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert 0.1 < f_ttft < 10 and 0.1 < f_tpot < 10
 
     # a VALID run's constraints are never judged impossible
-    bound = analyse(bound_deployment(dep), Workload(prompt_tokens=300, output_tokens=round(out_mean)), ROOFLINE)
+    bound = analyse(bound_deployment(dep), Workload(prompt_tokens=round(PROMPT_MEAN), output_tokens=round(out_mean)), ROOFLINE)
     for pr, bound_value in ((promises[0], bound.ttft_s), (promises[1], bound.tpot_s)):
         hi = res.interval[pr.key][1]
         verdict = load_verdict(pr.limit_s, bound_value, res.predicted[pr.metric]["p99"], hi)
