@@ -374,11 +374,17 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
     """``(iteration overhead, collective latency)`` the realistic estimate charges where the
     deployment declares none (physics/default_efficiency.py ITERATION_OVERHEAD_S,
     COLLECTIVE_LATENCY_S: the class bandwidth fractions were fitted beside them); ``None`` for a term
-    the deployment declares (its own value stands)."""
-    from budgetlint.physics.default_efficiency import COLLECTIVE_LATENCY_S, ITERATION_OVERHEAD_S
+    the deployment declares (its own value stands). A deployment declaring ``cuda_graphs: false``
+    adds EAGER_LAUNCH_PER_LAYER_S for each of its model's layers to the iteration overhead."""
+    from budgetlint.physics.default_efficiency import (COLLECTIVE_LATENCY_S, EAGER_LAUNCH_PER_LAYER_S,
+                                                       ITERATION_OVERHEAD_S)
 
     declared = dep.effects
-    return (None if "iteration_overhead_s" in declared else ITERATION_OVERHEAD_S,
+    overhead = ITERATION_OVERHEAD_S
+    if getattr(dep, "cuda_graphs", None) is False:
+        layers = getattr(getattr(dep, "model", None), "layers", None) or 0
+        overhead += layers * EAGER_LAUNCH_PER_LAYER_S
+    return (None if "iteration_overhead_s" in declared else overhead,
             None if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S)
 
 

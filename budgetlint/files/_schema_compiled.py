@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = 'c299efe7d2171daac9db885070cb39bfb8c1d60b451f2c01a84e2fc5c992a428'
-SOURCES_CHECKSUM = 'crc32:136ac00f'
+SCHEMAS_DIGEST = '237c020396a6420d2ff1426142c14ad1f560262bd18d0f39fadaba0d5fdbf21f'
+SOURCES_CHECKSUM = 'crc32:ac23ef14'
 
 
 class JsonSchemaValueException(ValueError):
@@ -907,6 +907,11 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'iteration_overhead' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('iteration_overhead')
                                     data__budgets_item__deployment__iterationoverhead = data__budgets_item__deployment['iteration_overhead']
+                                if 'cuda_graphs' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('cuda_graphs')
+                                    data__budgets_item__deployment__cudagraphs = data__budgets_item__deployment['cuda_graphs']
+                                    if not isinstance(data__budgets_item__deployment__cudagraphs, bool):
+                                        raise JsonSchemaValueException('')
                                 if 'collective_latency' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('collective_latency')
                                     data__budgets_item__deployment__collectivelatency = data__budgets_item__deployment['collective_latency']

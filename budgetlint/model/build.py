@@ -703,6 +703,8 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
             dp.engine = dep["engine"].strip().lower()
         if isinstance(dep.get("engine_version"), str) and dep["engine_version"].strip():
             dp.engine_version = dep["engine_version"].strip()
+        if isinstance(dep.get("cuda_graphs"), bool):  # other types: the schema reports them (BL003)
+            dp.cuda_graphs = dep["cuda_graphs"]
         dp.config = [c.strip() for c in _as_list(dep.get("config")) if isinstance(c, str) and c.strip()]
         if dep.get("load_balancer") in ("round_robin", "least_loaded"):
             dp.load_balancer = dep["load_balancer"]

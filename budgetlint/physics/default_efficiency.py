@@ -75,6 +75,16 @@ class ClassDefault:
 #: above (row 1 leaves 13.33 - 10.33 = 3.0 ms beside its weights at peak bandwidth).
 ITERATION_OVERHEAD_S = 2.1e-3
 
+#: Seconds per layer per iteration an engine without CUDA graphs (``deployment.cuda_graphs: false``:
+#: vLLM --enforce-eager, SGLang --disable-cuda-graph) pays beside ITERATION_OVERHEAD_S, launching
+#: each layer's kernels one by one: 27.5 us = (8.23 - 7.35 ms) / 32 layers, SGLang's Llama-3-8B decode
+#: at batch 1 (``sglang.bench_latency --batch-size 1 --input 128 --output 8``, FlashInfer attention)
+#: without and with CUDA graphs, median decode latency (github.com/sgl-project/sglang/pull/1401,
+#: 2024-09-12). Measured at batch 1, where the launches are not hidden behind the kernels: the other
+#: public pairs shrink with the batch (xLLM Qwen3-0.6B mean TPOT 4.20 -> 2.72 ms at concurrency 1,
+#: 9.85 -> 9.11 ms at 30: github.com/xLLM-AI/xllm/pull/713), so at large batches this errs slow.
+EAGER_LAUNCH_PER_LAYER_S = (8.23e-3 - 7.35e-3) / 32
+
 #: Seconds per layer per iteration under tensor parallelism (N > 1) where none is declared: two
 #: all-reduces a layer (after the attention and after the MLP, Megatron-style), each ~6 us for a
 #: small message over NVLink ("approximately 6us" with 2 H100, NCCL 2.20.5, NVLS, CUDA graphs:

@@ -1,0 +1,77 @@
+"""deployment.cuda_graphs: false (an engine launching every kernel of every layer each iteration:
+vLLM --enforce-eager, SGLang --disable-cuda-graph, TensorRT-LLM with cuda graph mode off) charges
+the realistic estimate 27.5 us a layer an iteration beside its default fixed part.
+
+The figure, by hand from its source (github.com/sgl-project/sglang/pull/1401, 2024-09-12): SGLang's
+Llama-3-8B decode at batch 1 (FlashInfer attention), median decode latency 8.23 ms without CUDA
+graphs and 7.35 ms with them; Llama-3-8B has 32 layers, so (8.23 - 7.35) / 32 = 0.0275 ms a layer.
+Mistral-7B-v0.1 has 32 layers too: its batch-1 TPOT without graphs is the source's own 0.88 ms
+slower. The bound (100 % of peak, declared facts only) does not move: the term is an assumption."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from budgetlint.evaluate.physics_inputs import default_fixed_part
+
+
+def _check(tmp_path: Path, extra: str) -> dict:
+    (tmp_path / "b.yaml").write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    percentile: p99
+    workload: {{prompt_tokens: 1000, output_tokens: 100}}
+    promise: {{ttft: 2 s, tpot: 100 ms}}
+    deployment: {{model: mistral-7b-v0.1, hardware: h100-sxm, weight_precision: bf16{extra}}}
+""")
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"), "--format", "json",
+                           "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)["budgets"][0]["analysis"]
+
+
+def test_eager_decode_at_batch_one_pays_the_measured_launches(tmp_path: Path) -> None:
+    graphs = _check(tmp_path, "")
+    declared_graphs = _check(tmp_path, ", cuda_graphs: true")
+    eager = _check(tmp_path, ", cuda_graphs: false")
+    assert declared_graphs["realistic"]["tpot_s"] == graphs["realistic"]["tpot_s"]  # true: the default
+    # 32 layers x 27.5 us = 0.88 ms = 8.23 - 7.35 ms, the source's batch-1 pair
+    assert eager["realistic"]["tpot_s"] - graphs["realistic"]["tpot_s"] == pytest.approx(0.88e-3, rel=1e-9)
+    assert eager["realistic"]["ttft_s"] - graphs["realistic"]["ttft_s"] == pytest.approx(0.88e-3, rel=1e-9)
+    assert eager["bound"]["tpot_s"] == graphs["bound"]["tpot_s"]
+
+
+def test_the_term_counts_the_model_layers_and_a_declared_overhead_stands() -> None:
+    def dep(graphs: bool | None, layers: int, effects: dict | None = None) -> SimpleNamespace:
+        return SimpleNamespace(cuda_graphs=graphs, model=SimpleNamespace(layers=layers), effects=effects or {})
+
+    # Llama-2-70B's 80 layers: 2.1 ms + 80 x 0.0275 ms = 2.1 + 2.2 = 4.3 ms an iteration
+    assert default_fixed_part(dep(False, 80))[0] == pytest.approx(4.3e-3, rel=1e-12)
+    assert default_fixed_part(dep(None, 80))[0] == pytest.approx(2.1e-3, rel=1e-12)
+    assert default_fixed_part(dep(True, 80))[0] == pytest.approx(2.1e-3, rel=1e-12)
+    # a declared iteration_overhead is the deployment's own fact: nothing is added to it
+    assert default_fixed_part(dep(False, 80, {"iteration_overhead_s": 5e-3}))[0] is None
+
+
+def test_a_non_boolean_is_a_schema_error(tmp_path: Path) -> None:
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    workload: {prompt_tokens: 1000, output_tokens: 100}
+    promise: {ttft: 2 s}
+    deployment: {model: mistral-7b-v0.1, hardware: h100-sxm, cuda_graphs: "no"}
+""")
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "BL003" in out and "cuda_graphs" in out and "Traceback" not in out
