@@ -47,6 +47,21 @@ MLPERF_INPUT_TOKENS, MLPERF_SAMPLES, MLPERF_INPUT_MAX = 5_463_976, 24_576, 1021
 _PROMPT_MEAN = round(MLPERF_INPUT_TOKENS / MLPERF_SAMPLES, 2)
 MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER_MEAN * _PROMPT_MEAN, 1),
                                "max": MLPERF_INPUT_MAX}}
+#: MLPerf runs whose submission's engine config runs without CUDA graphs, stated as
+#: ``deployment.cuda_graphs: false`` (docs/calibration.md, "Without CUDA graphs"): system name ->
+#: the config file saying so, in the V51 mirror below. TensorRT-LLM (Dell, NVIDIA):
+#: ``harness_fields.use_graphs: False`` in closed/<submitter>/configs/<system>/<scenario>/llama2-70b.py
+#: (NVIDIA's code/llmlib/config.py binds it to use_cuda_graphs, default False); vLLM on ROCm (AMD,
+#: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. The other runs'
+#: configs (v4.0, v4.1, Cisco's) were not read: nothing is stated for them (graphs, the default).
+MLPERF_NO_CUDA_GRAPHS = {
+    "XE9680_H200_SXM_141GBx8_TRT": "closed/Dell/configs/XE9680_H200_SXM_141GBx8/{scenario}/llama2-70b.py",
+    "XE7745_H200_NVL_141GBx8_TRT": "closed/Dell/configs/XE7745_H200_NVL_141GBx8/{scenario}/llama2-70b.py",
+    "B200-SXM-180GBx8_TRT": "closed/NVIDIA/configs/B200-SXM-180GBx8/{scenario}/llama2-70b.py",
+    "8xMI300X_2xEPYC_9575F": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi300x.yaml",
+    "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
+    "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
+}
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency
@@ -81,7 +96,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
     n = float(s["Completed tokens per second"]) / float(s["Completed samples per second"])
     ttft = float(s["ttft_latency (ns)"]) * 1e-6
     tpot = float(s["tpot_latency (ns)"]) * 1e-6
-    return {
+    eager = next((k for k in MLPERF_NO_CUDA_GRAPHS if f"_{k}_" in f"_{system}_"), None)
+    out = {
         "name": name, "measured": rel, "source": source, "format": "mlperf", "expect": "sustained",
         "description": f"MLPerf LoadGen summary {system} (VALID), at its scheduled QPS",
         "workload": {"prompt_tokens": MLPERF_PROMPT,
@@ -92,6 +108,9 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
                        "weight_precision": precision, "kv_precision": "fp8",
                        "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
     }
+    if eager is not None:
+        out["deployment"]["cuda_graphs"] = False
+    return out
 
 
 def bench_lines(rel: str) -> list[dict]:
