@@ -38,6 +38,7 @@ FIELDS: dict[str, str] = {
     "speculative": "speculative decoding method (or draft model)",
     "num_speculative_tokens": "tokens proposed per speculative step",
     "block_size": "KV cache block (page) size in tokens",
+    "cuda_graphs": "CUDA graphs on (false: vLLM --enforce-eager, SGLang --disable-cuda-graph)",
 }
 
 

@@ -186,6 +186,8 @@ VLLM_FLAGS: dict[str, Flag] = {
     "--num-speculative-tokens": Flag("num_speculative_tokens", _int),
     "--block-size": Flag("block_size", _int),
     "--config": Flag("config", _str),
+    "--enforce-eager": _switch("cuda_graphs", False),
+    "--no-enforce-eager": _switch("cuda_graphs", True),
 }
 
 SGLANG_FLAGS: dict[str, Flag] = {
@@ -207,6 +209,7 @@ SGLANG_FLAGS: dict[str, Flag] = {
     "--speculative-algorithm": Flag("speculative", _str),
     "--speculative-num-draft-tokens": Flag("num_speculative_tokens", _int),
     "--page-size": Flag("block_size", _int),
+    "--disable-cuda-graph": _switch("cuda_graphs", False),
 }
 
 TRTLLM_FLAGS: dict[str, Flag] = {

@@ -287,6 +287,17 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
                       f"set deployment.{key} to {s.value}, or deploy {getattr(dep, key)}")
         else:
             use(key, s.value, s, "scheduler limits")
+    # CUDA graphs (docs/calibration.md "Without CUDA graphs"): the engine's flag, when written
+    s = cfg.settings.get("cuda_graphs")
+    if s is not None and isinstance(s.value, bool):
+        if _declared(b, "deployment", "cuda_graphs"):
+            if dep.cuda_graphs is not s.value:
+                clash("cuda_graphs", f"cuda_graphs: {str(dep.cuda_graphs).lower()}", _loc(b, "deployment", "cuda_graphs"),
+                      s, "CUDA graphs " + ("on" if s.value else "off"),
+                      f"set deployment.cuda_graphs to {str(s.value).lower()}, or deploy "
+                      + ("without --enforce-eager" if s.value is False else "with --enforce-eager"))
+        else:
+            use("cuda_graphs", s.value, s, "CUDA graphs " + ("on" if s.value else "off"))
     # memory
     g = cfg.settings.get("gpu_memory_utilization")
     if g is not None:

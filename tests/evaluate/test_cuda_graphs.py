@@ -75,3 +75,15 @@ budgets:
                           capture_output=True, text=True, cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "BL003" in out and "cuda_graphs" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize("line", ["vllm serve mistralai/Mistral-7B-v0.1 --enforce-eager",
+                                  "python -m sglang.launch_server --model-path mistralai/Mistral-7B-v0.1 "
+                                  "--disable-cuda-graph"])
+def test_the_deployed_flag_states_it(line: str, tmp_path: Path) -> None:
+    """A launch line with vLLM's --enforce-eager or SGLang's --disable-cuda-graph fills cuda_graphs
+    false where the budget leaves it out: the same 0.88 ms as declaring it."""
+    (tmp_path / "serve.sh").write_text(f"#!/bin/sh\n{line}\n")
+    graphs = _check(tmp_path, "")
+    eager = _check(tmp_path, ", config: [serve.sh]")
+    assert eager["realistic"]["tpot_s"] - graphs["realistic"]["tpot_s"] == pytest.approx(0.88e-3, rel=1e-9)
