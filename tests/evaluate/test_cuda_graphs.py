@@ -87,3 +87,20 @@ def test_the_deployed_flag_states_it(line: str, tmp_path: Path) -> None:
     graphs = _check(tmp_path, "")
     eager = _check(tmp_path, ", config: [serve.sh]")
     assert eager["realistic"]["tpot_s"] - graphs["realistic"]["tpot_s"] == pytest.approx(0.88e-3, rel=1e-9)
+
+
+def test_a_budget_saying_graphs_against_an_eager_launch_line_is_bl701(tmp_path: Path) -> None:
+    (tmp_path / "serve.sh").write_text("#!/bin/sh\nvllm serve mistralai/Mistral-7B-v0.1 --enforce-eager\n")
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    workload: {prompt_tokens: 1000, output_tokens: 100}
+    promise: {ttft: 2 s}
+    deployment: {model: mistral-7b-v0.1, hardware: h100-sxm, cuda_graphs: true, config: [serve.sh]}
+""")
+    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml")],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert ("BL701 warning: budget 'b': cuda_graphs: true" in proc.stdout
+            and "says CUDA graphs off (--enforce-eager at serve.sh:2)" in proc.stdout)
