@@ -314,3 +314,56 @@ def test_capacity_hands_saturation_and_each_step_its_arguments(monkeypatch: pyte
                  runner=lambda t, s, n: steps.append((t.arrival_rate_per_s, s.replicas, n)))
     # nothing has failed and no two passes: the first step is just below mu, 10 - 0.45 x 0.02 x 10
     assert steps == [(pytest.approx(9.91, rel=1e-12), 1, 500)]
+
+
+class _Alternating:
+    """Replies of 3 and 13 tokens in turn (mean 8), whatever the generator: a mix known exactly,
+    so the closed form's context weighting can be worked by hand."""
+
+    def __init__(self, *lengths: int) -> None:
+        self.lengths, self.drawn = lengths, 0
+
+    def sample(self, rng: object) -> int:
+        self.drawn += 1
+        return self.lengths[(self.drawn - 1) % len(self.lengths)]
+
+    @property
+    def mean(self) -> float:
+        return sum(self.lengths) / len(self.lengths)
+
+
+class _ContextLaw:
+    """An iteration of B decodes over C context tokens beside prefill chunks of u new tokens:
+    10 ms + 1 ms a decode + 0.1 ms a context token + 0.1 ms a new prompt token."""
+
+    tokens_per_pass = 1.0
+    spec_tokens = 1
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill: list) -> float:
+        return 0.010 + 0.001 * batch + 1e-4 * context_tokens + 1e-4 * sum(u for u, _ in prefill)
+
+
+def test_the_closed_form_weights_each_reply_context_by_its_decode_iterations() -> None:
+    """Prompts of 100, replies of 3 and 13 tokens half each (mean 8), 6 slots, a 2,048-token budget.
+    A reply of O tokens takes O - 1 decode iterations (its first token comes with the prefill): 2
+    and 12, mean n = 7. Over them its context averages P + O / 2: 101.5 and 106.5, so the decodes
+    hold, weighted by their iterations, C = (2 x 101.5 + 12 x 106.5) / 14 = 1481 / 14 = 105.7857
+    tokens each (an unweighted mean would be 104; weighting by O - 2 gives 1273 / 12 = 106.08).
+    q = 1 (100 tokens fit the budget), r = 6 / (7 + 1) = 0.75 (the tokens allow 2048 / 107 = 19),
+    d = r n = 5.25; a share 0.75 of the iterations carry the prompt beside round(6 - 1) = 5
+    decodes (10 + 5 + 0.5 C + 10 ms), the rest 6 decodes (10 + 6 + 0.6 C ms):
+    t = 0.75 (25 + 0.5 C) + 0.25 (16 + 0.6 C) = 22.75 + 0.525 C ms = 78.2875 ms, mu = 0.75 / t."""
+    from budgetlint.physics.capacity import steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    context = (2 * (100 + 3 / 2) + 12 * (100 + 13 / 2)) / (2 + 12)
+    assert context == pytest.approx(1481 / 14, rel=1e-15)
+    t_ms = 0.75 * (25 + 0.5 * context) + 0.25 * (16 + 0.6 * context)
+    assert t_ms == pytest.approx(78.2875, rel=1e-12)
+    traffic = Traffic(prompt=Fixed(100), output=_Alternating(3, 13), arrival_rate_per_s=1.0)  # type: ignore[arg-type]
+    got = steady_state(_ContextLaw(), traffic, Scheduler(max_num_seqs=6, max_num_batched_tokens=2048))  # type: ignore[arg-type]
+    assert (got.requests_per_iteration, got.decodes) == (pytest.approx(0.75, rel=1e-12), pytest.approx(5.25, rel=1e-12))
+    assert got.bound_by == "slots"
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(0.75 / (t_ms / 1000), rel=1e-12)
