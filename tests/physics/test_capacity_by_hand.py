@@ -367,3 +367,98 @@ def test_the_closed_form_weights_each_reply_context_by_its_decode_iterations() -
     assert got.bound_by == "slots"
     assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
     assert got.request_per_s == pytest.approx(0.75 / (t_ms / 1000), rel=1e-12)
+
+
+# --- the capacity search's first step, from what a caller already knows (known runs, alone) ------
+
+KEY = "ttft_s.p95"
+
+
+def _step_result(ttft: float) -> SimulationResult:
+    """A simulated step whose TTFT p95 is ``ttft``: met when at most the 0.5 s limit."""
+    r = _result((ttft, ttft * 0.99, ttft * 1.01))
+    r.promises_met[KEY] = ttft <= 0.5
+    return r
+
+
+def _search(monkeypatch: pytest.MonkeyPatch, mu: float, known: list, *, step_ttft: float = 0.3,
+            alone: dict | None = None, rel_tol: float = 0.02, max_simulations: int = 2) -> tuple:
+    """capacity() with ``mu`` given and the caller's runner: the rates it simulated, and its answer."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    rates: list[float] = []
+
+    def runner(traffic: Traffic, scheduler: Scheduler, requests: int) -> SimulationResult:
+        assert scheduler.replicas == 1
+        rates.append(traffic.arrival_rate_per_s)  # type: ignore[arg-type]
+        return _step_result(step_ttft)
+
+    monkeypatch.setattr(cap, "glance", lambda raw, promises: raw)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    got = cap.capacity(None, traffic, Scheduler(replicas=4), [TTFT], mu=mu,  # type: ignore[arg-type]
+                       known=[(rate, _step_result(t)) for rate, t in known], alone=alone, rel_tol=rel_tol,
+                       max_simulations=max_simulations, runner=runner)
+    return rates, got
+
+
+def test_with_nothing_failed_the_first_step_aims_at_the_line_through_alone_and_the_known_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10, a request alone at TTFT 0.1 s (ratio 0.2 at rate 0), a known pass at 2 request/s with
+    0.2 s (ratio 0.4). In x = rate / (mu - rate) they are x = 0 and 0.25; the line reaches ratio 1 at
+    x = 0.8 x 0.25 / 0.2 = 1, rate 10 x 1 / 2 = 5, below the bracket's middle (2 + 10) / 2 = 6: the
+    step is at 5. It passes (0.3 s): the capacity 5, nothing failed (binding None, failing rate mu).
+    Known runs at mu or beyond (12, 10 request/s) are outside the search and left out."""
+    rates, got = _search(monkeypatch, 10.0, [(12.0, 0.9), (10.0, 0.9), (2.0, 0.2)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(5.0, rel=1e-12)]
+    assert (got.request_per_s, got.saturation_request_per_s, got.failing_request_per_s, got.simulations) == (
+        pytest.approx(5.0, rel=1e-12), 10.0, 10.0, 2)
+    assert got.binding is None
+    assert got.points == ((pytest.approx(5.0, rel=1e-12), {KEY: 0.3}),)
+    # without the request alone there is one point below: no line, so the top less 0.45 x 2 % x mu
+    rates, _ = _search(monkeypatch, 10.0, [(2.0, 0.2)])
+    assert rates == [pytest.approx(10.0 - 0.45 * 0.2, rel=1e-12)]
+
+
+def test_between_a_known_pass_and_a_known_failure_the_first_step_is_the_chord(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10, known: a pass at 4 request/s (TTFT 0.25 s, ratio 0.5) and a failure at 6 (0.625 s,
+    1.25): the bracket is (4, 6), the binding promise TTFT. Regula falsi on ln(ratio):
+    rate = (4 ln 1.25 - 6 ln 0.5) / (ln 1.25 - ln 0.5) = 5.0515 / 0.9163 = 5.513 (a bisection would take 5). The step
+    fails (0.55 s): the bracket closes to (4, 5.513)."""
+    chord = (4 * math.log(1.25) - 6 * math.log(0.5)) / (math.log(1.25) - math.log(0.5))
+    assert 5.51 < chord < 5.52
+    rates, got = _search(monkeypatch, 10.0, [(4.0, 0.25), (6.0, 0.625)], step_ttft=0.55)
+    assert rates == [pytest.approx(chord, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.simulations, got.binding) == (
+        4.0, pytest.approx(chord, rel=1e-12), 2, KEY)
+
+
+def test_a_bracket_within_twice_the_stop_width_is_bisected_and_one_within_it_is_done(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 8 at a 25 % stop width (2 request/s): known pass at 2 (ratio 0.5), failure at 6 (1.25):
+    the bracket is exactly twice the width, so the step bisects it at 4, not the chord's 5.03. A
+    bracket (2, 4) of exactly the width is already narrow enough: no step, 1 simulation (mu's)."""
+    rates, got = _search(monkeypatch, 8.0, [(2.0, 0.25), (6.0, 0.625)], rel_tol=0.25, step_ttft=0.45)
+    assert rates == [4.0]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (4.0, 6.0, KEY)
+    rates, got = _search(monkeypatch, 8.0, [(2.0, 0.25), (4.0, 0.625)], rel_tol=0.25)
+    assert rates == [] and got == _capacity(2.0, 8.0, 4.0, 1, KEY)
+
+
+def _capacity(*args: object) -> object:
+    from budgetlint.physics.capacity import Capacity
+
+    return Capacity(*args)  # type: ignore[arg-type]
+
+
+def test_a_saturation_that_is_not_a_positive_finite_rate_holds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu infinite or negative: no search (0 request/s, failing at 0); mu = 0.5 (below 1) is a rate
+    like any other: the first step, with nothing known, is the top less 0.45 x 2 % x 0.5."""
+    for mu in (math.inf, -1.0):
+        rates, got = _search(monkeypatch, mu, [])
+        assert rates == [] and got == _capacity(0.0, mu, 0.0, 1, None)
+    rates, got = _search(monkeypatch, 0.5, [])
+    assert rates == [pytest.approx(0.5 - 0.45 * 0.01, rel=1e-12)]
+    assert got.request_per_s == pytest.approx(0.4955, rel=1e-12) and got.binding is None
