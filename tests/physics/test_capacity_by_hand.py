@@ -10,6 +10,7 @@ import pytest
 
 from budgetlint.physics.capacity import _line, replicas_needed, settled
 from budgetlint.physics.load_stats import PercentilePromise, SimulationResult
+from budgetlint.physics.traffic import Fixed
 
 TTFT = PercentilePromise("ttft_s", 95.0, 0.5)
 TPOT = PercentilePromise("tpot_s", 50.0, 0.05)
@@ -462,3 +463,130 @@ def test_a_saturation_that_is_not_a_positive_finite_rate_holds_nothing(monkeypat
     rates, got = _search(monkeypatch, 0.5, [])
     assert rates == [pytest.approx(0.5 - 0.45 * 0.01, rel=1e-12)]
     assert got.request_per_s == pytest.approx(0.4955, rel=1e-12) and got.binding is None
+
+
+# --- more of the closed form by hand: speculation, a prefix cache, the token budget, r > 1 --------
+
+class _Law:
+    """10 ms + 1 ms a decode + 0.01 ms a context token + 0.01 ms a new prompt token an iteration,
+    ``a`` tokens accepted a pass, ``k`` budget tokens a decode takes."""
+
+    def __init__(self, a: float = 1.0, k: int = 1, scale: float = 1.0) -> None:
+        self.tokens_per_pass, self.spec_tokens, self.scale = a, k, scale
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill: list) -> float:
+        return self.scale * 1e-3 * (10 + batch + 0.01 * context_tokens + 0.01 * sum(u for u, _ in prefill))
+
+
+def _ms(b: int, context: float, new: float = 0.0) -> float:
+    """_Law's iteration in ms: b decodes each holding ``context`` tokens, ``new`` prompt tokens."""
+    return 10 + b + 0.01 * b * context + 0.01 * new
+
+
+def _steady(law: _Law, prompt: object, output: object, **kw: object) -> object:
+    from budgetlint.physics.capacity import steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    hit = {k: kw.pop(k) for k in ("prefix_hit_tokens", "prefix_hit_requests") if k in kw}
+    traffic = Traffic(prompt=prompt, output=output, arrival_rate_per_s=1.0, **hit)  # type: ignore[arg-type]
+    return steady_state(law, traffic, Scheduler(**kw))  # type: ignore[arg-type, arg-type]
+
+
+def test_speculation_and_a_prefix_cache_in_the_closed_form_by_hand() -> None:
+    """Prompts of 1,000 tokens, a prefix cache hitting half the tokens of half the requests (a share
+    0.25: 250 cached, 750 new), replies of 21 tokens at 2 tokens a pass (n = 20 / 2 = 10 decode
+    iterations), each decode taking k = 3 budget tokens, 7 slots, a 512-token budget. A prompt's 750
+    new tokens take q = ceil(750 / 512) = 2 iterations (the decodes leave 512 - 3 d = 494.5: still 2);
+    the slots allow r = 7 / (10 + 2) = 7/12, the tokens 512 / (10 x 3 + 750) = 0.656: the slots bind;
+    d = 10 r = 5.833. A decode holds 1000 + 21 / 2 = 1010.5 tokens. A share 7/12 of the iterations
+    carry a 512-token chunk beside round(d + r - 1) = 5 decodes, the rest round(6.417) = 6 decodes."""
+    got = _steady(_Law(a=2.0, k=3), Fixed(1000), Fixed(21), prefix_hit_tokens=0.5, prefix_hit_requests=0.5,
+                  max_num_seqs=7, max_num_batched_tokens=512)
+    r = 7 / 12
+    t_ms = r * _ms(5, 1010.5, 512) + (1 - r) * _ms(6, 1010.5)
+    assert 73.13 < t_ms < 73.14
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (
+        pytest.approx(r, rel=1e-12), pytest.approx(10 * r, rel=1e-12), "slots")
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(r / (t_ms / 1000), rel=1e-12)
+
+
+def test_the_token_budget_binds_and_r_above_one_interpolates_the_prompts_by_hand() -> None:
+    """Prompts of 100, replies of 11 (n = 10), k = 2, 256 slots, a 300-token budget: the tokens allow
+    r = 300 / (10 x 2 + 100) = 2.5 requests an iteration (the slots 256 / 11), d = 25; every iteration
+    carries 2 or 3 prompts, half each: t = (63.375 + 64.375) / 2 ms (25 decodes at 105.5 tokens each
+    beside 200 or 300 new tokens). At a 240-token budget r = 2 exactly: every iteration carries 2
+    prompts beside 20 decodes, 53.1 ms."""
+    got = _steady(_Law(k=2), Fixed(100), Fixed(11), max_num_batched_tokens=300)
+    t_ms = 0.5 * _ms(25, 105.5, 200) + 0.5 * _ms(25, 105.5, 300)
+    assert t_ms == pytest.approx(63.875, rel=1e-12)
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (2.5, 25.0, "tokens")
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(2.5 / (t_ms / 1000), rel=1e-12)
+    two = _steady(_Law(k=2), Fixed(100), Fixed(11), max_num_batched_tokens=240)
+    assert two.requests_per_iteration == 2.0
+    assert two.iteration_s == pytest.approx(_ms(20, 105.5, 200) / 1000, rel=1e-12) == pytest.approx(0.0531)
+
+
+def test_slots_and_tokens_at_a_tie_are_bound_by_the_slots() -> None:
+    """Prompts of 10, replies of 11: 11 slots allow 11 / (10 + 1) = 1, a 20-token budget 20 / (10 + 10)
+    = 1; the slots are named. r = 1: every iteration carries the prompt beside d = 10 decodes."""
+    got = _steady(_Law(), Fixed(10), Fixed(11), max_num_seqs=11, max_num_batched_tokens=20)
+    assert (got.requests_per_iteration, got.bound_by) == (1.0, "slots")
+    assert got.iteration_s == pytest.approx(_ms(10, 15.5, 10) / 1000, rel=1e-12)
+
+
+def test_one_token_replies_weigh_nothing_in_the_context() -> None:
+    """Replies of 1 and 21 tokens in turn (mean 11, n = 10): a 1-token reply has no decode iteration,
+    so the decodes hold 100 + 21 / 2 = 110.5 tokens (counting it as 2 tokens would give 110.05).
+    4 slots: r = 4 / 11, d = 40 / 11; 4/11 of the iterations carry the prompt beside 3 decodes."""
+    got = _steady(_Law(), Fixed(100), _Alternating(1, 21), max_num_seqs=4)
+    r = 4 / 11
+    t_ms = r * _ms(3, 110.5, 100) + (1 - r) * _ms(4, 110.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_a_prompt_wholly_cached_still_prefills_one_token() -> None:
+    """Every prompt token cached: one new token a request (its prefill still takes an iteration's
+    slot): 4 slots, replies of 11: r = 4 / 11, 4/11 of the iterations carry 1 new token beside 3
+    decodes (105.5 tokens each)."""
+    got = _steady(_Law(), Fixed(100), Fixed(11), prefix_hit_tokens=1.0, prefix_hit_requests=1.0, max_num_seqs=4)
+    r = 4 / 11
+    t_ms = r * _ms(3, 105.5, 1) + (1 - r) * _ms(4, 105.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_an_iteration_that_costs_nothing_serves_without_limit() -> None:
+    got = _steady(_Law(scale=0.0), Fixed(100), Fixed(11))
+    assert got.iteration_s == 0.0 and got.request_per_s == math.inf
+
+
+def test_saturation_users_count_at_least_one_token_a_sequence() -> None:
+    """Empty prompts and 1-token replies hold 1 token each: a 10-token cache holds 10 users (the
+    floor of 1 token, not 2); 25 tokens at 2 + 3 = 5 a sequence hold 5."""
+    from budgetlint.physics.capacity import saturation_users
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    assert saturation_users(Traffic(prompt=Fixed(0), output=Fixed(1), arrival_rate_per_s=1.0),
+                            Scheduler(kv_capacity_tokens=10)) == 10
+    assert saturation_users(Traffic(prompt=Fixed(2), output=Fixed(3), arrival_rate_per_s=1.0),
+                            Scheduler(kv_capacity_tokens=25)) == 5
+
+
+def test_the_closed_form_s_draws_are_seeded() -> None:
+    """Replies uniform on 2..40: the context weighting comes from seeded draws, so one seed gives
+    one answer, call after call; the default is seed 0, saturation's too, and saturation passes its
+    seed on (seed 5 draws other replies: another figure)."""
+    from budgetlint.physics.capacity import saturation, steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Uniform
+
+    traffic = Traffic(prompt=Fixed(100), output=Uniform(2, 40), arrival_rate_per_s=1.0)
+    law, sched = _Law(), Scheduler(max_num_seqs=8)
+    zero = steady_state(law, traffic, sched, seed=0)  # type: ignore[arg-type]
+    assert steady_state(law, traffic, sched, seed=0) == zero  # type: ignore[arg-type]
+    assert steady_state(law, traffic, sched) == zero  # type: ignore[arg-type]
+    assert saturation(law, traffic, sched) == zero.request_per_s  # type: ignore[arg-type]
+    five = steady_state(law, traffic, sched, seed=5)  # type: ignore[arg-type]
+    assert five.request_per_s != zero.request_per_s
+    assert saturation(law, traffic, sched, seed=5) == five.request_per_s  # type: ignore[arg-type]
