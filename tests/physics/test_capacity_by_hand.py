@@ -5,6 +5,7 @@ replicas a service rate needs."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -382,9 +383,11 @@ def _step_result(ttft: float) -> SimulationResult:
     return r
 
 
-def _search(monkeypatch: pytest.MonkeyPatch, mu: float, known: list, *, step_ttft: float = 0.3,
-            alone: dict | None = None, rel_tol: float = 0.02, max_simulations: int = 2) -> tuple:
-    """capacity() with ``mu`` given and the caller's runner: the rates it simulated, and its answer."""
+def _search(monkeypatch: pytest.MonkeyPatch, mu: float, known: list, *, step_ttft: float | list = 0.3,
+            alone: dict | None = None, rel_tol: float = 0.02, max_simulations: int = 2,
+            rejected: int = 0) -> tuple:
+    """capacity() with ``mu`` given and the caller's runner: the rates it simulated, and its answer.
+    ``step_ttft``: every step's TTFT p95, or each step's in turn."""
     from budgetlint.physics import capacity as cap
     from budgetlint.physics.serving_sim import Scheduler, Traffic
     from budgetlint.physics.traffic import Fixed
@@ -394,9 +397,14 @@ def _search(monkeypatch: pytest.MonkeyPatch, mu: float, known: list, *, step_ttf
     def runner(traffic: Traffic, scheduler: Scheduler, requests: int) -> SimulationResult:
         assert scheduler.replicas == 1
         rates.append(traffic.arrival_rate_per_s)  # type: ignore[arg-type]
-        return _step_result(step_ttft)
+        res = _step_result(step_ttft[len(rates) - 1] if isinstance(step_ttft, list) else step_ttft)
+        return replace(res, rejected=rejected) if rejected else res
 
-    monkeypatch.setattr(cap, "glance", lambda raw, promises: raw)
+    def glance(raw: SimulationResult, promises: list) -> SimulationResult:
+        assert promises == [TTFT]
+        return raw
+
+    monkeypatch.setattr(cap, "glance", glance)
     traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
     got = cap.capacity(None, traffic, Scheduler(replicas=4), [TTFT], mu=mu,  # type: ignore[arg-type]
                        known=[(rate, _step_result(t)) for rate, t in known], alone=alone, rel_tol=rel_tol,
@@ -446,6 +454,11 @@ def test_a_bracket_within_twice_the_stop_width_is_bisected_and_one_within_it_is_
     assert (got.request_per_s, got.failing_request_per_s, got.binding) == (4.0, 6.0, KEY)
     rates, got = _search(monkeypatch, 8.0, [(2.0, 0.25), (4.0, 0.625)], rel_tol=0.25)
     assert rates == [] and got == _capacity(2.0, 8.0, 4.0, 1, KEY)
+    # a bracket (2, 7) between twice and three times the width: the chord,
+    # (2 ln 1.25 - 7 ln 0.5) / (ln 1.25 - ln 0.5) = 5.782, not the middle 4.5
+    chord = (2 * math.log(1.25) - 7 * math.log(0.5)) / (math.log(1.25) - math.log(0.5))
+    rates, _ = _search(monkeypatch, 8.0, [(2.0, 0.25), (7.0, 0.625)], rel_tol=0.25)
+    assert rates == [pytest.approx(chord, rel=1e-12)] and 5.78 < chord < 5.79
 
 
 def _capacity(*args: object) -> object:
@@ -590,3 +603,100 @@ def test_the_closed_form_s_draws_are_seeded() -> None:
     five = steady_state(law, traffic, sched, seed=5)  # type: ignore[arg-type]
     assert five.request_per_s != zero.request_per_s
     assert saturation(law, traffic, sched, seed=5) == five.request_per_s  # type: ignore[arg-type]
+
+
+def test_the_line_uses_the_two_highest_passes_and_only_below_the_middle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a third point, alone at rate 0 (ratio 0.2), passes at 1 (0.3) and 2 (0.4): the line
+    through the two highest, (1, 0.3) and (2, 0.4), in x = 1/9 and 1/4: x* = 1/9 + 0.7 x (5/36) / 0.1
+    = 1.0833, rate 10 x 1.0833 / 2.0833 = 5.2. A line that reaches the limit above the bracket's
+    middle (alone 0.2, a pass at 2 with 0.25: x* = 0.8 x 0.25 / 0.05 = 4, rate 8 > 6) is not trusted:
+    the step goes to the top less 0.45 x 2 % x mu, 9.91."""
+    x = 1 / 9 + 0.7 * (1 / 4 - 1 / 9) / 0.1
+    rates, _ = _search(monkeypatch, 10.0, [(1.0, 0.15), (2.0, 0.2)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(10 * x / (1 + x), rel=1e-12)] and 5.19 < rates[0] < 5.21
+    rates, _ = _search(monkeypatch, 10.0, [(2.0, 0.125)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(9.91, rel=1e-12)]
+
+
+def test_a_chord_near_an_end_is_kept_inside_the_bracket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass at 4 just under the limit (ratio 0.99) and a failure at 6 far over it (100): the chord
+    (4 ln 100 - 6 ln 0.99) / (ln 100 - ln 0.99) = 4.004 lies within 0.45 x 0.2 of the low end: the
+    step is at 4 + 0.09. Near the high end (ratio 0.01 at 4, 1.01 at 6: 5.996) it is 6 - 0.09."""
+    low = (4 * math.log(100) - 6 * math.log(0.99)) / (math.log(100) - math.log(0.99))
+    assert 4.0 < low < 4.01
+    rates, _ = _search(monkeypatch, 10.0, [(4.0, 0.495), (6.0, 50.0)])
+    assert rates == [pytest.approx(4.09, rel=1e-12)]
+    rates, _ = _search(monkeypatch, 10.0, [(4.0, 0.005), (6.0, 0.505)])
+    assert rates == [pytest.approx(5.91, rel=1e-12)]
+
+
+def test_two_chord_steps_that_move_the_same_end_are_followed_by_a_bisection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10 at a 1 % stop width (0.1): a pass at 4 (ratio 0.5), a failure at 6 (1.25). Every step
+    passes at ratio 0.9. Step 1, the chord: c1 = (4 ln 1.25 - 6 ln 0.5) / (ln 1.25 - ln 0.5) = 5.513;
+    step 2, the chord from (c1, ln 0.9): c2 = (c1 ln 1.25 - 6 ln 0.9) / (ln 1.25 - ln 0.9) = 5.669;
+    both moved the low end, so step 3 bisects (c2 + 6) / 2 = 5.835 (the bracket, 0.33, is still
+    wider than twice the width). The capacity is 5.835, failing at 6 on TTFT, in 4 simulations."""
+    l125, l05, l09 = math.log(1.25), math.log(0.5), math.log(0.9)
+    c1 = (4 * l125 - 6 * l05) / (l125 - l05)
+    c2 = (c1 * l125 - 6 * l09) / (l125 - l09)
+    assert 5.66 < c2 < 5.67 and 6 - c2 > 0.2
+    rates, got = _search(monkeypatch, 10.0, [(4.0, 0.25), (6.0, 0.625)], step_ttft=0.45, rel_tol=0.01,
+                         max_simulations=4)
+    assert rates == [pytest.approx(c1, rel=1e-12), pytest.approx(c2, rel=1e-12), pytest.approx((c2 + 6) / 2, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.simulations, got.binding) == (
+        pytest.approx((c2 + 6) / 2, rel=1e-12), 6.0, 4, KEY)
+    assert [pt[0] for pt in got.points] == rates
+
+
+def test_after_a_pass_the_line_runs_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 1 as in the first test (the line through alone and the known pass: rate 5), passing at
+    ratio 0.6; step 2, the line through (2, 0.4) and (5, 0.6), in x = 0.25 and 1: x* = 0.25 + 0.6 x
+    0.75 / 0.2 = 2.5, rate 10 x 2.5 / 3.5 = 7.143, below the middle 7.5. It fails (ratio 1.2): the
+    points come back in rate order whatever order they were run in."""
+    rates, got = _search(monkeypatch, 10.0, [(2.0, 0.2)], alone={KEY: 0.1}, step_ttft=[0.3, 0.6],
+                         max_simulations=3)
+    assert rates == [pytest.approx(5.0, rel=1e-12), pytest.approx(25 / 3.5, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (
+        pytest.approx(5.0, rel=1e-12), pytest.approx(25 / 3.5, rel=1e-12), KEY)
+    # a first step at 9.91 that fails, then the chord can not be drawn (no ratio below): a bisection
+    rates, got = _search(monkeypatch, 10.0, [], step_ttft=[0.6, 0.3], max_simulations=3)
+    assert rates == [pytest.approx(9.91, rel=1e-12), pytest.approx(9.91 / 2, rel=1e-12)]
+    assert [pt[0] for pt in got.points] == sorted(rates)
+
+
+def test_a_step_that_rejects_requests_breaks_the_search_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rejected requests: the ratio is infinite (no chord through it) and the binding is 'rejected'
+    even with the TTFT met."""
+    rates, got = _search(monkeypatch, 10.0, [], rejected=1)
+    assert rates == [pytest.approx(9.91, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (0.0, pytest.approx(9.91, rel=1e-12),
+                                                                           "rejected")
+
+
+def test_without_a_runner_each_step_is_simulated_with_the_seed_and_the_allowance(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default step: serving_sim.run of one replica at the rate, with the requests, seed and
+    allowance given, read by glance for the promises."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    calls: list = []
+
+    def run(cost: object, traffic: Traffic, scheduler: Scheduler, **kw: object) -> SimulationResult:
+        calls.append((cost, traffic.arrival_rate_per_s, scheduler.replicas, kw))
+        return _step_result(0.3)
+
+    def glance(raw: SimulationResult, promises: list) -> SimulationResult:
+        assert promises == [TTFT]
+        return raw
+
+    def allow(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cap, "run", run)
+    monkeypatch.setattr(cap, "glance", glance)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    got = cap.capacity("the cost", traffic, Scheduler(replicas=3), [TTFT], mu=10.0, requests=123,  # type: ignore[arg-type]
+                       seed=7, allowance=allow, max_simulations=2)
+    assert calls == [("the cost", pytest.approx(9.91, rel=1e-12), 1, {"requests": 123, "seed": 7, "allowance": allow})]
+    assert got.request_per_s == pytest.approx(9.91, rel=1e-12)
