@@ -418,8 +418,8 @@ def test_with_nothing_failed_the_first_step_aims_at_the_line_through_alone_and_t
     0.2 s (ratio 0.4). In x = rate / (mu - rate) they are x = 0 and 0.25; the line reaches ratio 1 at
     x = 0.8 x 0.25 / 0.2 = 1, rate 10 x 1 / 2 = 5, below the bracket's middle (2 + 10) / 2 = 6: the
     step is at 5. It passes (0.3 s): the capacity 5, nothing failed (binding None, failing rate mu).
-    Known runs at mu or beyond (12, 10 request/s) are outside the search and left out."""
-    rates, got = _search(monkeypatch, 10.0, [(12.0, 0.9), (10.0, 0.9), (2.0, 0.2)], alone={KEY: 0.1})
+    Known runs at mu or beyond (12, 10 request/s), or at rate 0, are outside the search and left out."""
+    rates, got = _search(monkeypatch, 10.0, [(12.0, 0.9), (10.0, 0.9), (0.0, 0.9), (2.0, 0.2)], alone={KEY: 0.1})
     assert rates == [pytest.approx(5.0, rel=1e-12)]
     assert (got.request_per_s, got.saturation_request_per_s, got.failing_request_per_s, got.simulations) == (
         pytest.approx(5.0, rel=1e-12), 10.0, 10.0, 2)
@@ -700,3 +700,41 @@ def test_without_a_runner_each_step_is_simulated_with_the_seed_and_the_allowance
                        seed=7, allowance=allow, max_simulations=2)
     assert calls == [("the cost", pytest.approx(9.91, rel=1e-12), 1, {"requests": 123, "seed": 7, "allowance": allow})]
     assert got.request_per_s == pytest.approx(9.91, rel=1e-12)
+
+
+def test_the_decodes_budget_tokens_can_push_a_prompt_into_a_second_iteration() -> None:
+    """Prompts of 400, replies of 61 (n = 60), k = 2, 55 slots, a 500-token budget. Round 1: the
+    whole budget is free, q = 1, the slots allow 55 / 61 (the tokens 500 / 520 = 0.96): d = 54.1,
+    whose 108.2 budget tokens leave 391.8 < 400: round 2 takes q = 2, r = 55 / 62, d = 53.2
+    (106.5 tokens: 393.5 left, still q = 2). A share r of the iterations carry the 400-token prompt
+    beside round(d + r - 1) = 53 decodes at 400 + 61 / 2 = 430.5 tokens, the rest 54 decodes."""
+    got = _steady(_Law(k=2), Fixed(400), Fixed(61), max_num_seqs=55, max_num_batched_tokens=500)
+    r = 55 / 62
+    assert 500 - 2 * 60 * 55 / 61 < 400 and 500 - 2 * 60 * r < 400  # 391.8 and 393.5
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (
+        pytest.approx(r, rel=1e-12), pytest.approx(60 * r, rel=1e-12), "slots")
+    t_ms = r * _ms(53, 430.5, 400) + (1 - r) * _ms(54, 430.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+class _OneLonger:
+    """One 2-token reply, then 1-token replies only (mean 1.001 over the 1,000 draws)."""
+
+    mean = 1.001
+
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def sample(self, rng: object) -> int:
+        self.drawn += 1
+        return 2 if self.drawn == 1 else 1
+
+
+def test_a_single_decode_iteration_in_all_still_weighs_the_context() -> None:
+    """The 1,000 draws hold one decode iteration in all (weight 1): the decodes' context is that
+    reply's, 100 + 2 / 2 = 101 tokens, not the mean prompt. One slot, n = 0.001: r = 1 / 1.001; the
+    share 1 - r of iterations with the slot decoding hold 1 decode at 101 tokens."""
+    got = _steady(_Law(), Fixed(100), _OneLonger(), max_num_seqs=1)
+    r = 1 / 1.001
+    t_ms = r * _ms(0, 101, 100) + (1 - r) * _ms(1, 101)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
