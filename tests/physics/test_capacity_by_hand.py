@@ -738,3 +738,18 @@ def test_a_single_decode_iteration_in_all_still_weighs_the_context() -> None:
     r = 1 / 1.001
     t_ms = r * _ms(0, 101, 100) + (1 - r) * _ms(1, 101)
     assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_a_budget_the_decodes_leave_under_two_tokens_by_hand() -> None:
+    """Budgets of 2 and 3 tokens, where what the decodes leave is between 1 and 2 tokens.
+    (a) 1-token prompts, 2-token replies (n = 1), one slot, 2 tokens: r = 1 / (1 + 1) = 1/2, the
+    decode takes 0.5 of the budget and the prompt's 1 new token fits the 1.5 left: q stays 1.
+    (b) 2-token prompts with a tenth cached (1.8 new), 2-token replies, k = 2, two slots, 3 tokens:
+    round 1 q = 1, r = min(2 / 2, 3 / (2 + 1.8) = 0.789) = 0.789; round 2 the decodes take 1.58,
+    leaving 1.42 < 1.8: q = 2, r = 2 / 3; round 3 they leave 1.67, q = 2: the slots bind at 2/3."""
+    a = _steady(_Law(), Fixed(1), Fixed(2), max_num_seqs=1, max_num_batched_tokens=2)
+    assert a.requests_per_iteration == 0.5 and a.bound_by == "slots"
+    b = _steady(_Law(k=2), Fixed(2), Fixed(2), prefix_hit_tokens=0.1, prefix_hit_requests=1.0,
+                max_num_seqs=2, max_num_batched_tokens=3)
+    assert 3 - 2 * 3 / 3.8 < 1.8 and 3 - 2 * 2 / 3 < 1.8  # 1.42 and 1.67 left: two iterations
+    assert b.requests_per_iteration == pytest.approx(2 / 3, rel=1e-12) and b.bound_by == "slots"
