@@ -30,3 +30,26 @@ def test_a_simulation_too_long_names_what_made_it_long() -> None:
     words = str(got.value)
     assert words.startswith("the simulation needed more than 5 scheduler events for 60 requests")
     assert "an iteration budget of 512 tokens, 2 replicas or a KV cache of 4096 tokens makes it too long" in words
+
+
+def test_a_trace_at_another_rate_is_stretched_or_squeezed() -> None:
+    """Four arrivals 1 s apart (3 gaps over 3 s: 1 request/s) replayed at 2 request/s come every
+    0.5 s; at 0.5 request/s every 2 s."""
+    trace = Traffic(arrival_times_s=(10.0, 11.0, 12.0, 13.0))
+    assert trace.arrival_times_s == (0.0, 1.0, 2.0, 3.0) and trace.trace_rate_per_s == 1.0
+    assert trace.at_rate(2.0).arrival_times_s == (0.0, 0.5, 1.0, 1.5)
+    assert trace.at_rate(0.5).arrival_times_s == (0.0, 2.0, 4.0, 6.0)
+    assert trace.at_rate(2.0).arrival_rate_per_s is None
+
+
+@pytest.mark.parametrize("rate", [-1, 0, -0.5, float("inf"), float("nan"), "2"])
+def test_an_arrival_rate_must_be_a_positive_finite_number(rate: object) -> None:
+    with pytest.raises(ValueError) as got:
+        Traffic(arrival_rate_per_s=rate)  # type: ignore[arg-type]
+    assert str(got.value) == f"arrival_rate_per_s must be positive and finite, got {rate!r}"
+
+
+def test_a_closed_loop_needs_one_user_or_more() -> None:
+    with pytest.raises(ValueError) as got:
+        Traffic(concurrency=0)
+    assert str(got.value) == "concurrency must be an integer >= 1, got 0"
