@@ -53,3 +53,16 @@ def test_a_closed_loop_needs_one_user_or_more() -> None:
     with pytest.raises(ValueError) as got:
         Traffic(concurrency=0)
     assert str(got.value) == "concurrency must be an integer >= 1, got 0"
+
+
+def test_least_loaded_sends_each_request_to_an_empty_replica_once_the_last_one_left() -> None:
+    """One-token replies (the prefill gives the only token: the request ends as its decode would
+    start) arriving 10 s apart on two replicas, least loaded: each request is gone long before the
+    next (an iteration of 10 ms), so both replicas are empty at every arrival and the tie goes to
+    replica 0 every time; round robin alternates 0, 1, 0, 1."""
+    law = LinearStepCost(0.01, prefill_fixed_s=0.01)
+    trace = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(0.0, 10.0, 20.0, 30.0))
+    least = run(law, trace, Scheduler(replicas=2, load_balancer="least_loaded"), requests=4, warmup=0)
+    assert [r.replica for r in least.records] == [0, 0, 0, 0]
+    robin = run(law, trace, Scheduler(replicas=2), requests=4, warmup=0)
+    assert [r.replica for r in robin.records] == [0, 1, 0, 1]
