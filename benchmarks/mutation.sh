@@ -12,6 +12,11 @@
 #       after new tests: copy tests/ into the existing work dir and re-run the named mutants
 #       (default: the previous run's survivors); mutmut collects the new tests' coverage
 #       first, so each mutant still runs only the tests that reach its function.
+#   benchmarks/mutation.sh simulator:serving_sim sample 60 [SEED]
+#       a seeded random sample of 60 of the target's mutants (a fresh work dir; the coverage pass
+#       over the whole test selection still runs once): the score printed is the sample's, of the
+#       checked mutants only; the rest stay "not checked". For a target whose full run does not fit
+#       the time at hand (serving_sim: every simulator test reaches its one long run()).
 #   benchmarks/mutation.sh simulator   # physics/capacity.py + physics/serving_sim.py vs tests/physics, less:
 #   benchmarks/mutation.sh simulator:capacity   # one of the two
 #       the simulator's own suites are the slow ones MUTATION_FAST leaves out: this selection
@@ -41,7 +46,7 @@ case "$target" in
              only="${only%, }"; tests='"tests/physics"' ;;
   simulator) only='"budgetlint/physics/capacity.py", "budgetlint/physics/serving_sim.py"'; tests=sim ;;
   simulator:*) only="\"budgetlint/physics/${target#simulator:}.py\""; tests=sim ;;
-  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE|simulator[:MODULE] [again [MUTANT...]]" >&2
+  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE|simulator[:MODULE] [again [MUTANT...] | sample N [SEED]]" >&2
      exit 2 ;;
 esac
 slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_contention.py
@@ -113,8 +118,22 @@ cd "$work"
 # and beside mutants/, where mutmut runs the tests
 [[ -e shared ]] || { [[ -d ../../../../shared ]] && ln -s "$(cd ../../../../shared && pwd)" shared; } || true
 start=$(date +%s)
+if [[ "$again" == sample ]]; then
+  n="${3:?sample needs a count}"
+  seed="${4:-0}"
+  # generate the mutants and collect coverage (a pattern matching no mutant stops mutmut there)
+  "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "no-such-mutant-*" >/dev/null 2>&1 || true
+  mapfile -t names < <("../../.venv-mutmut/bin/mutmut" results --all true | sed -E 's/: [a-z ]+$//; s/^ *//' \
+    | python3 -c "import random, sys; ns = sorted(l.strip() for l in sys.stdin if l.strip());
+print(f'{len(ns)} mutants in all', file=sys.stderr)
+print('\n'.join(random.Random($seed).sample(ns, min($n, len(ns)))))")
+  echo "sampled ${#names[@]} mutants (seed $seed)"
+  "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "${names[@]}" || true
+  echo "mutmut ran a sample of ${#names[@]} in $(( $(date +%s) - start )) s over $only against $tests"
+else
 "../../.venv-mutmut/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" || true
 echo "mutmut ran $(( $(date +%s) - start )) s over $only against $tests"
+fi
 fi
 "../../.venv-mutmut/bin/mutmut" results --all true > results.txt || true
 python3 - <<'PY'

@@ -246,7 +246,6 @@ class StepInputs:
     weight_bytes_total: float = 0.0  # the target's, whole model
     draft_weight_bytes_total: float = 0.0
     # parallelism beyond tensor (module doc); the defaults give the tensor-parallel step
-    tensor: int = 0  # t (0: = devices)
     data: int = 1  # d, attention data-parallel ranks
     pipeline: int = 1  # p, pipeline stages
     expert_imbalance: float = 1.0  # g
@@ -311,7 +310,7 @@ class StepInputs:
             overhead_s=overhead, overlap=dep.overlap, per_operator=dep.per_operator,
             weight_bytes_total=w_total,
             draft_weight_bytes_total=weight_bytes(draft_model.total_params, b_wd) if draft_model is not None else 0.0,
-            tensor=n, data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
+            data=d, pipeline=p, expert_imbalance=dep.expert_imbalance,
             per_expert_params=per_expert, alltoall_s_per_token=a2a_tok, alltoall_fixed_s=a2a_fixed,
             weight_bytes_per_device=w_dev,
             kv_copies=copies,

@@ -71,3 +71,151 @@ def test_an_idle_prefill_pool_marks_the_met_time_promises_optimistic() -> None:
     verdicts["ttft"].optimistic = []
     _optimism(ev, b)  # type: ignore[arg-type]
     assert verdicts["ttft"].optimistic == []
+
+
+# --- _optimism's "without it" figures: which configuration each one is computed on --------------
+
+from dataclasses import dataclass  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@dataclass(frozen=True)
+class _Dep:
+    """The three fields _optimism turns off for "without speculative decoding", and a name."""
+
+    spec_accepted_tokens_per_pass: float
+    draft: object
+    draft_lookahead: object
+    name: str
+
+
+@dataclass(frozen=True)
+class _Pools:
+    prefill: _Dep
+    decode: _Dep
+
+
+@dataclass(frozen=True)
+class _Work:
+    cached_prompt_tokens: float
+    prompt_tokens: int = 1024
+
+
+SPECULATIVE = "speculative decoding accepting 2.5 tokens per pass"
+PREFIX = "a prefix cache hitting 512 of 1024 prompt tokens"
+
+
+def _plain(dep: _Dep) -> _Dep:
+    return _Dep(1.0, None, None, dep.name)
+
+
+def _without(speculative: bool) -> SimpleNamespace:
+    """What the configuration without each assumption takes, chosen by hand: without speculation
+    TTFT at the edge of the 1e-9 tolerance over its 0.5 s promise (not over it), 25 token/s against a 50 token/s promise
+    (0.04 s a token against 0.02), E2E 8 s against 4 s; without the prefix cache TTFT 750 ms,
+    TPOT 10 ms (under), E2E exactly 4 s (not over)."""
+    if speculative:
+        return SimpleNamespace(ttft_s=0.5 * (1 + 1e-9), tpot_s=0.04, e2e_s=8.0)
+    return SimpleNamespace(ttft_s=0.75, tpot_s=0.01, e2e_s=4.0)
+
+
+def _evaluation(pools: object) -> tuple[SimpleNamespace, SimpleNamespace]:
+    from budgetlint.evaluate.roofline import PromiseVerdict
+
+    verdicts = {"ttft": PromiseVerdict("ttft", "met", 0.5, 0.1, 0.2),
+                "tpot": PromiseVerdict("tpot", "met", 0.02, 0.005, 0.01),
+                "e2e": PromiseVerdict("e2e", "met", 4.0, 1.0, 2.0),
+                "memory": PromiseVerdict("memory", "met", 80e9, 1.0, 1.0)}
+    ev = SimpleNamespace(pools=pools, verdicts=verdicts, deployment=_Dep(2.5, "draft model", 4, "flat"),
+                         workload=_Work(512.0), efficiency="the efficiency", queue_s=0.125, edge="the edge")
+    b = SimpleNamespace(deployment=SimpleNamespace(accepted_tokens_per_pass=2.5),
+                        workload=SimpleNamespace(cached_prompt_tokens=512.0, prompt_tokens=1024))
+    return ev, b
+
+
+EXPECTED = {"ttft": [f"{PREFIX} (without it: 750 ms)"],
+            "tpot": [f"{SPECULATIVE} (without it: 25 token/s)"],
+            "e2e": [f"{SPECULATIVE} (without it: 8 s)"],
+            "memory": []}
+
+
+def test_the_flat_without_it_figures_are_the_configuration_without_each_assumption(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Speculative decoding off is 1 token a pass with no draft and no lookahead (a draft left in
+    would still be charged); the prefix cache off is no cached prompt token, the deployment as
+    declared; the efficiency, queue and edge are the evaluation's. A met promise the configuration
+    without an assumption breaks (over its promise, not at it) names the assumption and the figure."""
+    from budgetlint.evaluate import roofline
+
+    calls: list[tuple] = []
+
+    def analyse(d: _Dep, w: _Work, eff: object, queue_s: float, edge: object) -> SimpleNamespace:
+        calls.append((d, w, eff, queue_s, edge))
+        assert (eff, queue_s, edge) == ("the efficiency", 0.125, "the edge")
+        if d == _Dep(1.0, None, None, "flat") and w == _Work(512.0):
+            return _without(speculative=True)
+        assert (d, w) == (_Dep(2.5, "draft model", 4, "flat"), _Work(0.0)), (d, w)
+        return _without(speculative=False)
+
+    monkeypatch.setattr(roofline.analysis_cache, "analyse", analyse)
+    ev, b = _evaluation(None)
+    roofline._optimism(ev, b)  # type: ignore[arg-type]
+    assert {name: v.optimistic for name, v in ev.verdicts.items()} == EXPECTED
+    assert len(calls) == 2
+    # a promise not met is left alone; without any assumption nothing is recomputed
+    ev, b = _evaluation(None)
+    ev.verdicts["tpot"].verdict = "at-risk"
+    roofline._optimism(ev, b)  # type: ignore[arg-type]
+    assert ev.verdicts["tpot"].optimistic == [] and ev.verdicts["e2e"].optimistic == EXPECTED["e2e"]
+    calls.clear()
+    ev, b = _evaluation(None)
+    b.deployment.accepted_tokens_per_pass, b.workload.cached_prompt_tokens = 1.0, 0.0
+    roofline._optimism(ev, b)  # type: ignore[arg-type]
+    assert calls == [] and all(v.optimistic == [] for v in ev.verdicts.values())
+
+
+def test_the_disaggregated_without_it_figures_turn_the_assumption_off_in_both_pools(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Disaggregated, the figure is the pools' combined estimate: speculative decoding off in the
+    prefill and the decode pool alike, the prefix cache off in the workload the pools serve."""
+    from budgetlint.evaluate import roofline
+    from budgetlint.physics import disaggregated
+
+    declared = _Pools(prefill=_Dep(2.5, "draft model", 4, "prefill"), decode=_Dep(2.5, "draft model", 4, "decode"))
+    calls: list[tuple] = []
+
+    def analyse_pools(p: _Pools, w: _Work, eff: object, queue_s: float, edge: object) -> SimpleNamespace:
+        calls.append((p, w))
+        assert (eff, queue_s, edge) == ("the efficiency", 0.125, "the edge")
+        if p == _Pools(_plain(declared.prefill), _plain(declared.decode)) and w == _Work(512.0):
+            return SimpleNamespace(combined=_without(speculative=True))
+        assert (p, w) == (declared, _Work(0.0)), (p, w)
+        return SimpleNamespace(combined=_without(speculative=False))
+
+    def flat(*args: object) -> None:
+        raise AssertionError("a disaggregated deployment is estimated as pools")
+
+    monkeypatch.setattr(disaggregated, "analyse_pools", analyse_pools)
+    monkeypatch.setattr(roofline.analysis_cache, "analyse", flat)
+    ev, b = _evaluation(SimpleNamespace(prefill_too_small=False, pools_realistic=declared))
+    roofline._optimism(ev, b)  # type: ignore[arg-type]
+    assert {name: v.optimistic for name, v in ev.verdicts.items()} == EXPECTED
+    assert len(calls) == 2
+
+
+def test_an_estimate_the_physics_refuses_marks_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an assumption the configuration may not be estimable (ValueError): that assumption
+    is skipped, the other still judged."""
+    from budgetlint.evaluate import roofline
+
+    def analyse(d: _Dep, w: _Work, *rest: object) -> SimpleNamespace:
+        if d.spec_accepted_tokens_per_pass == 1.0:
+            raise ValueError("no such configuration")
+        return _without(speculative=False)
+
+    monkeypatch.setattr(roofline.analysis_cache, "analyse", analyse)
+    ev, b = _evaluation(None)
+    roofline._optimism(ev, b)  # type: ignore[arg-type]
+    assert {name: v.optimistic for name, v in ev.verdicts.items()} == {
+        "ttft": EXPECTED["ttft"], "tpot": [], "e2e": [], "memory": []}

@@ -5,11 +5,13 @@ replicas a service rate needs."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from budgetlint.physics.capacity import _line, replicas_needed, settled
 from budgetlint.physics.load_stats import PercentilePromise, SimulationResult
+from budgetlint.physics.traffic import Fixed
 
 TTFT = PercentilePromise("ttft_s", 95.0, 0.5)
 TPOT = PercentilePromise("tpot_s", 50.0, 0.05)
@@ -314,3 +316,440 @@ def test_capacity_hands_saturation_and_each_step_its_arguments(monkeypatch: pyte
                  runner=lambda t, s, n: steps.append((t.arrival_rate_per_s, s.replicas, n)))
     # nothing has failed and no two passes: the first step is just below mu, 10 - 0.45 x 0.02 x 10
     assert steps == [(pytest.approx(9.91, rel=1e-12), 1, 500)]
+
+
+class _Alternating:
+    """Replies of 3 and 13 tokens in turn (mean 8), whatever the generator: a mix known exactly,
+    so the closed form's context weighting can be worked by hand."""
+
+    def __init__(self, *lengths: int) -> None:
+        self.lengths, self.drawn = lengths, 0
+
+    def sample(self, rng: object) -> int:
+        self.drawn += 1
+        return self.lengths[(self.drawn - 1) % len(self.lengths)]
+
+    @property
+    def mean(self) -> float:
+        return sum(self.lengths) / len(self.lengths)
+
+
+class _ContextLaw:
+    """An iteration of B decodes over C context tokens beside prefill chunks of u new tokens:
+    10 ms + 1 ms a decode + 0.1 ms a context token + 0.1 ms a new prompt token."""
+
+    tokens_per_pass = 1.0
+    spec_tokens = 1
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill: list) -> float:
+        return 0.010 + 0.001 * batch + 1e-4 * context_tokens + 1e-4 * sum(u for u, _ in prefill)
+
+
+def test_the_closed_form_weights_each_reply_context_by_its_decode_iterations() -> None:
+    """Prompts of 100, replies of 3 and 13 tokens half each (mean 8), 6 slots, a 2,048-token budget.
+    A reply of O tokens takes O - 1 decode iterations (its first token comes with the prefill): 2
+    and 12, mean n = 7. Over them its context averages P + O / 2: 101.5 and 106.5, so the decodes
+    hold, weighted by their iterations, C = (2 x 101.5 + 12 x 106.5) / 14 = 1481 / 14 = 105.7857
+    tokens each (an unweighted mean would be 104; weighting by O - 2 gives 1273 / 12 = 106.08).
+    q = 1 (100 tokens fit the budget), r = 6 / (7 + 1) = 0.75 (the tokens allow 2048 / 107 = 19),
+    d = r n = 5.25; a share 0.75 of the iterations carry the prompt beside round(6 - 1) = 5
+    decodes (10 + 5 + 0.5 C + 10 ms), the rest 6 decodes (10 + 6 + 0.6 C ms):
+    t = 0.75 (25 + 0.5 C) + 0.25 (16 + 0.6 C) = 22.75 + 0.525 C ms = 78.2875 ms, mu = 0.75 / t."""
+    from budgetlint.physics.capacity import steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    context = (2 * (100 + 3 / 2) + 12 * (100 + 13 / 2)) / (2 + 12)
+    assert context == pytest.approx(1481 / 14, rel=1e-15)
+    t_ms = 0.75 * (25 + 0.5 * context) + 0.25 * (16 + 0.6 * context)
+    assert t_ms == pytest.approx(78.2875, rel=1e-12)
+    traffic = Traffic(prompt=Fixed(100), output=_Alternating(3, 13), arrival_rate_per_s=1.0)  # type: ignore[arg-type]
+    got = steady_state(_ContextLaw(), traffic, Scheduler(max_num_seqs=6, max_num_batched_tokens=2048))  # type: ignore[arg-type]
+    assert (got.requests_per_iteration, got.decodes) == (pytest.approx(0.75, rel=1e-12), pytest.approx(5.25, rel=1e-12))
+    assert got.bound_by == "slots"
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(0.75 / (t_ms / 1000), rel=1e-12)
+
+
+# --- the capacity search's first step, from what a caller already knows (known runs, alone) ------
+
+KEY = "ttft_s.p95"
+
+
+def _step_result(ttft: float) -> SimulationResult:
+    """A simulated step whose TTFT p95 is ``ttft``: met when at most the 0.5 s limit."""
+    r = _result((ttft, ttft * 0.99, ttft * 1.01))
+    r.promises_met[KEY] = ttft <= 0.5
+    return r
+
+
+def _search(monkeypatch: pytest.MonkeyPatch, mu: float, known: list, *, step_ttft: float | list = 0.3,
+            alone: dict | None = None, rel_tol: float = 0.02, max_simulations: int = 2,
+            rejected: int = 0) -> tuple:
+    """capacity() with ``mu`` given and the caller's runner: the rates it simulated, and its answer.
+    ``step_ttft``: every step's TTFT p95, or each step's in turn."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Fixed
+
+    rates: list[float] = []
+
+    def runner(traffic: Traffic, scheduler: Scheduler, requests: int) -> SimulationResult:
+        assert scheduler.replicas == 1
+        rates.append(traffic.arrival_rate_per_s)  # type: ignore[arg-type]
+        res = _step_result(step_ttft[len(rates) - 1] if isinstance(step_ttft, list) else step_ttft)
+        return replace(res, rejected=rejected) if rejected else res
+
+    def glance(raw: SimulationResult, promises: list) -> SimulationResult:
+        assert promises == [TTFT]
+        return raw
+
+    monkeypatch.setattr(cap, "glance", glance)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    got = cap.capacity(None, traffic, Scheduler(replicas=4), [TTFT], mu=mu,  # type: ignore[arg-type]
+                       known=[(rate, _step_result(t)) for rate, t in known], alone=alone, rel_tol=rel_tol,
+                       max_simulations=max_simulations, runner=runner)
+    return rates, got
+
+
+def test_with_nothing_failed_the_first_step_aims_at_the_line_through_alone_and_the_known_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10, a request alone at TTFT 0.1 s (ratio 0.2 at rate 0), a known pass at 2 request/s with
+    0.2 s (ratio 0.4). In x = rate / (mu - rate) they are x = 0 and 0.25; the line reaches ratio 1 at
+    x = 0.8 x 0.25 / 0.2 = 1, rate 10 x 1 / 2 = 5, below the bracket's middle (2 + 10) / 2 = 6: the
+    step is at 5. It passes (0.3 s): the capacity 5, nothing failed (binding None, failing rate mu).
+    Known runs at mu or beyond (12, 10 request/s), or at rate 0, are outside the search and left out."""
+    rates, got = _search(monkeypatch, 10.0, [(12.0, 0.9), (10.0, 0.9), (0.0, 0.9), (2.0, 0.2)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(5.0, rel=1e-12)]
+    assert (got.request_per_s, got.saturation_request_per_s, got.failing_request_per_s, got.simulations) == (
+        pytest.approx(5.0, rel=1e-12), 10.0, 10.0, 2)
+    assert got.binding is None
+    assert got.points == ((pytest.approx(5.0, rel=1e-12), {KEY: 0.3}),)
+    # without the request alone there is one point below: no line, so the top less 0.45 x 2 % x mu
+    rates, _ = _search(monkeypatch, 10.0, [(2.0, 0.2)])
+    assert rates == [pytest.approx(10.0 - 0.45 * 0.2, rel=1e-12)]
+
+
+def test_between_a_known_pass_and_a_known_failure_the_first_step_is_the_chord(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10, known: a pass at 4 request/s (TTFT 0.25 s, ratio 0.5) and a failure at 6 (0.625 s,
+    1.25): the bracket is (4, 6), the binding promise TTFT. Regula falsi on ln(ratio):
+    rate = (4 ln 1.25 - 6 ln 0.5) / (ln 1.25 - ln 0.5) = 5.0515 / 0.9163 = 5.513 (a bisection would take 5). The step
+    fails (0.55 s): the bracket closes to (4, 5.513)."""
+    chord = (4 * math.log(1.25) - 6 * math.log(0.5)) / (math.log(1.25) - math.log(0.5))
+    assert 5.51 < chord < 5.52
+    rates, got = _search(monkeypatch, 10.0, [(4.0, 0.25), (6.0, 0.625)], step_ttft=0.55)
+    assert rates == [pytest.approx(chord, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.simulations, got.binding) == (
+        4.0, pytest.approx(chord, rel=1e-12), 2, KEY)
+
+
+def test_a_bracket_within_twice_the_stop_width_is_bisected_and_one_within_it_is_done(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 8 at a 25 % stop width (2 request/s): known pass at 2 (ratio 0.5), failure at 6 (1.25):
+    the bracket is exactly twice the width, so the step bisects it at 4, not the chord's 5.03. A
+    bracket (2, 4) of exactly the width is already narrow enough: no step, 1 simulation (mu's)."""
+    rates, got = _search(monkeypatch, 8.0, [(2.0, 0.25), (6.0, 0.625)], rel_tol=0.25, step_ttft=0.45)
+    assert rates == [4.0]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (4.0, 6.0, KEY)
+    rates, got = _search(monkeypatch, 8.0, [(2.0, 0.25), (4.0, 0.625)], rel_tol=0.25)
+    assert rates == [] and got == _capacity(2.0, 8.0, 4.0, 1, KEY)
+    # a bracket (2, 7) between twice and three times the width: the chord,
+    # (2 ln 1.25 - 7 ln 0.5) / (ln 1.25 - ln 0.5) = 5.782, not the middle 4.5
+    chord = (2 * math.log(1.25) - 7 * math.log(0.5)) / (math.log(1.25) - math.log(0.5))
+    rates, _ = _search(monkeypatch, 8.0, [(2.0, 0.25), (7.0, 0.625)], rel_tol=0.25)
+    assert rates == [pytest.approx(chord, rel=1e-12)] and 5.78 < chord < 5.79
+
+
+def _capacity(*args: object) -> object:
+    from budgetlint.physics.capacity import Capacity
+
+    return Capacity(*args)  # type: ignore[arg-type]
+
+
+def test_a_saturation_that_is_not_a_positive_finite_rate_holds_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu infinite or negative: no search (0 request/s, failing at 0); mu = 0.5 (below 1) is a rate
+    like any other: the first step, with nothing known, is the top less 0.45 x 2 % x 0.5."""
+    for mu in (math.inf, -1.0):
+        rates, got = _search(monkeypatch, mu, [])
+        assert rates == [] and got == _capacity(0.0, mu, 0.0, 1, None)
+    rates, got = _search(monkeypatch, 0.5, [])
+    assert rates == [pytest.approx(0.5 - 0.45 * 0.01, rel=1e-12)]
+    assert got.request_per_s == pytest.approx(0.4955, rel=1e-12) and got.binding is None
+
+
+# --- more of the closed form by hand: speculation, a prefix cache, the token budget, r > 1 --------
+
+class _Law:
+    """10 ms + 1 ms a decode + 0.01 ms a context token + 0.01 ms a new prompt token an iteration,
+    ``a`` tokens accepted a pass, ``k`` budget tokens a decode takes."""
+
+    def __init__(self, a: float = 1.0, k: int = 1, scale: float = 1.0) -> None:
+        self.tokens_per_pass, self.spec_tokens, self.scale = a, k, scale
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill: list) -> float:
+        return self.scale * 1e-3 * (10 + batch + 0.01 * context_tokens + 0.01 * sum(u for u, _ in prefill))
+
+
+def _ms(b: int, context: float, new: float = 0.0) -> float:
+    """_Law's iteration in ms: b decodes each holding ``context`` tokens, ``new`` prompt tokens."""
+    return 10 + b + 0.01 * b * context + 0.01 * new
+
+
+def _steady(law: _Law, prompt: object, output: object, **kw: object) -> object:
+    from budgetlint.physics.capacity import steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    hit = {k: kw.pop(k) for k in ("prefix_hit_tokens", "prefix_hit_requests") if k in kw}
+    traffic = Traffic(prompt=prompt, output=output, arrival_rate_per_s=1.0, **hit)  # type: ignore[arg-type]
+    return steady_state(law, traffic, Scheduler(**kw))  # type: ignore[arg-type, arg-type]
+
+
+def test_speculation_and_a_prefix_cache_in_the_closed_form_by_hand() -> None:
+    """Prompts of 1,000 tokens, a prefix cache hitting half the tokens of half the requests (a share
+    0.25: 250 cached, 750 new), replies of 21 tokens at 2 tokens a pass (n = 20 / 2 = 10 decode
+    iterations), each decode taking k = 3 budget tokens, 7 slots, a 512-token budget. A prompt's 750
+    new tokens take q = ceil(750 / 512) = 2 iterations (the decodes leave 512 - 3 d = 494.5: still 2);
+    the slots allow r = 7 / (10 + 2) = 7/12, the tokens 512 / (10 x 3 + 750) = 0.656: the slots bind;
+    d = 10 r = 5.833. A decode holds 1000 + 21 / 2 = 1010.5 tokens. A share 7/12 of the iterations
+    carry a 512-token chunk beside round(d + r - 1) = 5 decodes, the rest round(6.417) = 6 decodes."""
+    got = _steady(_Law(a=2.0, k=3), Fixed(1000), Fixed(21), prefix_hit_tokens=0.5, prefix_hit_requests=0.5,
+                  max_num_seqs=7, max_num_batched_tokens=512)
+    r = 7 / 12
+    t_ms = r * _ms(5, 1010.5, 512) + (1 - r) * _ms(6, 1010.5)
+    assert 73.13 < t_ms < 73.14
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (
+        pytest.approx(r, rel=1e-12), pytest.approx(10 * r, rel=1e-12), "slots")
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(r / (t_ms / 1000), rel=1e-12)
+
+
+def test_the_token_budget_binds_and_r_above_one_interpolates_the_prompts_by_hand() -> None:
+    """Prompts of 100, replies of 11 (n = 10), k = 2, 256 slots, a 300-token budget: the tokens allow
+    r = 300 / (10 x 2 + 100) = 2.5 requests an iteration (the slots 256 / 11), d = 25; every iteration
+    carries 2 or 3 prompts, half each: t = (63.375 + 64.375) / 2 ms (25 decodes at 105.5 tokens each
+    beside 200 or 300 new tokens). At a 240-token budget r = 2 exactly: every iteration carries 2
+    prompts beside 20 decodes, 53.1 ms."""
+    got = _steady(_Law(k=2), Fixed(100), Fixed(11), max_num_batched_tokens=300)
+    t_ms = 0.5 * _ms(25, 105.5, 200) + 0.5 * _ms(25, 105.5, 300)
+    assert t_ms == pytest.approx(63.875, rel=1e-12)
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (2.5, 25.0, "tokens")
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+    assert got.request_per_s == pytest.approx(2.5 / (t_ms / 1000), rel=1e-12)
+    two = _steady(_Law(k=2), Fixed(100), Fixed(11), max_num_batched_tokens=240)
+    assert two.requests_per_iteration == 2.0
+    assert two.iteration_s == pytest.approx(_ms(20, 105.5, 200) / 1000, rel=1e-12) == pytest.approx(0.0531)
+
+
+def test_slots_and_tokens_at_a_tie_are_bound_by_the_slots() -> None:
+    """Prompts of 10, replies of 11: 11 slots allow 11 / (10 + 1) = 1, a 20-token budget 20 / (10 + 10)
+    = 1; the slots are named. r = 1: every iteration carries the prompt beside d = 10 decodes."""
+    got = _steady(_Law(), Fixed(10), Fixed(11), max_num_seqs=11, max_num_batched_tokens=20)
+    assert (got.requests_per_iteration, got.bound_by) == (1.0, "slots")
+    assert got.iteration_s == pytest.approx(_ms(10, 15.5, 10) / 1000, rel=1e-12)
+
+
+def test_one_token_replies_weigh_nothing_in_the_context() -> None:
+    """Replies of 1 and 21 tokens in turn (mean 11, n = 10): a 1-token reply has no decode iteration,
+    so the decodes hold 100 + 21 / 2 = 110.5 tokens (counting it as 2 tokens would give 110.05).
+    4 slots: r = 4 / 11, d = 40 / 11; 4/11 of the iterations carry the prompt beside 3 decodes."""
+    got = _steady(_Law(), Fixed(100), _Alternating(1, 21), max_num_seqs=4)
+    r = 4 / 11
+    t_ms = r * _ms(3, 110.5, 100) + (1 - r) * _ms(4, 110.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_a_prompt_wholly_cached_still_prefills_one_token() -> None:
+    """Every prompt token cached: one new token a request (its prefill still takes an iteration's
+    slot): 4 slots, replies of 11: r = 4 / 11, 4/11 of the iterations carry 1 new token beside 3
+    decodes (105.5 tokens each)."""
+    got = _steady(_Law(), Fixed(100), Fixed(11), prefix_hit_tokens=1.0, prefix_hit_requests=1.0, max_num_seqs=4)
+    r = 4 / 11
+    t_ms = r * _ms(3, 105.5, 1) + (1 - r) * _ms(4, 105.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_an_iteration_that_costs_nothing_serves_without_limit() -> None:
+    got = _steady(_Law(scale=0.0), Fixed(100), Fixed(11))
+    assert got.iteration_s == 0.0 and got.request_per_s == math.inf
+
+
+def test_saturation_users_count_at_least_one_token_a_sequence() -> None:
+    """Empty prompts and 1-token replies hold 1 token each: a 10-token cache holds 10 users (the
+    floor of 1 token, not 2); 25 tokens at 2 + 3 = 5 a sequence hold 5."""
+    from budgetlint.physics.capacity import saturation_users
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    assert saturation_users(Traffic(prompt=Fixed(0), output=Fixed(1), arrival_rate_per_s=1.0),
+                            Scheduler(kv_capacity_tokens=10)) == 10
+    assert saturation_users(Traffic(prompt=Fixed(2), output=Fixed(3), arrival_rate_per_s=1.0),
+                            Scheduler(kv_capacity_tokens=25)) == 5
+
+
+def test_the_closed_form_s_draws_are_seeded() -> None:
+    """Replies uniform on 2..40: the context weighting comes from seeded draws, so one seed gives
+    one answer, call after call; the default is seed 0, saturation's too, and saturation passes its
+    seed on (seed 5 draws other replies: another figure)."""
+    from budgetlint.physics.capacity import saturation, steady_state
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.traffic import Uniform
+
+    traffic = Traffic(prompt=Fixed(100), output=Uniform(2, 40), arrival_rate_per_s=1.0)
+    law, sched = _Law(), Scheduler(max_num_seqs=8)
+    zero = steady_state(law, traffic, sched, seed=0)  # type: ignore[arg-type]
+    assert steady_state(law, traffic, sched, seed=0) == zero  # type: ignore[arg-type]
+    assert steady_state(law, traffic, sched) == zero  # type: ignore[arg-type]
+    assert saturation(law, traffic, sched) == zero.request_per_s  # type: ignore[arg-type]
+    five = steady_state(law, traffic, sched, seed=5)  # type: ignore[arg-type]
+    assert five.request_per_s != zero.request_per_s
+    assert saturation(law, traffic, sched, seed=5) == five.request_per_s  # type: ignore[arg-type]
+
+
+def test_the_line_uses_the_two_highest_passes_and_only_below_the_middle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a third point, alone at rate 0 (ratio 0.2), passes at 1 (0.3) and 2 (0.4): the line
+    through the two highest, (1, 0.3) and (2, 0.4), in x = 1/9 and 1/4: x* = 1/9 + 0.7 x (5/36) / 0.1
+    = 1.0833, rate 10 x 1.0833 / 2.0833 = 5.2. A line that reaches the limit above the bracket's
+    middle (alone 0.2, a pass at 2 with 0.25: x* = 0.8 x 0.25 / 0.05 = 4, rate 8 > 6) is not trusted:
+    the step goes to the top less 0.45 x 2 % x mu, 9.91."""
+    x = 1 / 9 + 0.7 * (1 / 4 - 1 / 9) / 0.1
+    rates, _ = _search(monkeypatch, 10.0, [(1.0, 0.15), (2.0, 0.2)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(10 * x / (1 + x), rel=1e-12)] and 5.19 < rates[0] < 5.21
+    rates, _ = _search(monkeypatch, 10.0, [(2.0, 0.125)], alone={KEY: 0.1})
+    assert rates == [pytest.approx(9.91, rel=1e-12)]
+
+
+def test_a_chord_near_an_end_is_kept_inside_the_bracket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass at 4 just under the limit (ratio 0.99) and a failure at 6 far over it (100): the chord
+    (4 ln 100 - 6 ln 0.99) / (ln 100 - ln 0.99) = 4.004 lies within 0.45 x 0.2 of the low end: the
+    step is at 4 + 0.09. Near the high end (ratio 0.01 at 4, 1.01 at 6: 5.996) it is 6 - 0.09."""
+    low = (4 * math.log(100) - 6 * math.log(0.99)) / (math.log(100) - math.log(0.99))
+    assert 4.0 < low < 4.01
+    rates, _ = _search(monkeypatch, 10.0, [(4.0, 0.495), (6.0, 50.0)])
+    assert rates == [pytest.approx(4.09, rel=1e-12)]
+    rates, _ = _search(monkeypatch, 10.0, [(4.0, 0.005), (6.0, 0.505)])
+    assert rates == [pytest.approx(5.91, rel=1e-12)]
+
+
+def test_two_chord_steps_that_move_the_same_end_are_followed_by_a_bisection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mu = 10 at a 1 % stop width (0.1): a pass at 4 (ratio 0.5), a failure at 6 (1.25). Every step
+    passes at ratio 0.9. Step 1, the chord: c1 = (4 ln 1.25 - 6 ln 0.5) / (ln 1.25 - ln 0.5) = 5.513;
+    step 2, the chord from (c1, ln 0.9): c2 = (c1 ln 1.25 - 6 ln 0.9) / (ln 1.25 - ln 0.9) = 5.669;
+    both moved the low end, so step 3 bisects (c2 + 6) / 2 = 5.835 (the bracket, 0.33, is still
+    wider than twice the width). The capacity is 5.835, failing at 6 on TTFT, in 4 simulations."""
+    l125, l05, l09 = math.log(1.25), math.log(0.5), math.log(0.9)
+    c1 = (4 * l125 - 6 * l05) / (l125 - l05)
+    c2 = (c1 * l125 - 6 * l09) / (l125 - l09)
+    assert 5.66 < c2 < 5.67 and 6 - c2 > 0.2
+    rates, got = _search(monkeypatch, 10.0, [(4.0, 0.25), (6.0, 0.625)], step_ttft=0.45, rel_tol=0.01,
+                         max_simulations=4)
+    assert rates == [pytest.approx(c1, rel=1e-12), pytest.approx(c2, rel=1e-12), pytest.approx((c2 + 6) / 2, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.simulations, got.binding) == (
+        pytest.approx((c2 + 6) / 2, rel=1e-12), 6.0, 4, KEY)
+    assert [pt[0] for pt in got.points] == rates
+
+
+def test_after_a_pass_the_line_runs_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Step 1 as in the first test (the line through alone and the known pass: rate 5), passing at
+    ratio 0.6; step 2, the line through (2, 0.4) and (5, 0.6), in x = 0.25 and 1: x* = 0.25 + 0.6 x
+    0.75 / 0.2 = 2.5, rate 10 x 2.5 / 3.5 = 7.143, below the middle 7.5. It fails (ratio 1.2): the
+    points come back in rate order whatever order they were run in."""
+    rates, got = _search(monkeypatch, 10.0, [(2.0, 0.2)], alone={KEY: 0.1}, step_ttft=[0.3, 0.6],
+                         max_simulations=3)
+    assert rates == [pytest.approx(5.0, rel=1e-12), pytest.approx(25 / 3.5, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (
+        pytest.approx(5.0, rel=1e-12), pytest.approx(25 / 3.5, rel=1e-12), KEY)
+    # a first step at 9.91 that fails, then the chord can not be drawn (no ratio below): a bisection
+    rates, got = _search(monkeypatch, 10.0, [], step_ttft=[0.6, 0.3], max_simulations=3)
+    assert rates == [pytest.approx(9.91, rel=1e-12), pytest.approx(9.91 / 2, rel=1e-12)]
+    assert [pt[0] for pt in got.points] == sorted(rates)
+
+
+def test_a_step_that_rejects_requests_breaks_the_search_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rejected requests: the ratio is infinite (no chord through it) and the binding is 'rejected'
+    even with the TTFT met."""
+    rates, got = _search(monkeypatch, 10.0, [], rejected=1)
+    assert rates == [pytest.approx(9.91, rel=1e-12)]
+    assert (got.request_per_s, got.failing_request_per_s, got.binding) == (0.0, pytest.approx(9.91, rel=1e-12),
+                                                                           "rejected")
+
+
+def test_without_a_runner_each_step_is_simulated_with_the_seed_and_the_allowance(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default step: serving_sim.run of one replica at the rate, with the requests, seed and
+    allowance given, read by glance for the promises."""
+    from budgetlint.physics import capacity as cap
+    from budgetlint.physics.serving_sim import Scheduler, Traffic
+
+    calls: list = []
+
+    def run(cost: object, traffic: Traffic, scheduler: Scheduler, **kw: object) -> SimulationResult:
+        calls.append((cost, traffic.arrival_rate_per_s, scheduler.replicas, kw))
+        return _step_result(0.3)
+
+    def glance(raw: SimulationResult, promises: list) -> SimulationResult:
+        assert promises == [TTFT]
+        return raw
+
+    def allow(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cap, "run", run)
+    monkeypatch.setattr(cap, "glance", glance)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(10), arrival_rate_per_s=1.0)
+    got = cap.capacity("the cost", traffic, Scheduler(replicas=3), [TTFT], mu=10.0, requests=123,  # type: ignore[arg-type]
+                       seed=7, allowance=allow, max_simulations=2)
+    assert calls == [("the cost", pytest.approx(9.91, rel=1e-12), 1, {"requests": 123, "seed": 7, "allowance": allow})]
+    assert got.request_per_s == pytest.approx(9.91, rel=1e-12)
+
+
+def test_the_decodes_budget_tokens_can_push_a_prompt_into_a_second_iteration() -> None:
+    """Prompts of 400, replies of 61 (n = 60), k = 2, 55 slots, a 500-token budget. Round 1: the
+    whole budget is free, q = 1, the slots allow 55 / 61 (the tokens 500 / 520 = 0.96): d = 54.1,
+    whose 108.2 budget tokens leave 391.8 < 400: round 2 takes q = 2, r = 55 / 62, d = 53.2
+    (106.5 tokens: 393.5 left, still q = 2). A share r of the iterations carry the 400-token prompt
+    beside round(d + r - 1) = 53 decodes at 400 + 61 / 2 = 430.5 tokens, the rest 54 decodes."""
+    got = _steady(_Law(k=2), Fixed(400), Fixed(61), max_num_seqs=55, max_num_batched_tokens=500)
+    r = 55 / 62
+    assert 500 - 2 * 60 * 55 / 61 < 400 and 500 - 2 * 60 * r < 400  # 391.8 and 393.5
+    assert (got.requests_per_iteration, got.decodes, got.bound_by) == (
+        pytest.approx(r, rel=1e-12), pytest.approx(60 * r, rel=1e-12), "slots")
+    t_ms = r * _ms(53, 430.5, 400) + (1 - r) * _ms(54, 430.5)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+class _OneLonger:
+    """One 2-token reply, then 1-token replies only (mean 1.001 over the 1,000 draws)."""
+
+    mean = 1.001
+
+    def __init__(self) -> None:
+        self.drawn = 0
+
+    def sample(self, rng: object) -> int:
+        self.drawn += 1
+        return 2 if self.drawn == 1 else 1
+
+
+def test_a_single_decode_iteration_in_all_still_weighs_the_context() -> None:
+    """The 1,000 draws hold one decode iteration in all (weight 1): the decodes' context is that
+    reply's, 100 + 2 / 2 = 101 tokens, not the mean prompt. One slot, n = 0.001: r = 1 / 1.001; the
+    share 1 - r of iterations with the slot decoding hold 1 decode at 101 tokens."""
+    got = _steady(_Law(), Fixed(100), _OneLonger(), max_num_seqs=1)
+    r = 1 / 1.001
+    t_ms = r * _ms(0, 101, 100) + (1 - r) * _ms(1, 101)
+    assert got.iteration_s == pytest.approx(t_ms / 1000, rel=1e-12)
+
+
+def test_a_budget_the_decodes_leave_under_two_tokens_by_hand() -> None:
+    """Budgets of 2 and 3 tokens, where what the decodes leave is between 1 and 2 tokens.
+    (a) 1-token prompts, 2-token replies (n = 1), one slot, 2 tokens: r = 1 / (1 + 1) = 1/2, the
+    decode takes 0.5 of the budget and the prompt's 1 new token fits the 1.5 left: q stays 1.
+    (b) 2-token prompts with a tenth cached (1.8 new), 2-token replies, k = 2, two slots, 3 tokens:
+    round 1 q = 1, r = min(2 / 2, 3 / (2 + 1.8) = 0.789) = 0.789; round 2 the decodes take 1.58,
+    leaving 1.42 < 1.8: q = 2, r = 2 / 3; round 3 they leave 1.67, q = 2: the slots bind at 2/3."""
+    a = _steady(_Law(), Fixed(1), Fixed(2), max_num_seqs=1, max_num_batched_tokens=2)
+    assert a.requests_per_iteration == 0.5 and a.bound_by == "slots"
+    b = _steady(_Law(k=2), Fixed(2), Fixed(2), prefix_hit_tokens=0.1, prefix_hit_requests=1.0,
+                max_num_seqs=2, max_num_batched_tokens=3)
+    assert 3 - 2 * 3 / 3.8 < 1.8 and 3 - 2 * 2 / 3 < 1.8  # 1.42 and 1.67 left: two iterations
+    assert b.requests_per_iteration == pytest.approx(2 / 3, rel=1e-12) and b.bound_by == "slots"

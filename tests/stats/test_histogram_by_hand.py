@@ -118,3 +118,11 @@ def test_shares_next_to_the_first_edge() -> None:
     assert s.interpolated == pytest.approx(20.0)
     assert share_at_most(H, 0.3).threshold == 0.3
     assert nearest_edges((0.1, 0.2, 0.5), 0.15) == (0.1, 0.2, False)
+
+
+def test_a_threshold_below_a_first_edge_at_zero_counts_nothing() -> None:
+    """Buckets at 0 s (2 observations), 0.1 s (5 cumulative) and +Inf (6): a threshold of -0.05 s lies
+    below the first edge; the bucket it falls in, (0, 0], has no width to interpolate in: at most
+    0 observations for sure, up to the 2 at 0 s, and 0 as the estimate."""
+    h = ((0.0, 2.0), (0.1, 5.0), (math.inf, 6.0))
+    assert share_at_most(h, -0.05) == Share(-0.05, 0.0, 2.0, 0.0, None, 0.0, 6.0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from budgetlint.stats import order_stats as o
 
 
@@ -35,3 +37,16 @@ def test_close_enough_at_its_confidence() -> None:
     assert o.close_enough(20, 0.5) and not o.close_enough(19, 0.5)
     assert o.close_enough(7, 0.5, confidence=0.5) and not o.close_enough(7, 0.5)
     assert not o.close_enough(0, 0.5)
+
+
+def test_an_interval_end_exactly_at_the_stated_distance_is_close_enough() -> None:
+    """p75 from 56 samples: the ranks 35 and 49 bound it with P(35 <= B <= 48) = 0.9698 >= 95 %
+    (B ~ Binomial(56, 0.75), summed here); the stated distance is 0.5 x min(0.75, 0.25) = 0.125, and
+    35 / 56 = 0.625 is exactly 0.75 - 0.125, 49 / 56 = 0.875 exactly 0.75 + 0.125: both ends on the
+    boundary, which the criterion (at least p - d, at most p + d) admits."""
+    coverage = sum(math.comb(56, k) * 0.75**k * 0.25 ** (56 - k) for k in range(35, 49))
+    assert coverage == pytest.approx(0.96976, abs=1e-5)
+    r, s, cov = o.quantile_ranks(56, 0.75)
+    assert (r, s) == (35, 49) and cov == pytest.approx(coverage, rel=1e-9)
+    assert 35 / 56 == 0.75 - 0.125 and 49 / 56 == 0.75 + 0.125
+    assert o.close_enough(56, 0.75) is True

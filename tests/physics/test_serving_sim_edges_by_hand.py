@@ -1,0 +1,68 @@
+"""serving_sim's edges that a sampled mutation run (issue 22) found unguarded: the smallest run it
+accepts, and the words of a simulation stopped for its length."""
+
+from __future__ import annotations
+
+import pytest
+
+from budgetlint.physics.serving_sim import Scheduler, SimulationTooLong, Traffic, run
+from budgetlint.physics.step_cost import LinearStepCost
+from budgetlint.physics.traffic import Fixed
+
+
+def test_two_requests_are_the_smallest_run() -> None:
+    """Two requests of 10 prompt and 3 output tokens, closed loop of one user: both are served, the
+    second after the first (no warm-up). One request is refused."""
+    law = LinearStepCost(0.01)
+    raw = run(law, Traffic(prompt=Fixed(10), output=Fixed(3), concurrency=1), Scheduler(), requests=2, warmup=0)
+    assert [r.index for r in raw.records] == [0, 1]
+    with pytest.raises(ValueError):
+        run(law, Traffic(prompt=Fixed(10), output=Fixed(3), concurrency=1), Scheduler(), requests=1, warmup=0)
+
+
+def test_a_simulation_too_long_names_what_made_it_long() -> None:
+    """Stopped after 5 scheduler events: the words give the events, the requests, the iteration
+    budget, the replicas and the KV cache the user can change."""
+    law = LinearStepCost(0.01)
+    with pytest.raises(SimulationTooLong) as got:
+        run(law, Traffic(prompt=Fixed(10), output=Fixed(3), arrival_rate_per_s=10.0),
+            Scheduler(replicas=2, max_num_batched_tokens=512, kv_capacity_tokens=4096), requests=60, max_events=5)
+    words = str(got.value)
+    assert words.startswith("the simulation needed more than 5 scheduler events for 60 requests")
+    assert "an iteration budget of 512 tokens, 2 replicas or a KV cache of 4096 tokens makes it too long" in words
+
+
+def test_a_trace_at_another_rate_is_stretched_or_squeezed() -> None:
+    """Four arrivals 1 s apart (3 gaps over 3 s: 1 request/s) replayed at 2 request/s come every
+    0.5 s; at 0.5 request/s every 2 s."""
+    trace = Traffic(arrival_times_s=(10.0, 11.0, 12.0, 13.0))
+    assert trace.arrival_times_s == (0.0, 1.0, 2.0, 3.0) and trace.trace_rate_per_s == 1.0
+    assert trace.at_rate(2.0).arrival_times_s == (0.0, 0.5, 1.0, 1.5)
+    assert trace.at_rate(0.5).arrival_times_s == (0.0, 2.0, 4.0, 6.0)
+    assert trace.at_rate(2.0).arrival_rate_per_s is None
+
+
+@pytest.mark.parametrize("rate", [-1, 0, -0.5, float("inf"), float("nan"), "2"])
+def test_an_arrival_rate_must_be_a_positive_finite_number(rate: object) -> None:
+    with pytest.raises(ValueError) as got:
+        Traffic(arrival_rate_per_s=rate)  # type: ignore[arg-type]
+    assert str(got.value) == f"arrival_rate_per_s must be positive and finite, got {rate!r}"
+
+
+def test_a_closed_loop_needs_one_user_or_more() -> None:
+    with pytest.raises(ValueError) as got:
+        Traffic(concurrency=0)
+    assert str(got.value) == "concurrency must be an integer >= 1, got 0"
+
+
+def test_least_loaded_sends_each_request_to_an_empty_replica_once_the_last_one_left() -> None:
+    """One-token replies (the prefill gives the only token: the request ends as its decode would
+    start) arriving 10 s apart on two replicas, least loaded: each request is gone long before the
+    next (an iteration of 10 ms), so both replicas are empty at every arrival and the tie goes to
+    replica 0 every time; round robin alternates 0, 1, 0, 1."""
+    law = LinearStepCost(0.01, prefill_fixed_s=0.01)
+    trace = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(0.0, 10.0, 20.0, 30.0))
+    least = run(law, trace, Scheduler(replicas=2, load_balancer="least_loaded"), requests=4, warmup=0)
+    assert [r.replica for r in least.records] == [0, 0, 0, 0]
+    robin = run(law, trace, Scheduler(replicas=2), requests=4, warmup=0)
+    assert [r.replica for r in robin.records] == [0, 1, 0, 1]
