@@ -298,6 +298,10 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
                       + ("without --enforce-eager" if s.value is False else "with --enforce-eager"))
         else:
             use("cuda_graphs", s.value, s, "CUDA graphs " + ("on" if s.value else "off"))
+    # chunked prefill (vLLM --[no-]enable-chunked-prefill, SGLang --chunked-prefill-size -1): the simulation's
+    s = cfg.settings.get("chunked_prefill")
+    if s is not None and isinstance(s.value, bool):
+        use("chunked_prefill", s.value, s, "chunked prefill " + ("on" if s.value else "off"))
     # memory
     g = cfg.settings.get("gpu_memory_utilization")
     if g is not None:
@@ -422,17 +426,23 @@ def _engine_defaults(b: Budget, out: DeployedEvaluation, changes: dict, prov: di
                 "turn prefix caching on (--enable-prefix-caching), or set workload.prefix_cache_hit: 0"))
     cp = out.primary.settings.get("chunked_prefill") if out.primary is not None else None
     if cp is None:
-        out.defaults["chunked_prefill"] = f"{'on' if rel.chunked_prefill.value else 'off'}: " \
-                                          f"{rel.chunked_prefill.cite(rel.engine, rel.version)}"
+        from budgetlint.deployed.defaults import chunked_prefill_at
+
+        p = chunked_prefill_at(rel, getattr(dep.model, "max_context", None))  # what the simulation uses
+        out.defaults["chunked_prefill"] = f"{'on' if p.value else 'off'}: {p.cite(rel.engine, rel.version)}"
     bs = out.primary.settings.get("block_size") if out.primary is not None else None
     if bs is None:
         out.defaults["block_size"] = f"{rel.block_size.value} tokens: {rel.block_size.cite(rel.engine, rel.version)}"
 
 
 def chunked_prefill_default(dep: Any) -> tuple[bool, str] | None:
-    """(chunked prefill on, why) of the deployment's engine at its release, where pinned
-    (deployed/defaults.py: each release's default, cited to its source)."""
+    """(chunked prefill on, why): as the deployed configuration's flag sets it, else the default of the
+    deployment's engine at its release, where pinned (deployed/defaults.py: each release's default,
+    cited to its source)."""
     from budgetlint.deployed.defaults import chunked_prefill_at, release_for
+
+    if getattr(dep, "chunked_prefill", None) is not None:
+        return bool(dep.chunked_prefill), dep.provenance.get("chunked_prefill", "the deployed configuration")
 
     chosen = release_for(getattr(dep, "engine", None), getattr(dep, "engine_version", None))
     if chosen is None:

@@ -390,7 +390,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     out.max_num_seqs = dep.max_num_seqs or seqs
     out.max_num_batched_tokens = dep.max_num_batched_tokens or batched
     chunked = True  # an engine that names no release chunks its prefills (vLLM V1, SGLang)
-    if dep.engine or dep.engine_version:
+    if dep.chunked_prefill is not None or dep.engine or dep.engine_version:
         from budgetlint.evaluate.deployed import chunked_prefill_default
 
         pinned_chunked = chunked_prefill_default(dep)

@@ -191,6 +191,9 @@ class DeploymentDef:
     engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
     engine_version: str | None = None  # "0.11.0"; None: not declared
     cuda_graphs: bool | None = None  # False: the engine runs eager (no CUDA graphs); None: not declared
+    #: chunked prefill on/off as a deployed configuration's flag sets it (evaluate/deployed.py; not a budget
+    #: key); None: the engine release's default (deployed/defaults.py chunked_prefill_at)
+    chunked_prefill: bool | None = None
     config: list[str] = field(default_factory=list)  # deployed configuration files, relative to the budget's file
     price_usd_per_s: float | None = None  # `price:` per device (docs/cost.md); wins over config and catalog
     power_w: float | None = None  # `power:` measured per device (docs/cost.md); wins over the hardware's tdp

@@ -161,3 +161,61 @@ def test_repository_wide_discovery_matches_configurations_by_model(tmp_path: Pat
     _code, doc = cli_json("check", "b.yaml", "--no-codeowners")
     msgs = [f["message"] for f in doc["findings"] if f["rule"] == "BL701"]
     assert len(msgs) == 1 and "tensor-parallel 2" in msgs[0] and "deploy/a.sh:1" in msgs[0]
+
+
+def _serve(tmp_path: Path, flag: str, served: str) -> None:
+    d = tmp_path / "deploy"
+    d.mkdir(exist_ok=True)
+    lines = ["#!/bin/sh"] + [f"# line {i}" for i in range(2, 13)] + [
+        f"vllm serve {served} --tensor-parallel-size 4 \\",
+        f"    {flag}"]  # line 14
+    (d / "serve.sh").write_text("\n".join(lines) + "\n")
+
+
+def _simulated(tmp_path: Path, version: str, flag: str | None,
+               model: tuple[str, str] = ("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct")) -> tuple[dict, dict]:
+    """The load and the deployed defaults of a budget at 2 request/s on 4 H100s under vLLM ``version``
+    (``model``: the catalog's name, the served one), with the launch line's ``flag`` (or no launch line)."""
+    config = ""
+    if flag is not None:
+        _serve(tmp_path, flag, model[1])
+        config = "config: [deploy/serve.sh]\n"
+    p = _write(tmp_path, f'devices: 4\nweight_precision: fp8\nengine: vllm\nengine_version: "{version}"\n'
+                         f"max_num_seqs: 64\nmax_num_batched_tokens: 32768\n{config}",
+               workload=", arrival_rate: 2 request/s, arrival: poisson")
+    p.write_text(p.read_text().replace("model: llama-3.1-70b", f"model: {model[0]}"))
+    doc = json.loads(get_reporter("json")(run_check([str(p)], Options(use_codeowners=False))))
+    (b,) = doc["budgets"]
+    return b["load"], b["analysis"].get("deployed", {}).get("defaults", {})
+
+
+def test_a_launch_lines_chunked_prefill_flag_is_the_one_simulated(tmp_path: Path) -> None:
+    """vLLM 0.11.0 chunks by default (its row in deployed/defaults.py); `--no-enable-chunked-prefill` on
+    the launch line turns it off, so the simulation prefills each prompt whole in an iteration of its own
+    (the scheduling tests/physics/test_unchunked_prefill.py works by hand) and says where that came from.
+    Before, the flag was read and shown but the simulation kept the release's default."""
+    on, _ = _simulated(tmp_path, "0.11.0", None)
+    off, _ = _simulated(tmp_path, "0.11.0", "--no-enable-chunked-prefill")
+    assert "no chunked prefill" not in on["scheduler"]["from"]
+    assert "no chunked prefill (chunked prefill off from --no-enable-chunked-prefill" in off["scheduler"]["from"]
+    assert "deploy/serve.sh:14" in off["scheduler"]["from"]
+
+
+def test_a_launch_line_turning_chunked_prefill_on_overrides_the_v0_default(tmp_path: Path) -> None:
+    """vLLM 0.6.0's default is off up to a 32,768-token max_model_len (vllm/engine/arg_utils.py:843-869
+    at v0.6.0), Mistral 7B v0.1's own (config.json max_position_embeddings 32,768); `--enable-chunked-prefill`
+    on the launch line turns it on: nothing unchunked is simulated."""
+    mistral = ("mistral-7b-v0.1", "mistralai/Mistral-7B-v0.1")
+    off, _ = _simulated(tmp_path, "0.6.0", None, mistral)
+    on, _ = _simulated(tmp_path, "0.6.0", "--enable-chunked-prefill", mistral)
+    assert "no chunked prefill (vLLM 0.6.0 default" in off["scheduler"]["from"]
+    assert "no chunked prefill" not in on["scheduler"]["from"]
+
+
+def test_the_shown_chunked_prefill_default_is_the_simulated_one(tmp_path: Path) -> None:
+    """Llama 3.1 70B's config.json gives max_position_embeddings 131,072 (the catalog's max_context),
+    above vLLM 0.6.0's 32,768: that release turns chunked prefill on for it, so the deployed defaults
+    say "on" as the simulation has it (before: "off", the row's value below the threshold)."""
+    load, defaults = _simulated(tmp_path, "0.6.0", None)
+    assert defaults["chunked_prefill"].startswith("on: ") and "max_model_len 131072 > 32768" in defaults["chunked_prefill"]
+    assert "no chunked prefill" not in load["scheduler"]["from"]
