@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from .load_stats import SimulationResult, PercentilePromise, glance, percentile_label, summarise
-from .serving_sim import PURE_LENGTHS, Scheduler, Traffic, _dist_key, _kept, run
+from .serving_sim import Scheduler, Traffic, kept_for_lengths, run
 from .step_cost import StepCost
 from budgetlint.text import numbers
 
@@ -177,9 +177,7 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
 
     # the draws kept with the simulator's (budgets of the same lengths, whatever their deployment and
     # rate, draw the same: issue 28)
-    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
-    ps, os_, _, _ = _kept(("saturation", seed, _dist_key(traffic.prompt), _dist_key(traffic.output)), draw,
-                    MOMENT_SAMPLES, pure)
+    ps, os_, _, _ = kept_for_lengths(traffic, ("saturation", seed), draw, MOMENT_SAMPLES)
     a = float(cost.tokens_per_pass) or 1.0
     k = max(1, int(cost.spec_tokens))
     budget = float(scheduler.max_num_batched_tokens)

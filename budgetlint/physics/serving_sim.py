@@ -607,21 +607,26 @@ def _dist_key(d: LengthDist) -> object:
     return ("empirical", id(d)) if isinstance(d, Empirical) else d
 
 
+def kept_for_lengths(traffic: Traffic, key: tuple, make: Callable[[], list], n: int) -> list:
+    """The draws ``make`` returns for ``key`` and the traffic's length distributions, kept for other runs of
+    the same lengths (:func:`_kept`); drawn afresh where a distribution is not a pure function of the
+    generator it is given (only the traffic module's own are: physics/disaggregated's replay of given
+    lengths keeps an iterator). The entry should hold the distributions (an Empirical is keyed by id)."""
+    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
+    return _kept(key + (_dist_key(traffic.prompt), _dist_key(traffic.output)), make, n, pure)
+
+
 def _lengths(traffic: Traffic, seed: int, n: int) -> tuple[list[int], list[int], list[int]]:
     """Prompt, cached and output tokens of requests ``0 .. n - 1``: the seed's length stream
     (its own ``random.Random``, drawn in request order and for nothing else), so the same
     whatever the rate, the loop or the scheduler; drawn once for every run of the same lengths
     (a capacity search's steps, the saturation run, the cap run after the first: issue 28)."""
     hit_p, hit_share = traffic.prefix_hit_requests, traffic.prefix_hit_tokens
-    key = ("lengths", seed, _dist_key(traffic.prompt), _dist_key(traffic.output), hit_p, hit_share)
-    # only the traffic module's own distributions are pure functions of the generator they are given;
-    # another (physics/disaggregated's replay of given lengths keeps an iterator) is drawn afresh
-    pure = type(traffic.prompt) in PURE_LENGTHS and type(traffic.output) in PURE_LENGTHS
 
     def start() -> list:
         return [random.Random(f"budgetlint:{seed}:lengths"), [], [], [], traffic.prompt, traffic.output]
 
-    entry = _kept(key, start, n, pure)
+    entry = kept_for_lengths(traffic, ("lengths", seed, hit_p, hit_share), start, n)
     rng, ps, cs, os_ = entry[0], entry[1], entry[2], entry[3]
     if len(ps) < n:
         prompt, output = entry[4], entry[5]  # the entry's own (equal) distributions
