@@ -219,6 +219,13 @@ class _Req:
         self.version = 0
         self.rejected = False
 
+    def size_prefill(self) -> None:
+        """At its first admission (not after a preemption: :meth:`_Replica._preempt_last` sizes the
+        recompute), a request's prefill is its prompt less the cached prefix, at least one token."""
+        if self.pf_done == 0 and self.preempt == 0 and self.pf_total == 0:
+            self.pf_total = self.prompt - self.cached if self.prompt - self.cached > 1 else 1  # max(.., 1)
+            self.pf_earlier = self.prompt - self.pf_total
+
 
 class _Replica:
     """One engine's state; see the module doc for the policy."""
@@ -237,8 +244,8 @@ class _Replica:
         self.chunked = sched.chunked_prefill
         self.cap = float(sched.kv_capacity_tokens)
         self.a = float(cost.tokens_per_pass)
-        # RooflineStepCost keeps decode_terms by batch alone when no attention window splits it
-        self.decode_kept = getattr(cost, "_decode", None) if getattr(cost, "_windows", None) == () else None
+        # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
+        self.decode_kept = getattr(cost, "decode_by_batch", None)
         self.spec_tokens = 1  # budget tokens a decode takes
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []  # admission order (preempt from the end)
@@ -359,9 +366,7 @@ class _Replica:
                 if len(running) >= max_seqs:
                     break
                 r = waiting[0]
-                if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
-                    r.pf_total = r.prompt - r.cached if r.prompt - r.cached > 1 else 1  # max(.., 1)
-                    r.pf_earlier = r.prompt - r.pf_total
+                r.size_prefill()
                 if free < r.pf_earlier + 1:
                     break
                 c = r.pf_total  # int(min(pf_total, budget, free - pf_earlier)), spelled out
@@ -451,9 +456,7 @@ class _Replica:
         chunks: list[tuple[_Req, int]] = []
         while waiting and len(self.running) < self.max_seqs:
             r = waiting[0]
-            if r.pf_done == 0 and r.preempt == 0 and r.pf_total == 0:
-                r.pf_total = max(r.prompt - r.cached, 1)
-                r.pf_earlier = r.prompt - r.pf_total
+            r.size_prefill()
             c = r.pf_total
             if (chunks and c > budget) or free < r.pf_earlier + c:
                 break

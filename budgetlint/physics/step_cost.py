@@ -113,6 +113,9 @@ class RooflineStepCost:
         passes = [self.inputs.target] + ([self.inputs.draft] if self.inputs.draft is not None else [])
         self._windows = tuple(p.window for p in passes if p.kv_window_bytes or p.attention_window_flop)
         self._decode: dict = {}
+        #: :meth:`decode_terms`' cache when it is keyed by the batch alone (no windowed pass), for a caller
+        #: that reads it without the call (the simulator's decode runs, issue 28); None otherwise
+        self.decode_by_batch: dict | None = self._decode if not self._windows else None
 
     def iteration_s(self, batch: int, context_tokens: float,
                     prefill: Sequence[tuple[int, int]]) -> float:
