@@ -637,14 +637,6 @@ def decode_components(inputs: StepInputs, batch: int, context_tokens: float,
     return tuple(comps), breakpoint_
 
 
-def _line_sum(value0: float, rise: float, j0: int, j1: int) -> float:
-    """``sum_{j0 <= j < j1} (value0 + rise x j)``."""
-    n = j1 - j0
-    if n <= 0:
-        return 0.0
-    return n * value0 + rise * (n * j0 + n * (n - 1) / 2.0)
-
-
 def sum_components(components: Sequence[Sequence[float]], start_context: float, growth: float,
                    count: int) -> float:
     """``sum_{j<count} sum_c max(fixed_c + per_c x X_j, floor_c + floor_per_c x X_j)`` with
@@ -685,13 +677,14 @@ def component_lines(components: Sequence[Sequence[float]], start_context: float,
 
 def sum_lines(lines: Sequence[Lines], count: int) -> float:
     """:func:`sum_components` over ``count`` iterations (``count >= 1``) from its
-    :func:`component_lines` (:func:`_line_sum` spelled out: the simulator's hot path)."""
+    :func:`component_lines`; a line over ``j0 <= j < j1`` sums to ``n v + r (n j0 + n (n - 1) / 2)``,
+    ``n = j1 - j0``."""
     total = 0.0
     for crossed, v0, r0, v1, r1, cross in lines:
         if not crossed:  # a flat line adds count x v0 (the rise's 0.0 term changes no sum of these)
             total += count * v0 if r0 == 0.0 else count * v0 + r0 * count * (count - 1) / 2.0
             continue
-        # _line_sum(v0, r0, 0, cross) + _line_sum(v1, r1, cross, count), cross = min(count, cross); one
+        # the first line over j < cross, the second over cross <= j < count (cross = min(count, cross)); one
         # line throughout when it crosses before the run or after it (the other sum's 0.0 left out)
         if cross == 0:
             total += count * v1 + r1 * (count * (count - 1) / 2.0)

@@ -17,8 +17,8 @@ import random
 import pytest
 
 from budgetlint.physics.shapes import ModelShape
-from budgetlint.physics.step import (NO_PREFILL, TERM_LABELS, PassInputs, PrefillLoad, StepInputs, _line_sum,
-                                     iteration, step_s, sum_components)
+from budgetlint.physics.step import (NO_PREFILL, TERM_LABELS, PassInputs, PrefillLoad, StepInputs,
+                                     iteration, step_s, sum_lines, sum_components)
 
 TARGET = PassInputs(model=None, weight_bytes_per_param=1.0, active_params=1e9, kv_full_bytes=100.0,
                     kv_window_bytes=50.0, window=10.0, attention_full_flop=1000.0, attention_window_flop=500.0,
@@ -133,9 +133,12 @@ def _brute(components, start, growth, count):
 
 
 def test_line_sum() -> None:
-    # (5 + 2 x 3) + (5 + 2 x 4) = 24
-    assert _line_sum(5.0, 2.0, 3, 5) == 24
-    assert _line_sum(5.0, 2.0, 3, 3) == 0.0 and _line_sum(5.0, 2.0, 4, 3) == 0.0
+    # a component on the line 0 for j < 3, then 5 + 2 j: over 5 iterations (5 + 2 x 3) + (5 + 2 x 4) = 24
+    assert sum_lines([(True, 0.0, 0.0, 5.0, 2.0, 3)], 5) == 24
+    # crossing at or after the run's end: the first line alone, 3 x 5 + 2 x (0 + 1 + 2) = 21
+    assert sum_lines([(True, 5.0, 2.0, 9.0, 9.0, 3)], 3) == 21 == sum_lines([(True, 5.0, 2.0, 9.0, 9.0, 4)], 3)
+    # one line throughout (not crossed): 3 x 5 + 2 x 3 = 21; a flat one 3 x 5
+    assert sum_lines([(False, 5.0, 2.0, 0.0, 0.0, 0)], 3) == 21 and sum_lines([(False, 5.0, 0.0, 0.0, 0.0, 0)], 3) == 15
 
 
 @pytest.mark.parametrize("components", [
