@@ -11,17 +11,17 @@ slower. The bound (100 % of peak, declared facts only) does not move: the term i
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from budgetlint.evaluate.physics_inputs import default_fixed_part
+from cli_runner import cli_process
 
 
-def _check(tmp_path: Path, extra: str) -> dict:
+def _write(tmp_path: Path, extra: str) -> Path:
+    """Mistral-7B-v0.1 bf16 on one H100 at batch 1, with ``extra`` in its deployment."""
     (tmp_path / "b.yaml").write_text(f"""version: 1
 kind: budgets
 budgets:
@@ -32,8 +32,11 @@ budgets:
     promise: {{ttft: 2 s, tpot: 100 ms}}
     deployment: {{model: mistral-7b-v0.1, hardware: h100-sxm, weight_precision: bf16{extra}}}
 """)
-    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"), "--format", "json",
-                           "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    return tmp_path / "b.yaml"
+
+
+def _check(tmp_path: Path, extra: str) -> dict:
+    proc = cli_process("check", str(_write(tmp_path, extra)), "--format", "json", "--quiet", cwd=tmp_path)
     assert proc.stdout, proc.stderr
     return json.loads(proc.stdout)["budgets"][0]["analysis"]
 
@@ -62,17 +65,7 @@ def test_the_term_counts_the_model_layers_and_a_declared_overhead_stands() -> No
 
 
 def test_a_non_boolean_is_a_schema_error(tmp_path: Path) -> None:
-    (tmp_path / "b.yaml").write_text("""version: 1
-kind: budgets
-budgets:
-  - name: b
-    owner: "@x"
-    workload: {prompt_tokens: 1000, output_tokens: 100}
-    promise: {ttft: 2 s}
-    deployment: {model: mistral-7b-v0.1, hardware: h100-sxm, cuda_graphs: "no"}
-""")
-    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml")],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = cli_process("check", str(_write(tmp_path, ', cuda_graphs: "no"')), cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "BL003" in out and "cuda_graphs" in out and "Traceback" not in out
 
@@ -91,16 +84,6 @@ def test_the_deployed_flag_states_it(line: str, tmp_path: Path) -> None:
 
 def test_a_budget_saying_graphs_against_an_eager_launch_line_is_bl701(tmp_path: Path) -> None:
     (tmp_path / "serve.sh").write_text("#!/bin/sh\nvllm serve mistralai/Mistral-7B-v0.1 --enforce-eager\n")
-    (tmp_path / "b.yaml").write_text("""version: 1
-kind: budgets
-budgets:
-  - name: b
-    owner: "@x"
-    workload: {prompt_tokens: 1000, output_tokens: 100}
-    promise: {ttft: 2 s}
-    deployment: {model: mistral-7b-v0.1, hardware: h100-sxm, cuda_graphs: true, config: [serve.sh]}
-""")
-    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml")],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = cli_process("check", str(_write(tmp_path, ", cuda_graphs: true, config: [serve.sh]")), cwd=tmp_path)
     assert ("BL701 warning: budget 'b': cuda_graphs: true" in proc.stdout
             and "says CUDA graphs off (--enforce-eager at serve.sh:2)" in proc.stdout)

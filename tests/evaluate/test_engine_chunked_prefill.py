@@ -8,12 +8,11 @@ the same traffic on the same scheduler limits streams slower under 0.6.0."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 from budgetlint.evaluate.deployed import chunked_prefill_default
+from cli_runner import cli_process
 
 
 def _dep(version: str | None, max_context: int | None) -> SimpleNamespace:
@@ -46,8 +45,7 @@ budgets:
     deployment: {{model: mistral-7b-v0.1, hardware: h100-sxm, weight_precision: bf16, engine: vllm,
                   engine_version: "{version}", max_num_seqs: 256, max_num_batched_tokens: 32768}}
 """)
-    proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"), "--format", "json",
-                           "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+    proc = cli_process("check", str(tmp_path / "b.yaml"), "--format", "json", "--quiet", cwd=tmp_path)
     return json.loads(proc.stdout)["budgets"][0]["load"]
 
 
