@@ -295,7 +295,8 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
                 clash("cuda_graphs", f"cuda_graphs: {str(dep.cuda_graphs).lower()}", _loc(b, "deployment", "cuda_graphs"),
                       s, "CUDA graphs " + ("on" if s.value else "off"),
                       f"set deployment.cuda_graphs to {str(s.value).lower()}, or deploy "
-                      + ("without --enforce-eager" if s.value is False else "with --enforce-eager"))
+                      + (f"without {s.text or 'the eager flag'}" if s.value is False
+                         else "without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph)"))
         else:
             use("cuda_graphs", s.value, s, "CUDA graphs " + ("on" if s.value else "off"))
     # chunked prefill (vLLM --[no-]enable-chunked-prefill, SGLang --chunked-prefill-size -1): the simulation's

@@ -87,3 +87,14 @@ def test_a_budget_saying_graphs_against_an_eager_launch_line_is_bl701(tmp_path: 
     proc = cli_process("check", str(_write(tmp_path, ", cuda_graphs: true, config: [serve.sh]")), cwd=tmp_path)
     assert ("BL701 warning: budget 'b': cuda_graphs: true" in proc.stdout
             and "says CUDA graphs off (--enforce-eager at serve.sh:2)" in proc.stdout)
+
+
+def test_the_bl701_fix_names_the_flag_the_launch_line_wrote(tmp_path: Path) -> None:
+    """An SGLang launch line's --disable-cuda-graph against `cuda_graphs: true`: the fix names that flag
+    (before: vLLM's --enforce-eager whatever the engine)."""
+    (tmp_path / "serve.sh").write_text("#!/bin/sh\npython -m sglang.launch_server --model-path "
+                                       "mistralai/Mistral-7B-v0.1 --disable-cuda-graph\n")
+    proc = cli_process("check", str(_write(tmp_path, ", cuda_graphs: true, config: [serve.sh]")), "--format", "json",
+                       cwd=tmp_path)
+    (f,) = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "BL701"]
+    assert f["fix"] == "set deployment.cuda_graphs to false, or deploy without --disable-cuda-graph", f
