@@ -62,6 +62,13 @@ MLPERF_NO_CUDA_GRAPHS = {
     "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
     "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
 }
+#: MLPerf: the engine, from the system name's ``_TRT`` suffix (NVIDIA's harness convention: the
+#: submission runs TensorRT-LLM, closed/<submitter>/code/harness and configs/<system>/<scenario>/
+#: llama2-70b.py with ``trtllm_build_flags``), stated as ``deployment.engine: trtllm``. With
+#: ``cuda_graphs: false`` it selects the TensorRT-LLM fixed part fitted on the MLPerf runs held out
+#: of this set (trtllm_fixed_part.py, heldout/README.md; docs/calibration.md "TensorRT-LLM without
+#: CUDA graphs"); elsewhere it changes nothing (no TensorRT-LLM release defaults are pinned).
+MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchmark>
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency
@@ -108,6 +115,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
                        "weight_precision": precision, "kv_precision": "fp8",
                        "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
     }
+    if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
+        out["deployment"]["engine"] = "trtllm"
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
     return out
