@@ -62,6 +62,15 @@ MLPERF_NO_CUDA_GRAPHS = {
     "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
     "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
 }
+#: MLPerf TensorRT-LLM runs: the scheduler limits their engine config sets (system -> scenario ->
+#: (max_num_seqs, max_num_batched_tokens)): ``model_fields.gpu_batch_size`` and
+#: ``llm_fields.trtllm_runtime_flags`` ``max_num_tokens`` (chunked context on) in the config file
+#: MLPERF_NO_CUDA_GRAPHS names for the system; the other runs keep vLLM's defaults (below)
+MLPERF_TRTLLM_SCHEDULER = {
+    "XE9680_H200_SXM_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (512, 256)},
+    "XE7745_H200_NVL_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (256, 256)},
+    "B200-SXM-180GBx8_TRT": {"Server": (2048, 3584), "Interactive": (768, 768)},
+}
 #: MLPerf: the engine, from the system name's ``_TRT`` suffix (NVIDIA's harness convention: the
 #: submission runs TensorRT-LLM, closed/<submitter>/code/harness and configs/<system>/<scenario>/
 #: llama2-70b.py with ``trtllm_build_flags``), stated as ``deployment.engine: trtllm``. With
@@ -115,6 +124,10 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
                        "weight_precision": precision, "kv_precision": "fp8",
                        "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
     }
+    scenario = "Server" if "_Server_" in system else "Interactive"
+    limits = MLPERF_TRTLLM_SCHEDULER.get(eager or "", {}).get(scenario)
+    if limits is not None:
+        out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
     if eager is not None:
