@@ -52,12 +52,16 @@ MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER
 #: the config file saying so, in the V51 mirror below. TensorRT-LLM (Dell, NVIDIA):
 #: ``harness_fields.use_graphs: False`` in closed/<submitter>/configs/<system>/<scenario>/llama2-70b.py
 #: (NVIDIA's code/llmlib/config.py binds it to use_cuda_graphs, default False); vLLM on ROCm (AMD,
-#: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. The other runs'
-#: configs (v4.0, v4.1, Cisco's) were not read: nothing is stated for them (graphs, the default).
+#: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. Cisco's 16 x H100
+#: (TensorRT-LLM): its class-style config sets no ``use_graphs``, and its harness's default is off
+#: (closed/Cisco/code/llmlib/config.py:284 binds harness_fields.use_graphs to use_cuda_graphs, :298
+#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 runs' configs were not read: nothing is
+#: stated for them (graphs, budgetlint's default).
 MLPERF_NO_CUDA_GRAPHS = {
     "XE9680_H200_SXM_141GBx8_TRT": "closed/Dell/configs/XE9680_H200_SXM_141GBx8/{scenario}/llama2-70b.py",
     "XE7745_H200_NVL_141GBx8_TRT": "closed/Dell/configs/XE7745_H200_NVL_141GBx8/{scenario}/llama2-70b.py",
     "B200-SXM-180GBx8_TRT": "closed/NVIDIA/configs/B200-SXM-180GBx8/{scenario}/llama2-70b.py",
+    "HGX-H100_H100-SXM-80GBx16_TRT": "closed/Cisco/configs/llama2-70b/{scenario}/__init__.py",
     "8xMI300X_2xEPYC_9575F": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi300x.yaml",
     "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
     "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
