@@ -52,16 +52,36 @@ MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER
 #: the config file saying so, in the V51 mirror below. TensorRT-LLM (Dell, NVIDIA):
 #: ``harness_fields.use_graphs: False`` in closed/<submitter>/configs/<system>/<scenario>/llama2-70b.py
 #: (NVIDIA's code/llmlib/config.py binds it to use_cuda_graphs, default False); vLLM on ROCm (AMD,
-#: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. The other runs'
-#: configs (v4.0, v4.1, Cisco's) were not read: nothing is stated for them (graphs, the default).
+#: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. Cisco's 16 x H100
+#: (TensorRT-LLM): its class-style config sets no ``use_graphs``, and its harness's default is off
+#: (closed/Cisco/code/llmlib/config.py:284 binds harness_fields.use_graphs to use_cuda_graphs, :298
+#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 runs' configs were not read: nothing is
+#: stated for them (graphs, budgetlint's default).
 MLPERF_NO_CUDA_GRAPHS = {
     "XE9680_H200_SXM_141GBx8_TRT": "closed/Dell/configs/XE9680_H200_SXM_141GBx8/{scenario}/llama2-70b.py",
     "XE7745_H200_NVL_141GBx8_TRT": "closed/Dell/configs/XE7745_H200_NVL_141GBx8/{scenario}/llama2-70b.py",
     "B200-SXM-180GBx8_TRT": "closed/NVIDIA/configs/B200-SXM-180GBx8/{scenario}/llama2-70b.py",
+    "HGX-H100_H100-SXM-80GBx16_TRT": "closed/Cisco/configs/llama2-70b/{scenario}/__init__.py",
     "8xMI300X_2xEPYC_9575F": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi300x.yaml",
     "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
     "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
 }
+#: MLPerf TensorRT-LLM runs: the scheduler limits their engine config sets (system -> scenario ->
+#: (max_num_seqs, max_num_batched_tokens)): ``model_fields.gpu_batch_size`` and
+#: ``llm_fields.trtllm_runtime_flags`` ``max_num_tokens`` (chunked context on) in the config file
+#: MLPERF_NO_CUDA_GRAPHS names for the system; the other runs keep vLLM's defaults (below)
+MLPERF_TRTLLM_SCHEDULER = {
+    "XE9680_H200_SXM_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (512, 256)},
+    "XE7745_H200_NVL_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (256, 256)},
+    "B200-SXM-180GBx8_TRT": {"Server": (2048, 3584), "Interactive": (768, 768)},
+}
+#: MLPerf: the engine, from the system name's ``_TRT`` suffix (NVIDIA's harness convention: the
+#: submission runs TensorRT-LLM, closed/<submitter>/code/harness and configs/<system>/<scenario>/
+#: llama2-70b.py with ``trtllm_build_flags``), stated as ``deployment.engine: trtllm``. With
+#: ``cuda_graphs: false`` it selects the TensorRT-LLM fixed part fitted on the MLPerf runs held out
+#: of this set (trtllm_fixed_part.py, heldout/README.md; docs/calibration.md "TensorRT-LLM without
+#: CUDA graphs"); elsewhere it changes nothing (no TensorRT-LLM release defaults are pinned).
+MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchmark>
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency
@@ -108,6 +128,12 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
                        "weight_precision": precision, "kv_precision": "fp8",
                        "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
     }
+    scenario = "Server" if "_Server_" in system else "Interactive"
+    limits = MLPERF_TRTLLM_SCHEDULER.get(eager or "", {}).get(scenario)
+    if limits is not None:
+        out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
+    if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
+        out["deployment"]["engine"] = "trtllm"
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
     return out

@@ -375,15 +375,17 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
     deployment declares none (physics/default_efficiency.py ITERATION_OVERHEAD_S,
     COLLECTIVE_LATENCY_S: the class bandwidth fractions were fitted beside them); ``None`` for a term
     the deployment declares (its own value stands). A deployment declaring ``cuda_graphs: false``
-    adds EAGER_LAUNCH_PER_LAYER_S for each of its model's layers to the iteration overhead."""
+    adds EAGER_LAUNCH_PER_LAYER_S for each of its model's layers to the iteration overhead
+    (TRTLLM_EAGER_PER_LAYER_S where it also declares ``engine: trtllm``: the held-out MLPerf fit)."""
     from budgetlint.physics.default_efficiency import (COLLECTIVE_LATENCY_S, EAGER_LAUNCH_PER_LAYER_S,
-                                                       ITERATION_OVERHEAD_S)
+                                                       ITERATION_OVERHEAD_S, TRTLLM_EAGER_PER_LAYER_S)
 
     declared = dep.effects
     overhead = ITERATION_OVERHEAD_S
     if getattr(dep, "cuda_graphs", None) is False:
         layers = getattr(getattr(dep, "model", None), "layers", None) or 0
-        overhead += layers * EAGER_LAUNCH_PER_LAYER_S
+        per_layer = TRTLLM_EAGER_PER_LAYER_S if getattr(dep, "engine", None) == "trtllm" else EAGER_LAUNCH_PER_LAYER_S
+        overhead += layers * per_layer
     return (None if "iteration_overhead_s" in declared else overhead,
             None if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S)
 

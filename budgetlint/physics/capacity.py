@@ -163,8 +163,11 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
     Then ``mu = r / t``. The means are the length distributions' own; the context's weighting and
     ``q`` come from :data:`MOMENT_SAMPLES` seeded draws.
 
-    The discrete-event simulation of the same closed loop reaches this after its start-up
-    transient (every user arriving at once) has passed: tests/physics/test_saturation_closed_form.py."""
+    An engine without chunked prefill (``scheduler.chunked_prefill`` False) has its own shape,
+    :func:`_steady_unchunked` (``r`` and ``t`` then per decode iteration, its prompt-only
+    iterations counted in ``t``). The discrete-event simulation of the same closed loop reaches
+    this after its start-up transient (every user arriving at once) has passed:
+    tests/physics/test_saturation_closed_form.py, tests/physics/test_unchunked_saturation.py."""
     import random
 
     users = saturation_users(traffic, scheduler)
@@ -191,6 +194,8 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
     n = max(0.0, float(traffic.output.mean) - 1.0) / a
     weight = sum(ns)
     context = (sum(ni * (p + o / 2.0) for ni, p, o in zip(ns, ps, os_)) / weight) if weight > 0 else p_mean
+    if not scheduler.chunked_prefill:
+        return _steady_unchunked(cost, users, n, p_new, cached, context, budget)
     by_tokens = budget / (n * k + p_new) if math.isfinite(budget) else math.inf
     news = [max(1.0, p * (1.0 - hit)) for p in ps]
     d = 0.0
@@ -220,6 +225,47 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
         t = (1.0 - f) * cost_at(d, lo) + (f * cost_at(d, lo + 1) if f > 0 else 0.0)
     mu = r / t if t > 0 else math.inf
     return SteadyState(mu, r, d, t, bound_by)
+
+
+def _steady_unchunked(cost: StepCost, users: int, n: float, p_new: float, cached: float, context: float,
+                      budget: float) -> SteadyState:
+    """:func:`steady_state` for an engine without chunked prefill (``Scheduler.chunked_prefill``
+    False; serving_sim ``_Replica._plan_whole_prefills``): a finished request's replacement is
+    prefilled whole in an iteration of prompts only, before the next decode iteration, so every
+    decode iteration carries all ``d = U`` users and ``r = U / n`` of them finish in it. The
+    ``N`` that finish in one decode iteration are taken as binomial, ``U`` users each ending with
+    chance ``1 / n`` (memoryless: independent replies; one user alternates exactly); they are
+    prefilled in ``ceil(N / c)`` prompt-only iterations
+    of at most ``c = max(1, floor(M / P_new))`` whole prompts (the token budget ``M``; the first
+    prompt always). Per decode iteration ``t = t_decode(U) + E[prefill iterations' cost]`` and
+    ``mu = r / t``. With ``n = 0`` (one-token replies) no decode iteration runs: each iteration
+    prefills ``min(U, c)`` prompts."""
+    per = max(1, int(budget // p_new)) if math.isfinite(budget) else max(1, users)
+
+    def prefill_s(prompts: int) -> float:  # whole prompts, ``per`` to an iteration
+        full, rest = divmod(prompts, per)
+        t = full * cost.iteration_s(0, 0.0, [(p_new, cached)] * per) if full else 0.0
+        return t + (cost.iteration_s(0, 0.0, [(p_new, cached)] * rest) if rest else 0.0)
+
+    if n <= 0.0:
+        m = min(users, per)
+        t = cost.iteration_s(0, 0.0, [(p_new, cached)] * m)
+        return SteadyState(m / t if t > 0 else math.inf, float(m), 0.0, t, "slots")
+    d = float(users)
+    q = min(1.0, 1.0 / n)  # a decoding user's chance to finish in a given decode iteration
+    r = d * q
+    # E[prefill_s(N)], N ~ Binomial(U, q): the terms summed until the tail is below 1e-12
+    if q >= 1.0:
+        t_prefill = prefill_s(users)
+    else:
+        t_prefill, term, j, tail = 0.0, (1.0 - q) ** users, 0, 1.0
+        while j < users and (tail > 1e-12 or j <= r):
+            tail -= term
+            term *= (users - j) / (j + 1) * q / (1.0 - q)
+            j += 1
+            t_prefill += term * prefill_s(j)
+    t = cost.iteration_s(users, users * context, []) + t_prefill
+    return SteadyState(r / t if t > 0 else math.inf, r, d, t, "slots")
 
 
 def saturation(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *,

@@ -85,6 +85,20 @@ ITERATION_OVERHEAD_S = 2.1e-3
 #: 9.85 -> 9.11 ms at 30: github.com/xLLM-AI/xllm/pull/713), so at large batches this errs slow.
 EAGER_LAUNCH_PER_LAYER_S = (8.23e-3 - 7.35e-3) / 32
 
+#: The whole fixed part of a TensorRT-LLM iteration without CUDA graphs (``deployment.engine:
+#: trtllm`` with ``cuda_graphs: false``, the MLPerf harness's ``use_graphs: False``) for Llama-2-70B's
+#: 80 layers: 15.50 ms, the median intercept ``a`` of ``t = a + b T`` over nine MLPerf v5.1 systems
+#: held out of the validation set (H200 SXM / NVL and B200, each its VALID Server and Interactive
+#: pair, TP 1: benchmarks/validation/trtllm_fixed_part.py, heldout/README.md; docs/calibration.md
+#: "TensorRT-LLM without CUDA graphs"; range 13.40-19.39 ms, HPE XD670 H200 the median). What it is
+#: (launches, the C++ executor's per-iteration host work) is not separated; it does not move with the
+#: device generation (H200 median 15.9 ms, B200 15.0 ms), as a host cost would not.
+TRTLLM_EAGER_ITERATION_80_LAYERS_S = 15.50e-3
+#: the same per layer beside ITERATION_OVERHEAD_S, in place of EAGER_LAUNCH_PER_LAYER_S for that
+#: engine: (15.50 - 2.1 ms) / 80 = 167.5 us (scaled by layers as the launches are: an assumption,
+#: every row of the fit has 80)
+TRTLLM_EAGER_PER_LAYER_S = (TRTLLM_EAGER_ITERATION_80_LAYERS_S - ITERATION_OVERHEAD_S) / 80
+
 #: Seconds per layer per iteration under tensor parallelism (N > 1) where none is declared: two
 #: all-reduces a layer (after the attention and after the MLP, Megatron-style), each ~6 us for a
 #: small message over NVLink ("approximately 6us" with 2 H100, NCCL 2.20.5, NVLS, CUDA graphs:
@@ -156,14 +170,14 @@ class ComputeDefault:
 #: "Compute defaults per generation and precision"; one software generation, 2025; each row a
 #: submitter's VALID Llama-2-70B run on 8 devices), each row's fraction *per operator*: the one
 #: at which the realistic estimate's own large-batch cost (linear layers at compute, the KV read
-#: beside them at the class bandwidth, the fixed part of each iteration: 2.1 ms, plus the eager
-#: launches, 80 x EAGER_LAUNCH_PER_LAYER_S, for the rows whose submission ran without CUDA graphs)
-#: spends the run's time per token.
+#: beside them at the class bandwidth, the fixed part of each iteration: 2.1 ms, plus, for the rows
+#: whose submission ran without CUDA graphs, 80 x TRTLLM_EAGER_PER_LAYER_S (TensorRT-LLM: 15.50 ms in
+#: all) or 80 x EAGER_LAUNCH_PER_LAYER_S (vLLM on ROCm: 4.3 ms in all)) spends the run's time per token.
 #: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
 #: compute stays at the class's 50 %.
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
-    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.596, 5, 5),
-    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.433, 5, 5),
+    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.659, 5, 5),
+    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.479, 5, 5),
     ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.420, 7, 6),
 }
 

@@ -6,7 +6,9 @@ The figure, by hand from its source (github.com/sgl-project/sglang/pull/1401, 20
 Llama-3-8B decode at batch 1 (FlashInfer attention), median decode latency 8.23 ms without CUDA
 graphs and 7.35 ms with them; Llama-3-8B has 32 layers, so (8.23 - 7.35) / 32 = 0.0275 ms a layer.
 Mistral-7B-v0.1 has 32 layers too: its batch-1 TPOT without graphs is the source's own 0.88 ms
-slower. The bound (100 % of peak, declared facts only) does not move: the term is an assumption."""
+slower. The bound (100 % of peak, declared facts only) does not move: the term is an assumption.
+TensorRT-LLM (engine: trtllm) without graphs pays the fixed part fitted on held-out MLPerf runs
+instead (docs/calibration.md "TensorRT-LLM without CUDA graphs")."""
 
 from __future__ import annotations
 
@@ -62,6 +64,31 @@ def test_the_term_counts_the_model_layers_and_a_declared_overhead_stands() -> No
     assert default_fixed_part(dep(True, 80))[0] == pytest.approx(2.1e-3, rel=1e-12)
     # a declared iteration_overhead is the deployment's own fact: nothing is added to it
     assert default_fixed_part(dep(False, 80, {"iteration_overhead_s": 5e-3}))[0] is None
+
+
+def test_tensorrt_llm_without_graphs_pays_the_held_out_fit() -> None:
+    """engine: trtllm with cuda_graphs: false: the whole fixed part is the median intercept of the nine
+    MLPerf v5.1 pairs held out of the validation set, 15.50 ms for Llama-2-70B's 80 layers
+    (tests/calibration/test_trtllm_fixed_part.py works the median pair, HPE XD670 H200, by hand);
+    other engines keep SGLang's 27.5 us a layer, TensorRT-LLM with graphs the 2.1 ms."""
+    def dep(engine: str | None, graphs: bool | None, layers: int) -> SimpleNamespace:
+        return SimpleNamespace(engine=engine, cuda_graphs=graphs, model=SimpleNamespace(layers=layers), effects={})
+
+    assert default_fixed_part(dep("trtllm", False, 80))[0] == pytest.approx(15.50e-3, rel=1e-12)
+    assert default_fixed_part(dep("vllm", False, 80))[0] == pytest.approx(4.3e-3, rel=1e-12)
+    assert default_fixed_part(dep("trtllm", None, 80))[0] == pytest.approx(2.1e-3, rel=1e-12)
+    # 32 layers: 2.1 + 32 x (15.50 - 2.1) / 80 = 2.1 + 5.36 = 7.46 ms
+    assert default_fixed_part(dep("trtllm", False, 32))[0] == pytest.approx(7.46e-3, rel=1e-12)
+
+
+def test_tensorrt_llm_eager_decode_at_batch_one(tmp_path: Path) -> None:
+    """Mistral-7B's 32 layers at batch 1 under engine: trtllm, cuda_graphs: false: 32 x 0.1675 ms =
+    5.36 ms slower than with graphs, in the realistic TPOT and TTFT; the bound does not move."""
+    graphs = _check(tmp_path, ", engine: trtllm")
+    eager = _check(tmp_path, ", engine: trtllm, cuda_graphs: false")
+    assert eager["realistic"]["tpot_s"] - graphs["realistic"]["tpot_s"] == pytest.approx(5.36e-3, rel=1e-9)
+    assert eager["realistic"]["ttft_s"] - graphs["realistic"]["ttft_s"] == pytest.approx(5.36e-3, rel=1e-9)
+    assert eager["bound"]["tpot_s"] == graphs["bound"]["tpot_s"]
 
 
 def test_a_non_boolean_is_a_schema_error(tmp_path: Path) -> None:
