@@ -535,9 +535,9 @@ class _Replica:
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
-        """Apply the plan's effects at its end; return requests that finished."""
+        """Apply the plan's effects at its end; return requests that finished (``finished``, empty
+        when called: the loop empties it after reading it, and allocates no list when none finished)."""
         now = self.busy_until
-        self.finished = []
         kind = self.kind
         if kind == "jump":
             self.g += self.jump_k
@@ -808,6 +808,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
     cp_done = 0  # requests below it finished
     cp_last = {m - 1: m for m in cps}  # the last request of each checkpoint
     snaps: dict = {}  # checkpoint -> the counters at the arrival of its last request
+    made: list[RequestRecord] = []  # the records of requests warmup .. made_to - 1, made at checkpoints
+    made_to = warmup
 
     def after_finish(finished: list[_Req], now: float) -> None:
         nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window, cp_done
@@ -843,7 +845,11 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         if cp_done == cp_next:  # every request below the checkpoint has finished
             m = cp_next
             snap = snaps.pop(m)
-            cut = RawRun(tuple(_records(reqs[warmup:m], warmup, m)), w0, snap[0], scheduler.replicas, snap[1], snap[2],
+            # the records of requests below m are final (each has finished): made once, kept for the
+            # later checkpoints and the full run (an open loop's reqs[j] is request j)
+            made.extend(_records(reqs[made_to:m], warmup, m))
+            made_to = m
+            cut = RawRun(tuple(made), w0, snap[0], scheduler.replicas, snap[1], snap[2],
                          tuple(snap[3]), snap[6], snap[4], snap[5])
             if allowance is not None:  # the events so far, counted (the caller may read no further)
                 if not allowance(events - counted):
@@ -924,10 +930,10 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
             target.in_system += 1
             target.waiting.append(r)
             if target.kind == "":
-                target.finished = []
                 target.plan(t_new)
                 if target.finished:
                     after_finish(target.finished, t_new)
+                    target.finished = []
             elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
                 target.truncate(t_new, passed=born is not None and target.index < born)  # can_admit_now()
             continue
@@ -945,12 +951,14 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         finished = rep.commit()
         if finished:
             after_finish(finished, t_rep)
-        rep.finished = []
+            rep.finished = []
         rep.plan(t_rep)
         if rep.finished:
             after_finish(rep.finished, t_rep)
+            rep.finished = []
 
-    records = _records(reqs, warmup, len(reqs))
+    records = made + _records(reqs[made_to:], warmup, len(reqs)) if made_to > warmup else \
+        _records(reqs, warmup, len(reqs))
     if w1 == math.inf:
         w1 = clock
     if allowance is not None:
