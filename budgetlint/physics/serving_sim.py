@@ -54,7 +54,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from .step import component_lines, sum_lines
+from .step import line_rises, lines_from, sum_lines
 from .step_cost import StepCost
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 from budgetlint.text import numbers
@@ -233,7 +233,8 @@ class _Replica:
     # slots: every event reads and writes a dozen of these (issue 28)
     __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
                  "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
-                 "kind", "jump_k", "jump_lines", "decode_kept", "chunks", "plan_batch", "finished", "hold", "chunked")
+                 "kind", "jump_k", "jump_lines", "decode_kept", "rises_kept", "chunks", "plan_batch", "finished", "hold",
+                 "chunked")
 
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
@@ -246,6 +247,8 @@ class _Replica:
         self.a = float(cost.tokens_per_pass)
         # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
         self.decode_kept = getattr(cost, "decode_by_batch", None)
+        #: batch -> (its components, their step.line_rises at this replica's growth a x batch)
+        self.rises_kept: dict = {}
         self.spec_tokens = 1  # budget tokens a decode takes
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []  # admission order (preempt from the end)
@@ -438,7 +441,11 @@ class _Replica:
             k = 1
         self.kind = "jump"
         self.jump_k = k
-        self.jump_lines = lines = component_lines(comps, ctx, growth)  # sum_components(comps, ctx, growth, .)
+        rises = self.rises_kept.get(n_dec)
+        if rises is None or rises[0] is not comps:  # the components held by the entry: their identity is theirs
+            rises = self.rises_kept[n_dec] = (comps, line_rises(comps, growth))
+        # step.component_lines(comps, ctx, growth), its growth-only part kept: sum_components(comps, ctx, growth, .)
+        self.jump_lines = lines = lines_from(rises[1], ctx)
         self.busy_until = now + sum_lines(lines, k)
 
     def _plan_whole_prefills(self, now: float) -> bool:
@@ -499,13 +506,18 @@ class _Replica:
         tie = tie_s(t)
         k_run = self.jump_k
 
+        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it again)
+
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
-            end = t0 + sum_lines(lines, k)
+            end = ends[k] = t0 + sum_lines(lines, k)
             return (end > t + tie) if passed else (end >= t - tie)
 
         span = self.busy_until - t0
         guess = int((t - t0) * k_run / span) + 1 if span > 0 else 1
-        guess = min(max(guess, 1), k_run)
+        if guess < 1:  # min(max(guess, 1), k_run), spelled out
+            guess = 1
+        if guess > k_run:
+            guess = k_run
         lo, hi = 1, k_run  # the answer is in [lo, hi]
         if reached(guess):
             hi, step = guess, 1
@@ -531,7 +543,8 @@ class _Replica:
                 lo = mid + 1
         if lo < k_run:
             self.jump_k = lo
-            self.busy_until = t0 + sum_lines(lines, lo)
+            end = ends.get(lo)
+            self.busy_until = t0 + sum_lines(lines, lo) if end is None else end
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
