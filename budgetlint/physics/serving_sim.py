@@ -247,8 +247,10 @@ class _Replica:
         self.a = float(cost.tokens_per_pass)
         # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
         self.decode_kept = getattr(cost, "decode_by_batch", None)
-        #: batch -> (its components, their step.line_rises at this replica's growth a x batch)
-        self.rises_kept: dict = {}
+        #: batch -> (its components, their step.line_rises at the growth a x batch): the cost's where it keeps
+        #: them (RooflineStepCost.rises_by_batch: shared by the runs on it), else this replica's
+        kept_rises = getattr(cost, "rises_by_batch", None)
+        self.rises_kept: dict = kept_rises if isinstance(kept_rises, dict) else {}
         self.spec_tokens = 1  # budget tokens a decode takes
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []  # admission order (preempt from the end)
