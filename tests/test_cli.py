@@ -306,11 +306,11 @@ def test_its_own_process_collects_less_often_and_in_process_callers_are_left_alo
                                           "--no-codeowners", "-q"])
         with pytest.raises(SystemExit) as exited:
             main()
-        assert exited.value.code == 0 and seen[-1] == (50_000, 10, 100)
+        assert exited.value.code == 0 and seen[-1] == (200_000, 10, 100)
         gc.set_threshold(700, 10, 1000)
         with pytest.raises(SystemExit):
             main()
-        assert seen[-1] == (50_000, 10, 1000)
+        assert seen[-1] == (200_000, 10, 1000)
         gc.set_threshold(0, 10, 10)
         with pytest.raises(SystemExit):
             main()

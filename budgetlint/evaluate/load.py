@@ -458,7 +458,8 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     # the simulation is keyed on what it depends on (configuration and traffic), not the promises:
     # budgets that differ only in their promises share its requests; each reads its own promises
     # off them (attainment, intervals), and the capacity search (which depends on them) is its own entry
-    config = (repr(deployment), cost_key, _traffic_key(traffic), repr(sched))
+    dep_key = repr(deployment)  # one repr for every key below (a capacity step's too: issue 28)
+    config = (dep_key, cost_key, _traffic_key(traffic), repr(sched))
     work = getattr(env, "work", None)
     allowance = work.take if work is not None else None
 
@@ -470,7 +471,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     one = replace(sched, replicas=1)
     # the saturation run has no rate (closed loop, every slot busy): budgets with the same lengths
     # and deployment share it whatever rates they declare
-    sat_key = ("saturation", repr(deployment), cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
+    sat_key = ("saturation", dep_key, cost_key, _traffic_key(per_replica.at_rate(1.0)), repr(one))
     mu_shared = shared_entry(cache, sat_key, lambda: saturation(cost, per_replica, one, requests=CAPACITY_REQUESTS,
                                                                 allowance=allowance))
     overloaded = (traffic.arrival_rate_per_s is not None and bool(mu_shared)
@@ -556,7 +557,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         # bench_check_cost.py (about 7 % of the search's events on 200), about what reading and sharing
         # them cost, and each step read at several checkpoints is a stream that two --jobs workers
         # could both start
-        return shared_entry(cache, ("run", (repr(deployment), cost_key, _traffic_key(t), repr(s)), n),
+        return shared_entry(cache, ("run", (dep_key, cost_key, _traffic_key(t), repr(s)), n),
                             lambda: run(cost, t, s, requests=n, allowance=allowance))
 
     def search() -> tuple:

@@ -17,11 +17,7 @@ which another process's identities do not match, so such keys stay in the worker
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
-import shutil
-import tempfile
 import time
 from typing import Any, Callable, Optional
 
@@ -34,12 +30,16 @@ _DIR: Optional[str] = None
 
 def open_run() -> str:
     """Make the run's folder (before the workers fork: they inherit its name)."""
+    import tempfile
+
     global _DIR
     _DIR = tempfile.mkdtemp(prefix="budgetlint-load-")
     return _DIR
 
 
 def close_run() -> None:
+    import shutil
+
     global _DIR
     if _DIR is not None:
         shutil.rmtree(_DIR, ignore_errors=True)
@@ -54,6 +54,9 @@ def get(key: Any, compute: Callable[[], Any]) -> Any:
     """``compute()`` once per key over the run's processes (module doc)."""
     if _DIR is None:
         return compute()
+    import hashlib  # here, not at the top: a run without workers never needs them (issue 28: ~5 ms)
+    import pickle
+
     name = os.path.join(_DIR, hashlib.sha256(repr(key).encode()).hexdigest())
     done, claim = name + ".pickle", name + ".claim"
     deadline = time.monotonic() + WAIT_S
@@ -87,6 +90,8 @@ def get(key: Any, compute: Callable[[], Any]) -> Any:
 
 
 def _read(path: str) -> Optional[tuple]:
+    import pickle
+
     try:
         with open(path, "rb") as fh:
             return pickle.load(fh)

@@ -46,14 +46,25 @@ CALIBRATE_EVENTS = 200_000_000
 class WorkBudget:
     """A shared count of the events a run may still simulate."""
 
-    def __init__(self, events: int | None = None) -> None:
+    def __init__(self, events: int | None = None, *, shared: bool = True) -> None:
+        """``shared`` False: a count of this process alone until :meth:`share` (a run that may not
+        fork makes no shared memory: the multiprocessing import and the semaphore were ~12 ms of a
+        simulating check, issue 28)."""
         self.events = int(RUN_EVENTS if events is None else events)
         self._left: Any = None
         self._local = self.events
+        if shared:
+            self.share()
+
+    def share(self) -> None:
+        """From now on the count lives in shared memory (call it before the workers fork: they
+        inherit it), starting from what this process has left; a no-op once shared."""
+        if self._left is not None:
+            return
         try:
             import multiprocessing
 
-            self._left = multiprocessing.get_context("fork").Value("q", self.events)
+            self._left = multiprocessing.get_context("fork").Value("q", self._local)
         except (ImportError, OSError, ValueError):  # no shared memory: this process alone
             self._left = None
 

@@ -197,13 +197,15 @@ def steady_state(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, seed
     if not scheduler.chunked_prefill:
         return _steady_unchunked(cost, users, n, p_new, cached, context, budget)
     by_tokens = budget / (n * k + p_new) if math.isfinite(budget) else math.inf
-    news = [max(1.0, p * (1.0 - hit)) for p in ps]
+    # max(1.0, x) spelled out as x if x > 1.0 else 1.0 (max keeps its first argument unless the second is
+    # larger: the same values, ints staying ints), here and in q's sum: 1,000 draws, three rounds (issue 28)
+    news = [x if x > 1.0 else 1.0 for x in [p * (1.0 - hit) for p in ps]]
     d = 0.0
     longest = max(news)
     for _ in range(3):  # q depends on the budget the decodes leave, d on q: a few rounds settle it
         room = max(1.0, budget - d * k)
         # every prompt in one iteration when the longest fits (x / room <= 1: the sum's 1.0 each)
-        q = sum(max(1.0, math.ceil(x / room)) for x in news) / len(news) \
+        q = sum([c if c > 1.0 else 1.0 for c in [math.ceil(x / room) for x in news]]) / len(news) \
             if math.isfinite(room) and longest > room else 1.0
         by_slots = users / (n + q)
         r = min(by_slots, by_tokens)

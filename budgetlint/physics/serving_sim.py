@@ -54,7 +54,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from .step import component_lines, sum_lines
+from .step import line_rises, lines_from, sum_lines
 from .step_cost import StepCost
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 from budgetlint.text import numbers
@@ -233,7 +233,8 @@ class _Replica:
     # slots: every event reads and writes a dozen of these (issue 28)
     __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
                  "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
-                 "kind", "jump_k", "jump_lines", "decode_kept", "chunks", "plan_batch", "finished", "hold", "chunked")
+                 "kind", "jump_k", "jump_lines", "decode_kept", "rises_kept", "chunks", "plan_batch", "finished", "hold",
+                 "chunked")
 
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
@@ -246,6 +247,10 @@ class _Replica:
         self.a = float(cost.tokens_per_pass)
         # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
         self.decode_kept = getattr(cost, "decode_by_batch", None)
+        #: batch -> (its components, their step.line_rises at the growth a x batch): the cost's where it keeps
+        #: them (RooflineStepCost.rises_by_batch: shared by the runs on it), else this replica's
+        kept_rises = getattr(cost, "rises_by_batch", None)
+        self.rises_kept: dict = kept_rises if isinstance(kept_rises, dict) else {}
         self.spec_tokens = 1  # budget tokens a decode takes
         self.waiting: deque[_Req] = deque()
         self.running: list[_Req] = []  # admission order (preempt from the end)
@@ -438,7 +443,11 @@ class _Replica:
             k = 1
         self.kind = "jump"
         self.jump_k = k
-        self.jump_lines = lines = component_lines(comps, ctx, growth)  # sum_components(comps, ctx, growth, .)
+        rises = self.rises_kept.get(n_dec)
+        if rises is None or rises[0] is not comps:  # the components held by the entry: their identity is theirs
+            rises = self.rises_kept[n_dec] = (comps, line_rises(comps, growth))
+        # step.component_lines(comps, ctx, growth), its growth-only part kept: sum_components(comps, ctx, growth, .)
+        self.jump_lines = lines = lines_from(rises[1], ctx)
         self.busy_until = now + sum_lines(lines, k)
 
     def _plan_whole_prefills(self, now: float) -> bool:
@@ -499,13 +508,18 @@ class _Replica:
         tie = tie_s(t)
         k_run = self.jump_k
 
+        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it again)
+
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
-            end = t0 + sum_lines(lines, k)
+            end = ends[k] = t0 + sum_lines(lines, k)
             return (end > t + tie) if passed else (end >= t - tie)
 
         span = self.busy_until - t0
         guess = int((t - t0) * k_run / span) + 1 if span > 0 else 1
-        guess = min(max(guess, 1), k_run)
+        if guess < 1:  # min(max(guess, 1), k_run), spelled out
+            guess = 1
+        if guess > k_run:
+            guess = k_run
         lo, hi = 1, k_run  # the answer is in [lo, hi]
         if reached(guess):
             hi, step = guess, 1
@@ -531,13 +545,14 @@ class _Replica:
                 lo = mid + 1
         if lo < k_run:
             self.jump_k = lo
-            self.busy_until = t0 + sum_lines(lines, lo)
+            end = ends.get(lo)
+            self.busy_until = t0 + sum_lines(lines, lo) if end is None else end
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
-        """Apply the plan's effects at its end; return requests that finished."""
+        """Apply the plan's effects at its end; return requests that finished (``finished``, empty
+        when called: the loop empties it after reading it, and allocates no list when none finished)."""
         now = self.busy_until
-        self.finished = []
         kind = self.kind
         if kind == "jump":
             self.g += self.jump_k
@@ -808,6 +823,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
     cp_done = 0  # requests below it finished
     cp_last = {m - 1: m for m in cps}  # the last request of each checkpoint
     snaps: dict = {}  # checkpoint -> the counters at the arrival of its last request
+    made: list[RequestRecord] = []  # the records of requests warmup .. made_to - 1, made at checkpoints
+    made_to = warmup
 
     def after_finish(finished: list[_Req], now: float) -> None:
         nonlocal done_count, issued, in_sys, completions_in_window, tokens_in_window, cp_done
@@ -843,7 +860,11 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         if cp_done == cp_next:  # every request below the checkpoint has finished
             m = cp_next
             snap = snaps.pop(m)
-            cut = RawRun(tuple(_records(reqs[warmup:m], warmup, m)), w0, snap[0], scheduler.replicas, snap[1], snap[2],
+            # the records of requests below m are final (each has finished): made once, kept for the
+            # later checkpoints and the full run (an open loop's reqs[j] is request j)
+            made.extend(_records(reqs[made_to:m], warmup, m))
+            made_to = m
+            cut = RawRun(tuple(made), w0, snap[0], scheduler.replicas, snap[1], snap[2],
                          tuple(snap[3]), snap[6], snap[4], snap[5])
             if allowance is not None:  # the events so far, counted (the caller may read no further)
                 if not allowance(events - counted):
@@ -924,10 +945,10 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
             target.in_system += 1
             target.waiting.append(r)
             if target.kind == "":
-                target.finished = []
                 target.plan(t_new)
                 if target.finished:
                     after_finish(target.finished, t_new)
+                    target.finished = []
             elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
                 target.truncate(t_new, passed=born is not None and target.index < born)  # can_admit_now()
             continue
@@ -945,12 +966,14 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         finished = rep.commit()
         if finished:
             after_finish(finished, t_rep)
-        rep.finished = []
+            rep.finished = []
         rep.plan(t_rep)
         if rep.finished:
             after_finish(rep.finished, t_rep)
+            rep.finished = []
 
-    records = _records(reqs, warmup, len(reqs))
+    records = made + _records(reqs[made_to:], warmup, len(reqs)) if made_to > warmup else \
+        _records(reqs, warmup, len(reqs))
     if w1 == math.inf:
         w1 = clock
     if allowance is not None:

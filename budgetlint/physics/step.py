@@ -519,7 +519,9 @@ def _values(s: StepInputs, batch: int, context_tokens: float, pf_tokens: float, 
     linear = linear_flop / per_f * rest
     attention = (spec * attn_read + pf_attention_flop) / per_f * rest
     if per_operator:
-        roofline = max(weights, linear) + max(kv, attention)
+        # max(weights, linear) + max(kv, attention), spelled out (max returns its first argument unless
+        # the second is larger: the same float, NaN and signed zeros included)
+        roofline = (linear if linear > weights else weights) + (attention if attention > kv else kv)
     else:
         mem, cmp_ = weights + kv, linear + attention
         top = cmp_ if cmp_ > mem else mem  # max(mem, cmp_)
@@ -659,20 +661,49 @@ def component_lines(components: Sequence[Sequence[float]], start_context: float,
     """What of :func:`sum_components` does not depend on the count: each component's memory
     and compute lines from ``start_context`` and where the larger one changes (a run cut at
     several counts, as :meth:`~.serving_sim._Replica.truncate` does, computes them once)."""
-    out = []
+    return lines_from(line_rises(components, growth), start_context)
+
+
+def line_rises(components: Sequence[Sequence[float]], growth: float) -> tuple:
+    """What of :func:`component_lines` depends on neither the start nor the count (the simulator keeps
+    it per batch: a decode run of B sequences always grows by the same ``a x B``): per component
+    ``(fixed, per, floor, floor_per, b, d, slope)``, or its lines outright when neither side rises
+    (``per`` and ``floor_per`` zero: ``fixed + 0.0 x start`` is ``fixed`` at every finite start)."""
+    out: list = []
     for comp in components:
         fixed, per, floor = comp[0], comp[1], comp[2]
         floor_per = comp[3] if len(comp) > 3 else 0.0
-        a, b = fixed + per * start_context, per * growth  # the memory line at j = 0, its rise
-        c, d = floor + floor_per * start_context, floor_per * growth  # the compute line
-        gap, slope = a - c, b - d  # memory minus compute: gap + slope x j
-        if slope == 0.0:
-            out.append((False, a, b, 0.0, 0.0, 0) if gap >= 0 else (False, c, d, 0.0, 0.0, 0))
-        elif slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
-            out.append((True, c, d, a, b, 0 if gap >= 0 else math.ceil(-gap / slope)))
-        else:  # compute overtakes memory at the first j with gap + slope j < 0
-            out.append((True, a, b, c, d, 0 if gap < 0 else math.floor(gap / -slope) + 1))
+        b, d = per * growth, floor_per * growth  # the memory line's rise, the compute line's
+        slope = b - d
+        if per == 0.0 and floor_per == 0.0:
+            out.append(_lines(fixed + per * 0.0, b, floor + floor_per * 0.0, d, slope))
+        else:
+            out.append((fixed, per, floor, floor_per, b, d, slope))
     return tuple(out)
+
+
+def lines_from(rises: Sequence[tuple], start_context: float) -> tuple[Lines, ...]:
+    """:func:`component_lines` from the components' :func:`line_rises`, at ``start_context``."""
+    out = []
+    for rise in rises:
+        if len(rise) == 6:  # the lines themselves (no rise on either side)
+            out.append(rise)
+            continue
+        fixed, per, floor, floor_per, b, d, slope = rise
+        out.append(_lines(fixed + per * start_context, b, floor + floor_per * start_context, d, slope))
+    return tuple(out)
+
+
+def _lines(a: float, b: float, c: float, d: float, slope: float) -> Lines:
+    """One component's :data:`Lines`: the memory line ``a + b j`` and the compute line ``c + d j``
+    (``slope = b - d``)."""
+    gap = a - c  # memory minus compute: gap + slope x j
+    if slope == 0.0:
+        return (False, a, b, 0.0, 0.0, 0) if gap >= 0 else (False, c, d, 0.0, 0.0, 0)
+    if slope > 0:  # memory overtakes compute at the first j with gap + slope j >= 0
+        return (True, c, d, a, b, 0 if gap >= 0 else math.ceil(-gap / slope))
+    # compute overtakes memory at the first j with gap + slope j < 0
+    return (True, a, b, c, d, 0 if gap < 0 else math.floor(gap / -slope) + 1)
 
 
 def sum_lines(lines: Sequence[Lines], count: int) -> float:

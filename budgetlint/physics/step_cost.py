@@ -116,6 +116,10 @@ class RooflineStepCost:
         #: :meth:`decode_terms`' cache when it is keyed by the batch alone (no windowed pass), for a caller
         #: that reads it without the call (the simulator's decode runs, issue 28); None otherwise
         self.decode_by_batch: dict | None = self._decode if not self._windows else None
+        #: the simulator's step.line_rises of these components by batch (serving_sim._Replica: kept with the
+        #: cost, so every run on it, a capacity search's steps, reads them; each entry holds the components
+        #: it was made from, and is used only for those)
+        self.rises_by_batch: dict = {}
 
     def iteration_s(self, batch: int, context_tokens: float,
                     prefill: Sequence[tuple[int, int]]) -> float:

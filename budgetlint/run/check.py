@@ -174,7 +174,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 
-        env.work = WorkBudget()  # made before any worker forks: they share its counter
+        env.work = WorkBudget(shared=False)  # shared (WorkBudget.share) just before any worker forks
     env.slo_export = options.slo_export
     if options.prometheus:
         from budgetlint.evaluate.prometheus_live import LiveSource
@@ -410,6 +410,8 @@ def _parallel(files: list[Path], early: dict, pending: list[Path], jobs: int, ca
     _WORKER = (catalog, stage)
     chunk = max(1, min(16, len(pending) // (jobs * 8)))
     load_share.open_run()  # the workers share their load simulations through it
+    if stage.env.work is not None:
+        stage.env.work.share()  # the workers draw on one count of the run's simulated events
     try:
         with multiprocessing.get_context("fork").Pool(jobs) as pool:
             results = pool.imap(_work, pending, chunk)
