@@ -30,13 +30,17 @@ percentile: p95
 workload:
   prompt_tokens: {lognormal: {mean: 1500, p95: 4000}}
   output_tokens: {lognormal: {mean: 300, p95: 800}}
-  arrival_rate: 11.5 request/s
+  arrival_rate: 11.6 request/s
 promise: {ttft: 800 ms, tpot: 50 ms}
 deployment: {model: llama-3.1-8b, hardware: h100-sxm}
-# BL330: p95 TPOT not shown at 11.5 request/s (utilisation 0.99, saturation
-#        11.7 request/s): inside the band 0.95 to 1.02 of an uncalibrated
-#        simulation (...); settle it: calibrate on a run, link a measured run
-#        at this rate, or deployment.replicas: 2 (utilisation under 0.95)
+# BL330: p95 TPOT not shown (simulated 88.8 ms, a transient) at 11.6 request/s
+#        against a saturation of 11.7 request/s (utilisation 0.9884); every
+#        promise holds up to 11.3 request/s per replica in the simulation;
+#        inside the band 0.95 to 1.02 where an uncalibrated simulation can
+#        tell neither met nor at risk (...); promise 50 ms; settle it:
+#        calibrate on a run of this deployment (budgetlint calibrate), link a
+#        measured run at this rate, or deployment.replicas: 2 (utilisation
+#        under 0.95)
 ```
 
 ## Fix
