@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from budgetlint.model.types import Budget
 from budgetlint.text import numbers
@@ -52,6 +52,18 @@ STEADY_TRIES = 3
 #: ~0.95"): TPOT there is about F / (1 - rho), so a 5 % error in the saturation rate (the spread of an
 #: uncalibrated default) moves the predicted percentile by 2x or more
 NEAR_SATURATION = 0.95
+#: how pessimistic an uncalibrated simulation's saturation has been measured to be: budgetlint's
+#: saturation over the same system's MLPerf Offline throughput is 0.98-1.01 on the v5.1 Server rows
+#: whose scheduler matches Offline (MI325X, Cisco 16 x H100 and Dell XE7745 0.98, XE9680 1.00,
+#: B200 1.01; docs/load.md "Capacity against MLPerf Offline", made by
+#: benchmarks/validation/capacity_vs_offline.py). The smallest ratio: the real saturation may be
+#: up to 1 / 0.98 of the simulated one, so an uncalibrated open loop is overloaded only from a
+#: utilisation of 1 / UNCALIBRATED_SATURATION_LOW (1.0204...); from NEAR_SATURATION up to that edge
+#: it can say neither met nor at risk (issue 25). A calibrated step cost has no measured error of
+#: this kind: its edge stays 1.
+UNCALIBRATED_SATURATION_LOW = 0.98
+UNCALIBRATED_BAND_SOURCE = ("an uncalibrated saturation measured at 0.98-1.01 of MLPerf Offline throughput "
+                            "in docs/load.md, \"Capacity against MLPerf Offline\"")
 CAPACITY_TOLERANCE = 0.04
 #: more replicas than this: one is simulated at its share (each event looks at every replica)
 MAX_SIMULATED_REPLICAS = 64  # bracket width as a fraction of the saturation rate: <= 6 simulations
@@ -184,6 +196,10 @@ class LoadEvaluation:
     #: open loop at NEAR_SATURATION or more of the saturation throughput, not above it: a steady state
     #: may exist but its percentiles swing with the saturation estimate itself (issue 25)
     near_saturation: bool = False
+    #: uncalibrated open loop from NEAR_SATURATION up to :func:`overload_edge`: within the measured
+    #: error of the uncalibrated saturation, so the time promises' simulated verdicts are
+    #: ``not-shown`` (issue 25; BL330 reports each)
+    in_capacity_band: bool = False
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
     output_lengths: Any = None
@@ -263,6 +279,8 @@ class LoadEvaluation:
             "stopping_rule": self.stopping_rule,
             "overloaded": self.overloaded,
             "near_saturation": self.near_saturation,
+            "in_capacity_band": self.in_capacity_band,
+            "overload_edge": overload_edge(self),
         })
         if self.pools is not None:
             out["pools"] = self.pools.as_dict()
@@ -593,14 +611,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                           math.inf if value is None else value, iv[1] if iv else math.nan)
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
-    u = utilisation(out)
-    out.near_saturation = out.arrival_rate_per_s is not None and u is not None and NEAR_SATURATION <= u < 1.0
-    if out.arrival_rate_per_s is not None and u is not None and u >= 1.0:
-        # no steady state: a longer simulation would only predict longer waits
-        out.overloaded = True
-        for name, verdict in out.verdicts.items():
-            if verdict == "met":
-                out.verdicts[name] = "at-risk"
+    settle_saturation(out, utilisation(out), [name for name, _ in promises])
     want_req = pr.throughput_request_per_s
     if want_req is None and pr.throughput_token_per_s is not None:
         want_req = pr.throughput_token_per_s / max(traffic.output.mean, 1.0)
@@ -691,6 +702,48 @@ def time_promises(out: "LoadEvaluation", pr: Any) -> list:
     return promises
 
 
+def settle_saturation(out: LoadEvaluation, u: Optional[float], simulated: Sequence[str]) -> None:
+    """An open loop's ``overloaded``, ``near_saturation`` and ``in_capacity_band`` at utilisation
+    ``u``, and the verdicts they change (issue 25): at or above :func:`overload_edge` no steady
+    state (a met promise is at risk); from NEAR_SATURATION below it, on the uncalibrated step cost,
+    the ``simulated`` promises' met or at-risk becomes ``not-shown`` (the bound's cannot-be-met, and
+    a promise the edge allowances alone use up, stand)."""
+    edge = overload_edge(out)
+    if out.arrival_rate_per_s is None or u is None:
+        return
+    out.near_saturation = NEAR_SATURATION <= u < edge
+    if u >= edge:
+        # no steady state: a longer simulation would only predict longer waits
+        out.overloaded = True
+        for name, verdict in out.verdicts.items():
+            if verdict == "met":
+                out.verdicts[name] = "at-risk"
+    elif out.near_saturation and not out.calibrated:
+        # within the uncalibrated saturation's measured error of 1: the simulated percentile is a
+        # transient of a saturation that may be 2 % off, so it decides nothing
+        out.in_capacity_band = True
+        for name in simulated:
+            if out.verdicts.get(name) in ("met", "at-risk"):
+                out.verdicts[name] = "not-shown"
+
+
+def overload_edge(load: LoadEvaluation) -> float:
+    """The utilisation from which an open loop is overloaded: 1 on a calibrated step cost,
+    ``1 / UNCALIBRATED_SATURATION_LOW`` on the uncalibrated defaults (their saturation has been
+    measured up to 2 % pessimistic: a load must exceed even the corrected one)."""
+    return 1.0 if load.calibrated else 1.0 / UNCALIBRATED_SATURATION_LOW
+
+
+def replicas_under_near_saturation(load: LoadEvaluation) -> Optional[int]:
+    """The fewest replicas that bring the utilisation under NEAR_SATURATION: the smallest ``n`` with
+    ``rate / (n x saturation) < 0.95``; None when there is no open-loop rate or saturation."""
+    mu = load.saturation_request_per_s
+    if load.arrival_rate_per_s is None or not mu or not math.isfinite(load.arrival_rate_per_s):
+        return None
+    n = math.floor(load.arrival_rate_per_s / (NEAR_SATURATION * mu)) + 1
+    return n if n <= REPLICAS_CAP else None
+
+
 def utilisation(load: LoadEvaluation) -> Optional[float]:
     """The offered load: arrivals per second per replica (closed loop: completions)
     over the saturation throughput (the closed-loop rate with every slot busy).
@@ -720,6 +773,14 @@ def utilisation_text(u: Optional[float]) -> str:
     return numbers.number(u)
 
 
+def band_figure(u: Optional[float]) -> str:
+    """A utilisation beside the capacity band's edges, in four figures (``1.004``, ``1.020``: two
+    figures would print both as ``1``)."""
+    if u is None or not math.isfinite(u):
+        return "unknown"
+    return numbers.number(u, figures=4)
+
+
 def load_words(load: LoadEvaluation) -> str:
     """ "at 6 request/s per replica (utilisation 0.93)" or "with 32 users per replica". """
     from budgetlint.model.units import format_quantity
@@ -733,6 +794,30 @@ def load_words(load: LoadEvaluation) -> str:
         where = " per replica" if load.replicas > 1 else ""
         return f"at {format_quantity(per, 'request_rate')}{where}{util}"
     return f"with {load.concurrency} users per replica{util}"
+
+
+def band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
+    """The BL330 message: a time promise in the uncalibrated capacity band, its load, capacity,
+    utilisation, band and source, and what would settle it."""
+    from budgetlint.model.units import format_quantity
+
+    pct = f"p{numbers.stated(load.percentile)}"
+    per = (load.arrival_rate_per_s or 0.0) / load.replicas
+    where = " per replica" if load.replicas > 1 else ""
+    cap = load.capacity
+    held = (f"; every promise holds up to {format_quantity(cap.request_per_s, 'request_rate')} per replica "
+            "in the simulation" if cap is not None else "")
+    n = replicas_under_near_saturation(load)
+    more = (f", or {'deployment.replicas: ' + str(n)} (utilisation under {numbers.number(NEAR_SATURATION)})"
+            if n is not None and n > load.replicas else "")
+    value = load.predicted(promise)
+    shown = f" (simulated {format_quantity(value, 'time')}, a transient)" if value is not None else ""
+    return (f"budget {b.name!r}: {pct} {_LABEL[promise]} not shown{shown} at {format_quantity(per, 'request_rate')}"
+            f"{where} against a saturation of {format_quantity(load.saturation_request_per_s or 0.0, 'request_rate')}"
+            f" (utilisation {band_figure(utilisation(load))}){held}; inside the band {numbers.number(NEAR_SATURATION)} "
+            f"to {band_figure(overload_edge(load))} where an uncalibrated simulation can tell neither met nor at risk "
+            f"({UNCALIBRATED_BAND_SOURCE}); promise {format_quantity(load.limits[promise], 'time')}; settle it: "
+            f"calibrate on a run of this deployment (budgetlint calibrate), link a measured run at this rate{more}")
 
 
 def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:

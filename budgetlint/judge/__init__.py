@@ -437,7 +437,11 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     elif decider.basis in ("estimate", "calibrated") and name in TIME_PROMISES and number > 50.0:
         note = (f"{_flat_judged(ev)}: a {pct} needs declared traffic "
                 "(workload arrival_rate or concurrency) to mean anything")
-    if decider.basis == "simulated" and load is not None and getattr(load, "near_saturation", False) \
+    in_band = decider.basis == "simulated" and load is not None and getattr(load, "in_capacity_band", False) \
+        and name in TIME_PROMISES and decider.verdict == "not-shown"
+    if in_band:
+        note = capacity_band_words(load)
+    elif decider.basis == "simulated" and load is not None and getattr(load, "near_saturation", False) \
             and name != "throughput" and load.capacity is not None:
         from budgetlint.evaluate.load import utilisation as _utilisation
 
@@ -450,8 +454,28 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     words = decider.words
     if decider.basis == "simulated" and "estimate" in considered:
         words += f"; flat estimate {fmt(considered['estimate'], unit)} ({flat_words(ev)})"
+    # in the band the simulated percentile is a transient: it is shown (words, value) but gives no headroom
+    room = None if in_band else headroom(name, limit, decider.value)
     return Judgement(name, decider.verdict or "unknown", decider.basis, decider.value, unit, limit,
-                     headroom(name, limit, decider.value), decider.interval, considered, words, note)
+                     room, decider.interval, considered, words, note)
+
+
+def capacity_band_words(load: Any) -> str:
+    """The judgement note of a time promise in the uncalibrated capacity band (issue 25): the
+    capacity first, then the utilisation, the band and why the simulation cannot tell."""
+    from budgetlint.evaluate.load import (NEAR_SATURATION, UNCALIBRATED_BAND_SOURCE, band_figure, overload_edge,
+                                          utilisation)
+
+    cap = load.capacity
+    first = (f"capacity {fmt(cap.request_per_s, 'request/s')} per replica with every promise held; "
+             if cap is not None else "")
+    per = (load.arrival_rate_per_s or 0.0) / load.replicas
+    return (f"{first}{fmt(per, 'request/s')} arrive per replica against a simulated saturation of "
+            f"{fmt(load.saturation_request_per_s, 'request/s')}: utilisation {band_figure(utilisation(load))}, "
+            f"inside the band {numbers.number(NEAR_SATURATION)} to {band_figure(overload_edge(load))} where an "
+            f"uncalibrated simulation can tell neither met nor at risk ({UNCALIBRATED_BAND_SOURCE}): a 2 % error in "
+            "the saturation moves the percentile 2x or more, and a simulation there is a transient, "
+            "not a steady state, so its percentile is shown but not judged")
 
 
 def _cost_unknown(ev: Any, limit: Optional[float], unit: str) -> Judgement:

@@ -505,6 +505,12 @@ def under_load(evaluation: Any) -> list[str]:
         out.append(line)
         if verdict == "at-risk":
             out.append(f"           why: {mechanism(load, name)}")
+        elif verdict == "not-shown" and getattr(load, "in_capacity_band", False):
+            from budgetlint.evaluate.load import NEAR_SATURATION, band_figure, overload_edge
+
+            out.append(f"           why: inside the band {numbers.number(NEAR_SATURATION)} to "
+                       f"{band_figure(overload_edge(load))} of an uncalibrated saturation (measured 0.98-1.01 "
+                       "of MLPerf Offline): the percentile is a transient; read the capacity (BL330)")
     if r.slo_attainment == r.slo_attainment:  # not NaN
         out.append(f"    SLO attainment {numbers.percent(r.slo_attainment)} (every promise at once); goodput "
                    f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")

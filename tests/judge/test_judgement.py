@@ -358,3 +358,32 @@ def test_pr_diff_compares_the_judged_headroom() -> None:
     assert h["promise"] == "ttft"
     assert h["old"] == pytest.approx(0.25) and h["new"] == pytest.approx(0.5 / 0.48 - 1)
     assert h["regression"]  # (0.25 - 0.0417) / 0.25 = 83 % of it gone, over the 50 % threshold
+
+
+#: the OVERLOADED budget at 11.6 request/s: utilisation about 11.6 / 11.7 = 0.99, inside the
+#: uncalibrated capacity band 0.95 up to 1 / 0.98 = 1.02 (issue 25, docs/load.md)
+IN_BAND = OVERLOADED.replace("arrival_rate: 13 request/s", "arrival_rate: 11.6 request/s")
+
+
+def test_in_the_capacity_band_it_is_not_shown_in_every_format(tmp_path: Path) -> None:
+    """Not met, not at risk: every output reads the judgement's not-shown, with no headroom from the
+    transient percentile; BL330 is the warning that says it (no BL307, no BL304, no BL320)."""
+    assert IN_BAND != OVERLOADED
+    code, out = check_all(write(tmp_path, IN_BAND), "--fail-on", "warning", "--sarif-info")
+    (b,) = json.loads(out["json"])["budgets"]
+    assert 0.95 <= 11.6 / b["load"]["saturation_request_per_s"] < 1 / 0.98
+    for name in ("ttft", "tpot"):
+        j = b["judgement"][name]
+        assert (j["verdict"], j["basis"], j["headroom"]) == ("not-shown", "simulated", None)
+        assert b["verdicts"][name] == "not-shown" and b["load"]["verdicts"][name] == "not-shown"
+        assert j["note"].startswith("capacity ")
+        assert "not shown (simulated)" in markdown_row(out["markdown"], "chat-under-load", name)
+        props = junit_props(out["junit"], "chat-under-load", name)
+        assert props["verdict"] == "not-shown" and props["basis"] == "simulated"
+    assert b["status"] == "warn"
+    assert "is met" not in out["text"] and "BL330 warning" in out["text"]
+    sarif = json.loads(out["sarif"])
+    rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert "BL330" in rules and not rules & {"BL307", "BL304", "BL320"}
+    assert html_counts(out["html"], "bl-verdict-counts")["met"] == 0
+    assert code == 1

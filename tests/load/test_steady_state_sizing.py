@@ -52,15 +52,20 @@ def _load_and_judgement(tmp_path: Path, monkeypatch, rate: str) -> tuple[dict, d
 
 def test_near_saturation_the_result_says_so_and_leads_with_capacity(tmp_path: Path, monkeypatch) -> None:
     """At 18.2 request/s the offered load is 18.2 / 18.8 = 0.97 of the saturation (at least
-    NEAR_SATURATION, 0.95, below 1): each time promise's note says so and quotes the capacity.
-    (17.8 of 18.4 before issue 25's fixed part of an iteration and refitted bandwidth fraction.)"""
+    NEAR_SATURATION, 0.95, below the uncalibrated edge 1 / 0.98 = 1.02): uncalibrated, inside the
+    capacity band, so each time promise is not-shown (not met or at risk from a transient) and its
+    note leads with the capacity, then the utilisation and the band.
+    (17.8 of 18.4 before issue 25's fixed part of an iteration and refitted bandwidth fraction;
+    before the band the verdicts were the percentile's and the note began "near saturation".)"""
     load, judgement = _load_and_judgement(tmp_path, monkeypatch, "18.2")
-    assert 0.95 <= 18.2 / load["saturation_request_per_s"] < 1.0
+    assert 0.95 <= 18.2 / load["saturation_request_per_s"] < 1 / 0.98
     assert load["near_saturation"] is True and load["overloaded"] is False
+    assert load["in_capacity_band"] is True
     for name in ("ttft", "tpot"):
-        note = judgement[name]["note"]
-        assert note.startswith("near saturation (utilisation 0.9")
-        assert "holds up to" in note and "read the capacity first" in note
+        j = judgement[name]
+        assert j["verdict"] == "not-shown" and j["basis"] == "simulated" and j["headroom"] is None
+        assert j["note"].startswith("capacity ") and "per replica with every promise held" in j["note"]
+        assert "utilisation 0.9" in j["note"] and "inside the band 0.95 to 1.02" in j["note"]
 
 
 def test_well_below_saturation_no_such_note(tmp_path: Path, monkeypatch) -> None:
