@@ -398,9 +398,13 @@ class _Replica:
         if n_dec == 0:
             if running:  # prefills stuck for cache room: free the newest, retry
                 self._preempt_last()
-            else:  # cannot happen for requests that fit alone (checked at arrival)
+            else:  # alone and still no room: a request that fits at arrival (prompt + reply) but whose
+                # speculative passes overshoot the cache (up to tokens_per_pass - 1 tokens), preempted
+                # with nothing else running. Rejected; the hold of its preemption goes with it (a
+                # request leaving, as a finish does), or every later arrival here would be rejected too
                 r = waiting.popleft()
                 r.rejected = True
+                self.hold = False
                 r.done = now
                 self.in_system -= 1
                 self.finished.append(r)

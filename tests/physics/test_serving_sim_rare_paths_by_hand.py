@@ -1,0 +1,176 @@
+"""serving_sim's rare paths, worked by hand (issue 22: the sampled mutation runs' survivors lived
+here): the tie window of event times, a decode preempted and recomputed, a request rejected inside
+the scheduler's plan (not at its arrival), a checkpoint's completion tied with its last arrival, and
+an arrival tied with a boundary inside a run of decode iterations.
+
+Every law here is :class:`LinearStepCost` (a decode iteration of any batch takes ``decode_fixed_s``;
+prefill adds ``prefill_per_token_s`` a token, no fixed part), so each event time is a sum written out
+in the docstring. Where a test needs exact ties the costs are powers of two (sums of them are exact
+floats)."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from budgetlint.physics.serving_sim import TIE_RELATIVE, Scheduler, Traffic, run, tie_s
+from budgetlint.physics.step_cost import LinearStepCost
+from budgetlint.physics.traffic import Fixed
+
+
+class _InTurn:
+    """A test-local length distribution: the given lengths, one a request, in request order (the
+    simulator draws lengths in request order from their own generator; this one ignores it)."""
+
+    def __init__(self, *lengths: int) -> None:
+        self.lengths = lengths
+        self.next = 0
+        self.mean = sum(lengths) / len(lengths)
+
+    def sample(self, rng: random.Random) -> int:
+        n = self.lengths[self.next % len(self.lengths)]
+        self.next += 1
+        return n
+
+
+def test_the_tie_window_is_relative_with_a_floor_at_a_tenth_of_a_second() -> None:
+    """1e-11 of the time, and never less than 1e-11 x 0.1 s = 1e-12 s; an event at infinity ties
+    with nothing."""
+    assert TIE_RELATIVE == 1e-11
+    assert tie_s(1.0) == pytest.approx(1e-11, rel=1e-12)
+    assert tie_s(250.0) == pytest.approx(2.5e-9, rel=1e-12)
+    assert tie_s(-2.0) == pytest.approx(2e-11, rel=1e-12)
+    assert tie_s(0.2) == pytest.approx(2e-12, rel=1e-12)
+    for small in (0.0, 0.05, 0.1, -0.05):
+        assert tie_s(small) == pytest.approx(1e-12, rel=1e-12)
+    assert tie_s(math.inf) == 0.0
+
+
+@pytest.mark.parametrize("prompt", [10, 200])  # its prefill ends at 0.01 s (window 1e-12 s) or 0.2 s (2e-12 s)
+@pytest.mark.parametrize("within", [True, False])
+def test_an_arrival_inside_the_tie_window_of_a_boundary_is_taken_before_it(prompt: int, within: bool) -> None:
+    """Request 0 (``prompt`` tokens, 5 out) prefills alone from 0 s: 1 ms a token, so its first token
+    comes at T = prompt x 1 ms (0.01 s or 0.2 s); decodes take 10 ms an iteration. Request 1 (the
+    same lengths) arrives just after T: three quarters of the window later (``within``: a tie, taken before the
+    boundary) or twice the window later (not a tie).
+
+    - Tied: request 1 is waiting when request 0's prefill ends, so the next iteration (from T) holds
+      request 0's decode and request 1's whole prefill: 10 ms + prompt x 1 ms; request 1's first token
+      at T + 0.01 + T = 2 T + 0.01 s.
+    - Not tied: request 0's decodes start at T as a run alone; request 1's arrival cuts that run at its
+      first boundary, T + 0.01, and is prefilled in the iteration after it: first token at
+      T + 0.01 + 0.01 + T = 2 T + 0.02 s."""
+    T = prompt * 0.001
+    window = 1e-11 * max(T, 0.1)
+    arrive = T + (0.75 * window if within else 2.0 * window)
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    raw = run(law, Traffic(prompt=Fixed(prompt), output=Fixed(5), arrival_times_s=(0.0, arrive)),
+              Scheduler(), requests=2, warmup=0)
+    first0, first1 = (r.arrival_s + r.ttft_s for r in raw.records)
+    assert first0 == pytest.approx(T, rel=1e-9)
+    assert first1 == pytest.approx(2 * T + (0.01 if within else 0.02), rel=1e-9)
+    # request 0: 4 decodes after its first token, one of them shared with request 1's prefill (10 ms
+    # + prompt x 1 ms) when tied; when not, one alone, one shared, then 2 alone
+    done0 = raw.records[0].arrival_s + raw.records[0].e2e_s
+    assert done0 == pytest.approx(T + (0.01 + T) + 3 * 0.01 if within else T + 0.01 + (0.01 + T) + 2 * 0.01, rel=1e-9)
+
+
+@pytest.mark.parametrize("engine", ["event", "iteration"])
+def test_a_preempted_decode_recomputes_its_prompt_and_the_tokens_it_had(engine: str) -> None:
+    """Two users (closed loop, both at 0 s), 10 prompt and 10 output tokens each, a KV cache of 30
+    tokens; decodes 10 ms an iteration, prefill 1 ms a token.
+
+    - 0 -> 0.010: request 0's prefill (10 tokens); its first token (context 11).
+    - 0.010 -> 0.030: request 0's decode (10 ms) and request 1's prefill (10 ms): request 1's first
+      token; contexts 12 + 11 = 23.
+    - 0.030 -> 0.060: three decodes of both (the cache has room for 7 tokens more: 3 iterations of
+      2): contexts 15 + 14 = 29, and the next iteration needs 31 > 30.
+    - 0.060: request 1, the last admitted, is preempted having 4 tokens (1 + 3 decodes); its
+      recompute is its prompt and those 4 tokens: 14 tokens. Nothing is admitted until a request
+      finishes.
+    - 0.060 -> 0.110: request 0's 5 last decodes (tokens 6..10); it finishes.
+    - 0.110 -> 0.124: request 1's recompute, 14 tokens at 1 ms.
+    - 0.124 -> 0.184: its 6 last decodes (tokens 5..10)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    raw = run(law, Traffic(prompt=Fixed(10), output=Fixed(10), concurrency=2),
+              Scheduler(kv_capacity_tokens=30), requests=2, warmup=0, engine=engine)
+    r0, r1 = raw.records
+    assert (r0.preemptions, r1.preemptions) == (0, 1)
+    assert r0.ttft_s == pytest.approx(0.010, rel=1e-9)
+    assert r0.e2e_s == pytest.approx(0.110, rel=1e-9)
+    assert r1.ttft_s == pytest.approx(0.030, rel=1e-9)  # its first token came before the preemption
+    assert r1.e2e_s == pytest.approx(0.110 + 0.014 + 0.060, rel=1e-9)
+    assert not r0.rejected and not r1.rejected
+
+
+def test_a_request_rejected_inside_the_plan_leaves_the_replica_free_for_the_next() -> None:
+    """Speculative decoding at 2.5 tokens a pass, a KV cache of 20 tokens. Request 0 (10 prompt,
+    10 output: 20 tokens, fits at arrival) prefills in 10 ms (1 ms a token): context 11, 9 tokens to
+    go, 4 passes (ceil(9 / 2.5)). The cache has room for 9 more tokens: 3 passes (10 ms each) to
+    context 18.5 at 0.040 s, and the 4th needs 21 > 20. It is preempted (the only request), and
+    alone it can never be given room: rejected inside the plan at 0.040 s.
+
+    Request 1 (4 prompt, 4 output) arrives at 10 s to the idle replica: prefill 4 ms, first token at
+    10.004 s, then 3 tokens in 2 passes (ceil(3 / 2.5)) of 10 ms: done at 10.024 s. (Before this
+    test, the preemption's hold on admissions outlived the rejected request and request 1 was
+    rejected too, as was every later request on that replica.)"""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001, tokens_per_pass=2.5)
+    traffic = Traffic(prompt=_InTurn(10, 4), output=_InTurn(10, 4), arrival_times_s=(0.0, 10.0))  # type: ignore[arg-type]
+    for engine in ("event", "iteration"):
+        traffic.prompt.next = traffic.output.next = 0  # type: ignore[attr-defined]
+        raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=2, warmup=0, engine=engine)
+        r0, r1 = raw.records
+        assert (r0.prompt_tokens, r0.output_tokens, r1.prompt_tokens, r1.output_tokens) == (10, 10, 4, 4)
+        assert r0.rejected and r0.preemptions == 1 and math.isnan(r0.ttft_s)
+        assert not r1.rejected and r1.preemptions == 0
+        assert r1.ttft_s == pytest.approx(0.004, rel=1e-9)
+        assert r1.e2e_s == pytest.approx(0.024, rel=1e-9)
+        # the window ends at the last arrival (10 s): request 1 finishes after it, and the rejected
+        # request is no completion
+        assert (raw.completions_in_window, raw.output_tokens_in_window) == (0, 0)
+
+
+def test_a_checkpoints_completion_tied_with_its_last_arrival_is_counted_in_it() -> None:
+    """Exact floats: prefill 1/8 s a token, decodes 1/4 s an iteration; every prompt 2 tokens, a KV
+    cache of 10 tokens. Request 0 (1 output token) arrives at 0: prefill 0 -> 0.25, done. Request 1
+    (3 output) at 0.5: prefill 0.5 -> 0.75, 2 decodes 0.75 -> 1.25, done at 1.25. Request 2 (3
+    output) arrives at exactly 1.25, and so does request 3 (30 output: 32 tokens, more than the
+    cache: rejected as it arrives); request 4 at 5 s. The checkpoint of 3 requests ends its window
+    at request 2's arrival, 1.25 s; request 1's completion at that very instant (taken after the
+    arrivals: arrivals first on ties) is in it, request 3's rejection at that instant is no
+    completion: 2 completions (0.25 s and 1.25 s), 1 + 3 = 4 tokens, 3 arrivals; busy 0.25 + 0.25 +
+    0.5 s (two prefills, then the decode run up to 1.25), in system 0.25 + 0.75 s."""
+    law = LinearStepCost(0.25, prefill_per_token_s=0.125)
+    output = _InTurn(1, 3, 3, 30, 3)
+    traffic = Traffic(prompt=Fixed(2), output=output, arrival_times_s=(0.0, 0.5, 1.25, 1.25, 5.0))  # type: ignore[arg-type]
+    sched = Scheduler(kv_capacity_tokens=10)
+    cut = run(law, traffic, sched, requests=5, warmup=0, checkpoints=[3], stop=lambda raw: True)
+    assert [r.index for r in cut.records] == [0, 1, 2]
+    assert cut.window_start_s == 0.0 and cut.window_end_s == 1.25
+    assert (cut.arrivals_in_window, cut.completions_in_window, cut.output_tokens_in_window) == (3, 2, 4)
+    assert cut.busy_s == 1.0 and cut.in_system_area == 1.0
+    assert cut.batch_time == ((0.25, 1), (0.25, 1), (0.5, 1))
+    # the full run: request 2 is admitted at 1.25 (prefill to 1.5, done at 2.0), request 4 at 5 s
+    # (done at 5.75, after the window's end at the last arrival, 5 s): 3 completions, 7 tokens
+    output.next = 0
+    full = run(law, traffic, sched, requests=5, warmup=0)
+    assert (full.completions_in_window, full.output_tokens_in_window) == (3, 7)
+    assert [r.rejected for r in full.records] == [False, False, False, True, False]
+    assert [r.e2e_s for r in full.records if not r.rejected] == [0.25, 0.75, 0.75, 0.75]
+
+
+@pytest.mark.parametrize("late", [0.5, 2.0])  # in tie windows (of 0.5 s: 5e-12 s) after the boundary
+def test_an_arrival_tied_with_a_boundary_inside_a_decode_run_joins_at_that_boundary(late: float) -> None:
+    """Exact floats: request 0 (2 prompt, 9 output) prefills 0 -> 0.25 s and then decodes as one run
+    of 8 iterations of 0.25 s (boundaries at 0.5, 0.75, ...). Request 1 (the same) arrives just after
+    the 0.5 s boundary: half a tie window later (tied: the run is cut at 0.5 and request 1's prefill
+    shares the iteration 0.5 -> 1.0, 0.25 s of decode + 0.25 s of prefill: first token at 1.0 s) or
+    two windows later (not tied: the cut is at the next boundary, 0.75, first token at 1.25 s)."""
+    arrive = 0.5 + late * 1e-11 * 0.5
+    law = LinearStepCost(0.25, prefill_per_token_s=0.125)
+    raw = run(law, Traffic(prompt=Fixed(2), output=Fixed(9), arrival_times_s=(0.0, arrive)),
+              Scheduler(), requests=2, warmup=0)
+    r1 = raw.records[1]
+    assert r1.arrival_s + r1.ttft_s == (1.0 if late < 1 else 1.25)
