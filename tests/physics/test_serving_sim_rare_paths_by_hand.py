@@ -78,31 +78,72 @@ def test_an_arrival_inside_the_tie_window_of_a_boundary_is_taken_before_it(promp
 
 
 @pytest.mark.parametrize("engine", ["event", "iteration"])
-def test_a_preempted_decode_recomputes_its_prompt_and_the_tokens_it_had(engine: str) -> None:
-    """Two users (closed loop, both at 0 s), 10 prompt and 10 output tokens each, a KV cache of 30
-    tokens; decodes 10 ms an iteration, prefill 1 ms a token.
+@pytest.mark.parametrize("out1", [10, 5])
+def test_a_preempted_decode_recomputes_its_prompt_and_the_tokens_it_had(engine: str, out1: int) -> None:
+    """Requests 0 and 1 arrive at 0 s (a trace; request 2 comes at 1 s, after them, to close the
+    window), 10 prompt tokens each, 10 and ``out1`` output tokens, a KV cache of 30 tokens;
+    decodes 10 ms an iteration, prefill 1 ms a token.
 
     - 0 -> 0.010: request 0's prefill (10 tokens); its first token (context 11).
     - 0.010 -> 0.030: request 0's decode (10 ms) and request 1's prefill (10 ms): request 1's first
       token; contexts 12 + 11 = 23.
     - 0.030 -> 0.060: three decodes of both (the cache has room for 7 tokens more: 3 iterations of
       2): contexts 15 + 14 = 29, and the next iteration needs 31 > 30.
-    - 0.060: request 1, the last admitted, is preempted having 4 tokens (1 + 3 decodes); its
-      recompute is its prompt and those 4 tokens: 14 tokens. Nothing is admitted until a request
-      finishes.
+    - 0.060: request 1, the last admitted, is preempted having 4 tokens (1 + 3 decodes; with
+      ``out1`` = 5 that is its last but one, out - 1); its recompute is its prompt and those 4
+      tokens: 14 tokens. Nothing is admitted until a request finishes.
     - 0.060 -> 0.110: request 0's 5 last decodes (tokens 6..10); it finishes.
     - 0.110 -> 0.124: request 1's recompute, 14 tokens at 1 ms.
-    - 0.124 -> 0.184: its 6 last decodes (tokens 5..10)."""
+    - 0.124 -> 0.124 + (out1 - 4) x 0.010: its last decodes: 0.184 s or 0.134 s.
+
+    Over the window [0, 1 s]: busy 0.124 s + the last decodes; sequences x seconds 0.010 + 2 x 0.020
+    + 2 x 0.030 + 0.050 + 0.014 + the last decodes; in system 0.110 + request 1's time."""
     law = LinearStepCost(0.01, prefill_per_token_s=0.001)
-    raw = run(law, Traffic(prompt=Fixed(10), output=Fixed(10), concurrency=2),
-              Scheduler(kv_capacity_tokens=30), requests=2, warmup=0, engine=engine)
-    r0, r1 = raw.records
-    assert (r0.preemptions, r1.preemptions) == (0, 1)
+    traffic = Traffic(prompt=Fixed(10), output=_InTurn(10, out1, 10), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=30), requests=3, warmup=0, engine=engine)
+    r0, r1, r2 = raw.records
+    last = (out1 - 4) * 0.010
+    assert (r0.preemptions, r1.preemptions, r2.preemptions) == (0, 1, 0)
     assert r0.ttft_s == pytest.approx(0.010, rel=1e-9)
     assert r0.e2e_s == pytest.approx(0.110, rel=1e-9)
     assert r1.ttft_s == pytest.approx(0.030, rel=1e-9)  # its first token came before the preemption
-    assert r1.e2e_s == pytest.approx(0.110 + 0.014 + 0.060, rel=1e-9)
-    assert not r0.rejected and not r1.rejected
+    assert r1.e2e_s == pytest.approx(0.110 + 0.014 + last, rel=1e-9)
+    assert r2.e2e_s == pytest.approx(0.010 + 9 * 0.010, rel=1e-9)  # alone
+    assert not (r0.rejected or r1.rejected or r2.rejected)
+    assert raw.busy_s == pytest.approx(0.124 + last, rel=1e-9)
+    assert sum(d * b for d, b in raw.batch_time) == pytest.approx(
+        0.010 + 2 * 0.020 + 2 * 0.030 + 0.050 + 0.014 + last, rel=1e-9)
+    assert raw.in_system_area == pytest.approx(0.110 + 0.124 + last, rel=1e-9)
+    assert (raw.completions_in_window, raw.output_tokens_in_window) == (2, 10 + out1)
+
+
+def test_a_prefill_in_chunks_is_preempted_and_recomputed() -> None:
+    """An iteration budget of 8 tokens, a KV cache of 15; request 0 (12 prompt, 2 output) and
+    request 1 (4 prompt, 2 output) arrive at 0 s (request 2 at 1 s closes the window); prefill 1 ms
+    a token, decodes 10 ms an iteration.
+
+    - 0 -> 0.008: request 0's first chunk, 8 tokens (the budget); request 1 waits.
+    - 0.008 -> 0.015: request 0's last 4 tokens, then request 1 admitted with what is left: the
+      budget would allow 4 but the cache has 15 - 12 = 3 tokens free: a chunk of 3. Request 0's
+      first token at 0.015 s (context 13).
+    - 0.015: its decode needs 13 + 3 (request 1's chunk) + 1 = 17 > 15: request 1, the last
+      admitted, is preempted mid-prefill; its 3 tokens are freed, and its recompute is its prompt
+      (no token yet): 4.
+    - 0.015 -> 0.025: request 0's decode; it finishes.
+    - 0.025 -> 0.029: request 1's 4 tokens, its first token; 0.029 -> 0.039: its decode."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(12, 4, 4), output=Fixed(2), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    for engine in ("event", "iteration"):
+        traffic.prompt.next = 0  # type: ignore[attr-defined]
+        raw = run(law, traffic, Scheduler(max_num_batched_tokens=8, kv_capacity_tokens=15), requests=3, warmup=0,
+                  engine=engine)
+        r0, r1, _ = raw.records
+        assert (r0.preemptions, r1.preemptions) == (0, 1)
+        assert r0.ttft_s == pytest.approx(0.015, rel=1e-9)
+        assert r0.e2e_s == pytest.approx(0.025, rel=1e-9)
+        assert r1.queue_s == pytest.approx(0.008, rel=1e-9)  # first scheduled in the second iteration
+        assert r1.ttft_s == pytest.approx(0.029, rel=1e-9)
+        assert r1.e2e_s == pytest.approx(0.039, rel=1e-9)
 
 
 def test_a_request_rejected_inside_the_plan_leaves_the_replica_free_for_the_next() -> None:
@@ -174,3 +215,108 @@ def test_an_arrival_tied_with_a_boundary_inside_a_decode_run_joins_at_that_bound
               Scheduler(), requests=2, warmup=0)
     r1 = raw.records[1]
     assert r1.arrival_s + r1.ttft_s == (1.0 if late < 1 else 1.25)
+
+
+def test_without_chunked_prefill_a_prompt_waits_for_the_cache_room_it_needs_whole() -> None:
+    """No chunked prefill, a KV cache of 25 tokens; prefill 1 ms a token, decodes 10 ms. Request 0
+    (10 prompt, 10 output) arrives at 0: prefill to 0.010 s, then 9 decodes. Request 1 (the same)
+    arrives at 0.045 s and cuts request 0's run at the next boundary, 0.050 s (4 decodes: context
+    15). Its whole prompt needs 10 tokens of cache and 25 - 15 - 1 (request 0's next token) = 9 are
+    free: it waits. Request 0's last 5 decodes end at 0.100 s; request 1's prompt, alone, 0.100 ->
+    0.110 (its first token), its 9 decodes to 0.200 s."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(10), arrival_times_s=(0.0, 0.045))
+    for engine in ("event", "iteration"):
+        raw = run(law, traffic, Scheduler(kv_capacity_tokens=25, chunked_prefill=False), requests=2, warmup=0,
+                  engine=engine)
+        r0, r1 = raw.records
+        assert r0.ttft_s == pytest.approx(0.010, rel=1e-9) and r0.e2e_s == pytest.approx(0.100, rel=1e-9)
+        assert r1.queue_s == pytest.approx(0.100 - 0.045, rel=1e-9)
+        assert r1.ttft_s == pytest.approx(0.110 - 0.045, rel=1e-9)
+        assert r1.e2e_s == pytest.approx(0.200 - 0.045, rel=1e-9)
+
+
+def test_without_chunked_prefill_a_preemption_holds_the_queue_until_a_request_finishes() -> None:
+    """No chunked prefill, a KV cache of 31 tokens; requests 0 and 1 (10 prompt, 10 output) arrive
+    at 0 (request 2 at 1 s, after them). Request 0's prompt 0 -> 0.010; request 1's, in an iteration of prompts only (decodes wait),
+    0.010 -> 0.020; both decode from 0.020 (contexts 11 + 11, room for 9 more: 4 iterations of 2) to
+    0.060 s: contexts 15 + 15, and the next needs 32 > 31. Request 1 is preempted with 5 tokens
+    (recompute 15); the cache would now hold its recompute (31 - 15 - 1 = 15 free), but nothing is
+    admitted until a request finishes: request 0's 5 last decodes to 0.110 s, then request 1's
+    recompute 0.110 -> 0.125 and its 5 last decodes to 0.175 s."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(10), arrival_times_s=(0.0, 0.0, 1.0))  # a third, alone
+    for engine in ("event", "iteration"):
+        raw = run(law, traffic, Scheduler(kv_capacity_tokens=31, chunked_prefill=False), requests=3, warmup=0,
+                  engine=engine)
+        r0, r1, _ = raw.records
+        assert (r0.preemptions, r1.preemptions) == (0, 1)
+        assert r0.ttft_s == pytest.approx(0.010, rel=1e-9) and r0.e2e_s == pytest.approx(0.110, rel=1e-9)
+        assert r1.ttft_s == pytest.approx(0.020, rel=1e-9) and r1.e2e_s == pytest.approx(0.175, rel=1e-9)
+
+
+class _ContextLaw:
+    """A test-local step cost whose decode step grows with the context: 10 ms + 1 us a context token
+    (summed over the batch), prefill 1 ms a token on top (no fixed part)."""
+
+    tokens_per_pass = 1.0
+    spec_tokens = 1
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill) -> float:  # type: ignore[no-untyped-def]
+        decode = 0.01 + 0.001 * context_tokens if batch else 0.0
+        return decode + 0.001 * sum(new for new, _ in prefill)
+
+    def decode_terms(self, batch: int, context_tokens: float):  # type: ignore[no-untyped-def]
+        return ((0.01, 0.001, 0.0, 0.0),), math.inf
+
+
+@pytest.mark.parametrize("arrive", [1.0, 0.5, 3.0])
+def test_an_arrival_cuts_a_run_of_growing_steps_at_its_first_boundary_after_it(arrive: float) -> None:
+    """Request 0 (10 prompt, 200 output) prefills 0 -> 0.010 s and then decodes as one run of 199
+    steps, step j (from 0) taking 0.010 + 0.001 x (11 + j) s: they grow, so the run's average step
+    is ~10 x its first and a proportional guess of where ``arrive`` falls is far short (the cut
+    walks out and bisects). Request 1 (10 prompt, 2 output) arrives at ``arrive``: the run is cut at
+    the first boundary B_k >= arrive, worked here by summing the steps one by one; request 1's
+    prefill shares the next iteration (10 ms + 0.001 x (11 + k) + 10 ms): its first token at
+    B_k + 0.020 + 0.001 x (11 + k)."""
+    b, k = 0.010, 0
+    while b < arrive:
+        b += 0.010 + 0.001 * (11 + k)
+        k += 1
+    traffic = Traffic(prompt=Fixed(10), output=_InTurn(200, 2), arrival_times_s=(0.0, arrive))  # type: ignore[arg-type]
+    for engine in ("event", "iteration"):
+        traffic.output.next = 0  # type: ignore[attr-defined]
+        raw = run(_ContextLaw(), traffic, Scheduler(), requests=2, warmup=0, engine=engine)  # type: ignore[arg-type]
+        r1 = raw.records[1]
+        assert r1.arrival_s + r1.ttft_s == pytest.approx(b + 0.020 + 0.001 * (11 + k), rel=1e-9), (engine, k)
+
+
+def test_a_trace_must_span_some_time_but_may_start_or_end_with_a_tie() -> None:
+    for ts in ((0.0, 0.0, 1.0), (0.0, 1.0, 1.0)):
+        assert Traffic(arrival_times_s=ts).arrival_times_s == ts
+    for ts in ((2.0, 2.0), (3.0, 3.0, 3.0)):
+        with pytest.raises(ValueError) as got:
+            Traffic(arrival_times_s=ts)
+        assert str(got.value) == "arrival_times_s must span some time"
+
+
+def test_the_gamma_cv_bounds_are_inclusive() -> None:
+    for cv in (1e-3, 1e3):
+        assert Traffic(arrival_rate_per_s=1.0, arrival="gamma", cv=cv).cv == cv
+    for cv in (0.9e-3, 1.1e3):
+        with pytest.raises(ValueError) as got:
+            Traffic(arrival_rate_per_s=1.0, arrival="gamma", cv=cv)
+        assert str(got.value).startswith("cv must be between") and str(got.value).endswith(f"got {cv!r}")
+
+
+def test_traffic_at_another_rate_keeps_its_arrival_kind_and_prefix_hits() -> None:
+    t = Traffic(arrival_rate_per_s=1.0, arrival="gamma", cv=2.0, prefix_hit_requests=0.5, prefix_hit_tokens=0.25)
+    u = t.at_rate(3.0)
+    assert (u.arrival_rate_per_s, u.arrival, u.cv, u.prefix_hit_requests, u.prefix_hit_tokens) == \
+        (3.0, "gamma", 2.0, 0.5, 0.25)
+
+
+def test_a_kv_cache_of_no_tokens_is_refused() -> None:
+    with pytest.raises(ValueError) as got:
+        Scheduler(kv_capacity_tokens=0)
+    assert str(got.value) == "kv_capacity_tokens must be positive, got 0"
