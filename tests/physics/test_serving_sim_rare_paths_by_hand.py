@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from budgetlint.physics.serving_sim import TIE_RELATIVE, Scheduler, Traffic, run, tie_s
+from budgetlint.physics.serving_sim import TIE_RELATIVE, Scheduler, SimulationTooLong, Traffic, run, stream, tie_s
 from budgetlint.physics.step_cost import LinearStepCost
 from budgetlint.physics.traffic import Fixed
 
@@ -195,6 +195,14 @@ def test_a_checkpoints_completion_tied_with_its_last_arrival_is_counted_in_it() 
     assert cut.batch_time == ((0.25, 1), (0.25, 1), (0.5, 1))
     # the full run: request 2 is admitted at 1.25 (prefill to 1.5, done at 2.0), request 4 at 5 s
     # (done at 5.75, after the window's end at the last arrival, 5 s): 3 completions, 7 tokens
+    # read on past it, to the checkpoint of 4 (request 3's arrival, the same instant): the rejected
+    # request counts as gone, so that checkpoint is due at once, with the same counters (the
+    # rejection is no completion) and one arrival more
+    output.next = 0
+    cuts = [raw for m, raw in stream(law, traffic, sched, requests=5, warmup=0, checkpoints=[3, 4]) if m is not None]
+    assert [len(c.records) for c in cuts] == [3, 4] and cuts[1].records[3].rejected
+    assert (cuts[1].window_end_s, cuts[1].arrivals_in_window, cuts[1].completions_in_window,
+            cuts[1].output_tokens_in_window) == (1.25, 4, 2, 4)
     output.next = 0
     full = run(law, traffic, sched, requests=5, warmup=0)
     assert (full.completions_in_window, full.output_tokens_in_window) == (3, 7)
@@ -320,3 +328,36 @@ def test_a_kv_cache_of_no_tokens_is_refused() -> None:
     with pytest.raises(ValueError) as got:
         Scheduler(kv_capacity_tokens=0)
     assert str(got.value) == "kv_capacity_tokens must be positive, got 0"
+
+
+def test_a_checkpoints_busy_time_counts_an_iteration_begun_before_the_window_from_the_windows_start() -> None:
+    """Warm-up 1: the window opens at request 1's arrival. Request 0 (8 prompt tokens, 1 output)
+    prefills 0 -> 1.0 s (1/8 s a token); request 1 arrives at 0.25 s (the window's start), request 2
+    at 0.5 s (the checkpoint of 3's last arrival), request 3 at 5 s. At 0.5 s request 0's prefill is
+    in flight since 0 s: the window holds 0.25 s of it (not 0.5), with 1 sequence; 2 requests in the
+    system over the 0.25 s; no completion; 2 arrivals measured."""
+    law = LinearStepCost(0.25, prefill_per_token_s=0.125)
+    traffic = Traffic(prompt=Fixed(8), output=Fixed(1), arrival_times_s=(0.0, 0.25, 0.5, 5.0))
+    cut = run(law, traffic, Scheduler(), requests=4, warmup=1, checkpoints=[3], stop=lambda raw: True)
+    assert (cut.window_start_s, cut.window_end_s) == (0.25, 0.5)
+    assert cut.busy_s == 0.25 and cut.batch_time == ((0.25, 1),)
+    assert cut.in_system_area == 0.5
+    assert (cut.arrivals_in_window, cut.completions_in_window) == (2, 0)
+
+
+def test_a_closed_loop_starts_at_0_and_counts_one_event_an_arrival_and_one_a_boundary() -> None:
+    """One user, 10 prompt tokens (10 ms of prefill) and 2 output tokens (one decode of 10 ms): each
+    request arrives as the one before ends, at 0, 0.02, 0.04 s, ... Each costs 3 events (its
+    arrival, its prefill's end, its decode's end), so 700 requests are 2,100 events, which the
+    caller's allowance is told of every 1,024 (ALLOWANCE_STEP) and at the end: 1,024, 1,024, 52;
+    a limit of 2,099 events is too few."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(2), concurrency=1)
+    calls: list[int] = []
+    raw = run(law, traffic, Scheduler(), requests=700, warmup=0, allowance=lambda n: calls.append(n) is None)
+    assert [r.arrival_s for r in raw.records[:3]] == [0.0, pytest.approx(0.02, rel=1e-9), pytest.approx(0.04, rel=1e-9)]
+    assert raw.window_start_s == 0.0
+    assert calls == [1024, 1024, 52]
+    run(law, traffic, Scheduler(), requests=700, warmup=0, max_events=2100)
+    with pytest.raises(SimulationTooLong):
+        run(law, traffic, Scheduler(), requests=700, warmup=0, max_events=2099)
