@@ -361,3 +361,22 @@ def test_a_closed_loop_starts_at_0_and_counts_one_event_an_arrival_and_one_a_bou
     run(law, traffic, Scheduler(), requests=700, warmup=0, max_events=2100)
     with pytest.raises(SimulationTooLong):
         run(law, traffic, Scheduler(), requests=700, warmup=0, max_events=2099)
+
+
+def test_a_request_rejected_inside_the_plan_leaves_its_replica_for_least_loaded_routing() -> None:
+    """Two replicas, least loaded, one sequence each at a time, a KV cache of 20 tokens, speculative
+    decoding at 2.5 tokens a pass (prefill 1 ms a token, passes 10 ms). Request 0 (10 + 10 tokens) on
+    replica 0 is rejected inside the plan at 0.040 s, as in the test above. Request 1 (1 prompt, 3
+    output) arrives at 0.001 s on replica 1 (replica 0 holds 1) and is done at 0.012 s (prefill 1
+    ms, one pass). Request 2 (4 + 4) arrives at 0.005 s with one request on each: replica 0, where it
+    waits for the sequence slot; at 0.040 s it takes it (prefill 4 ms, two passes: done at 0.064 s).
+    Request 3 (1 + 1) arrives at 0.050 s: replica 0 holds request 2, replica 1 nothing: replica 1."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001, tokens_per_pass=2.5)
+    traffic = Traffic(prompt=_InTurn(10, 1, 4, 1), output=_InTurn(10, 3, 4, 1),  # type: ignore[arg-type]
+                      arrival_times_s=(0.0, 0.001, 0.005, 0.05))
+    raw = run(law, traffic, Scheduler(replicas=2, load_balancer="least_loaded", max_num_seqs=1, kv_capacity_tokens=20),
+              requests=4, warmup=0)
+    assert [r.replica for r in raw.records] == [0, 1, 0, 1]
+    assert [r.rejected for r in raw.records] == [True, False, False, False]
+    r2 = raw.records[2]
+    assert r2.arrival_s + r2.e2e_s == pytest.approx(0.064, rel=1e-9)
