@@ -210,19 +210,20 @@ def test_a_checkpoints_completion_tied_with_its_last_arrival_is_counted_in_it() 
     assert [r.e2e_s for r in full.records if not r.rejected] == [0.25, 0.75, 0.75, 0.75]
 
 
+@pytest.mark.parametrize("boundary", [0.5, 0.75])
 @pytest.mark.parametrize("late", [0.5, 2.0])  # in tie windows (of 0.5 s: 5e-12 s) after the boundary
-def test_an_arrival_tied_with_a_boundary_inside_a_decode_run_joins_at_that_boundary(late: float) -> None:
+def test_an_arrival_tied_with_a_boundary_inside_a_decode_run_joins_at_that_boundary(late: float, boundary: float) -> None:
     """Exact floats: request 0 (2 prompt, 9 output) prefills 0 -> 0.25 s and then decodes as one run
     of 8 iterations of 0.25 s (boundaries at 0.5, 0.75, ...). Request 1 (the same) arrives just after
-    the 0.5 s boundary: half a tie window later (tied: the run is cut at 0.5 and request 1's prefill
-    shares the iteration 0.5 -> 1.0, 0.25 s of decode + 0.25 s of prefill: first token at 1.0 s) or
-    two windows later (not tied: the cut is at the next boundary, 0.75, first token at 1.25 s)."""
-    arrive = 0.5 + late * 1e-11 * 0.5
+    the ``boundary``: half a tie window later (tied: the run is cut there and request 1's prefill
+    shares the next iteration, 0.25 s of decode + 0.25 s of prefill: first token 0.5 s after the
+    boundary) or two windows later (not tied: the cut is at the next boundary, 0.25 s later)."""
+    arrive = boundary + late * 1e-11 * boundary
     law = LinearStepCost(0.25, prefill_per_token_s=0.125)
     raw = run(law, Traffic(prompt=Fixed(2), output=Fixed(9), arrival_times_s=(0.0, arrive)),
               Scheduler(), requests=2, warmup=0)
     r1 = raw.records[1]
-    assert r1.arrival_s + r1.ttft_s == (1.0 if late < 1 else 1.25)
+    assert r1.arrival_s + r1.ttft_s == boundary + (0.5 if late < 1 else 0.75)
 
 
 def test_without_chunked_prefill_a_prompt_waits_for_the_cache_room_it_needs_whole() -> None:
@@ -380,3 +381,53 @@ def test_a_request_rejected_inside_the_plan_leaves_its_replica_for_least_loaded_
     assert [r.rejected for r in raw.records] == [True, False, False, False]
     r2 = raw.records[2]
     assert r2.arrival_s + r2.e2e_s == pytest.approx(0.064, rel=1e-9)
+
+
+def test_traffic_says_what_it_needs() -> None:
+    with pytest.raises(ValueError) as got:
+        Traffic(arrival_rate_per_s=1.0, concurrency=2)
+    assert str(got.value) == ("traffic needs arrival_rate_per_s (open loop), concurrency (closed loop) or "
+                              "arrival_times_s (a trace), exactly one")
+
+
+def test_a_wholly_cached_prompt_still_prefills_one_token() -> None:
+    """A prefix hit on every request of all its 10 tokens: the prefill computes 1 token (the last
+    one's logits are needed), 1 ms, with 9 before it in cache; the first token at 0.001 s."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(0.0, 1.0), prefix_hit_tokens=1.0)
+    raw = run(law, traffic, Scheduler(), requests=2, warmup=0)
+    assert [r.cached_tokens for r in raw.records] == [10, 10]
+    assert [r.ttft_s for r in raw.records] == [pytest.approx(0.001, rel=1e-9)] * 2
+
+
+@pytest.mark.parametrize("prompt1", [8, 7])
+def test_a_waiting_request_is_admitted_only_with_budget_left(prompt1: int) -> None:
+    """An iteration budget of 8 tokens; prefill 1 ms a token; one output token each (the prefill's).
+    Request 0 (2 prompt tokens) runs 0 -> 0.002 s; requests 1 (``prompt1`` tokens) and 2 (4) arrive
+    at 0.001 s and wait. At 0.002 s request 1 takes ``prompt1`` of the budget: with 8 nothing is left
+    and request 2 waits for the next iteration (scheduled at 0.010 s, its 4 tokens to 0.014 s); with
+    7, request 2 is scheduled at once with a chunk of 1 (to 0.010 s) and its last 3 to 0.013 s."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(2, prompt1, 4), output=Fixed(1), arrival_times_s=(0.0, 0.001, 0.001))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(max_num_batched_tokens=8), requests=3, warmup=0)
+    r2 = raw.records[2]
+    sched, first = (0.010, 0.014) if prompt1 == 8 else (0.002, 0.013)
+    assert r2.queue_s == pytest.approx(sched - 0.001, rel=1e-9)
+    assert r2.ttft_s == pytest.approx(first - 0.001, rel=1e-9)
+
+
+def test_without_chunked_prefill_the_prompts_of_one_iteration_share_the_cache() -> None:
+    """No chunked prefill, a KV cache of 40 tokens; five requests of 10 prompt and 2 output tokens,
+    four at 0 s and one at 1 s; prefill 1 ms a token, decodes 10 ms. Request 0's prompt runs alone
+    0 -> 0.010 (it came first, to an idle engine). At 0.010 its decode needs a token: 40 - 11 - 1 = 28
+    free, so requests 1 and 2 (10 each) go in one prompts-only iteration, 0.010 -> 0.030, and request
+    3 does not (8 left). At 0.030 three decodes (contexts 11 each, 33 + 3 = 36 <= 40) to 0.040, all
+    three done; request 3 needed 10 of the 40 - 33 - 3 = 4 free at 0.030, so it runs at 0.040
+    (prompt to 0.050, decode to 0.060)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(2), arrival_times_s=(0.0, 0.0, 0.0, 0.0, 1.0))
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=40, chunked_prefill=False), requests=5, warmup=0)
+    firsts = [r.arrival_s + r.ttft_s for r in raw.records]
+    dones = [r.arrival_s + r.e2e_s for r in raw.records]
+    assert firsts == [pytest.approx(x, rel=1e-9) for x in (0.010, 0.030, 0.030, 0.050, 1.010)]
+    assert dones == [pytest.approx(x, rel=1e-9) for x in (0.040, 0.040, 0.040, 0.060, 1.020)]
