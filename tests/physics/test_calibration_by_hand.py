@@ -771,3 +771,43 @@ def test_an_open_loop_prediction_is_simulated_at_seed_0_with_the_callers_allowan
 
     assert p50(0) != pytest.approx(p50(1), rel=1e-6)
     assert pred[("ttft", "p50")] == pytest.approx(p50(0), rel=1e-9)
+
+
+def test_each_nelder_mead_run_of_the_fit_has_at_least_60_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit gives each Nelder-Mead run what is left of its evaluations, but never fewer than 60
+    (a run needs a few dozen to move at all): with 10 in all, the first run still gets 60."""
+    given: list[int] = []
+    real = cal.nelder_mead
+
+    def recorded(f, x, step, max_evals):  # type: ignore[no-untyped-def]
+        given.append(max_evals)
+        return real(f, x, step=step, max_evals=max_evals)
+
+    monkeypatch.setattr(cal, "nelder_mead", recorded)
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=10, identify=False)
+    assert given == [60]
+    given.clear()
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=1000, identify=False)
+    assert given[0] == 1000
+
+
+def test_a_held_out_prediction_passes_the_callers_allowance_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """held_out refits without run i and predicts it: every prediction it makes (the refit's and the
+    held-out run's own, the last) is given the caller's allowance."""
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    full = cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=60, identify=False)
+    seen: list[object] = []
+    real = cal.predict
+
+    def recorded(obs, params, allowance=None):  # type: ignore[no-untyped-def]
+        seen.append((obs.label, allowance))
+        return real(obs, params, allowance)
+
+    def allowance(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cal, "predict", recorded)
+    cal.held_out(runs, full, 1, max_evals=60, allowance=allowance)
+    assert seen[-1] == (runs[1].label, allowance)
+    assert all(a is allowance for _, a in seen)
