@@ -431,3 +431,23 @@ def test_without_chunked_prefill_the_prompts_of_one_iteration_share_the_cache() 
     dones = [r.arrival_s + r.e2e_s for r in raw.records]
     assert firsts == [pytest.approx(x, rel=1e-9) for x in (0.010, 0.030, 0.030, 0.050, 1.010)]
     assert dones == [pytest.approx(x, rel=1e-9) for x in (0.040, 0.040, 0.040, 0.060, 1.020)]
+
+
+@pytest.mark.parametrize(("requests", "warmup"), [(40, 20), (100, 50), (700, 70)])
+def test_the_default_warm_up_is_a_tenth_at_least_50_at_most_half(requests: int, warmup: int) -> None:
+    """A tenth of the requests, at least 50, at most half: 40 -> 20, 100 -> 50, 700 -> 70. A trace,
+    one request every 0.1 s (each alone: 10 ms of prefill, 1 token), read at a checkpoint of 10
+    requests past the warm-up too."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=tuple(0.1 * i for i in range(requests)))
+    raw = run(law, traffic, Scheduler(), requests=requests)
+    assert [r.index for r in raw.records] == list(range(warmup, requests))
+    cut = run(law, traffic, Scheduler(), requests=requests, checkpoints=[warmup + 10], stop=lambda raw: True)
+    assert [r.index for r in cut.records] == list(range(warmup, warmup + 10))
+
+
+def test_too_few_requests_are_refused_with_the_count() -> None:
+    law = LinearStepCost(0.01)
+    with pytest.raises(ValueError) as got:
+        run(law, Traffic(concurrency=1), Scheduler(), requests=1)
+    assert str(got.value) == "requests must be an integer >= 2, got 1"
