@@ -451,3 +451,30 @@ def test_too_few_requests_are_refused_with_the_count() -> None:
     with pytest.raises(ValueError) as got:
         run(law, Traffic(concurrency=1), Scheduler(), requests=1)
     assert str(got.value) == "requests must be an integer >= 2, got 1"
+
+
+def test_a_stale_finish_entry_of_a_preempted_decode_does_not_hide_a_live_one_behind_it() -> None:
+    """A KV cache of 23 tokens, an iteration budget of 16; prefill 1 ms a token, a decode iteration
+    10 ms (an iteration with decodes: 10 ms + its prefill tokens). Requests 0 (6 prompt, 7 output),
+    1 (10, 4) and 2 (3, 7) at 0 s; request 3 at 1 s (after them, alone).
+
+    - 0 -> 0.006: request 0's prompt. 0.006 -> 0.029: its decode with requests 1 and 2's prompts (13).
+    - 0.029 (step 1): contexts 8 + 11 + 4 and 3 tokens to write: 26 > 23: request 2 is preempted
+      with 1 token (recompute 4); its decode would have ended at step 1 + 6 = 7. Two decodes to
+      0.049 (the room, 23 - 19 = 4, holds 2 iterations of 2).
+    - 0.049 (step 3): 10 + 13 + 2 = 25 > 23: request 1 is preempted with 3 tokens (recompute 13).
+      Request 0 alone, 3 decodes to 0.079 (step 6): its 7 tokens, done.
+    - 0.079 -> 0.095: request 1's recompute (13) and 3 of request 2's 4.
+    - 0.095 -> 0.106: request 1's decode (its last token, ending at step 7) and request 2's last token.
+    - 0.106 (step 7): request 1 is done, in the same step as request 2's old, preempted, finish: that
+      stale entry comes first and must be passed over. Request 2's 6 decodes: 0.106 -> 0.166."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(6, 10, 3, 11), output=_InTurn(7, 4, 7, 6),  # type: ignore[arg-type]
+                      arrival_times_s=(0.0, 0.0, 0.0, 1.0))
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=23, max_num_batched_tokens=16), requests=4, warmup=0)
+    r0, r1, r2, _ = raw.records
+    assert [r.preemptions for r in raw.records] == [0, 1, 1, 0]
+    assert (r0.ttft_s, r1.ttft_s, r2.ttft_s) == (pytest.approx(0.006), pytest.approx(0.029), pytest.approx(0.029))
+    assert r0.e2e_s == pytest.approx(0.079, rel=1e-9)
+    assert r1.e2e_s == pytest.approx(0.106, rel=1e-9)
+    assert r2.e2e_s == pytest.approx(0.166, rel=1e-9)
