@@ -478,3 +478,95 @@ def test_a_stale_finish_entry_of_a_preempted_decode_does_not_hide_a_live_one_beh
     assert r0.e2e_s == pytest.approx(0.079, rel=1e-9)
     assert r1.e2e_s == pytest.approx(0.106, rel=1e-9)
     assert r2.e2e_s == pytest.approx(0.166, rel=1e-9)
+
+
+def test_a_trace_must_be_two_finite_times_in_order() -> None:
+    for ts in ((1.0,), (0.0, 2.0, 1.0), (0.0, math.inf)):
+        with pytest.raises(ValueError) as got:
+            Traffic(arrival_times_s=ts)
+        assert str(got.value) == "arrival_times_s must be at least 2 finite times in order"
+
+
+def test_checkpoints_need_an_open_loop_and_two_measured_requests() -> None:
+    """A checkpoint counts only with at least 2 measured requests below it (warm-up + 2 <= m) and
+    fewer than the run's: with warm-up 20 of 40, checkpoints 21 and 40 are no checkpoints (the full
+    run comes back, 20 records); 22 is one (2 records)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=tuple(0.1 * i for i in range(40)))
+    for m, n in ((21, 20), (40, 20), (22, 2)):
+        assert len(run(law, traffic, Scheduler(), requests=40, checkpoints=[m], stop=lambda raw: True).records) == n
+    with pytest.raises(ValueError) as got:
+        run(law, Traffic(concurrency=2), Scheduler(), requests=40, checkpoints=[30], stop=lambda raw: True)
+    assert str(got.value) == "checkpoints need an open loop (arrivals in request order)"
+
+
+def test_a_run_is_2000_requests_unless_told() -> None:
+    """One user, 1-token replies: 2,000 requests, the first 200 (a tenth) the warm-up."""
+    raw = run(LinearStepCost(0.01, prefill_per_token_s=0.001), Traffic(prompt=Fixed(1), concurrency=1), Scheduler())
+    assert len(raw.records) == 1800 and raw.records[0].index == 200
+
+
+def test_runs_of_other_reply_lengths_do_not_share_drawn_lengths() -> None:
+    """The seed's lengths are kept for other runs of the same distributions only: a run with 5-token
+    replies after one with 3-token replies (the same prompts, the same seed) has 5-token replies."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    for out in (3, 5):
+        raw = run(law, Traffic(prompt=Fixed(10), output=Fixed(out), concurrency=1), Scheduler(), requests=4, warmup=0)
+        assert [r.output_tokens for r in raw.records] == [out] * 4
+
+
+def test_a_decodes_next_token_is_reserved_before_a_prompt_takes_the_cache() -> None:
+    """A KV cache of 20; request 0 (5 prompt, 10 output) and request 1 (14, 2) at 0 s. At 0.005 s
+    request 0 (context 6) decodes and reserves its next token: 20 - 6 - 1 = 13 free, so request 1
+    gets a chunk of 13 (0.005 -> 0.028: 10 ms + 13 ms). Then 7 + 13 + 1 = 21 > 20: request 1, mid
+    prefill, is preempted (recompute 14); request 0's 8 last decodes to 0.108; request 1's 14 tokens
+    to 0.122 (its first token), its decode to 0.132."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(5, 14, 1), output=_InTurn(10, 2, 1), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=3, warmup=0)
+    r0, r1, _ = raw.records
+    assert (r0.ttft_s, r0.e2e_s) == (pytest.approx(0.005), pytest.approx(0.108))
+    assert (r1.preemptions, r1.ttft_s, r1.e2e_s) == (1, pytest.approx(0.122), pytest.approx(0.132))
+
+
+def test_a_prefix_hit_holds_its_cached_tokens_when_the_cache_limits_the_chunk() -> None:
+    """Every prompt half cached; a KV cache of 20. Request 0 (4 prompt: 2 cached, 10 output)
+    prefills its 2 tokens, 0 -> 0.002 s (context 5). Request 1 (16 prompt: 8 cached, 2 output) then
+    needs its 8 cached tokens held first: 20 - 5 - 1 = 14 free, 14 - 8 = 6 computed (0.002 -> 0.018).
+    Then 6 + (8 + 6) + 1 = 21 > 20: request 1 is preempted (its recompute, 16 tokens, trusts no
+    prefix); request 0's 8 last decodes to 0.098; request 1's 16 tokens to 0.114, its decode to
+    0.124."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(4, 16, 1), output=_InTurn(10, 2, 1), arrival_times_s=(0.0, 0.0, 1.0),  # type: ignore[arg-type]
+                      prefix_hit_tokens=0.5)
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=3, warmup=0)
+    r0, r1, _ = raw.records
+    assert (r0.cached_tokens, r1.cached_tokens) == (2, 8)
+    assert (r0.ttft_s, r0.e2e_s) == (pytest.approx(0.002), pytest.approx(0.098))
+    assert (r1.preemptions, r1.ttft_s, r1.e2e_s) == (1, pytest.approx(0.114), pytest.approx(0.124))
+
+
+def test_without_chunked_prefill_the_budget_bounds_the_prompts_after_the_first() -> None:
+    """As the 40-token cache test above, with an iteration budget of 16: at 0.010 request 1's prompt
+    (10) goes, and request 2's (10 > 16 - 10) waits: 0.010 -> 0.020; at 0.020 request 2's prompt
+    goes alone (the decodes wait), 0.020 -> 0.030; request 3's 10 do not fit (40 - 33 - 3 = 4), so
+    the three decode 0.030 -> 0.040, and request 3 runs 0.040 -> 0.060."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(2), arrival_times_s=(0.0, 0.0, 0.0, 0.0, 1.0))
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=40, max_num_batched_tokens=16, chunked_prefill=False),
+              requests=5, warmup=0)
+    firsts = [r.arrival_s + r.ttft_s for r in raw.records]
+    dones = [r.arrival_s + r.e2e_s for r in raw.records]
+    assert firsts == [pytest.approx(x, rel=1e-9) for x in (0.010, 0.020, 0.030, 0.050, 1.010)]
+    assert dones == [pytest.approx(x, rel=1e-9) for x in (0.040, 0.040, 0.040, 0.060, 1.020)]
+
+
+def test_a_completion_at_the_windows_start_tied_with_the_checkpoints_last_arrival_counts() -> None:
+    """Warm-up 1. Request 0 (2 prompt tokens at 1/8 s, 1 output) is done at 0.25 s, the instant
+    requests 1 and 2 arrive: the window of the checkpoint of 3 is [0.25, 0.25], and the completion
+    at 0.25 (after the arrivals: ties go to arrivals) is in it: 1 completion, 1 token."""
+    law = LinearStepCost(0.25, prefill_per_token_s=0.125)
+    traffic = Traffic(prompt=Fixed(2), output=Fixed(1), arrival_times_s=(0.0, 0.25, 0.25, 5.0))
+    cut = run(law, traffic, Scheduler(), requests=4, warmup=1, checkpoints=[3], stop=lambda raw: True)
+    assert (cut.window_start_s, cut.window_end_s) == (0.25, 0.25)
+    assert (cut.completions_in_window, cut.output_tokens_in_window) == (1, 1)
