@@ -811,3 +811,22 @@ def test_a_held_out_prediction_passes_the_callers_allowance_on(monkeypatch: pyte
     cal.held_out(runs, full, 1, max_evals=60, allowance=allowance)
     assert seen[-1] == (runs[1].label, allowance)
     assert all(a is allowance for _, a in seen)
+
+
+def test_the_fits_standard_errors_are_computed_with_the_callers_allowance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """identify=True: the standard errors simulate the runs again (a Jacobian), so they too are
+    given the caller's allowance (calibrate's time bound covers every simulation)."""
+    seen: list[object] = []
+    real = cal.standard_errors
+
+    def recorded(observations, params, names, allowance=None):  # type: ignore[no-untyped-def]
+        seen.append(allowance)
+        return real(observations, params, names, allowance)
+
+    def allowance(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cal, "standard_errors", recorded)
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=60, allowance=allowance)
+    assert seen == [allowance]
