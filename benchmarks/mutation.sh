@@ -17,6 +17,9 @@
 #       over the whole test selection still runs once): the score printed is the sample's, of the
 #       checked mutants only; the rest stay "not checked". For a target whose full run does not fit
 #       the time at hand (serving_sim: every simulator test reaches its one long run()).
+#   benchmarks/mutation.sh calibration   # budgetlint/physics/calibration.py vs its fast tests:
+#       tests/physics/test_calibration_by_hand.py and tests/calibration, less the three that run
+#       `python -m budgetlint` in a subprocess (mutmut's venv has no budgetlint installed)
 #   benchmarks/mutation.sh simulator   # physics/capacity.py + physics/serving_sim.py vs tests/physics, less:
 #   benchmarks/mutation.sh simulator:capacity   # one of the two
 #       the simulator's own suites are the slow ones MUTATION_FAST leaves out: this selection
@@ -41,12 +44,19 @@ case "$target" in
   stats) only='"budgetlint/stats/*"'; tests='"tests/stats"' ;;
   stats:*) only="\"budgetlint/stats/${target#stats:}.py\""; tests='"tests/stats"' ;;
   roofline) only='"budgetlint/evaluate/roofline.py"'; tests='"tests/evaluate"' ;;
+  calibration) only='"budgetlint/physics/calibration.py"'
+               tests='"tests/physics/test_calibration_by_hand.py", "tests/calibration"'
+               for t in tests/calibration/test_calibrate_budget.py::test_the_command_refuses_a_mismatch_with_exit_2 \
+                   tests/calibration/test_compute_defaults.py::test_a_budget_on_hopper_fp8_is_estimated_at_the_measured_fraction \
+                   tests/calibration/test_compute_defaults.py::test_an_offline_shaped_budget_saturates_at_its_rows_throughput; do
+                 tests="$tests, \"--deselect=$t\""  # python -m budgetlint in a subprocess (see below)
+               done ;;
   physics) only='"budgetlint/physics/*"'; tests='"tests/physics"' ;;
   physics:*) only=$(IFS=,; for m in ${target#physics:}; do printf '"budgetlint/physics/%s.py", ' "$m"; done)
              only="${only%, }"; tests='"tests/physics"' ;;
   simulator) only='"budgetlint/physics/capacity.py", "budgetlint/physics/serving_sim.py"'; tests=sim ;;
   simulator:*) only="\"budgetlint/physics/${target#simulator:}.py\""; tests=sim ;;
-  *) echo "usage: $0 stats|roofline|physics|physics:MODULE|stats:MODULE|simulator[:MODULE] [again [MUTANT...] | sample N [SEED]]" >&2
+  *) echo "usage: $0 stats|roofline|calibration|physics|physics:MODULE|stats:MODULE|simulator[:MODULE] [again [MUTANT...] | sample N [SEED]]" >&2
      exit 2 ;;
 esac
 slow="test_event_engine.py test_serving_sim_queueing.py test_serving_sim_contention.py

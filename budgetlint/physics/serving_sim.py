@@ -273,12 +273,8 @@ class _Replica:
         self.hold = False  # a preemption holds admissions until a request finishes
 
     # ---- bookkeeping ----------------------------------------------------
-    def context_sum(self) -> float:
-        return self.ctx_off + self.a * self.n_decoding * self.g
-
-    def kv_used(self) -> float:
-        return self.context_sum() + self.prefill_held
-
+    # the decodes' summed context is ctx_off + a x n_decoding x g; the cache in use is that plus
+    # prefill_held (spelled out where read: the hot path of every event)
     def _start_decode(self, r: _Req, now: float) -> None:
         remaining = r.out - r.gen
         if remaining <= 0:
@@ -333,19 +329,26 @@ class _Replica:
         a = self.a
         cap = self.cap
         # decodes need room for the token they write; preempt from the end
-        # (kv_used() + a x n_decoding, spelled out: the hot path of every event)
+        # (the cache in use + a x n_decoding)
         preempted = False
         if cap != math.inf:
             while self.n_decoding and \
                     self.ctx_off + a * self.n_decoding * self.g + self.prefill_held + a * self.n_decoding > cap + 1e-9:
                 self._preempt_last()
                 preempted = True
+        # as vLLM V1: no request is admitted in an iteration that had to preempt; and (a modelling
+        # choice, module doc) none after it until a running request finishes. Set before the
+        # whole-prompt plan too: without chunked prefill it would re-admit the preempted request
+        # at once, in an iteration of prompts only that does not advance the decodes, whenever its
+        # recompute fits what the preemption freed, and preempt it again, without end
+        if preempted:
+            self.hold = True
         if not self.chunked and self._plan_whole_prefills(now):
             return
         n_dec = self.n_decoding
         budget = self.budget - n_dec * self.spec_tokens
         chunks: list[tuple[_Req, int]] = []
-        ctx = self.ctx_off + a * n_dec * self.g  # context_sum()
+        ctx = self.ctx_off + a * n_dec * self.g  # the decodes' summed context
         free = cap - (ctx + self.prefill_held) - a * n_dec
         for r in self.prefilling:
             if budget <= 0 or free < 1:
@@ -361,10 +364,6 @@ class _Replica:
             chunks.append((r, c))
             budget -= c
             free -= c
-        # as vLLM V1: no request is admitted in an iteration that had to preempt; and (a modelling
-        # choice, module doc) none after it until a running request finishes
-        if preempted:
-            self.hold = True
         if waiting and budget > 0 and not self.hold and self.chunked:
             max_seqs = self.max_seqs
             while waiting and budget > 0:
@@ -403,9 +402,13 @@ class _Replica:
         if n_dec == 0:
             if running:  # prefills stuck for cache room: free the newest, retry
                 self._preempt_last()
-            else:  # cannot happen for requests that fit alone (checked at arrival)
+            else:  # alone and still no room: a request that fits at arrival (prompt + reply) but whose
+                # speculative passes overshoot the cache (up to tokens_per_pass - 1 tokens), preempted
+                # with nothing else running. Rejected; the hold of its preemption goes with it (a
+                # request leaving, as a finish does), or every later arrival here would be rejected too
                 r = waiting.popleft()
                 r.rejected = True
+                self.hold = False
                 r.done = now
                 self.in_system -= 1
                 self.finished.append(r)
@@ -427,7 +430,7 @@ class _Replica:
         k = heap[0][0] - self.g
         # k = min(k, max(1, room // growth), max(1, ceil((bp - ctx) / growth))), then max(1, k): spelled out
         if cap != math.inf:
-            room = cap - (ctx + self.prefill_held)  # kv_used()
+            room = cap - (ctx + self.prefill_held)  # less the cache in use
             by_room = int(room // growth + 1e-9)
             if by_room < 1:
                 by_room = 1
@@ -486,9 +489,6 @@ class _Replica:
         self.kind = "prefill"
         self.busy_until = now + self.cost.iteration_s(0, 0.0, [(c, r.pf_earlier) for r, c in chunks])
         return True
-
-    def can_admit_now(self) -> bool:
-        return len(self.running) < self.max_seqs and len(self.waiting) == 1
 
     def truncate(self, t: float, passed: bool = False) -> None:
         """Cut a run of decode iterations at the first iteration boundary at or after ``t``.
@@ -950,7 +950,7 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
                     after_finish(target.finished, t_new)
                     target.finished = []
             elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
-                target.truncate(t_new, passed=born is not None and target.index < born)  # can_admit_now()
+                target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
             continue
         if t_rep == inf:
             raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover

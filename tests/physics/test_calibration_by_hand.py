@@ -697,3 +697,136 @@ def test_step_cost_takes_the_compute_fraction() -> None:
         RooflineStepCost(slow, Efficiency(0.5, 0.25), iteration_overhead_s=0.0, collective_latency_s=0.0)
         .iteration_s(0, 0.0, ((1000, 0),)), rel=1e-12)
     assert cal.step_cost(slow, replace(p, compute=1.0)).iteration_s(0, 0.0, ((1000, 0),)) < 8.0 / 2
+
+
+def test_nelder_mead_contracts_outside_when_the_reflection_beats_only_the_worst() -> None:
+    """f(x, y) = (x - 0.4)^2 + y^2 from (0, 0), step 0.5: the simplex (0, 0) 0.16, (0.5, 0) 0.01,
+    (0, 0.5) 0.41. The centroid of the two best is (0.25, 0); the worst reflected through it is
+    (0.5, -0.5): 0.26, between the second worst (0.16) and the worst (0.41), so the contraction is
+    the outside one, halfway from the centroid to the reflection: (0.375, -0.25) (0.063125, better
+    than both: it replaces the worst). An inside contraction would have tried (0.125, 0.25)."""
+    seen: list[tuple[float, ...]] = []
+
+    def f(p: list[float]) -> float:
+        seen.append(tuple(p))
+        return (p[0] - 0.4) ** 2 + p[1] ** 2
+
+    x, v, n = cal.nelder_mead(f, [0.0, 0.0], step=0.5, max_evals=5)
+    assert seen == [(0.0, 0.0), (0.5, 0.0), (0.0, 0.5), (0.5, -0.5), (0.375, -0.25)]
+    assert (x, n) == ([0.5, 0.0], 5) and v == pytest.approx(0.01)
+
+
+def test_the_fit_stops_at_the_first_restart_that_does_not_improve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit restarts Nelder-Mead from its last point (up to 6 times) while a restart lowers the
+    loss by more than 1e-9 and evaluations are left; a restart from the optimum of an exactly
+    fittable set (runs made at the start's own parameters) finds nothing better: the first run
+    ends at the optimum, the second does not improve on it, and the fit stops there: 2 runs."""
+    truth = Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2)
+    runs = _synthetic(truth)
+    calls: list[float] = []
+    real = cal.nelder_mead
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        out = real(*args, **kwargs)
+        calls.append(out[1])
+        return out
+
+    monkeypatch.setattr(cal, "nelder_mead", counted)
+    held = {"compute": "held", "collective_latency_s": "held"}
+    f = cal.fit(runs, start=truth, held=held, max_evals=100_000, identify=False)
+    assert len(calls) == 2 and calls[1] >= calls[0] - 1e-9
+    assert f.loss == pytest.approx(min(calls), abs=1e-15)
+
+
+def test_the_words_of_a_parameter_not_identified_name_the_fits_own_prior() -> None:
+    """One run (concurrency 1, a TTFT and a TPOT) cannot pin three parameters: each is assumed, and
+    the words give the prior the fit was given (0.45 for the bandwidth), not the default's (0.7)."""
+    prior = Params(bandwidth=0.45, iteration_overhead_s=3e-3, ttft_overhead_s=1e-2)
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2), (1,))
+    f = cal.fit(runs, start=prior, prior=prior, held={"compute": "held", "collective_latency_s": "held"},
+                max_evals=200)
+    assert set(f.assumed) == {"bandwidth", "iteration_overhead_s", "ttft_overhead_s"}
+    assert f.assumed["bandwidth"].endswith("its value is assumed (prior 0.45)")
+
+
+def test_an_open_loop_prediction_is_simulated_at_seed_0_with_the_callers_allowance() -> None:
+    """An open-loop run (a request rate) is simulated with Poisson arrivals at one seed, 0 (docs/
+    calibration.md: one seed, so the loss is smooth in the parameters), and the caller's allowance:
+    the prediction is the p50 TTFT of that simulation (the run's own 40 requests, none dropped) plus
+    the TTFT overhead. At 200 request/s on one replica the requests queue, so the seed shows."""
+    from budgetlint.physics.serving_sim import Scheduler, Traffic, run
+    from budgetlint.physics.traffic import Fixed
+
+    p = Params(bandwidth=0.5, iteration_overhead_s=1e-3, ttft_overhead_s=7e-3)
+    obs = Observation(DEP, 100, 50, (Target("ttft", "p50", 1.0),), request_rate=200.0, requests=40)
+    calls: list[int] = []
+    pred = cal.predict(obs, p, lambda n: calls.append(n) is None)
+    assert calls
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(50), arrival_rate_per_s=200.0)
+
+    def p50(seed: int) -> float:
+        ttfts = sorted(r.ttft_s for r in run(cal.step_cost(DEP, p), traffic, Scheduler(), requests=40, warmup=0,
+                                             seed=seed).records)
+        return (ttfts[19] + ttfts[20]) / 2 + 7e-3
+
+    assert p50(0) != pytest.approx(p50(1), rel=1e-6)
+    assert pred[("ttft", "p50")] == pytest.approx(p50(0), rel=1e-9)
+
+
+def test_each_nelder_mead_run_of_the_fit_has_at_least_60_evaluations(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit gives each Nelder-Mead run what is left of its evaluations, but never fewer than 60
+    (a run needs a few dozen to move at all): with 10 in all, the first run still gets 60."""
+    given: list[int] = []
+    real = cal.nelder_mead
+
+    def recorded(f, x, step, max_evals):  # type: ignore[no-untyped-def]
+        given.append(max_evals)
+        return real(f, x, step=step, max_evals=max_evals)
+
+    monkeypatch.setattr(cal, "nelder_mead", recorded)
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=10, identify=False)
+    assert given == [60]
+    given.clear()
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=1000, identify=False)
+    assert given[0] == 1000
+
+
+def test_a_held_out_prediction_passes_the_callers_allowance_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """held_out refits without run i and predicts it: every prediction it makes (the refit's and the
+    held-out run's own, the last) is given the caller's allowance."""
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    full = cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=60, identify=False)
+    seen: list[object] = []
+    real = cal.predict
+
+    def recorded(obs, params, allowance=None):  # type: ignore[no-untyped-def]
+        seen.append((obs.label, allowance))
+        return real(obs, params, allowance)
+
+    def allowance(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cal, "predict", recorded)
+    cal.held_out(runs, full, 1, max_evals=60, allowance=allowance)
+    assert seen[-1] == (runs[1].label, allowance)
+    assert all(a is allowance for _, a in seen)
+
+
+def test_the_fits_standard_errors_are_computed_with_the_callers_allowance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """identify=True: the standard errors simulate the runs again (a Jacobian), so they too are
+    given the caller's allowance (calibrate's time bound covers every simulation)."""
+    seen: list[object] = []
+    real = cal.standard_errors
+
+    def recorded(observations, params, names, allowance=None):  # type: ignore[no-untyped-def]
+        seen.append(allowance)
+        return real(observations, params, names, allowance)
+
+    def allowance(n: int) -> bool:
+        return True
+
+    monkeypatch.setattr(cal, "standard_errors", recorded)
+    runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
+    cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=60, allowance=allowance)
+    assert seen == [allowance]
