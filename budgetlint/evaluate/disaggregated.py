@@ -259,11 +259,49 @@ class PoolsLoad:
     decode_fix: Optional[int] = None
     tried: tuple[tuple[int, int, bool], ...] = ()  # (prefill, decode, meets) of the fix search
     moves: tuple[tuple[int, int], ...] = ()  # (prefill, decode): the simulated splits of the same replicas that meet it
+    #: the utilisation from which a pool is overloaded: evaluate/load.py ``overload_edge`` of the
+    #: service (1 / UNCALIBRATED_SATURATION_LOW, as the pools are simulated on the uncalibrated step
+    #: cost), the one edge that ``settle_saturation`` applies to the busier pool (issue 25)
+    edge: float = 1.0
+
+    @property
+    def busier(self) -> tuple[str, float]:
+        """The pool with the larger utilisation and that utilisation (prefill on a tie)."""
+        return max(("prefill", self.prefill_utilisation), ("decode", self.decode_utilisation), key=lambda x: x[1])
 
     @property
     def overloaded_pool(self) -> Optional[str]:
-        worst = max(("prefill", self.prefill_utilisation), ("decode", self.decode_utilisation), key=lambda x: x[1])
-        return worst[0] if worst[1] >= 1.0 else None
+        worst = self.busier
+        return worst[0] if worst[1] >= self.edge else None
+
+    def under_near_saturation(self, rate: float) -> list[tuple[str, int]]:
+        """``(pool, n)`` for each pool at NEAR_SATURATION or more: the fewest replicas ``n`` with
+        ``rate / (n x saturation) < 0.95`` (evaluate/load.py ``replicas_under_near_saturation``, per
+        pool); a pool past REPLICAS_CAP is left out."""
+        import math
+
+        from budgetlint.evaluate.load import NEAR_SATURATION, REPLICAS_CAP
+
+        out = []
+        for pool in ("prefill", "decode"):
+            mu = getattr(self, f"{pool}_saturation_per_replica")
+            if getattr(self, f"{pool}_utilisation") >= NEAR_SATURATION and mu > 0 and math.isfinite(rate):
+                n = math.floor(rate / (NEAR_SATURATION * mu)) + 1
+                if n <= REPLICAS_CAP:
+                    out.append((pool, n))
+        return out
+
+    def band_words(self, rate: float) -> str:
+        """``the decode pool's 2 replicas complete at most 3.2 request/s (1.6 request/s each)``: the
+        busier pool's saturation, for the capacity band's words."""
+        from budgetlint.model.units import format_quantity
+
+        pool = self.busier[0]
+        n, mu = getattr(self, f"{pool}_replicas"), getattr(self, f"{pool}_saturation_per_replica")
+        each = f" ({format_quantity(mu, 'request_rate')} each)" if n > 1 else ""
+        return (f"{format_quantity(rate, 'request_rate')} arrive and the {pool} pool's {numbers.count(n, 'replica')} "
+                f"{'complete' if n > 1 else 'completes'} at most {format_quantity(n * mu, 'request_rate')}{each} "
+                f"in the simulation")
 
     def pool_words(self) -> str:
         """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.52, decode pool ... at utilisation 0.12``
@@ -463,15 +501,14 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
                                           float("inf") if value is None else value, iv[1] if iv else float("nan"))
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
-    from budgetlint.evaluate.load import NEAR_SATURATION
+    from budgetlint.evaluate.load import overload_edge, settle_saturation
 
-    worst = max(pl.prefill_utilisation, pl.decode_utilisation)
-    out.near_saturation = NEAR_SATURATION <= worst < 1.0  # the busier pool (evaluate/load.py)
-    if pl.overloaded_pool is not None:
-        out.overloaded = True
-        for name, verdict in out.verdicts.items():
-            if verdict == "met":
-                out.verdicts[name] = "at-risk"
+    # the colocated decision on the busier pool (issue 25): overloaded from the same edge, and an
+    # uncalibrated load from 0.95 below it in the capacity band (not-shown, BL330); the band is the
+    # aggregated one (docs/load.md "Capacity against MLPerf Offline") applied per pool, an
+    # assumption: no disaggregated run was measured against Offline
+    pl.edge = overload_edge(out)
+    settle_saturation(out, pl.busier[1], [name for name, _ in promises])
     want_req = pr.throughput_request_per_s
     if want_req is None and pr.throughput_token_per_s is not None:
         want_req = pr.throughput_token_per_s / max(output.mean, 1.0)

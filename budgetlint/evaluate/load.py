@@ -802,6 +802,8 @@ def band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
     from budgetlint.model.units import format_quantity
 
     pct = f"p{numbers.stated(load.percentile)}"
+    if load.pools is not None:
+        return _pools_band_message(b, load, promise)
     per = (load.arrival_rate_per_s or 0.0) / load.replicas
     where = " per replica" if load.replicas > 1 else ""
     cap = load.capacity
@@ -818,6 +820,39 @@ def band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
             f"to {band_figure(overload_edge(load))} where an uncalibrated simulation can tell neither met nor at risk "
             f"({UNCALIBRATED_BAND_SOURCE}); promise {format_quantity(load.limits[promise], 'time')}; settle it: "
             f"calibrate on a run of this deployment (budgetlint calibrate), link a measured run at this rate{more}")
+
+
+#: the capacity band of a disaggregated deployment: the aggregated one, per pool (issue 25)
+POOLS_BAND_ASSUMPTION = ("the aggregated band applied to the busier pool, an assumption: no disaggregated "
+                         "run was measured against Offline")
+
+
+def pools_band_replicas(load: LoadEvaluation) -> list[tuple[str, int]]:
+    """A disaggregated deployment in the capacity band: ``(pool, n)`` for each pool whose replicas
+    must grow to ``n`` to bring its utilisation under NEAR_SATURATION (the others as declared)."""
+    if load.pools is None or load.arrival_rate_per_s is None:
+        return []
+    return [(pool, n) for pool, n in load.pools.under_near_saturation(load.arrival_rate_per_s)
+            if n > getattr(load.pools, f"{pool}_replicas")]
+
+
+def _pools_band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
+    """BL330's message for a disaggregated deployment: the busier pool's load and saturation, and
+    the pool replicas that settle it (a calibration does not reach the pools' simulation)."""
+    from budgetlint.model.units import format_quantity
+
+    pl = load.pools
+    pct = f"p{numbers.stated(load.percentile)}"
+    value = load.predicted(promise)
+    shown = f" (simulated {format_quantity(value, 'time')}, a transient)" if value is not None else ""
+    more = pools_band_replicas(load)
+    grow = "".join(f", or disaggregated.{pool}.replicas: {n}" for pool, n in more)
+    return (f"budget {b.name!r}: {pct} {_LABEL[promise]} not shown{shown}: {pl.band_words(load.arrival_rate_per_s or 0.0)}"
+            f" ({pl.pool_words()}); the busier pool's utilisation {band_figure(pl.busier[1])} is inside the band "
+            f"{numbers.number(NEAR_SATURATION)} to {band_figure(overload_edge(load))} where an uncalibrated simulation "
+            f"can tell neither met nor at risk ({UNCALIBRATED_BAND_SOURCE}; {POOLS_BAND_ASSUMPTION}); promise "
+            f"{format_quantity(load.limits[promise], 'time')}; settle it: link a measured run at this rate{grow}"
+            + (" (utilisation under " + numbers.number(NEAR_SATURATION) + ")" if more else ""))
 
 
 def miss_message(b: Budget, load: LoadEvaluation, promise: str) -> str:

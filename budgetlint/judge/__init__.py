@@ -466,6 +466,16 @@ def capacity_band_words(load: Any) -> str:
     from budgetlint.evaluate.load import (NEAR_SATURATION, UNCALIBRATED_BAND_SOURCE, band_figure, overload_edge,
                                           utilisation)
 
+    if getattr(load, "pools", None) is not None:  # a disaggregated deployment: the busier pool
+        from budgetlint.evaluate.load import POOLS_BAND_ASSUMPTION
+
+        pl = load.pools
+        return (f"{pl.band_words(load.arrival_rate_per_s or 0.0)}: the busier pool's utilisation "
+                f"{band_figure(pl.busier[1])}, inside the band {numbers.number(NEAR_SATURATION)} to "
+                f"{band_figure(overload_edge(load))} where an uncalibrated simulation can tell neither met nor at "
+                f"risk ({UNCALIBRATED_BAND_SOURCE}; {POOLS_BAND_ASSUMPTION}): a 2 % error in the saturation moves "
+                "the percentile 2x or more, and a simulation there is a transient, not a steady state, so its "
+                "percentile is shown but not judged")
     cap = load.capacity
     first = (f"capacity {fmt(cap.request_per_s, 'request/s')} per replica with every promise held; "
              if cap is not None else "")

@@ -15,6 +15,13 @@ source, and what would settle it. The roofline bound still decides first
 (then this rule is silent). A calibrated step cost has no such band: its
 verdicts come from the simulation as before.
 
+A disaggregated deployment is decided the same way on its busier pool's
+utilisation (arrivals over that pool's replicas x its saturation): the message
+names that pool, and the fix is its replicas (`disaggregated.prefill.replicas`
+or `.decode.replicas`); a calibration does not reach the pools' simulation.
+The band there is the aggregated one applied per pool, an assumption: no
+disaggregated run was measured against MLPerf Offline.
+
 ## Why
 Near saturation TPOT is about `F / (1 - rho)`: a 2 % error in the
 saturation rate moves the predicted percentile 2x or more, and past 1 the
@@ -83,7 +90,15 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             continue  # the bound, a linked run or production decided: they say it
         n = replicas_under_near_saturation(load)
         fix, data = None, {}
-        if n is not None and n > load.replicas:
+        if load.pools is not None:  # a disaggregated deployment: the busier pool's (or each busy pool's) replicas
+            from budgetlint.evaluate.load import pools_band_replicas
+
+            grow = pools_band_replicas(load)
+            if grow:
+                fix = ", ".join(f"disaggregated.{pool}.replicas: {k}" for pool, k in grow)
+                data = edit(budget, [(("deployment", "disaggregated", pool, "replicas"), k) for pool, k in grow],
+                            safe=False, title=fix)
+        elif n is not None and n > load.replicas:
             fix = f"deployment.replicas: {n}"
             data = edit(budget, [(("deployment", "replicas"), n)], safe=False, title=fix)
         yield Finding(CODE, SEVERITY, band_message(budget, load, promise), promise_location(budget, promise),

@@ -12,6 +12,9 @@ decode pool's admission), which splits of the same replicas between the pools
 meet the promises at the budget's percentile, and the fewest prefill replicas
 (the decode pool as declared) whose simulation meets them: the fix. The
 promises themselves are judged on that simulation (BL307 words a miss).
+Silent where that simulation puts the busier pool inside the uncalibrated
+capacity band (utilisation 0.95 up to 1 / 0.98): BL330 reports it there, and
+a queue that grows without bound is not shown.
 
 ## Why
 Disaggregation moves the prefill onto its own devices: the decode pool's pace
@@ -62,6 +65,9 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
     pools = evaluation.roofline.pools
     if pools is None or not pools.prefill_too_small:
         return
+    load = evaluation.load
+    if load is not None and load.skipped is None and getattr(load, "in_capacity_band", False):
+        return  # the simulated pools are within the uncalibrated saturation's error of 1: BL330 says it (issue 25)
     from budgetlint.evaluate.load import REPLICAS_CAP, replicas_beyond_words, utilisation_text
 
     need = pools.prefill_replicas_needed

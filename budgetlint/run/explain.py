@@ -510,7 +510,9 @@ def under_load(evaluation: Any) -> list[str]:
 
             out.append(f"           why: inside the band {numbers.number(NEAR_SATURATION)} to "
                        f"{band_figure(overload_edge(load))} of an uncalibrated saturation (measured 0.98-1.01 "
-                       "of MLPerf Offline): the percentile is a transient; read the capacity (BL330)")
+                       "of MLPerf Offline): the percentile is a transient; read the "
+                       + ("busier pool's saturation" if getattr(load, "pools", None) is not None else "capacity")
+                       + " (BL330)")
     if r.slo_attainment == r.slo_attainment:  # not NaN
         out.append(f"    SLO attainment {numbers.percent(r.slo_attainment)} (every promise at once); goodput "
                    f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")

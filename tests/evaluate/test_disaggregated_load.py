@@ -175,3 +175,90 @@ def test_the_lever_moves_replicas_between_the_pools(tmp_path: Path) -> None:
     assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.762" in f["message"]  # 5 x 0.30484 / 2
     assert "the same replicas moved: 3 prefill + 1 decode meets it" in f["message"]
     assert f["fix"] == "disaggregated.prefill.replicas: 3, disaggregated.decode.replicas: 1"
+
+
+# ---- the capacity band on the busier pool (issue 25): the colocated rule, one edge ------------
+#: one prefill replica completes 1 / SAT_S = 3.2804 prompts a second (module docstring); the band is
+#: 0.95 to 1 / 0.98 of it (docs/load.md): 0.95 / SAT_S = 3.1164 to 1 / (0.98 SAT_S) = 3.3474 request/s
+BAND_LOW_RATE = 0.95 / SAT_S
+EDGE_RATE = 1 / (0.98 * SAT_S)
+
+
+def test_band_hand_figures() -> None:
+    assert BAND_LOW_RATE == pytest.approx(3.1164, abs=1e-4) and EDGE_RATE == pytest.approx(3.3474, abs=1e-4)
+    assert 3.2 * SAT_S == pytest.approx(0.97548, abs=1e-5)
+    assert 3.34 * SAT_S == pytest.approx(1.0182, abs=1e-4)  # just inside: below 1 / 0.98 = 1.02041
+    assert 3.36 * SAT_S == pytest.approx(1.0243, abs=1e-4)  # just outside
+    assert 3.34 * FLAT_S == pytest.approx(1.0233, abs=1e-4)  # the flat estimate's utilisation (BL350's)
+
+
+def _band(doc: dict) -> tuple[dict, list, list]:
+    b = doc["budgets"][0]
+    return b, [f for f in doc["findings"] if f["rule"] == "BL330"], [f["rule"] for f in doc["findings"]]
+
+
+@pytest.mark.parametrize("rate, u, shown", [(3.2, 3.2 * SAT_S, "0.9755"), (3.34, 3.34 * SAT_S, "1.018")])
+def test_a_busier_pool_inside_the_band_is_not_shown(tmp_path: Path, rate: float, u: float, shown: str) -> None:
+    """1 prefill + 1 decode replica: the prefill pool is the busier one, at u = rate x 0.30484 s
+    (0.9755 and 1.0182, both from 0.95 up to 1 / 0.98). Before, 3.34 request/s (u above 1) was
+    overloaded, at risk, BL307 and BL350; now both rates are in the band: each time promise
+    not-shown on the simulated basis, a BL330 per promise naming the prefill pool, and the fix the
+    replicas under 0.95: floor(rate / (0.95 x 3.2804)) + 1 = floor(1.027 or 1.072) + 1 = 2."""
+    doc = check(tmp_path, f"{rate} request/s", 1, 1)
+    b, bl330, rules = _band(doc)
+    load = b["load"]
+    assert load["pools"]["prefill"]["utilisation"] == pytest.approx(u, rel=1e-3)
+    assert load["pools"]["decode"]["utilisation"] < u
+    assert load["utilisation"] == pytest.approx(u, rel=1e-3)  # the service's: the busier pool's
+    assert load["in_capacity_band"] is True and load["overloaded"] is False
+    assert load["overload_edge"] == pytest.approx(1 / 0.98)
+    assert load["verdicts"] == {"ttft": "not-shown", "tpot": "not-shown"}
+    for name in ("ttft", "tpot"):
+        j = b["judgement"][name]
+        assert (j["verdict"], j["basis"]) == ("not-shown", "simulated")
+        assert "the prefill pool's 1 replica completes at most 3.28 request/s" in j["note"]
+        assert "the aggregated band applied to the busier pool, an assumption" in j["note"]
+    assert sorted(f["promise"] for f in bl330) == ["tpot", "ttft"]
+    for f in bl330:
+        assert f["fix"] == "disaggregated.prefill.replicas: 2"
+        assert f"the busier pool's utilisation {shown} is inside the band 0.95 to 1.02" in f["message"]
+        assert "deployment.replicas" not in f["message"] and "budgetlint calibrate" not in f["message"]
+    assert "BL307" not in rules and "BL350" not in rules and "BL320" not in rules
+
+
+def test_a_busier_pool_past_the_edge_is_overloaded(tmp_path: Path) -> None:
+    """3.36 request/s: u = 1.0243, past 1 / 0.98: overloaded as before (at risk, BL307 names the
+    prefill pool, BL350 its flat utilisation 3.36 x 0.30637 = 103 %), no BL330."""
+    doc = check(tmp_path, "3.36 request/s", 1, 1)
+    b, bl330, rules = _band(doc)
+    load = b["load"]
+    assert load["pools"]["prefill"]["utilisation"] == pytest.approx(3.36 * SAT_S, rel=1e-3)
+    assert load["overloaded"] is True and load["in_capacity_band"] is False
+    assert load["verdicts"] == {"ttft": "at-risk", "tpot": "at-risk"}
+    assert b["judgement"]["ttft"]["verdict"] == "at-risk"
+    assert not bl330
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
+    assert "overloaded: 3.36 request/s arrive and the prefill pool's 1 replica completes at most 3.28" in f["message"]
+    assert "BL350" in rules
+
+
+def test_a_busier_pool_below_the_band_is_judged(tmp_path: Path) -> None:
+    """3.1 request/s: u = 3.1 x 0.30484 = 0.9450, under 0.95: judged met or at risk, no band."""
+    doc = check(tmp_path, "3.1 request/s", 1, 1)
+    b, bl330, _ = _band(doc)
+    assert b["load"]["pools"]["prefill"]["utilisation"] == pytest.approx(0.9450, abs=1e-4)
+    assert b["load"]["in_capacity_band"] is False and b["load"]["overloaded"] is False
+    assert set(b["load"]["verdicts"].values()) <= {"met", "at-risk"} and not bl330
+
+
+def test_the_pool_overload_is_at_the_edge() -> None:
+    """PoolsLoad.overloaded_pool reads the same edge as settle_saturation (was: 1)."""
+    from budgetlint.evaluate.disaggregated import PoolsLoad
+
+    def pl(u_p: float, u_d: float) -> PoolsLoad:
+        return PoolsLoad("p", "d", 1, 1, 1.0, 1.0, u_p, u_d, 0.0, 0.0, 0.0, 0.0, 1, 1, edge=1 / 0.98)
+
+    assert pl(1.01, 0.5).overloaded_pool is None  # inside the band: 1.01 < 1.0204
+    assert pl(0.5, 1.021).overloaded_pool == "decode"
+    assert pl(1.03, 1.021).overloaded_pool == "prefill"
+    assert pl(0.97, 0.2).under_near_saturation(0.97) == [("prefill", 2)]  # floor(0.97 / 0.95) + 1
