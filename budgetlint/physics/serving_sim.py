@@ -19,7 +19,8 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   next iteration, the most recently admitted running request is **preempted
   by recompute** (vLLM's default): its cache is freed, it goes back to the
   head of the queue and later prefills its prompt and the tokens it had
-  produced again. No request is admitted in the iteration that preempted
+  produced again; the end of that recompute samples its next token (as the
+  end of a first prefill samples the first). No request is admitted in the iteration that preempted
   (vLLM V1) nor after it until a running request finishes: the room a
   completion frees is what lets the queue in again (vLLM re-admits as soon as
   a prefill chunk fits, and thrashes when the cache is short; modelled so,
@@ -570,8 +571,15 @@ class _Replica:
                     self.prefill_held -= r.pf_earlier + r.pf_done
                     if r.first != r.first:  # NaN: the first token now
                         r.first = now
-                    if 1.0 > r.gen:  # r.gen = max(r.gen, 1.0)
-                        r.gen = 1.0
+                    # the pass over a prefill's last position samples a token: the first token, or, for
+                    # the recompute of a preempted request (prompt + the tokens it had), its next one.
+                    # vLLM V1: _preempt_request sets num_computed_tokens = 0 and the resumed request
+                    # schedules num_tokens - num_computed_tokens, its outputs included
+                    # (vllm/v1/core/sched/scheduler.py at b4622cf924bc); the model runner discards the
+                    # sampled token only while num_computed_tokens + scheduled < num_tokens (a partial
+                    # prefill; vllm/v1/worker/gpu_model_runner.py at 4e1790651fc7). gen <= out - 1 here
+                    # (_preempt_last), so gen + 1 <= out; a recompute that reaches out finishes now
+                    r.gen = r.gen + 1.0 if r.gen >= 1.0 else 1.0
                     self._start_decode(r, now)
             self.chunks = []
         return self.finished

@@ -483,8 +483,9 @@ def test_a_preemption_on_the_decode_pool_is_in_the_request_s_record() -> None:
     1,002 >= 999 + 1 free; the mixed iteration (20 ms, a decode beside the chunk) ends at
     3.1815536 s with 1,007 + 1,001 tokens held, and the next one would need 2 more: 2,010 > 2,009,
     so the newest, request 4, is preempted (once: it waits for request 3 to finish, 3.2415536 s,
-    then recomputes its 1,001 tokens alone, 4 ms, and decodes its 9 other tokens, 0.18 s: it
-    ends at 3.4255536 s, 0.268 s after it arrived). Requests 3 and 5 are never preempted and are
+    then recomputes its 1,001 tokens alone, 4 ms, whose last position samples its next token, as
+    vLLM's recompute does, and decodes its 8 other tokens, 0.16 s: it ends at 3.4055536 s, 0.248 s
+    after it arrived). Requests 3 and 5 are never preempted and are
     served as alone (E2E = 0.05 + MOVE + 0.184). The prefill pool (no cache limit) preempts
     nothing: each record's count is the decode pool's, 0, 1, 0."""
     traffic = Traffic(prompt=Fixed(1000), output=Fixed(11), arrival_times_s=(0.0, 1.0, 2.0, 3.0, 3.1, 5.0))
@@ -494,6 +495,6 @@ def test_a_preemption_on_the_decode_pool_is_in_the_request_s_record() -> None:
     assert [(x.index, x.preemptions) for x in r.combined.records] == [(3, 0), (4, 1), (5, 0)]
     assert [x.preemptions for x in r.prefill_raw.records] == [0] * 6
     assert r.decode_queue_s == pytest.approx([0.0, 0.004, 0.0], abs=1e-9)
-    assert r.e2e_s == pytest.approx([0.05 + MOVE + 0.184, 0.05 + MOVE + 0.268, 0.05 + MOVE + 0.184], rel=1e-9)
+    assert r.e2e_s == pytest.approx([0.05 + MOVE + 0.184, 0.05 + MOVE + 0.248, 0.05 + MOVE + 0.184], rel=1e-9)
     # the TTFT: the prefill, the transfer and the decode pool's queue
     assert r.ttft_s == pytest.approx([0.05 + MOVE, 0.05 + MOVE + 0.004, 0.05 + MOVE], rel=1e-9)

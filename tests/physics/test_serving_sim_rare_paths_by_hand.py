@@ -93,8 +93,10 @@ def test_a_preempted_decode_recomputes_its_prompt_and_the_tokens_it_had(engine: 
       ``out1`` = 5 that is its last but one, out - 1); its recompute is its prompt and those 4
       tokens: 14 tokens. Nothing is admitted until a request finishes.
     - 0.060 -> 0.110: request 0's 5 last decodes (tokens 6..10); it finishes.
-    - 0.110 -> 0.124: request 1's recompute, 14 tokens at 1 ms.
-    - 0.124 -> 0.124 + (out1 - 4) x 0.010: its last decodes: 0.184 s or 0.134 s.
+    - 0.110 -> 0.124: request 1's recompute, 14 tokens at 1 ms; the pass over its last position
+      samples its 5th token (vLLM's recompute is an ordinary prefill: it yields a token as a first
+      prefill does). With ``out1`` = 5 that is its last: it finishes at 0.124 s.
+    - 0.124 -> 0.124 + (out1 - 5) x 0.010: its last decodes: 0.174 s or 0.124 s.
 
     Over the window [0, 1 s]: busy 0.124 s + the last decodes; sequences x seconds 0.010 + 2 x 0.020
     + 2 x 0.030 + 0.050 + 0.014 + the last decodes; in system 0.110 + request 1's time."""
@@ -102,7 +104,7 @@ def test_a_preempted_decode_recomputes_its_prompt_and_the_tokens_it_had(engine: 
     traffic = Traffic(prompt=Fixed(10), output=_InTurn(10, out1, 10), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
     raw = run(law, traffic, Scheduler(kv_capacity_tokens=30), requests=3, warmup=0, engine=engine)
     r0, r1, r2 = raw.records
-    last = (out1 - 4) * 0.010
+    last = (out1 - 5) * 0.010
     assert (r0.preemptions, r1.preemptions, r2.preemptions) == (0, 1, 0)
     assert r0.ttft_s == pytest.approx(0.010, rel=1e-9)
     assert r0.e2e_s == pytest.approx(0.110, rel=1e-9)
@@ -252,7 +254,7 @@ def test_without_chunked_prefill_a_preemption_holds_the_queue_until_a_request_fi
     0.060 s: contexts 15 + 15, and the next needs 32 > 31. Request 1 is preempted with 5 tokens
     (recompute 15); the cache would now hold its recompute (31 - 15 - 1 = 15 free), but nothing is
     admitted until a request finishes: request 0's 5 last decodes to 0.110 s, then request 1's
-    recompute 0.110 -> 0.125 and its 5 last decodes to 0.175 s."""
+    recompute 0.110 -> 0.125, which samples its 6th token, and its 4 last decodes to 0.165 s."""
     law = LinearStepCost(0.01, prefill_per_token_s=0.001)
     traffic = Traffic(prompt=Fixed(10), output=Fixed(10), arrival_times_s=(0.0, 0.0, 1.0))  # a third, alone
     for engine in ("event", "iteration"):
@@ -261,7 +263,7 @@ def test_without_chunked_prefill_a_preemption_holds_the_queue_until_a_request_fi
         r0, r1, _ = raw.records
         assert (r0.preemptions, r1.preemptions) == (0, 1)
         assert r0.ttft_s == pytest.approx(0.010, rel=1e-9) and r0.e2e_s == pytest.approx(0.110, rel=1e-9)
-        assert r1.ttft_s == pytest.approx(0.020, rel=1e-9) and r1.e2e_s == pytest.approx(0.175, rel=1e-9)
+        assert r1.ttft_s == pytest.approx(0.020, rel=1e-9) and r1.e2e_s == pytest.approx(0.165, rel=1e-9)
 
 
 class _ContextLaw:
@@ -456,7 +458,8 @@ def test_too_few_requests_are_refused_with_the_count() -> None:
 def test_a_stale_finish_entry_of_a_preempted_decode_does_not_hide_a_live_one_behind_it() -> None:
     """A KV cache of 23 tokens, an iteration budget of 16; prefill 1 ms a token, a decode iteration
     10 ms (an iteration with decodes: 10 ms + its prefill tokens). Requests 0 (6 prompt, 7 output),
-    1 (10, 4) and 2 (3, 7) at 0 s; request 3 at 1 s (after them, alone).
+    1 (10, 5) and 2 (3, 7) at 0 s; request 3 at 1 s (after them, alone). (Request 1's output was 4
+    before a recompute sampled a token; 5 keeps its finish at step 7.)
 
     - 0 -> 0.006: request 0's prompt. 0.006 -> 0.029: its decode with requests 1 and 2's prompts (13).
     - 0.029 (step 1): contexts 8 + 11 + 4 and 3 tokens to write: 26 > 23: request 2 is preempted
@@ -464,12 +467,14 @@ def test_a_stale_finish_entry_of_a_preempted_decode_does_not_hide_a_live_one_beh
       0.049 (the room, 23 - 19 = 4, holds 2 iterations of 2).
     - 0.049 (step 3): 10 + 13 + 2 = 25 > 23: request 1 is preempted with 3 tokens (recompute 13).
       Request 0 alone, 3 decodes to 0.079 (step 6): its 7 tokens, done.
-    - 0.079 -> 0.095: request 1's recompute (13) and 3 of request 2's 4.
-    - 0.095 -> 0.106: request 1's decode (its last token, ending at step 7) and request 2's last token.
+    - 0.079 -> 0.095: request 1's recompute (13) and 3 of request 2's 4; the recompute's last
+      position samples request 1's 4th token (decode from step 6, one step left: finish at step 7).
+    - 0.095 -> 0.106: request 1's decode (its last token, ending at step 7) and request 2's last
+      prompt token, whose pass samples request 2's 2nd token.
     - 0.106 (step 7): request 1 is done, in the same step as request 2's old, preempted, finish: that
-      stale entry comes first and must be passed over. Request 2's 6 decodes: 0.106 -> 0.166."""
+      stale entry comes first and must be passed over. Request 2's 5 decodes: 0.106 -> 0.156."""
     law = LinearStepCost(0.01, prefill_per_token_s=0.001)
-    traffic = Traffic(prompt=_InTurn(6, 10, 3, 11), output=_InTurn(7, 4, 7, 6),  # type: ignore[arg-type]
+    traffic = Traffic(prompt=_InTurn(6, 10, 3, 11), output=_InTurn(7, 5, 7, 6),  # type: ignore[arg-type]
                       arrival_times_s=(0.0, 0.0, 0.0, 1.0))
     raw = run(law, traffic, Scheduler(kv_capacity_tokens=23, max_num_batched_tokens=16), requests=4, warmup=0)
     r0, r1, r2, _ = raw.records
@@ -477,7 +482,7 @@ def test_a_stale_finish_entry_of_a_preempted_decode_does_not_hide_a_live_one_beh
     assert (r0.ttft_s, r1.ttft_s, r2.ttft_s) == (pytest.approx(0.006), pytest.approx(0.029), pytest.approx(0.029))
     assert r0.e2e_s == pytest.approx(0.079, rel=1e-9)
     assert r1.e2e_s == pytest.approx(0.106, rel=1e-9)
-    assert r2.e2e_s == pytest.approx(0.166, rel=1e-9)
+    assert r2.e2e_s == pytest.approx(0.156, rel=1e-9)
 
 
 def test_a_trace_must_be_two_finite_times_in_order() -> None:
@@ -570,3 +575,37 @@ def test_a_completion_at_the_windows_start_tied_with_the_checkpoints_last_arriva
     cut = run(law, traffic, Scheduler(), requests=4, warmup=1, checkpoints=[3], stop=lambda raw: True)
     assert (cut.window_start_s, cut.window_end_s) == (0.25, 0.25)
     assert (cut.completions_in_window, cut.output_tokens_in_window) == (1, 1)
+
+
+@pytest.mark.parametrize("engine", ["event", "iteration"])
+def test_a_recompute_prefill_samples_the_next_token_as_vllm_does(engine: str) -> None:
+    """vLLM V1's recompute preemption resets the request's computed tokens to 0 and later prefills
+    its prompt and the tokens it had generated as one ordinary prefill; the pass over its last
+    position samples the next token (only a partial prefill's sampled token is discarded). So a
+    recompute yields a token, and no decode iteration more is spent per preemption.
+
+    Prefill 1 ms a token, a decode iteration 10 ms, a KV cache of 20 tokens. Requests 0 (4 prompt,
+    8 output) and 1 (4 prompt, 6 output) at 0 s; request 2 at 1 s closes the window.
+
+    - 0 -> 0.004: request 0's prompt (4 tokens); its first token (context 5).
+    - 0.004 -> 0.018: request 0's decode (10 ms) and request 1's prompt (4 ms): contexts 6 + 5 = 11.
+    - 0.018 -> 0.058: four decodes of both (room 20 - 11 = 9 holds 4 iterations of 2 tokens):
+      request 0 has 6 tokens (context 10), request 1 has 5 (context 9); the next iteration needs
+      19 + 2 = 21 > 20: request 1, the last admitted, is preempted with 5 tokens (its out - 1);
+      its recompute is 4 + 5 = 9 tokens. Nothing is admitted until a request finishes.
+    - 0.058 -> 0.078: request 0's two last decodes (tokens 7, 8): done at 0.078 s.
+    - 0.078 -> 0.087: request 1's recompute, 9 tokens at 1 ms; its last position samples its 6th
+      token, its last: done at 0.087 s (the old model spent a decode more: 0.097 s).
+
+    Tokens: 8 + 6 = 14 completed in the window [0, 1 s]; busy 0.087 s of it."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(4), output=_InTurn(8, 6, 2), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=3, warmup=0, engine=engine)
+    r0, r1, r2 = raw.records
+    assert (r0.preemptions, r1.preemptions, r2.preemptions) == (0, 1, 0)
+    assert r0.e2e_s == pytest.approx(0.078, rel=1e-9)
+    assert r1.ttft_s == pytest.approx(0.018, rel=1e-9)
+    assert r1.e2e_s == pytest.approx(0.087, rel=1e-9)
+    assert r2.e2e_s == pytest.approx(0.004 + 0.010, rel=1e-9)  # alone: its prompt, one decode
+    assert (raw.completions_in_window, raw.output_tokens_in_window) == (2, 14)
+    assert raw.busy_s == pytest.approx(0.087, rel=1e-9)
