@@ -280,13 +280,13 @@ class PoolsLoad:
         pool); a pool past REPLICAS_CAP is left out."""
         import math
 
-        from budgetlint.evaluate.load import NEAR_SATURATION, REPLICAS_CAP
+        from budgetlint.evaluate.load import NEAR_SATURATION, REPLICAS_CAP, replicas_under
 
         out = []
         for pool in ("prefill", "decode"):
             mu = getattr(self, f"{pool}_saturation_per_replica")
             if getattr(self, f"{pool}_utilisation") >= NEAR_SATURATION and mu > 0 and math.isfinite(rate):
-                n = math.floor(rate / (NEAR_SATURATION * mu)) + 1
+                n = replicas_under(rate, mu, NEAR_SATURATION)
                 if n <= REPLICAS_CAP:
                     out.append((pool, n))
         return out
@@ -518,7 +518,9 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     if plist and "at-risk" in out.verdicts.values() and "cannot-be-met" not in out.verdicts.values():
         pl.moves = tuple((x.prefill_replicas, x.decode_replicas) for x in ev.splits
                          if x.meets and (x.prefill_replicas, x.decode_replicas) != (P, D))
-        _search_fix(pl, pools_run, plist, rate, mu_p, mu_d)
+        from budgetlint.evaluate.load import fix_utilisation
+
+        _search_fix(pl, pools_run, plist, rate, mu_p, mu_d, fix_utilisation(out))
         out.simulations += 2 * len(pl.tried)
         if pl.prefill_fix is not None and pl.prefill_fix <= 1_000_000:
             out.replicas_needed = pl.prefill_fix + D
@@ -526,13 +528,18 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
             out.replicas_needed = P + pl.decode_fix
 
 
-def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: float, mu_d: float) -> None:
+def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: float, mu_d: float,
+                limit: float = 1.0) -> None:
     """The fewest replicas of one pool (the other as declared) whose simulation meets every promise:
-    from the fewest that keep up (utilisation below 1), :data:`FIX_TRIES` counts each."""
+    from the fewest whose utilisation is under ``limit`` (evaluate/load.py ``fix_utilisation``:
+    NEAR_SATURATION on the uncalibrated step cost, so that a fix does not land a pool in the
+    capacity band, where the next run says not shown and BL330; issue 25), :data:`FIX_TRIES`
+    counts each. A count at or above ``limit`` in either pool is never a fix."""
+    from budgetlint.evaluate.load import replicas_under
     from budgetlint.physics.load_stats import summarise
 
     def meets(p: int, d: int) -> bool:
-        if rate / (p * mu_p) >= 1.0 or rate / (d * mu_d) >= 1.0:
+        if rate / (p * mu_p) >= limit or rate / (d * mu_d) >= limit:
             return False
         r = summarise(pools_run(p, d, SPLIT_REQUESTS).combined, plist, cdf=False)
         return not r.rejected and all(r.promises_met.get(x.key, False) for x in plist)
@@ -545,7 +552,8 @@ def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: f
         up = pl.prefill_keeps_up if pool == "prefill" else pl.decode_keeps_up
         if up is None:
             continue
-        start = max(have + 1, up)
+        mu = mu_p if pool == "prefill" else mu_d
+        start = max(have + 1, up, replicas_under(rate, mu, limit))
         for n in range(start, min(start + FIX_TRIES, MAX_SIMULATED_REPLICAS + 1)):
             p, d = (n, pl.decode_replicas) if pool == "prefill" else (pl.prefill_replicas, n)
             ok = meets(p, d)

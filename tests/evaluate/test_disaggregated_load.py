@@ -262,3 +262,25 @@ def test_the_pool_overload_is_at_the_edge() -> None:
     assert pl(0.5, 1.021).overloaded_pool == "decode"
     assert pl(1.03, 1.021).overloaded_pool == "prefill"
     assert pl(0.97, 0.2).under_near_saturation(0.97) == [("prefill", 2)]  # floor(0.97 / 0.95) + 1
+
+
+def test_the_fix_search_skips_counts_in_the_band(tmp_path: Path) -> None:
+    """6.4 request/s on 1 prefill + 3 decode: the prefill pool at 6.4 x 0.30484 = 1.951 is overloaded.
+    The fewest prefill replicas that keep up (under 1) are floor(1.951) + 1 = 2, at u = 0.9755: in the
+    band (0.95 to 1 / 0.98), where the next run would say not shown and BL330. So the search starts at
+    the fewest under 0.95, floor(6.4 / (0.95 x 3.2804)) + 1 = floor(2.054) + 1 = 3 (u = 0.6503), and
+    never proposes 2. Before: it tried 2 first (and named it if that simulation met)."""
+    assert 6.4 * SAT_S == pytest.approx(1.951, abs=1e-3) and 6.4 * SAT_S / 2 == pytest.approx(0.9755, abs=1e-4)
+    assert 6.4 * SAT_S / 0.95 == pytest.approx(2.054, abs=1e-3)
+    doc = check(tmp_path, "6.4 request/s", 1, 3)
+    b = doc["budgets"][0]
+    load, pools = b["load"], b["load"]["pools"]
+    assert load["overloaded"] is True
+    assert pools["prefill"]["replicas_to_keep_up"] == 2  # under 1, as reported
+    tried = [(t["prefill_replicas"], t["decode_replicas"]) for t in pools["tried"]]
+    assert tried and tried[0] == (3, 3) and (2, 3) not in tried
+    fix = pools["prefill"]["replicas_that_meet"]
+    assert fix is not None and fix >= 3 and 6.4 * SAT_S / fix < 0.95
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
+    assert f"{fix} prefill + 3 decode replicas meet it" in f["message"]
+    assert "2 prefill + 3 decode" not in f["message"]
