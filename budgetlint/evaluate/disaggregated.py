@@ -304,12 +304,15 @@ class PoolsLoad:
                 f"in the simulation")
 
     def pool_words(self) -> str:
-        """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.52, decode pool ... at utilisation 0.12``
-        (no semicolon: BL320 cuts a judgement's words at the first)."""
-        from budgetlint.evaluate.load import utilisation_text
+        """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.018, decode pool ... at utilisation 0.12``
+        (no semicolon: BL320 cuts a judgement's words at the first). In the capacity band's four
+        figures (evaluate/load.py ``band_figure``): these words stand beside the band's edges
+        (0.95 to 1.020), and three figures printed 1.0182 (in the band) and 1.0243 (past its edge)
+        both as 1.02 (issue 25)."""
+        from budgetlint.evaluate.load import band_figure
 
-        return (f"prefill pool {self.prefill_name} at utilisation {utilisation_text(self.prefill_utilisation)}, "
-                f"decode pool {self.decode_name} at utilisation {utilisation_text(self.decode_utilisation)}")
+        return (f"prefill pool {self.prefill_name} at utilisation {band_figure(self.prefill_utilisation)}, "
+                f"decode pool {self.decode_name} at utilisation {band_figure(self.decode_utilisation)}")
 
     def fix_words(self) -> str:
         """What the simulated searches found: ``3 prefill + 3 decode replicas meet it``."""

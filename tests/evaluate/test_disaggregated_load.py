@@ -100,7 +100,7 @@ def test_an_overloaded_prefill_pool_is_judged_at_risk_on_the_simulated_basis(tmp
     assert pools["decode"]["replicas_that_meet"] is None
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
     assert "the prefill pool's 1 replica completes at most 3.28 request/s" in f["message"]
-    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 2.44" in f["message"]
+    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 2.439" in f["message"]  # 8 x 0.30484 = 2.4387
     assert f["fix"] == f"disaggregated.prefill.replicas: {fix}"
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL350"]
     # BL350 words the flat prefill, a prompt alone: 8 x 0.30637 = 2.451
@@ -172,7 +172,7 @@ def test_the_lever_moves_replicas_between_the_pools(tmp_path: Path) -> None:
     assert b["load"]["pools"]["prefill"]["utilisation"] == pytest.approx(5 * SAT_S / 2, rel=0.02)
     assert {"prefill_replicas": 3, "decode_replicas": 1} in b["load"]["pools"]["moves_that_meet"]
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
-    assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.762" in f["message"]  # 5 x 0.30484 / 2
+    assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.7621" in f["message"]  # 5 x 0.30484 / 2 = 0.76210
     assert "the same replicas moved: 3 prefill + 1 decode meets it" in f["message"]
     assert f["fix"] == "disaggregated.prefill.replicas: 3, disaggregated.decode.replicas: 1"
 
@@ -223,6 +223,9 @@ def test_a_busier_pool_inside_the_band_is_not_shown(tmp_path: Path, rate: float,
         assert f["fix"] == "disaggregated.prefill.replicas: 2"
         assert f"the busier pool's utilisation {shown} is inside the band 0.95 to 1.02" in f["message"]
         assert "deployment.replicas" not in f["message"] and "budgetlint calibrate" not in f["message"]
+        # the pool words in the band's four figures (3.2 x 0.30484 = 0.97548, 3.34 x 0.30484 = 1.0182):
+        # before, three figures ("0.975", "1.02": the latter also 3.36's 1.0243, past the edge)
+        assert f"prefill pool 1 x h100-sxm of 4 devices at utilisation {shown}," in f["message"]
     assert "BL307" not in rules and "BL350" not in rules and "BL320" not in rules
 
 
@@ -240,6 +243,9 @@ def test_a_busier_pool_past_the_edge_is_overloaded(tmp_path: Path) -> None:
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
     assert "overloaded: 3.36 request/s arrive and the prefill pool's 1 replica completes at most 3.28" in f["message"]
     assert "BL350" in rules
+    # the pool words in the band's four figures: 3.36 x 0.30484 = 1.0243 prints 1.024, where three
+    # figures printed 1.02, as for 3.34 x 0.30484 = 1.0182 in the band (issue 25)
+    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 1.024," in f["message"]
 
 
 def test_a_busier_pool_below_the_band_is_judged(tmp_path: Path) -> None:
