@@ -290,3 +290,26 @@ def test_the_fix_search_skips_counts_in_the_band(tmp_path: Path) -> None:
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
     assert f"{fix} prefill + 3 decode replicas meet it" in f["message"]
     assert "2 prefill + 3 decode" not in f["message"]
+
+
+def test_bl351_words_a_split_in_the_band_cannot_tell(tmp_path: Path) -> None:
+    """3.34 request/s on 1 prefill + 1 decode: the busier (prefill) pool at 3.34 x 0.30484 = 1.0182,
+    from 0.95 below 1 / 0.98 = 1.0204: in the band, judged not shown. BL351's split words used the
+    split simulation's own meets, so they said "1 prefill + 1 decode does not (declared)" beside the
+    not-shown judgement; now the same band decision: "cannot tell". 6.4 request/s (1.951, past the
+    edge) keeps the simulation's word for the declared 1 + 3."""
+    assert 0.95 <= 3.34 * SAT_S < 1 / 0.98
+    doc = check(tmp_path, "3.34 request/s", 1, 1)
+    assert doc["budgets"][0]["load"]["in_capacity_band"] is True
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL351"]
+    assert "1 prefill + 1 decode cannot tell (in the capacity band) (declared)" in f["message"]
+    assert "does not" not in f["message"]
+    doc = check(tmp_path, "6.4 request/s", 1, 3)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL351"]
+    assert "1 prefill + 3 decode does not (declared)" in f["message"]
+    # the 2 + 2 split of the same four: prefill at 6.4 x 0.30484 / 2 = 0.9755, in the band (the decode
+    # pool's 2 replicas are less busy); 3 + 1 (prefill 0.6503) keeps the simulation's word
+    mu_d = doc["budgets"][0]["load"]["pools"]["decode"]["saturation_request_per_s_per_replica"]
+    assert 6.4 / (2 * mu_d) < 6.4 * SAT_S / 2 and 6.4 / mu_d < 0.95
+    assert "2 prefill + 2 decode cannot tell (in the capacity band)" in f["message"]
+    assert "3 prefill + 1 decode meets it" in f["message"]
