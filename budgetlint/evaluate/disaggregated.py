@@ -10,7 +10,7 @@ pace on the decode pool); :class:`PoolsEvaluation` keeps what each pool contribu
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from budgetlint.model.types import Budget, DisaggregatedDef, PoolDef
 from budgetlint.physics.disaggregated import (
@@ -48,14 +48,17 @@ class PoolsEvaluation:
     def prefill_too_small(self) -> bool:
         return self.prefill_utilisation is not None and self.prefill_utilisation >= TOO_SMALL_UTILISATION
 
-    def split_words(self) -> list[str]:
-        """``"2 prefill + 6 decode meets it"`` per simulated split (the declared one marked)."""
+    def split_words(self, band: Optional[Callable[[int, int], bool]] = None) -> list[str]:
+        """``"2 prefill + 6 decode meets it"`` per simulated split (the declared one marked);
+        ``band(prefill, decode)`` true: that split is in the uncalibrated capacity band
+        (:func:`split_band`), where a simulation can tell neither (issue 25): "cannot tell"."""
         out = []
         declared = (self.definition.prefill.replicas, self.definition.decode.replicas)
         for s in self.splits:
             mark = " (declared)" if (s.prefill_replicas, s.decode_replicas) == declared else ""
-            out.append(f"{s.prefill_replicas} prefill + {s.decode_replicas} decode "
-                       f"{'meets it' if s.meets else 'does not'}{mark}")
+            said = ("cannot tell (in the capacity band)" if band is not None and band(s.prefill_replicas, s.decode_replicas)
+                    else "meets it" if s.meets else "does not")
+            out.append(f"{s.prefill_replicas} prefill + {s.decode_replicas} decode {said}{mark}")
         return out
 
     def as_dict(self) -> dict[str, Any]:
@@ -263,6 +266,21 @@ class PoolsLoad:
     #: service (1 / UNCALIBRATED_SATURATION_LOW, as the pools are simulated on the uncalibrated step
     #: cost), the one edge that ``settle_saturation`` applies to the busier pool (issue 25)
     edge: float = 1.0
+    #: whether the capacity band applies (the service's step cost is uncalibrated: always, for pools)
+    band: bool = False
+
+    def in_band(self, prefill: int, decode: int, rate: float) -> bool:
+        """Whether ``prefill + decode`` replicas at ``rate`` are in the capacity band: the busier pool's
+        utilisation, on these pools' saturations per replica, from NEAR_SATURATION below the edge
+        (for the declared split the same decision as ``settle_saturation``'s ``in_capacity_band``)."""
+        from budgetlint.evaluate.load import NEAR_SATURATION
+
+        if not self.band:
+            return False
+        mu_p, mu_d = self.prefill_saturation_per_replica, self.decode_saturation_per_replica
+        u = max(rate / (prefill * mu_p) if mu_p > 0 else float("inf"),
+                rate / (decode * mu_d) if mu_d > 0 else float("inf"))
+        return NEAR_SATURATION <= u < self.edge
 
     @property
     def busier(self) -> tuple[str, float]:
@@ -280,13 +298,13 @@ class PoolsLoad:
         pool); a pool past REPLICAS_CAP is left out."""
         import math
 
-        from budgetlint.evaluate.load import NEAR_SATURATION, REPLICAS_CAP
+        from budgetlint.evaluate.load import NEAR_SATURATION, REPLICAS_CAP, replicas_under
 
         out = []
         for pool in ("prefill", "decode"):
             mu = getattr(self, f"{pool}_saturation_per_replica")
             if getattr(self, f"{pool}_utilisation") >= NEAR_SATURATION and mu > 0 and math.isfinite(rate):
-                n = math.floor(rate / (NEAR_SATURATION * mu)) + 1
+                n = replicas_under(rate, mu, NEAR_SATURATION)
                 if n <= REPLICAS_CAP:
                     out.append((pool, n))
         return out
@@ -304,12 +322,15 @@ class PoolsLoad:
                 f"in the simulation")
 
     def pool_words(self) -> str:
-        """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.52, decode pool ... at utilisation 0.12``
-        (no semicolon: BL320 cuts a judgement's words at the first)."""
-        from budgetlint.evaluate.load import utilisation_text
+        """``prefill pool 1 x h100-sxm of 4 devices at utilisation 1.018, decode pool ... at utilisation 0.12``
+        (no semicolon: BL320 cuts a judgement's words at the first). In the capacity band's four
+        figures (evaluate/load.py ``band_figure``): these words stand beside the band's edges
+        (0.95 to 1.020), and three figures printed 1.0182 (in the band) and 1.0243 (past its edge)
+        both as 1.02 (issue 25)."""
+        from budgetlint.evaluate.load import band_figure
 
-        return (f"prefill pool {self.prefill_name} at utilisation {utilisation_text(self.prefill_utilisation)}, "
-                f"decode pool {self.decode_name} at utilisation {utilisation_text(self.decode_utilisation)}")
+        return (f"prefill pool {self.prefill_name} at utilisation {band_figure(self.prefill_utilisation)}, "
+                f"decode pool {self.decode_name} at utilisation {band_figure(self.decode_utilisation)}")
 
     def fix_words(self) -> str:
         """What the simulated searches found: ``3 prefill + 3 decode replicas meet it``."""
@@ -508,6 +529,7 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     # aggregated one (docs/load.md "Capacity against MLPerf Offline") applied per pool, an
     # assumption: no disaggregated run was measured against Offline
     pl.edge = overload_edge(out)
+    pl.band = not out.calibrated
     settle_saturation(out, pl.busier[1], [name for name, _ in promises])
     want_req = pr.throughput_request_per_s
     if want_req is None and pr.throughput_token_per_s is not None:
@@ -516,9 +538,13 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
         out.throughput_sustained_request_per_s = service
         out.throughput_verdict = "met" if service >= want_req else "at-risk"
     if plist and "at-risk" in out.verdicts.values() and "cannot-be-met" not in out.verdicts.values():
+        # a move into the capacity band is no fix (the next run: not shown, BL330)
         pl.moves = tuple((x.prefill_replicas, x.decode_replicas) for x in ev.splits
-                         if x.meets and (x.prefill_replicas, x.decode_replicas) != (P, D))
-        _search_fix(pl, pools_run, plist, rate, mu_p, mu_d)
+                         if x.meets and (x.prefill_replicas, x.decode_replicas) != (P, D)
+                         and not pl.in_band(x.prefill_replicas, x.decode_replicas, rate))
+        from budgetlint.evaluate.load import fix_utilisation
+
+        _search_fix(pl, pools_run, plist, rate, mu_p, mu_d, fix_utilisation(out))
         out.simulations += 2 * len(pl.tried)
         if pl.prefill_fix is not None and pl.prefill_fix <= 1_000_000:
             out.replicas_needed = pl.prefill_fix + D
@@ -526,13 +552,18 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
             out.replicas_needed = P + pl.decode_fix
 
 
-def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: float, mu_d: float) -> None:
+def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: float, mu_d: float,
+                limit: float = 1.0) -> None:
     """The fewest replicas of one pool (the other as declared) whose simulation meets every promise:
-    from the fewest that keep up (utilisation below 1), :data:`FIX_TRIES` counts each."""
+    from the fewest whose utilisation is under ``limit`` (evaluate/load.py ``fix_utilisation``:
+    NEAR_SATURATION on the uncalibrated step cost, so that a fix does not land a pool in the
+    capacity band, where the next run says not shown and BL330; issue 25), :data:`FIX_TRIES`
+    counts each. A count at or above ``limit`` in either pool is never a fix."""
+    from budgetlint.evaluate.load import replicas_under
     from budgetlint.physics.load_stats import summarise
 
     def meets(p: int, d: int) -> bool:
-        if rate / (p * mu_p) >= 1.0 or rate / (d * mu_d) >= 1.0:
+        if rate / (p * mu_p) >= limit or rate / (d * mu_d) >= limit:
             return False
         r = summarise(pools_run(p, d, SPLIT_REQUESTS).combined, plist, cdf=False)
         return not r.rejected and all(r.promises_met.get(x.key, False) for x in plist)
@@ -545,7 +576,8 @@ def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: f
         up = pl.prefill_keeps_up if pool == "prefill" else pl.decode_keeps_up
         if up is None:
             continue
-        start = max(have + 1, up)
+        mu = mu_p if pool == "prefill" else mu_d
+        start = max(have + 1, up, replicas_under(rate, mu, limit))
         for n in range(start, min(start + FIX_TRIES, MAX_SIMULATED_REPLICAS + 1)):
             p, d = (n, pl.decode_replicas) if pool == "prefill" else (pl.prefill_replicas, n)
             ok = meets(p, d)
@@ -554,3 +586,14 @@ def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: f
                 setattr(pl, f"{pool}_fix", n)
                 break
     pl.tried = tuple(tried)
+
+
+def split_band(load: Any) -> Optional[Callable[[int, int], bool]]:
+    """For BL350 / BL351's split words: ``(prefill, decode) -> in the capacity band`` on the simulated
+    pools' saturations at the declared rate (``PoolsLoad.in_band``); None when the pools were not
+    simulated under load."""
+    pl = getattr(load, "pools", None) if load is not None and getattr(load, "skipped", None) is None else None
+    rate = getattr(load, "arrival_rate_per_s", None)
+    if pl is None or rate is None:
+        return None
+    return lambda p, d: pl.in_band(p, d, rate)

@@ -374,7 +374,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 
 
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
-    from budgetlint.physics.capacity import (capacity, load_verdict, replicas_needed, saturation, settled, steady,
+    from budgetlint.physics.capacity import (capacity, load_verdict, saturation, settled, steady,
                                              tail_enough)
     from budgetlint.physics.load_stats import glance, summarise
     from budgetlint.physics import serving_sim as sim
@@ -599,7 +599,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         if math.isfinite(shown) and shown > out.saturation_request_per_s:
             out.saturation_request_per_s = shown
     if out.capacity is not None and out.arrival_rate_per_s is not None:
-        need = replicas_needed(out.arrival_rate_per_s, out.capacity.request_per_s)
+        need = fix_replicas(out)
         # past REPLICAS_CAP replicas are no fix (a 300-digit `deployment.replicas` help: issue 24)
         out.replicas_needed = need if need is None or need <= REPLICAS_CAP else None
         out.replicas_beyond_cap = need is not None and need > REPLICAS_CAP
@@ -740,8 +740,40 @@ def replicas_under_near_saturation(load: LoadEvaluation) -> Optional[int]:
     mu = load.saturation_request_per_s
     if load.arrival_rate_per_s is None or not mu or not math.isfinite(load.arrival_rate_per_s):
         return None
-    n = math.floor(load.arrival_rate_per_s / (NEAR_SATURATION * mu)) + 1
+    n = replicas_under(load.arrival_rate_per_s, mu, NEAR_SATURATION)
     return n if n <= REPLICAS_CAP else None
+
+
+def replicas_under(rate: float, mu: float, limit: float) -> int:
+    """The fewest replicas of saturation ``mu`` each whose utilisation ``rate / (n x mu)`` is under
+    ``limit``: ``floor(rate / (limit x mu)) + 1`` (at least 1)."""
+    return max(1, math.floor(rate / (limit * mu)) + 1)
+
+
+def fix_utilisation(load: LoadEvaluation) -> float:
+    """The utilisation a replica count that a fix suggests must stay under: on the uncalibrated
+    step cost NEAR_SATURATION (from it up to :func:`overload_edge` the next run would be in the
+    capacity band: not shown and BL330, a fix that produces a warning; issue 25), on a calibrated
+    one 1 (today's rule: no band there)."""
+    return 1.0 if load.calibrated else NEAR_SATURATION
+
+
+def fix_replicas(load: LoadEvaluation) -> Optional[int]:
+    """The fewest replicas that hold every promise at the declared rate: ``ceil(rate / capacity)``
+    (the capacity search's highest rate a replica holds them at), and on the uncalibrated step cost
+    at least the fewest under NEAR_SATURATION (:func:`fix_utilisation`), so that the count does not
+    land the deployment in the capacity band; None without a capacity or an open-loop rate, or
+    when no rate holds the promises."""
+    from budgetlint.physics.capacity import replicas_needed
+
+    rate, cap, mu = load.arrival_rate_per_s, load.capacity, load.saturation_request_per_s
+    if rate is None or cap is None:
+        return None
+    need = replicas_needed(rate, cap.request_per_s)
+    limit = fix_utilisation(load)
+    if need is None or limit >= 1.0 or not mu or not math.isfinite(rate):
+        return need
+    return max(need, replicas_under(rate, mu, limit))
 
 
 def utilisation(load: LoadEvaluation) -> Optional[float]:

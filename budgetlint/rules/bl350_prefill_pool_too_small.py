@@ -84,9 +84,15 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
                f"estimate) over {numbers.count(have, 'replica')}; its queue grows without bound, so TTFT has no "
                f"steady state. " + (f"{replicas_beyond_words()[0].upper()}{replicas_beyond_words()[1:]}" if beyond
                                     else f"{numbers.count(need, 'prefill replica')} bring it to {numbers.percent(after)}"))
-    meets = [w for w, sp in zip(pools.split_words(), pools.splits) if sp.meets]
+    from budgetlint.evaluate.disaggregated import split_band
+
+    band = split_band(load)
+    words = pools.split_words(band)
+    # a split in the capacity band is no fix (the next run: not shown, BL330; issue 25)
+    meets = [w for w, sp in zip(words, pools.splits)
+             if sp.meets and not (band is not None and band(sp.prefill_replicas, sp.decode_replicas))]
     if pools.splits:
-        message += f"; simulated at {pools.split_percentile}: " + "; ".join(pools.split_words())
+        message += f"; simulated at {pools.split_percentile}: " + "; ".join(words)
     load = evaluation.load
     sim = getattr(load, "pools", None) if load is not None and load.result is not None else None
     if sim is not None and sim.prefill_fix is not None:  # the simulated search (evaluate/disaggregated.py)

@@ -6,7 +6,10 @@ what each pool is (hardware, devices, replicas), the KV link and the prompt's
 transfer over it, the realistic TTFT's parts (prefill on the prefill pool, the
 transfer, the queue allowance), the prefill pool's utilisation at a declared
 arrival rate, and the simulated splits of the replicas between the pools
-("2 prefill + 6 decode meets it; 4 + 4 does not"). Every output format shows
+("2 prefill + 6 decode meets it; 4 + 4 does not"; a split whose busier pool is in
+the uncalibrated capacity band, utilisation 0.95 up to 1 / 0.98 on the simulated
+saturations, "cannot tell (in the capacity band)", as the judgement's not-shown
+and BL330 say for the declared one). Every output format shows
 it (text, JSON, SARIF, markdown, HTML, GitHub annotations, JUnit).
 
 ## Why
@@ -56,5 +59,10 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
         return
     message = f"budget {budget.name!r}: " + pools.summary(numbers)
     if pools.splits:
-        message += f"; simulated at {pools.split_percentile}: " + "; ".join(pools.split_words())
+        from budgetlint.evaluate.disaggregated import split_band
+
+        # a split whose busier pool is in the uncalibrated capacity band: "cannot tell", the
+        # judgement's not-shown (issue 25), not the simulation's "does not"
+        message += (f"; simulated at {pools.split_percentile}: "
+                    + "; ".join(pools.split_words(split_band(evaluation.load))))
     yield Finding(CODE, SEVERITY, message, budget.loc("deployment", "disaggregated"), budget=budget.name)

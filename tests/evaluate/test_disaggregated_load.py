@@ -100,7 +100,7 @@ def test_an_overloaded_prefill_pool_is_judged_at_risk_on_the_simulated_basis(tmp
     assert pools["decode"]["replicas_that_meet"] is None
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
     assert "the prefill pool's 1 replica completes at most 3.28 request/s" in f["message"]
-    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 2.44" in f["message"]
+    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 2.439" in f["message"]  # 8 x 0.30484 = 2.4387
     assert f["fix"] == f"disaggregated.prefill.replicas: {fix}"
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL350"]
     # BL350 words the flat prefill, a prompt alone: 8 x 0.30637 = 2.451
@@ -172,7 +172,7 @@ def test_the_lever_moves_replicas_between_the_pools(tmp_path: Path) -> None:
     assert b["load"]["pools"]["prefill"]["utilisation"] == pytest.approx(5 * SAT_S / 2, rel=0.02)
     assert {"prefill_replicas": 3, "decode_replicas": 1} in b["load"]["pools"]["moves_that_meet"]
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
-    assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.762" in f["message"]  # 5 x 0.30484 / 2
+    assert "prefill pool 2 x h100-sxm of 4 devices at utilisation 0.7621" in f["message"]  # 5 x 0.30484 / 2 = 0.76210
     assert "the same replicas moved: 3 prefill + 1 decode meets it" in f["message"]
     assert f["fix"] == "disaggregated.prefill.replicas: 3, disaggregated.decode.replicas: 1"
 
@@ -223,6 +223,9 @@ def test_a_busier_pool_inside_the_band_is_not_shown(tmp_path: Path, rate: float,
         assert f["fix"] == "disaggregated.prefill.replicas: 2"
         assert f"the busier pool's utilisation {shown} is inside the band 0.95 to 1.02" in f["message"]
         assert "deployment.replicas" not in f["message"] and "budgetlint calibrate" not in f["message"]
+        # the pool words in the band's four figures (3.2 x 0.30484 = 0.97548, 3.34 x 0.30484 = 1.0182):
+        # before, three figures ("0.975", "1.02": the latter also 3.36's 1.0243, past the edge)
+        assert f"prefill pool 1 x h100-sxm of 4 devices at utilisation {shown}," in f["message"]
     assert "BL307" not in rules and "BL350" not in rules and "BL320" not in rules
 
 
@@ -240,6 +243,9 @@ def test_a_busier_pool_past_the_edge_is_overloaded(tmp_path: Path) -> None:
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
     assert "overloaded: 3.36 request/s arrive and the prefill pool's 1 replica completes at most 3.28" in f["message"]
     assert "BL350" in rules
+    # the pool words in the band's four figures: 3.36 x 0.30484 = 1.0243 prints 1.024, where three
+    # figures printed 1.02, as for 3.34 x 0.30484 = 1.0182 in the band (issue 25)
+    assert "prefill pool 1 x h100-sxm of 4 devices at utilisation 1.024," in f["message"]
 
 
 def test_a_busier_pool_below_the_band_is_judged(tmp_path: Path) -> None:
@@ -262,3 +268,48 @@ def test_the_pool_overload_is_at_the_edge() -> None:
     assert pl(0.5, 1.021).overloaded_pool == "decode"
     assert pl(1.03, 1.021).overloaded_pool == "prefill"
     assert pl(0.97, 0.2).under_near_saturation(0.97) == [("prefill", 2)]  # floor(0.97 / 0.95) + 1
+
+
+def test_the_fix_search_skips_counts_in_the_band(tmp_path: Path) -> None:
+    """6.4 request/s on 1 prefill + 3 decode: the prefill pool at 6.4 x 0.30484 = 1.951 is overloaded.
+    The fewest prefill replicas that keep up (under 1) are floor(1.951) + 1 = 2, at u = 0.9755: in the
+    band (0.95 to 1 / 0.98), where the next run would say not shown and BL330. So the search starts at
+    the fewest under 0.95, floor(6.4 / (0.95 x 3.2804)) + 1 = floor(2.054) + 1 = 3 (u = 0.6503), and
+    never proposes 2. Before: it tried 2 first (and named it if that simulation met)."""
+    assert 6.4 * SAT_S == pytest.approx(1.951, abs=1e-3) and 6.4 * SAT_S / 2 == pytest.approx(0.9755, abs=1e-4)
+    assert 6.4 * SAT_S / 0.95 == pytest.approx(2.054, abs=1e-3)
+    doc = check(tmp_path, "6.4 request/s", 1, 3)
+    b = doc["budgets"][0]
+    load, pools = b["load"], b["load"]["pools"]
+    assert load["overloaded"] is True
+    assert pools["prefill"]["replicas_to_keep_up"] == 2  # under 1, as reported
+    tried = [(t["prefill_replicas"], t["decode_replicas"]) for t in pools["tried"]]
+    assert tried and tried[0] == (3, 3) and (2, 3) not in tried
+    fix = pools["prefill"]["replicas_that_meet"]
+    assert fix is not None and fix >= 3 and 6.4 * SAT_S / fix < 0.95
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL307" and f["promise"] == "ttft"]
+    assert f"{fix} prefill + 3 decode replicas meet it" in f["message"]
+    assert "2 prefill + 3 decode" not in f["message"]
+
+
+def test_bl351_words_a_split_in_the_band_cannot_tell(tmp_path: Path) -> None:
+    """3.34 request/s on 1 prefill + 1 decode: the busier (prefill) pool at 3.34 x 0.30484 = 1.0182,
+    from 0.95 below 1 / 0.98 = 1.0204: in the band, judged not shown. BL351's split words used the
+    split simulation's own meets, so they said "1 prefill + 1 decode does not (declared)" beside the
+    not-shown judgement; now the same band decision: "cannot tell". 6.4 request/s (1.951, past the
+    edge) keeps the simulation's word for the declared 1 + 3."""
+    assert 0.95 <= 3.34 * SAT_S < 1 / 0.98
+    doc = check(tmp_path, "3.34 request/s", 1, 1)
+    assert doc["budgets"][0]["load"]["in_capacity_band"] is True
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL351"]
+    assert "1 prefill + 1 decode cannot tell (in the capacity band) (declared)" in f["message"]
+    assert "does not" not in f["message"]
+    doc = check(tmp_path, "6.4 request/s", 1, 3)
+    (f,) = [f for f in doc["findings"] if f["rule"] == "BL351"]
+    assert "1 prefill + 3 decode does not (declared)" in f["message"]
+    # the 2 + 2 split of the same four: prefill at 6.4 x 0.30484 / 2 = 0.9755, in the band (the decode
+    # pool's 2 replicas are less busy); 3 + 1 (prefill 0.6503) keeps the simulation's word
+    mu_d = doc["budgets"][0]["load"]["pools"]["decode"]["saturation_request_per_s_per_replica"]
+    assert 6.4 / (2 * mu_d) < 6.4 * SAT_S / 2 and 6.4 / mu_d < 0.95
+    assert "2 prefill + 2 decode cannot tell (in the capacity band)" in f["message"]
+    assert "3 prefill + 1 decode meets it" in f["message"]

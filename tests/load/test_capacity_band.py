@@ -101,3 +101,26 @@ def test_the_replicas_that_bring_it_under_095(rate: float, replicas: int, want: 
     assert n == want
     assert rate / (n * MU) < 0.95 <= rate / ((n - 1) * MU) if n > 1 else True
     assert math.floor(rate / (0.95 * MU)) + 1 == want
+
+
+@pytest.mark.parametrize("calibrated, want", [(False, 3), (True, 2)])
+def test_the_fix_count_does_not_land_in_the_band(calibrated: bool, want: int) -> None:
+    """A capacity search that found every promise held up to 89 request/s a replica (0.988 of
+    mu = 90.11), at 175 request/s: ceil(175 / 89) = ceil(1.966) = 2 replicas hold the promises in
+    the simulation, but 175 / (2 x 90.11) = 0.9710 is in the band (0.95 to 1.0204), where the next
+    run would say not shown and BL330. Uncalibrated the fix is the fewest under 0.95:
+    175 / (0.95 x 90.11) = 2.044 -> 3 (175 / (3 x 90.11) = 0.6474). Calibrated (no band) keeps
+    ceil(175 / 89) = 2. Before: physics ``replicas_needed`` alone, 2 either way."""
+    from budgetlint.evaluate.load import fix_replicas
+    from budgetlint.physics.capacity import Capacity
+
+    rate, held = 175.0, 89.0
+    assert math.ceil(rate / held) == 2 and rate / (2 * MU) == pytest.approx(0.9710, abs=1e-4)
+    assert math.floor(rate / (0.95 * MU)) + 1 == 3 and rate / (3 * MU) < 0.95
+    load = LoadEvaluation(arrival_rate_per_s=rate, saturation_request_per_s=MU,
+                          capacity=Capacity(held, MU, 90.0, 5, "ttft"),
+                          calibrated="calibrated from 2 runs of x (cal.yaml)" if calibrated else "")
+    assert fix_replicas(load) == want
+    # where ceil(rate / capacity) is already under 0.95 it stands: 100 / 89 -> 2, 100 / (2 x 90.11) = 0.5549
+    load.arrival_rate_per_s = 100.0
+    assert fix_replicas(load) == 2
