@@ -14,6 +14,7 @@ reason when a client's venv is absent.
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -248,8 +249,21 @@ def test_result_file_is_read(client_run: ClientRun) -> None:
         assert metric in m.metrics, f"{metric} missing from {sorted(m.metrics)}"
     assert m.conditions.output_tokens == pytest.approx(OUTPUT_TOKENS)
     requests = m.conditions.successful_requests or m.conditions.num_requests
-    if requests is not None:
-        assert requests == REQUESTS
+    reported = _reported_successes(client_run)
+    assert requests == reported, f"read {requests} requests, the client's file says {reported}"
+    # the client's own count: all 20 on an idle machine; inference-perf's stage ends when its
+    # shared finished-counter reaches the count, and on a loaded machine the last request's record
+    # can miss the report (its count said 19 once under CI load): at least most of them, never more
+    assert REQUESTS // 2 <= reported <= REQUESTS, f"{client_run.client} reported {reported} of {REQUESTS}"
+
+
+def _reported_successes(run: ClientRun) -> int:
+    """The successful requests the client wrote, read from its file here (not through budgetlint):
+    aiperf's ``request_count.avg``, inference-perf's ``successes.count``."""
+    obj = json.loads(run.result_file.read_text())
+    if run.client == "aiperf":
+        return int(obj["request_count"]["avg"])
+    return int(obj["successes"]["count"])
 
 
 def test_run_conditions_are_read(client_run: ClientRun) -> None:
