@@ -82,6 +82,29 @@ def test_the_hook_counts_each_event_once_and_a_spent_budget_stops_at_a_checkpoin
                         checkpoints=(100,), allowance=spent_at_first_checkpoint):
             pass
     assert len(calls) == 1 and calls[0] < 1024  # told at the checkpoint, before the periodic call
+    # the words: the events the hook was told (all of them: nothing was counted before), and the
+    # checkpoint's 100 of the stream's 600 requests
+    with pytest.raises(WorkSpent) as spent:
+        for _ in stream(COST, Traffic(arrival_rate_per_s=1.0, **CHAT), SCHED, requests=600, warmup=50,
+                        checkpoints=(100,), allowance=lambda n: False):
+            pass
+    assert str(spent.value) == (f"the run's work budget for the simulation ran out after {calls[0]} events of "
+                                "this one (100 of 600 requests read)")
+
+
+def test_the_stopping_rule_reads_each_checkpoints_run() -> None:
+    """run(stop=...) hands the rule each checkpoint's run: at 100 and 200 requests with a warm-up of
+    50, the measured records are requests 50..99 and 50..199 (50 and 150 of them); a rule that stops at
+    the second returns that run."""
+    seen: list[int] = []
+
+    def rule(raw) -> bool:  # type: ignore[no-untyped-def]
+        seen.append(len(raw.records))
+        return len(raw.records) >= 150
+
+    got = run(COST, BUSY, SCHED, requests=600, warmup=50, checkpoints=(100, 200, 400), stop=rule)
+    assert seen == [50, 150]
+    assert [r.index for r in got.records] == list(range(50, 200))
 
 
 def test_checkpoints_need_an_open_loop() -> None:
