@@ -11,7 +11,10 @@ targets are missed:
   and left out of the p99 medians);
 * no sustained run (``# expect: sustained``: every VALID MLPerf run, every sweep run that
   drained in time) judged at risk or cannot be met at its own rate; an overloaded run
-  (``# expect: overloaded``) is printed and must be judged at risk or worse.
+  (``# expect: overloaded``) is printed and must be judged at risk or worse;
+* no sustained run's predicted / measured (any statistic) above budgetlint's uncalibrated
+  percentile band, ``UNCALIBRATED_PERCENTILE_PESSIMISM`` (evaluate/load.py, BL331: this set's
+  largest pessimism; re-derive it when the physics moves).
 
 ``--calibrated``: on each public sweep, fit budgetlint's calibration to its lowest and
 highest sustained load and predict the runs between (the issue's 15 % median / 30 % p90
@@ -133,6 +136,7 @@ def uncalibrated() -> int:
     by_name = {b["name"]: b for b in report["budgets"]}
     ratios: dict[str, list[float]] = {"ttft_s": [], "tpot_s": []}
     failures: list[str] = []
+    worst: tuple[float, str] = (0.0, "")  # the largest predicted / measured of a sustained run
     print(f"{'run':<58} {'metric':<5} {'p50':>16} {'p90':>16} {'p99':>16}  load verdicts")
     for path in budgets():
         h = header(path)
@@ -152,6 +156,8 @@ def uncalibrated() -> int:
                     cells.append("-")
                     continue
                 r = got / want if got else float("nan")
+                if not overloaded and r > worst[0]:
+                    worst = (r, f"{path.stem} {p} {metric[:4]} {got * 1e3:.2f} / {want * 1e3:.2f} ms")
                 cells.append(f"{got * 1e3 if got else float('nan'):6.0f}/{want * 1e3:<5.0f} {r:4.2f}")
                 top = (p, r)
             tail = ", ".join(f"{k} {v}" for k, v in verdicts.items()) if metric == "ttft_s" else ""
@@ -182,6 +188,15 @@ def uncalibrated() -> int:
               f"{MEDIAN_BAND[1]}), range {min(rs):.2f}-{max(rs):.2f} (target {RUN_BAND[0]}-{RUN_BAND[1]})")
         if not MEDIAN_BAND[0] <= med <= MEDIAN_BAND[1]:
             failures.append(f"p99 {metric}: median ratio {med:.2f} outside {MEDIAN_BAND}")
+    try:  # the uncalibrated percentile band (BL331) is this set's largest pessimism: it must still hold
+        from budgetlint.evaluate.load import UNCALIBRATED_PERCENTILE_PESSIMISM as band
+    except ImportError:  # a checkout before it
+        band = None
+    print(f"largest predicted / measured of a sustained run: {worst[0]:.4f} ({worst[1]})"
+          + (f"; the percentile band (budgetlint/evaluate/load.py) {band}" if band else ""))
+    if band is not None and worst[0] > band:
+        failures.append(f"{worst[1]}: predicted / measured {worst[0]:.4f} above UNCALIBRATED_PERCENTILE_PESSIMISM "
+                        f"{band}: re-derive the band from this set")
     for f in failures:
         print("MISSED:", f)
     return 1 if failures else 0

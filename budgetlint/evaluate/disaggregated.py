@@ -522,7 +522,7 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
                                           float("inf") if value is None else value, iv[1] if iv else float("nan"))
     for name in out.limits:  # a promise the edge allowances alone use up
         out.verdicts.setdefault(name, "at-risk")
-    from budgetlint.evaluate.load import overload_edge, settle_saturation
+    from budgetlint.evaluate.load import overload_edge, settle_percentile_error, settle_saturation
 
     # the colocated decision on the busier pool (issue 25): overloaded from the same edge, and an
     # uncalibrated load from 0.95 below it in the capacity band (not-shown, BL330); the band is the
@@ -531,6 +531,9 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     pl.edge = overload_edge(out)
     pl.band = not out.calibrated
     settle_saturation(out, pl.busier[1], [name for name, _ in promises])
+    # and the uncalibrated percentile's measured pessimism (issue 25, BL331), the aggregated runs'
+    # figure applied to the pools: an assumption, as the capacity band's
+    settle_percentile_error(out, [name for name, _ in promises])
     want_req = pr.throughput_request_per_s
     if want_req is None and pr.throughput_token_per_s is not None:
         want_req = pr.throughput_token_per_s / max(output.mean, 1.0)

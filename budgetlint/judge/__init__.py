@@ -439,8 +439,12 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
                 "(workload arrival_rate or concurrency) to mean anything")
     in_band = decider.basis == "simulated" and load is not None and getattr(load, "in_capacity_band", False) \
         and name in TIME_PROMISES and decider.verdict == "not-shown"
+    in_pct_band = decider.basis == "simulated" and load is not None and name in TIME_PROMISES \
+        and name in getattr(load, "in_percentile_band", ()) and decider.verdict == "not-shown"
     if in_band:
         note = capacity_band_words(load)
+    elif in_pct_band:
+        note = percentile_band_words(load, name)
     elif decider.basis == "simulated" and load is not None and getattr(load, "near_saturation", False) \
             and name != "throughput" and load.capacity is not None:
         from budgetlint.evaluate.load import utilisation as _utilisation
@@ -458,6 +462,17 @@ def judge_promise(ev: Any, name: str) -> Optional[Judgement]:
     room = None if in_band else headroom(name, limit, decider.value)
     return Judgement(name, decider.verdict or "unknown", decider.basis, decider.value, unit, limit,
                      room, decider.interval, considered, words, note)
+
+
+def percentile_band_words(load: Any, name: str) -> str:
+    """The judgement note of a time promise whose uncalibrated simulated percentile misses the
+    promise by no more than the model's measured pessimism (issue 25, BL331)."""
+    from budgetlint.evaluate.load import PERCENTILE_BAND_SOURCE, band_factor, percentile_band_edge
+
+    return (f"the simulated percentile, or its interval's top, is above the promise by no more than the "
+            f"uncalibrated model's measured error: inside the band from the promise up to {fmt(percentile_band_edge(load, name), 's')} "
+            f"({band_factor()} x, {PERCENTILE_BAND_SOURCE}), where the real "
+            "percentile may fall on either side of the promise, so it is shown but not judged")
 
 
 def capacity_band_words(load: Any) -> str:

@@ -56,6 +56,8 @@ def check(budget: Budget, evaluation: BudgetEvaluation, ctx: RuleContext) -> Ite
             continue
         if j.verdict == "not-shown" and getattr(evaluation.load, "in_capacity_band", False):
             continue  # within the uncalibrated capacity's error: BL330 says it, and the simulation decides nothing
+        if j.verdict == "not-shown" and name in getattr(evaluation.load, "in_percentile_band", ()):
+            continue  # within the uncalibrated percentile's measured error: BL331 says it
         flat = j.considered.get("calibrated", j.considered.get("estimate"))
         if flat is None:
             continue

@@ -513,6 +513,14 @@ def under_load(evaluation: Any) -> list[str]:
                        "of MLPerf Offline): the percentile is a transient; read the "
                        + ("busier pool's saturation" if getattr(load, "pools", None) is not None else "capacity")
                        + " (BL330)")
+        elif verdict == "not-shown" and name in getattr(load, "in_percentile_band", ()):
+            from budgetlint.evaluate.load import band_factor, percentile_band_edge
+
+            out.append(f"           why: the percentile or its interval's top misses the promise by no more than the "
+                       f"uncalibrated model's measured error "
+                       f"(the band up to {_time(percentile_band_edge(load, name))}, "
+                       f"{band_factor()} x: the largest predicted / measured "
+                       "of benchmarks/validation) (BL331)")
     if r.slo_attainment == r.slo_attainment:  # not NaN
         out.append(f"    SLO attainment {numbers.percent(r.slo_attainment)} (every promise at once); goodput "
                    f"{format_quantity(r.goodput_request_per_s, 'request_rate')}")

@@ -387,3 +387,39 @@ def test_in_the_capacity_band_it_is_not_shown_in_every_format(tmp_path: Path) ->
     assert "BL330" in rules and not rules & {"BL307", "BL304", "BL320"}
     assert html_counts(out["html"], "bl-verdict-counts")["met"] == 0
     assert code == 1
+
+
+#: the same budget at 6 request/s, p99, promising only a TPOT of 21.5 ms (tests/cases/bl331): the
+#: simulated p99 TPOT 21.1 ms holds, the top of its interval (23.1 ms) does not, but is under the
+#: uncalibrated percentile band's edge 1.101 x 21.5 = 23.67 ms (issue 25, docs/load.md)
+IN_PERCENTILE_BAND = (OVERLOADED.replace("arrival_rate: 13 request/s", "arrival_rate: 6 request/s")
+                      .replace("percentile: p95", "percentile: p99")
+                      .replace("      ttft: 800 ms\n      tpot: 50 ms\n", "      tpot: 21.5 ms\n"))
+
+
+def test_in_the_percentile_band_it_is_not_shown_in_every_format(tmp_path: Path) -> None:
+    """Not at risk: every output reads the judgement's not-shown, its note naming the band; BL331 is
+    the warning that says it (no BL307, no BL303, no BL320, no BL330)."""
+    assert "tpot: 21.5 ms" in IN_PERCENTILE_BAND and "arrival_rate: 6 request/s" in IN_PERCENTILE_BAND
+    code, out = check_all(write(tmp_path, IN_PERCENTILE_BAND), "--fail-on", "warning", "--sarif-info")
+    (b,) = json.loads(out["json"])["budgets"]
+    assert b["load"]["utilisation"] < 0.95 and b["load"]["in_capacity_band"] is False
+    top = b["load"]["interval"]["tpot_s.p99"]["high"]
+    assert 0.0215 < top <= 0.0215 * 1.101
+    j = b["judgement"]["tpot"]
+    assert (j["verdict"], j["basis"]) == ("not-shown", "simulated")
+    assert b["verdicts"]["tpot"] == "not-shown" and b["load"]["verdicts"]["tpot"] == "not-shown"
+    assert b["load"]["in_percentile_band"] == ["tpot"]
+    assert "inside the band from the promise up to 23.7 ms" in j["note"]
+    assert "not shown (simulated)" in markdown_row(out["markdown"], "chat-under-load", "tpot")
+    props = junit_props(out["junit"], "chat-under-load", "tpot")
+    assert props["verdict"] == "not-shown" and props["basis"] == "simulated"
+    assert "not shown" in html_card_row(out["html"], "chat-under-load", "tpot")
+    assert b["status"] == "warn"
+    assert "is met" not in out["text"] and "BL331 warning" in out["text"]
+    assert "BL331" in out["github"]
+    sarif = json.loads(out["sarif"])
+    rules = {r["ruleId"] for r in sarif["runs"][0]["results"]}
+    assert "BL331" in rules and not rules & {"BL307", "BL303", "BL304", "BL320", "BL330"}
+    assert html_counts(out["html"], "bl-verdict-counts")["met"] == 0
+    assert code == 1
