@@ -75,3 +75,30 @@ def test_format_for_people() -> None:
     assert format_quantity(0.4, "time") == "400 ms"
     assert format_quantity(40.4, "time") == "40.4 s"
     assert format_quantity(80e9, "information") == "80 GB"
+
+
+# Numbers a float cannot carry (found by hypothesis-jsonschema: "+9.7e-5021495230 minutes" reached
+# rules/_fixes.py as an infinite pace and raised decimal.InvalidOperation). The smallest normal double is
+# 2.2250738585072014e-308 (IEEE 754 binary64, sys.float_info.min); below it a value is subnormal, its
+# reciprocal overflows (1 / 1e-320 token/s is no time a float holds), and a non-zero text that rounds to
+# 0.0 has changed sign class. Each is a BL007 at the value, not a crash downstream.
+@pytest.mark.parametrize("text,kind", [
+    ("+9.7e-5021495230 minutes", "time"),     # underflows to 0.0 though its digits are not zero
+    ("1e-320 token/s", "pace"),          # subnormal: 1 / x is infinite
+    ("3e-309 token/s", "pace"),          # just below the smallest normal double
+    ("1e-320 s", "time"),                      # the fast path
+    ("1e-320 minutes", "time"),                # pint's path (a unit the fast table lacks)
+])
+def test_a_number_below_the_smallest_normal_float_is_refused(text: str, kind: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse_quantity(text, kind)
+    assert info.value.reason == "invalid"
+    assert "2.2e-308" in info.value.message and text in info.value.message
+
+
+@pytest.mark.parametrize("text,kind,expected", [
+    ("0 s", "time", 0.0), ("0.000 ms", "time", 0.0), ("-0 s", "time", 0.0),   # a zero written as zero
+    ("3e-308 s", "time", 3e-308),              # the smallest normal double and up are numbers
+])
+def test_zero_and_small_normal_numbers_still_parse(text: str, kind: str, expected: float) -> None:
+    assert parse_quantity(text, kind)[0] == pytest.approx(expected, abs=0, rel=1e-15)

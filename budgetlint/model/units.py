@@ -79,6 +79,10 @@ _GRAMMAR = re.compile(rf"^\s*({_NUMBER_RE})\s*({_TERM_RE}(?:\s*[*/]\s*{_TERM_RE}
 _NAMES = re.compile(_NAME_RE)
 #: the smallest amount of information that is one: a bit, in bytes
 _ONE_BIT = 0.125
+# The smallest normal IEEE 754 double (sys.float_info.min): below it a value is subnormal and its
+# reciprocal is infinite, so no pace, rate or time there is a number the arithmetic can carry.
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+_MANTISSA = re.compile(r"^\s*[-+]?(\d*\.?\d*)")
 
 
 def _quoted(value: str) -> str:
@@ -276,7 +280,7 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
     if isinstance(value, str) and len(value) <= MAX_QUANTITY_CHARS:
         fast = _fast_parse(value)
         if fast is not None and fast[1] in kinds:
-            return _at_least_a_bit(fast, value)
+            return _at_least_a_bit(_representable(fast, value), value)
     expected = expected_text(kinds)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise UnitError("invalid", f"expected {expected}; found {type(value).__name__} {value!r}")
@@ -316,10 +320,25 @@ def parse_quantity(value: Any, *kinds: str) -> tuple[float, str]:
             magnitude = float(q.to(si_unit).magnitude)
             if not math.isfinite(magnitude):
                 raise UnitError("invalid", f"expected {KIND_NAMES[kind]} that is finite; found {value!r}")
-            return _at_least_a_bit((magnitude, kind), value)
+            return _at_least_a_bit(_representable((magnitude, kind), value), value)
     if not dims:
         raise UnitError("missing-unit", f"expected {expected}; found {value!r}, which has no unit")
     raise UnitError("wrong-dimension", f"expected {expected}; found {value!r}, which is {_dimension_words(dims)}")
+
+
+def _representable(parsed: tuple[float, str], value: str) -> tuple[float, str]:
+    """Refuse a value a float cannot carry: subnormal, or a non-zero text that rounded to 0.0
+    (``"9.7e-5021495230 minutes"``); either would become an infinity one division later."""
+    magnitude, kind = parsed
+    if magnitude == 0:
+        m = _MANTISSA.match(value)
+        if not (m and re.search(r"[1-9]", m.group(1))):
+            return parsed  # a zero written as zero
+    elif abs(magnitude) >= _SMALLEST_NORMAL:
+        return parsed
+    raise UnitError("invalid", f"expected {KIND_NAMES[kind]} that is 0 or at least 2.2e-308 in SI units "
+                    f"(the smallest normal double); found {value!r}, too small for a float to carry: "
+                    "a typo in the exponent?")
 
 
 def _at_least_a_bit(parsed: tuple[float, str], value: str) -> tuple[float, str]:
