@@ -77,7 +77,7 @@ def test_the_memory_fit_uses_the_same_rule() -> None:
     assert max_sequences_that_fit(of_free=True, **most) == 94 and max_sequences_that_fit(**most) == 83
 
 
-def _budget(tmp_path: Path, engine: str | None) -> dict:
+def _budget(tmp_path: Path, engine: str | None, part: str = "load") -> dict:
     shutil.copy(Path(__file__).resolve().parents[2] / "benchmarks" / "validation" / "models.yaml", tmp_path)
     engine_key = f", engine: {engine}" if engine else ""
     (tmp_path / "b.yaml").write_text(f"""version: 1
@@ -91,7 +91,7 @@ budgets:
 """)
     proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"), "--format", "json",
                            "--quiet"], capture_output=True, text=True, cwd=tmp_path)
-    return json.loads(proc.stdout)["budgets"][0]["load"]
+    return json.loads(proc.stdout)["budgets"][0][part]
 
 
 def test_a_budget_naming_tensorrt_llm_is_simulated_with_its_engines_cache(tmp_path: Path) -> None:
@@ -99,3 +99,21 @@ def test_a_budget_naming_tensorrt_llm_is_simulated_with_its_engines_cache(tmp_pa
     naming no engine takes the default rule at the default 0.9)."""
     assert _budget(tmp_path, "trtllm")["scheduler"]["kv_capacity_tokens"] == 377_922
     assert _budget(tmp_path, None)["scheduler"]["kv_capacity_tokens"] == 333_854
+
+
+def test_the_flat_estimates_memory_fit_takes_the_engines_rule(tmp_path: Path) -> None:
+    """The same budget's memory fit (analysis): a sequence at its steady context, 222 + 293 / 2 = 368.5
+    tokens, holds 368.5 x 163,840 = 60,375,040 bytes; at its last token, 515 tokens, 84,377,600.
+    TensorRT-LLM: floor(61,918,897,075.2 / 60,375,040) = floor(1,025.57) = 1,025 sequences, worst case
+    floor(61,918,897,075.2 / 84,377,600) = floor(733.83) = 733; vLLM's rule: floor(54,698,774,528 /
+    60,375,040) = floor(905.98) = 905 and floor(648.26) = 648. The headroom of one sequence (weights
+    68.98e9 + 60,375,040 + 3,221,225,472 = 72,261,600,512 bytes): TensorRT-LLM's available 72,201,225,472
+    + 61,918,897,075.2 = 134,120,122,547.2, 134,120,122,547.2 / 72,261,600,512 - 1 = 0.8560; vLLM's
+    126.9e9 / 72,261,600,512 - 1 = 0.7561."""
+    trt, default = _budget(tmp_path, "trtllm", "analysis"), _budget(tmp_path, None, "analysis")
+    assert (trt["realistic_max_concurrency"], trt["realistic_max_concurrency_worst_case"]) == (1025, 733)
+    assert (default["realistic_max_concurrency"], default["realistic_max_concurrency_worst_case"]) == (905, 648)
+    assert trt["headroom_memory"] == pytest.approx(0.8560, abs=1e-4)
+    assert default["headroom_memory"] == pytest.approx(0.7561, abs=1e-4)
+    # the bound (all of memory, no reserve) is the same under either rule
+    assert trt["bound_max_concurrency"] == default["bound_max_concurrency"]
