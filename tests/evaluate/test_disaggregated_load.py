@@ -313,3 +313,60 @@ def test_bl351_words_a_split_in_the_band_cannot_tell(tmp_path: Path) -> None:
     assert 6.4 / (2 * mu_d) < 6.4 * SAT_S / 2 and 6.4 / mu_d < 0.95
     assert "2 prefill + 2 decode cannot tell (in the capacity band)" in f["message"]
     assert "3 prefill + 1 decode meets it" in f["message"]
+
+
+# ---- the uncalibrated percentile band on the pools (issue 25, BL331) ---------------------------
+# The pools' simulation is judged by the colocated decision (evaluate/load.py settle_percentile_error):
+# on the uncalibrated defaults, a simulated percentile above its promise by no more than 1.101 x (the
+# validation set's largest predicted / measured, tests/load/test_percentile_band.py) is not-shown,
+# never at risk. At 0.05 request/s the median TTFT is FLAT_S + TRANSFER_S = 0.3342 s by hand (above).
+
+def _ttft_check(tmp_path: Path, ttft_s: float) -> dict:
+    (tmp_path / "b.yaml").write_text(textwrap.dedent(f"""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: pd
+            owner: "@a/b"
+            percentile: p50
+            workload: {{prompt_tokens: 4096, output_tokens: 200, arrival_rate: 0.05 request/s}}
+            promise: {{ttft: {ttft_s * 1e3:.1f} ms, tpot: 60 ms}}
+            deployment:
+              model: llama-3.1-70b
+              hardware: h100-sxm
+              devices: 4
+              disaggregated:
+                prefill: {{replicas: 1}}
+                decode: {{replicas: 1}}
+                kv_link: {{bandwidth: 50 GB/s, latency: 1 ms}}
+        """))
+    from budgetlint.reporters import get_reporter
+    from budgetlint.run.check import Options, run_check
+
+    return json.loads(get_reporter("json")(run_check([str(tmp_path / "b.yaml")], Options(use_codeowners=False))))
+
+
+def test_pools_a_ttft_within_the_models_pessimism_is_not_shown(tmp_path: Path) -> None:
+    """A 318.0 ms promise: 0.3342 s is 5.1 % over it, inside the band (318.0 x 1.101 = 350.1 ms), and
+    the bound (the prefill at 100 % of peak, 0.1517 s, plus the link's 27.84 ms) is far under it:
+    the judged verdict is not-shown with BL331, never at risk (on the old code: at risk). The flat
+    estimate's own BL303 (334 ms at the assumed efficiency) stays: it is the estimate's warning."""
+    value = FLAT_S + TRANSFER_S
+    assert 0.3180 < value <= 0.3180 * 1.101 and PREFILL_S / 2 + TRANSFER_S < 0.3180
+    doc = _ttft_check(tmp_path, 0.3180)
+    j = doc["budgets"][0]["judgement"]["ttft"]
+    assert j["basis"] == "simulated" and j["value"] == pytest.approx(value, rel=1e-3)
+    assert j["verdict"] == "not-shown"
+    bl331 = [f for f in doc["findings"] if f["rule"] == "BL331"]
+    assert len(bl331) == 1 and "p50 TTFT not shown" in bl331[0]["message"]
+    assert "prefill pool" in bl331[0]["message"]
+
+
+def test_pools_a_ttft_beyond_the_band_is_at_risk(tmp_path: Path) -> None:
+    """A 300.0 ms promise: its band ends at 300.0 x 1.101 = 330.3 ms, under 0.3342 s: at risk, no BL331."""
+    value = FLAT_S + TRANSFER_S
+    assert 0.3000 * 1.101 < value and PREFILL_S / 2 + TRANSFER_S < 0.3000
+    doc = _ttft_check(tmp_path, 0.3000)
+    j = doc["budgets"][0]["judgement"]["ttft"]
+    assert j["verdict"] == "at-risk"
+    assert "BL331" not in {f["rule"] for f in doc["findings"]}

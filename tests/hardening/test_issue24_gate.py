@@ -31,13 +31,23 @@ budgets:
 """
 
 
-@pytest.mark.parametrize("rate", ["5e-324", "1e-310", "1e-300"])
+@pytest.mark.parametrize("rate", ["1e-300", "3e-308"])
 def test_a_tiny_arrival_rate_is_bl309_not_a_stalled_simulation(tmp_path: Path, rate: str) -> None:
     # was: exit 3, RuntimeError: simulation stalled (the first gap, 1 / 5e-324, is infinite)
     (tmp_path / "b.yaml").write_text(LOAD_BUDGET.format(rate=rate))
     run = run_bounded("check", "b.yaml", cwd=tmp_path)
     assert_bounded(run, names="b.yaml", codes=(0,), rule="BL309")
     assert "below 0.000001 request/s" in run.output
+
+
+@pytest.mark.parametrize("rate", ["5e-324", "1e-310"])
+def test_a_subnormal_arrival_rate_is_bl007_at_the_value(tmp_path: Path, rate: str) -> None:
+    # below the smallest normal double (2.2e-308) a rate's reciprocal is infinite: refused where it is
+    # written (model/units.py), as NaN and infinity are, not skipped later
+    (tmp_path / "b.yaml").write_text(LOAD_BUDGET.format(rate=rate))
+    run = run_bounded("check", "b.yaml", cwd=tmp_path)
+    assert_bounded(run, names="b.yaml", codes=(1,), rule="BL007")
+    assert "b.yaml:7:" in run.output and "2.2e-308" in run.output
 
 
 def test_max_concurrency_1e308_is_no_zero_division(tmp_path: Path) -> None:
