@@ -399,6 +399,18 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
 DEFAULT_EXPERT_IMBALANCE = 59337 / 50302
 
 
+#: engines whose KV cache takes its memory fraction of what is *free* once the weights (and the
+#: runtime's own buffers) are loaded, not of the whole device (physics/shapes.py
+#: Deployment.kv_of_free_memory): TensorRT-LLM, "The default for free_gpu_memory_fraction is 0.9, which
+#: means TensorRT LLM will try to allocate 90% of free GPU memory for KV cache"
+#: (nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html); every MLPerf v5.1 TensorRT-LLM
+#: Llama-2-70B config read (closed/<submitter>/configs/<system>/<scenario>/llama2-70b.py) sets
+#: ``kvcache_free_gpu_mem_frac: 0.9``. vLLM's gpu_memory_utilization and SGLang's mem_fraction_static
+#: are fractions of the whole device (the default rule). docs/calibration.md "The KV cache of a
+#: TensorRT-LLM engine" (issue 25, acc25)
+KV_OF_FREE_MEMORY_ENGINES = frozenset({"trtllm"})
+
+
 def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_overhead: float | None = None) -> Deployment:
     """The deployment at the realistic assumptions: declared values, else the run's, else the class's.
 
@@ -431,7 +443,8 @@ def realistic_deployment(d: Deployment, b: Budget, options: Any, collective_over
     a = d.collective_latency_s if a is None else a
     return replace(d, collective_overhead=overhead, memory_usable_fraction=usable, memory_overhead_bytes=reserve,
                    engine_terms=True, expert_imbalance=imbalance, per_operator=True,
-                   iteration_overhead_s=o, collective_latency_s=a)
+                   iteration_overhead_s=o, collective_latency_s=a,
+                   kv_of_free_memory=getattr(dep, "engine", None) in KV_OF_FREE_MEMORY_ENGINES)
 
 
 def bound_deployment(d: Deployment, b: Budget) -> Deployment:

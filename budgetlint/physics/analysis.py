@@ -285,9 +285,10 @@ def analyse(
 
     def fit_at(kv_seq: float, draft_kv_seq: float) -> tuple[Any, Optional[int]]:
         common = dict(devices=n_dev, memory_bytes=acc.memory_bytes, usable_fraction=dep.memory_usable_fraction,
-                      overhead_bytes=dep.memory_overhead_bytes)
+                      overhead_bytes=dep.memory_overhead_bytes, of_free=dep.kv_of_free_memory)
         fit = memory_fit(weight_bytes_total=w_fit, kv_bytes_per_sequence=kv_seq, concurrency=batch,
-                         draft_bytes_total=draft_w_total + batch * draft_kv_seq, **common)
+                         draft_bytes_total=draft_w_total + batch * draft_kv_seq,
+                         draft_weight_bytes_total=draft_w_total, **common)
         most = max_sequences_that_fit(weight_bytes_total=w_fit, kv_bytes_per_sequence=kv_seq + draft_kv_seq,
                                       fixed_bytes_total=draft_w_total, **common)
         return fit, most

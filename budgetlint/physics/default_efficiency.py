@@ -176,8 +176,8 @@ class ComputeDefault:
 #: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
 #: compute stays at the class's 50 %.
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
-    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.659, 5, 5),
-    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.479, 5, 5),
+    ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.650, 5, 5),
+    ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.477, 5, 5),
     ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.420, 7, 6),
 }
 

@@ -191,12 +191,19 @@ def memory_fit(
     usable_fraction: float = 1.0,
     overhead_bytes: float = 0.0,
     draft_bytes_total: float = 0.0,
+    of_free: bool = False,
+    draft_weight_bytes_total: float = 0.0,
 ) -> MemoryFit:
     """Does the deployment fit in each device?
 
     ``required = W/N + B x KV(L)/N + draft/N + overhead`` against
     ``available = memory x usable_fraction``; ``overhead`` is per device.
     ``KV(L)`` is a sequence's cache at its longest context (prompt + reply).
+    ``of_free`` (an engine that gives its cache the fraction of the memory left free,
+    TensorRT-LLM; ``Deployment.kv_of_free_memory``): with ``H = W/N + draft weights/N +
+    overhead`` (``draft_weight_bytes_total``: the part of ``draft_bytes_total`` that is
+    weights, not cache), ``available = H + (memory - H) x usable_fraction``: the caches may
+    take ``usable_fraction`` of what the rest leaves.
     """
     w = weight_bytes_total / devices
     kv = concurrency * kv_bytes_per_sequence / devices
@@ -205,6 +212,9 @@ def memory_fit(
     if memory_bytes is None:
         return MemoryFit(w, kv, d, overhead_bytes, required, None, None, None)
     available = memory_bytes * usable_fraction
+    if of_free:
+        held = w + draft_weight_bytes_total / devices + overhead_bytes
+        available = held + (memory_bytes - held) * usable_fraction
     return MemoryFit(
         weight_bytes_per_device=w,
         kv_bytes_per_device=kv,
@@ -226,6 +236,7 @@ def max_sequences_that_fit(
     usable_fraction: float = 1.0,
     overhead_bytes: float = 0.0,
     fixed_bytes_total: float = 0.0,
+    of_free: bool = False,
 ) -> Optional[int]:
     """Largest B with ``W/N + fixed/N + B x KV/N + overhead <= memory x usable``:
     ``floor((memory x usable - W/N - fixed/N - overhead) / (KV/N))``, at least 0
@@ -235,6 +246,8 @@ def max_sequences_that_fit(
     if memory_bytes is None or kv_bytes_per_sequence <= 0:
         return None
     room = memory_bytes * usable_fraction - (weight_bytes_total + fixed_bytes_total) / devices - overhead_bytes
+    if of_free:  # the fraction of what the weights and the reserve leave (memory_fit)
+        room = (memory_bytes - (weight_bytes_total + fixed_bytes_total) / devices - overhead_bytes) * usable_fraction
     if room < 0:
         return 0
     # a relative nudge keeps an exact fit (B x KV == room) from flooring one below

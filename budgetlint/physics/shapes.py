@@ -196,6 +196,12 @@ class Deployment:
     to tensor-parallel all-reduce, applied only when N > 1 (default 0: the pure
     bound). ``memory_usable_fraction`` (default 1.0: the physical bound) and
     ``memory_overhead_bytes`` (per device: activations, runtime) enter the fit.
+    ``kv_of_free_memory``: the engine gives its KV cache ``memory_usable_fraction`` of
+    the memory left free once the weights and the runtime reserve are loaded,
+    ``(memory - W/N - overhead) x fraction`` (TensorRT-LLM's ``free_gpu_memory_fraction``),
+    instead of that fraction of the whole device less them, ``memory x fraction - W/N -
+    overhead`` (vLLM's ``gpu_memory_utilization``, SGLang's ``mem_fraction_static``;
+    the default, False). The two agree at a fraction of 1 (the bound).
     ``iteration_overhead_s`` (seconds every engine iteration costs: scheduling,
     kernel launches) and ``collective_latency_s`` (seconds per layer per
     iteration under tensor parallelism, N > 1: the all-reduce's latency) are
@@ -244,6 +250,7 @@ class Deployment:
     collective_overhead: float = 0.0
     memory_usable_fraction: float = 1.0
     memory_overhead_bytes: float = 0.0
+    kv_of_free_memory: bool = False
     iteration_overhead_s: float = 0.0
     collective_latency_s: float = 0.0
     engine_terms: bool = False

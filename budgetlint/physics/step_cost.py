@@ -139,7 +139,9 @@ class RooflineStepCost:
 def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None = None,
                        reserve_bytes_per_device: float | None = None) -> int:
     """Tokens of KV cache a replica holds: per device ``memory x usable - W/N - reserve
-    - draft weights/N``, times N, over the KV bytes of one token (target and draft).
+    - draft weights/N``, times N, over the KV bytes of one token (target and draft);
+    ``(memory - W/N - reserve - draft weights/N) x usable`` for an engine that sizes its
+    cache from the memory left free (``Deployment.kv_of_free_memory``: TensorRT-LLM).
 
     ``usable_fraction`` and ``reserve_bytes_per_device`` default to the deployment's
     ``memory_usable_fraction`` and ``memory_overhead_bytes``. Windowed layers are
@@ -151,7 +153,9 @@ def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None 
     usable = dep.memory_usable_fraction if usable_fraction is None else usable_fraction
     reserve = dep.memory_overhead_bytes if reserve_bytes_per_device is None else reserve_bytes_per_device
     n = dep.total_devices
-    free = dep.accelerator.memory_bytes * usable - reserve
+    of_free = dep.kv_of_free_memory
+    # TensorRT-LLM: the fraction applies to what is left once the weights and the reserve are taken
+    free = dep.accelerator.memory_bytes * (1.0 if of_free else usable) - reserve
     if n == dep.devices:
         free -= weight_bytes(dep.model.total_params, dep.weight_bytes_per_param) / n
     else:  # data parallelism holds the attention and dense weights once per rank (physics/step.py)
@@ -163,6 +167,8 @@ def kv_capacity_tokens(deployment: Deployment, *, usable_fraction: float | None 
         b_wd = dep.draft_weight_bytes_per_param or dep.weight_bytes_per_param
         free -= weight_bytes(dep.draft.total_params, b_wd) / n
         per_token += kv_bytes_per_token(dep.draft, dep.kv_bytes_per_elem)
+    if of_free:
+        free *= usable
     if free <= 0:
         return 0
     return int(free * n // per_token)
