@@ -509,7 +509,7 @@ class _Replica:
         tie = tie_s(t)
         k_run = self.jump_k
 
-        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it again)
+        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it)
 
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
             end = ends[k] = t0 + sum_lines(lines, k)
@@ -544,10 +544,9 @@ class _Replica:
                 hi = mid
             else:
                 lo = mid + 1
-        if lo < k_run:
+        if lo < k_run:  # then lo == hi, and every hi below k_run is a k that reached() returned True for: in ends
             self.jump_k = lo
-            end = ends.get(lo)
-            self.busy_until = t0 + sum_lines(lines, lo) if end is None else end
+            self.busy_until = ends[lo]
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
