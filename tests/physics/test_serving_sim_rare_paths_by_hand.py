@@ -771,3 +771,28 @@ def test_an_arrival_one_ulp_before_a_decode_runs_end_waits_for_that_end() -> Non
     assert (r0.ttft_s, r0.e2e_s) == (pytest.approx(0.001), pytest.approx(0.111))
     assert r1.queue_s == pytest.approx(0.0, abs=1e-15)
     assert (r1.ttft_s, r1.e2e_s) == (pytest.approx(0.001), pytest.approx(0.001))
+
+
+def test_a_fractional_pass_s_context_rounding_takes_no_token_from_a_chunk() -> None:
+    """Speculative decoding at 1.3 tokens a pass, a KV cache of 25 tokens; prefill 1 ms a token, a
+    pass 10 ms. Request 0 (1 prompt, 20 output) prefills 0 -> 0.001 s (context 2), then 19 tokens in
+    ceil(19 / 1.3) = 15 passes: one run to 0.151 s (the cache holds them: 2 + 1.3 x 15 < 25).
+    Request 1 (12 prompt, 1 output) arrives at 0.085 s and cuts the run at its 9th boundary, 0.091 s
+    (context 2 + 1.3 x 9 = 13.7). The cache left, less the pass's 1.3: 25 - 13.7 - 1.3 = 10 tokens,
+    exactly; in floats 9.999999999999998 (1.3 is not a binary fraction), which int() made 9 before.
+
+    - 0.091 -> 0.111: request 0's pass and request 1's chunk of 10 (10 ms + 10 ms).
+    - 0.111: the pass needs 15 + 10 + 1.3 = 26.3 > 25: request 1 is preempted mid prefill (recompute
+      12); request 0's last 5 passes to 0.161 s, done.
+    - 0.161 -> 0.173: request 1's 12 tokens alone; its first token, its only one.
+    So request 0 is done at 0.161 s (0.160 with the 9-token chunk), request 1's TTFT 0.173 - 0.085 =
+    0.088 s (0.087)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001, tokens_per_pass=1.3)
+    assert 25 - (2 + 1.3 * 9) - 1.3 < 10  # the premise: the float sum is a hair below the 10 tokens
+    traffic = Traffic(prompt=_InTurn(1, 12), output=_InTurn(20, 1), arrival_times_s=(0.0, 0.085))  # type: ignore[arg-type]
+    for engine in ("event", "iteration"):
+        traffic.prompt.next = traffic.output.next = 0  # type: ignore[attr-defined]
+        raw = run(law, traffic, Scheduler(kv_capacity_tokens=25), requests=2, warmup=0, engine=engine)
+        r0, r1 = raw.records
+        assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.001), pytest.approx(0.161), 0), engine
+        assert (r1.ttft_s, r1.e2e_s, r1.preemptions) == (pytest.approx(0.088), pytest.approx(0.088), 1), engine
