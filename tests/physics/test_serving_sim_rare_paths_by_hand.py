@@ -796,3 +796,59 @@ def test_a_fractional_pass_s_context_rounding_takes_no_token_from_a_chunk() -> N
         r0, r1 = raw.records
         assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.001), pytest.approx(0.161), 0), engine
         assert (r1.ttft_s, r1.e2e_s, r1.preemptions) == (pytest.approx(0.088), pytest.approx(0.088), 1), engine
+
+
+def test_recomputes_admitted_together_hold_no_cached_prefix() -> None:
+    """A KV cache of 12; prefill 1 ms a token, a decode iteration 10 ms. Requests 0 (2 prompt, 4 output),
+    1 (4, 3) and 2 (4, 3) at 0 s; request 3 (1, 1) at 1 s.
+
+    - 0 -> 0.002: request 0 alone (it found the engine idle); context 3.
+    - 0.002 -> 0.020: request 0's decode and both prompts (12 - 3 - 1 = 8 free: 4 + 4): 10 + 8 ms.
+      First tokens of requests 1 and 2; contexts 4 + 5 + 5.
+    - 0.020: three decodes need 14 + 3 = 17 > 12: request 2 is preempted (1 token: recompute 5);
+      9 + 2 = 11 fits. One pass (room 3 for growth 2): 0.020 -> 0.030; contexts 5 + 6.
+    - 0.030: 11 + 2 = 13 > 12: request 1 is preempted (2 tokens: recompute 6). Request 0's last
+      pass, 0.030 -> 0.040: done.
+    - 0.040: the queue is request 1, then request 2. A recompute trusts no prefix cache (its prefill
+      holds nothing before it): request 1's 6 tokens, then request 2's 5 in the 12 - 6 = 6 left, one
+      iteration of 11 ms to 0.051 s. Request 1's recompute samples its 3rd token, its last: done at
+      0.051 s; request 2 (2 tokens) decodes once more: done at 0.061 s.
+    (Had each recompute held a token before it, request 2 would get 4 of its 5 at 0.040 and request 1
+    be done at 0.050.)"""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(2, 4, 4, 1), output=_InTurn(4, 3, 3, 1), arrival_times_s=(0.0, 0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=12), requests=4, warmup=0)
+    r0, r1, r2, _ = raw.records
+    assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.002), pytest.approx(0.040), 0)
+    assert (r1.ttft_s, r1.e2e_s, r1.preemptions) == (pytest.approx(0.020), pytest.approx(0.051), 1)
+    assert (r2.ttft_s, r2.e2e_s, r2.preemptions) == (pytest.approx(0.020), pytest.approx(0.061), 1)
+
+
+class _ContextCharged:
+    """A test-local step cost that charges the decode context it is told of even without decodes
+    (1 ms a context token, 1 ms a prompt token; 10 ms a decode iteration), and records each call: what
+    the simulator says an iteration holds."""
+
+    tokens_per_pass = 1.0
+    spec_tokens = 1
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill) -> float:  # type: ignore[no-untyped-def]
+        self.calls.append((batch, context_tokens, tuple(prefill)))
+        return (0.01 if batch else 0.0) + 0.001 * context_tokens + 0.001 * sum(new for new, _ in prefill)
+
+    def decode_terms(self, batch: int, context_tokens: float):  # type: ignore[no-untyped-def]
+        return ((0.01, 0.001, 0.0, 0.0),), math.inf
+
+
+def test_without_chunked_prefill_an_iteration_of_prompts_carries_no_decode_context() -> None:
+    """No chunked prefill: request 0 (10 prompt, 1 output) at 0 s is prefilled whole in an iteration of
+    prompts only, told as no decodes, no decode context, one chunk of 10 new tokens with none before
+    it: 10 ms, its first and only token at 0.010 s. Request 1 at 1 s alike."""
+    law = _ContextCharged()
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(0.0, 1.0))
+    raw = run(law, traffic, Scheduler(chunked_prefill=False), requests=2, warmup=0)  # type: ignore[arg-type]
+    assert law.calls == [(0, 0.0, ((10, 0),))] * 2
+    assert [(r.ttft_s, r.e2e_s) for r in raw.records] == [(pytest.approx(0.010), pytest.approx(0.010))] * 2
