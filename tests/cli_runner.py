@@ -37,7 +37,10 @@ def child_env() -> dict[str, str]:
 
     root = str(Path(budgetlint.__file__).resolve().parent.parent)
     rest = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + rest if rest else "")}
+    env = {**os.environ, "PYTHONPATH": root + (os.pathsep + rest if rest else "")}
+    if env.get("MUTANT_UNDER_TEST") == "stats":  # mutmut's coverage pass records hits in its own process only
+        env["MUTANT_UNDER_TEST"] = ""  # (the child would look for its config in the test's cwd): run unmutated
+    return env
 
 
 def cli_process(*args: str, input: str | None = None, cwd: Any = None, env: dict[str, str] | None = None,
