@@ -830,3 +830,20 @@ def test_the_fits_standard_errors_are_computed_with_the_callers_allowance(monkey
     runs = _synthetic(Params(bandwidth=0.4, iteration_overhead_s=4e-3, ttft_overhead_s=2e-2))
     cal.fit(runs, held={"compute": "held", "collective_latency_s": "held"}, max_evals=60, allowance=allowance)
     assert seen == [allowance]
+
+
+def test_a_parameter_a_factor_2_moves_by_less_than_half_a_percent_is_held() -> None:
+    """The sensitivity probe is a factor of 2 either way (0.5 and 2), and 0.5 % its line. One run
+    on KV_HEAVY at batch 1, mean TPOT only, 40 % of 1e12 B/s: the step reads 2e8 B of weights and
+    131,072 B a token of a ~250-token context, (2e8 + 131,072 x 250) / 4e11 = 5.82e-4 s, so an
+    iteration overhead of 0.35 % of that (2.04e-6 s) is moved by ln(1 + 0.0035) = 0.35 % at 2x
+    (0.5x: 0.18 %): held. A probe at 3x would move it by ln(1 + 0.007) = 0.70 % and not hold it
+    (mutant sensitive_parameters 23)."""
+    t_mem = (2e8 + 131_072 * 250) / (0.4 * 1e12)
+    assert t_mem == pytest.approx(5.82e-4, rel=1e-3)
+    truth = Params(bandwidth=0.4, compute=0.5, iteration_overhead_s=0.0035 * t_mem, collective_latency_s=2e-5,
+                   ttft_overhead_s=2e-2)
+    runs = [replace(o, targets=o.targets[1:]) for o in _synthetic(truth, concurrencies=(1,))]
+    held = cal.sensitive_parameters(runs, truth)
+    assert "iteration_overhead_s" in held and "0.5 %" in held["iteration_overhead_s"]
+    assert "bandwidth" not in held
