@@ -82,6 +82,18 @@ MLPERF_TRTLLM_SCHEDULER = {
 #: of this set (trtllm_fixed_part.py, heldout/README.md; docs/calibration.md "TensorRT-LLM without
 #: CUDA graphs"); elsewhere it changes nothing (no TensorRT-LLM release defaults are pinned).
 MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchmark>
+#: MLPerf: how NVIDIA's harness (code/llmlib, which the v5.1 ``_TRT`` runs of this set run: Dell, NVIDIA,
+#: Cisco; the v4.0 and v4.1 harnesses were not read, nothing is stated for them) spreads the queries over its engines ("cores", one a replica), stated as
+#: ``deployment.load_balancer``. The Server scenario sends each query to the core with the fewest
+#: pending samples (enqueued, final token not yet returned), the first such core on ties:
+#: closed/<submitter>/code/llmlib/config.py ``traffic_distribution_policy`` (NVIDIA :188-193, Dell
+#: :183-189, Cisco :183-188: ``case C.Scenario.Server: "load_balancing"``, ``case _: "round_robin"``)
+#: and llmlib/factory.py ``load_balancing()`` (``min(queue_sizes, key=queue_sizes.get)`` over
+#: ``core.get_num_pending_samples()``): budgetlint's ``least_loaded``. Interactive is its own
+#: ``C.Scenario`` member (code/common/constants.py:290, mapped to LoadGen's Server only in
+#: ``to_lg_obj``), so it takes ``case _``: round robin, budgetlint's default, nothing stated. No
+#: submitter's config sets the policy (issue 25, ttft25).
+MLPERF_HARNESS_BALANCER = {"Server": "least_loaded"}
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency
@@ -134,6 +146,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
+        if eager is not None and scenario in MLPERF_HARNESS_BALANCER:  # v5.1: its harness read
+            out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
     return out

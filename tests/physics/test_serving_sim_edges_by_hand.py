@@ -66,3 +66,22 @@ def test_least_loaded_sends_each_request_to_an_empty_replica_once_the_last_one_l
     assert [r.replica for r in least.records] == [0, 0, 0, 0]
     robin = run(law, trace, Scheduler(replicas=2), requests=4, warmup=0)
     assert [r.replica for r in robin.records] == [0, 1, 0, 1]
+
+
+def test_least_loaded_is_nvidias_harness_load_balancing() -> None:
+    """NVIDIA's MLPerf harness in the Server scenario (closed/NVIDIA/code/llmlib/factory.py
+    ``load_balancing``, ntuhpc/inference_results_v5.1 @ 387c3dd): each query goes to
+    ``min(queue_sizes, key=queue_sizes.get)`` over the cores' pending samples, a sample pending from
+    its enqueue until its final token (cores/base.py ``enqueue`` / ``_poll_responses``), the first
+    core on ties. That rule, written here over the simulated requests' own arrival and finish times,
+    picks the replica the simulator picked for every one of 400 Poisson arrivals on 4 replicas
+    (issue 25, ttft25)."""
+    law = LinearStepCost(0.01, 0.001, 0.01, 0.0001)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(20), arrival_rate_per_s=200.0)
+    raw = run(law, traffic, Scheduler(replicas=4, load_balancer="least_loaded"), requests=400, warmup=0)
+    done: list[tuple[float, int]] = []  # (finish, replica) of the requests already sent
+    for r in sorted(raw.records, key=lambda r: r.arrival_s):
+        pending = [sum(1 for f, k in done if k == j and f > r.arrival_s) for j in range(4)]
+        assert r.replica == min(range(4), key=lambda j: pending[j]), r.index
+        done.append((r.arrival_s + r.e2e_s, r.replica))
+    assert len({r.replica for r in raw.records}) == 4
