@@ -68,6 +68,16 @@ def test_the_harness_balancer_by_hand() -> None:
     }
     assert {v for v in stated.values()} == {"least_loaded", None}  # 4 stated, the other 9 MLPerf runs nothing
 
+def test_the_llmd_router_by_hand() -> None:
+    """The vLLM sweep's 4 replicas sit behind llm-d's inference scheduler, whose picks tie on its
+    prompts and loads (no routing in no-features; a random pick on tied scores: build.py LLMD_ROUTER):
+    all six budgets state ``random``; the SGLang sweep (one replica) states nothing (issue 25, ttft25)."""
+    build = _load("build")
+    sweeps = [b for b in build.runs() if b["format"] in ("vllm", "sglang")]
+    assert {b["name"]: b["deployment"].get("load_balancer") for b in sweeps if b["format"] == "vllm"} == {
+        f"vllm-llmd-l40s-llama3b-{d}-r{r}": "random" for d in ("base", "kvcache", "no-features") for r in (10, 30)}
+    assert {b["deployment"].get("load_balancer") for b in sweeps if b["format"] == "sglang"} == {None}
+
 def test_run_py_reads_each_format() -> None:
     run = _load("run")
     m = run.measured(HERE / "mlperf-v4.1-nvidia-h200x8-server.yaml")
