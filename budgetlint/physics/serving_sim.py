@@ -353,7 +353,9 @@ class _Replica:
         budget = self.budget - n_dec * self.spec_tokens
         chunks: list[tuple[_Req, int]] = []
         ctx = self.ctx_off + a * n_dec * self.g  # the decodes' summed context
-        free = cap - (ctx + self.prefill_held) - a * n_dec
+        # within 1e-9 of a token, as the preemption check: with a fractional tokens_per_pass the context's
+        # float sums (a x g) land a hair off a whole token, and int() would take a token from a chunk
+        free = cap - (ctx + self.prefill_held) - a * n_dec + 1e-9
         for r in self.prefilling:
             if budget <= 0 or free < 1:
                 break
@@ -432,10 +434,10 @@ class _Replica:
         while heap and heap[0][1] != heap[0][3].version:
             heapq.heappop(heap)
         k = heap[0][0] - self.g
-        # k = min(k, max(1, room // growth), max(1, ceil((bp - ctx) / growth))), then max(1, k): spelled out
+        # k = min(k, max(1, (room + 1e-9) // growth), max(1, ceil((bp - ctx) / growth))), then max(1, k): spelled out
         if cap != math.inf:
             room = cap - (ctx + self.prefill_held)  # less the cache in use
-            by_room = int(room // growth + 1e-9)
+            by_room = int((room + 1e-9) // growth)  # the passes that fit, within 1e-9 of a token as above
             if by_room < 1:
                 by_room = 1
             if by_room < k:
@@ -467,7 +469,7 @@ class _Replica:
         if not waiting or self.hold:
             return False
         a, n_dec = self.a, self.n_decoding
-        free = self.cap - (self.ctx_off + a * n_dec * self.g + self.prefill_held) - a * n_dec
+        free = self.cap - (self.ctx_off + a * n_dec * self.g + self.prefill_held) - a * n_dec + 1e-9  # as in plan
         budget = self.budget
         chunks: list[tuple[_Req, int]] = []
         while waiting and len(self.running) < self.max_seqs:
@@ -512,7 +514,7 @@ class _Replica:
         tie = tie_s(t)
         k_run = self.jump_k
 
-        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it again)
+        ends: dict[int, float] = {}  # k -> the k-th boundary, as reached() found it (the cut reads it)
 
         def reached(k: int) -> bool:  # the k-th boundary is at or after t (within TIE_S of t is at t)
             end = ends[k] = t0 + sum_lines(lines, k)
@@ -547,10 +549,9 @@ class _Replica:
                 hi = mid
             else:
                 lo = mid + 1
-        if lo < k_run:
+        if lo < k_run:  # then lo == hi, and every hi below k_run is a k that reached() returned True for: in ends
             self.jump_k = lo
-            end = ends.get(lo)
-            self.busy_until = t0 + sum_lines(lines, lo) if end is None else end
+            self.busy_until = ends[lo]
 
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:

@@ -18,6 +18,7 @@ from budgetlint.physics.disaggregated import (
 from budgetlint.physics.serving_sim import Scheduler, Traffic
 from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
 from budgetlint.physics.traffic import Fixed
+from cli_runner import child_env
 
 H100 = Accelerator(memory_bytes=80e9, bandwidth_bytes_per_s=3.35e12, compute_flop_per_s={"bf16": 989e12})
 H200 = Accelerator(memory_bytes=141e9, bandwidth_bytes_per_s=4.8e12, compute_flop_per_s={"bf16": 989e12})
@@ -204,7 +205,7 @@ def test_a_bandwidth_only_prefill_pool_is_never_judged_met(tmp_path: Path) -> No
                 kv_link: infiniband-ndr
         """))
     r = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", "--format", "json", "b.yaml"],
-                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120, env=child_env())
     assert r.returncode in (0, 1), r.stderr[-2000:]
     findings = json.loads(r.stdout)["findings"]
     assert not [f for f in findings if f["rule"] == "BL304"], "a TTFT judged met without a compute peak"

@@ -20,6 +20,7 @@ import pytest
 from budgetlint.physics.memory import max_sequences_that_fit, memory_fit
 from budgetlint.physics.shapes import Accelerator, Deployment, ModelShape
 from budgetlint.physics.step_cost import kv_capacity_tokens
+from cli_runner import child_env
 
 RESERVE = 3 * 2**30  # the realistic defaults' runtime reserve, 3,221,225,472 bytes a device
 #: Llama-2-70B (benchmarks/validation/models.yaml): 68.98 B parameters, 80 layers, 8 KV heads of 128:
@@ -90,7 +91,7 @@ budgets:
     deployment: {{model: llama-2-70b, hardware: h200-sxm, weight_precision: fp8, kv_precision: fp8{engine_key}}}
 """)
     proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", str(tmp_path / "b.yaml"), "--format", "json",
-                           "--quiet"], capture_output=True, text=True, cwd=tmp_path)
+                           "--quiet"], capture_output=True, text=True, cwd=tmp_path, env=child_env())
     return json.loads(proc.stdout)["budgets"][0][part]
 
 

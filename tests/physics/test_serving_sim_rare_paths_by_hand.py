@@ -609,3 +609,246 @@ def test_a_recompute_prefill_samples_the_next_token_as_vllm_does(engine: str) ->
     assert r2.e2e_s == pytest.approx(0.004 + 0.010, rel=1e-9)  # alone: its prompt, one decode
     assert (raw.completions_in_window, raw.output_tokens_in_window) == (2, 14)
     assert raw.busy_s == pytest.approx(0.087, rel=1e-9)
+
+
+# ---- issue 22, the seed-10 sample of 300 (benchmarks/mutation.sh simulator:serving_sim sample 300 10) ----
+
+
+def test_traffic_names_the_arrival_kinds_and_the_cv_bounds_it_takes() -> None:
+    """The words of two refusals, the values written out: arrivals poisson, constant or gamma; a
+    gamma cv from 1e-3 to 1e3 (MIN_CV, MAX_CV), stated as 0.001 and 1000."""
+    with pytest.raises(ValueError) as got:
+        Traffic(arrival_rate_per_s=1.0, arrival="weibull")
+    assert str(got.value) == "arrival must be one of poisson, constant, gamma, got 'weibull'"
+    with pytest.raises(ValueError) as got:
+        Traffic(arrival_rate_per_s=1.0, arrival="gamma", cv=0.0)
+    assert str(got.value) == "cv must be between 0.001 and 1000, got 0.0"
+
+
+def test_a_running_prefill_takes_a_chunk_of_the_one_token_the_cache_has_left() -> None:
+    """An iteration budget of 4 tokens, a KV cache of 9; prefill 1 ms a token, a decode iteration 10 ms.
+    Request 0 (2 prompt, 4 output) and request 1 (6 prompt, 1 output) at 0 s; request 2 (2, 1) at 1 s.
+
+    - 0 -> 0.002: request 0 arrives to an idle engine and prefills alone (2 tokens); first token,
+      context 3. Request 1, arrived at the same instant, waits for the next iteration.
+    - 0.002 -> 0.015: request 0's decode (1 of the budget) and a first chunk of request 1: the budget
+      leaves 3, the cache 9 - 3 - 1 = 5: 3 tokens (10 ms + 3 ms). Context 4; 3 of request 1 held.
+    - 0.015 -> 0.026: request 0's decode, and request 1 goes on with what the cache has left,
+      9 - 4 - 3 - 1 = 1 token (exactly one: the chunk of 1 is taken): 10 ms + 1 ms. Context 5, 4 held.
+    - 0.026: the decode needs 5 + 4 + 1 = 10 > 9: request 1, the last admitted, is preempted mid
+      prefill (its recompute is its 6 prompt tokens); request 0's last decode, 0.026 -> 0.036, done.
+    - 0.036 -> 0.040 -> 0.042: request 1's 6 tokens in chunks of 4 and 2 (no decode: 1 ms a token);
+      its first token, its only one: done at 0.042 s.
+    (Were the one free token refused, request 0 would run its two last decodes as one run, done at
+    0.035, and request 1 its last 3 tokens after it, done at 0.038, never preempted.)"""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(2, 6, 2), output=_InTurn(4, 1, 1), arrival_times_s=(0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(max_num_batched_tokens=4, kv_capacity_tokens=9), requests=3, warmup=0)
+    r0, r1, r2 = raw.records
+    assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.002), pytest.approx(0.036), 0)
+    assert (r1.queue_s, r1.ttft_s, r1.e2e_s, r1.preemptions) == \
+        (pytest.approx(0.002), pytest.approx(0.042), pytest.approx(0.042), 1)
+    assert (r2.ttft_s, r2.e2e_s) == (pytest.approx(0.002), pytest.approx(0.002))
+
+
+def test_two_prompts_admitted_in_one_iteration_share_the_cache_between_them() -> None:
+    """A KV cache of 20; prefill 1 ms a token, a decode iteration 10 ms. Request 0 (2 prompt, 3
+    output) at 0 s; requests 1 (6, 2) and 2 (14, 2) at 0.001 s, while request 0 prefills.
+
+    - 0 -> 0.002: request 0's prompt; first token, context 3.
+    - 0.002: request 0's decode reserves its token: 20 - 3 - 1 = 16 free. Request 1 takes 6 (10 left),
+      request 2 the 10 left of its 14. 0.002 -> 0.028 (10 ms + 16 ms): request 1's first token
+      (context 7), request 0's second token (context 4), request 2 holds 10.
+    - 0.028: the two decodes need 4 + 7 + 10 + 2 = 23 > 20: request 2 is preempted mid prefill
+      (recompute 14). 0.028 -> 0.038: the last decode of requests 0 and 1: both done.
+    - 0.038 -> 0.052: request 2's 14 tokens alone (its first token); 0.052 -> 0.062 its decode.
+    (Had request 1's 6 tokens not been taken from what request 2 could have, request 2 would have
+    been given all 14 at 0.002 and the cache overcommitted.)"""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(2, 6, 14), output=_InTurn(3, 2, 2), arrival_times_s=(0.0, 0.001, 0.001))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=3, warmup=0)
+    r0, r1, r2 = raw.records
+    assert (r0.e2e_s, r0.preemptions) == (pytest.approx(0.038), 0)
+    assert (r1.queue_s, r1.ttft_s, r1.e2e_s, r1.preemptions) == \
+        (pytest.approx(0.001), pytest.approx(0.027), pytest.approx(0.037), 0)
+    assert (r2.queue_s, r2.ttft_s, r2.e2e_s, r2.preemptions) == \
+        (pytest.approx(0.001), pytest.approx(0.051), pytest.approx(0.061), 1)
+
+
+def test_a_request_rejected_inside_the_plan_leaves_its_replica_empty_for_least_loaded_routing() -> None:
+    """Two replicas, least loaded; speculative decoding at 2.5 tokens a pass, a KV cache of 20 tokens
+    (prefill 1 ms a token, passes 10 ms). Request 0 (10 + 10 tokens) on replica 0 is rejected inside
+    the plan at 0.040 s (as in the tests above). Request 1 (1 prompt, 10 output) arrives at 0.001 s on
+    replica 1 (replica 0 holds 1): prefill to 0.002, 9 tokens in 4 passes (ceil(9 / 2.5)), done at
+    0.042 s. Request 2 (1 + 1) arrives at 0.041 s: replica 0 holds nothing (the rejected request has
+    left it), replica 1 holds request 1: replica 0, its 1-token prefill done at 0.042 s."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001, tokens_per_pass=2.5)
+    traffic = Traffic(prompt=_InTurn(10, 1, 1), output=_InTurn(10, 10, 1),  # type: ignore[arg-type]
+                      arrival_times_s=(0.0, 0.001, 0.041))
+    raw = run(law, traffic, Scheduler(replicas=2, load_balancer="least_loaded", kv_capacity_tokens=20),
+              requests=3, warmup=0)
+    assert [r.replica for r in raw.records] == [0, 1, 0]
+    assert [r.rejected for r in raw.records] == [True, False, False]
+    assert raw.records[1].e2e_s == pytest.approx(0.041, rel=1e-9)
+    assert (raw.records[2].queue_s, raw.records[2].e2e_s) == (0.0, pytest.approx(0.001, rel=1e-9))
+
+
+def test_without_chunked_prefill_a_full_engine_admits_no_prompt() -> None:
+    """No chunked prefill, one sequence at a time; prefill 1 ms a token, decodes 10 ms. Requests 0
+    and 1 (10 prompt, 2 output) at 0 s, request 2 at 1 s. Request 0: prompt 0 -> 0.010, decode to
+    0.020. Request 1 waits for its slot: prompt 0.020 -> 0.030, decode to 0.040 (queue 0.020 s)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(2), arrival_times_s=(0.0, 0.0, 1.0))
+    raw = run(law, traffic, Scheduler(max_num_seqs=1, chunked_prefill=False), requests=3, warmup=0)
+    r0, r1, _ = raw.records
+    assert (r0.ttft_s, r0.e2e_s) == (pytest.approx(0.010), pytest.approx(0.020))
+    assert (r1.queue_s, r1.ttft_s, r1.e2e_s) == (pytest.approx(0.020), pytest.approx(0.030), pytest.approx(0.040))
+
+
+@pytest.mark.parametrize(("engine", "events"), [("event", 6), ("iteration", 12)])
+def test_the_iteration_engine_takes_every_decode_iteration_as_an_event(engine: str, events: int) -> None:
+    """Two requests (10 prompt, 5 output), alone each (at 0 and 1 s): an arrival, the prefill's end
+    (the first token), then 4 decode iterations. The event engine takes the 4 as one run (3 events a
+    request: 6); the iteration engine each on its own (6 a request: 12), as the caller's allowance
+    is told at the end and max_events bounds. The times are the same: first token 10 ms, done 50 ms."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(5), arrival_times_s=(0.0, 1.0))
+    calls: list[int] = []
+    raw = run(law, traffic, Scheduler(), requests=2, warmup=0, engine=engine, allowance=lambda n: calls.append(n) is None)
+    assert calls == [events]
+    assert [(r.ttft_s, r.e2e_s) for r in raw.records] == [(pytest.approx(0.010), pytest.approx(0.050))] * 2
+    run(law, traffic, Scheduler(), requests=2, warmup=0, engine=engine, max_events=events)
+    with pytest.raises(SimulationTooLong):
+        run(law, traffic, Scheduler(), requests=2, warmup=0, engine=engine, max_events=events - 1)
+
+
+def test_an_arrival_that_cannot_be_admitted_does_not_cut_a_decode_run() -> None:
+    """One sequence at a time. Request 0 (10 prompt, 5 output) arrives at 0: its prefill to 0.010 s,
+    then its 4 decodes as one run to 0.050 s. Request 1 (the same) arrives at 0.025 s, with no slot
+    free: the run goes on uncut (an event for its arrival, none for a cut), and request 1 runs
+    0.050 -> 0.060 -> 0.100 s. Events: arrival, prefill's end, run's end for each: 6."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(5), arrival_times_s=(0.0, 0.025))
+    calls: list[int] = []
+    raw = run(law, traffic, Scheduler(max_num_seqs=1), requests=2, warmup=0, allowance=lambda n: calls.append(n) is None)
+    assert calls == [6]
+    r0, r1 = raw.records
+    assert r0.e2e_s == pytest.approx(0.050)
+    assert (r1.queue_s, r1.ttft_s, r1.e2e_s) == (pytest.approx(0.025), pytest.approx(0.035), pytest.approx(0.075))
+    with pytest.raises(SimulationTooLong):
+        run(law, traffic, Scheduler(max_num_seqs=1), requests=2, warmup=0, max_events=5)
+
+
+def test_a_closed_loop_whose_first_request_is_rejected_goes_on_with_the_other_users() -> None:
+    """Two users, a KV cache of 20 tokens, 1-token replies; prefill 1 ms a token. Request 0 (30 prompt
+    tokens: more than the cache) is rejected as it arrives at 0 s; its user sends request 2 at once
+    (0 s), after request 1 (the other user's, also at 0 s). Request 1 (10 prompt) prefills 0 -> 0.010,
+    done; request 2 waits for it and runs 0.010 -> 0.020; request 1's user sends request 3 at 0.010 s,
+    run 0.020 -> 0.030."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(30, 10, 10, 10), output=Fixed(1), concurrency=2)  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=20), requests=4, warmup=0)
+    assert [r.rejected for r in raw.records] == [True, False, False, False]
+    assert [r.arrival_s for r in raw.records] == [0.0, 0.0, 0.0, pytest.approx(0.010)]
+    assert [r.e2e_s for r in raw.records[1:]] == [pytest.approx(x) for x in (0.010, 0.020, 0.020)]
+    assert [r.queue_s for r in raw.records[1:]] == [0.0, pytest.approx(0.010), pytest.approx(0.010)]
+
+
+def test_an_arrival_one_ulp_before_a_decode_runs_end_waits_for_that_end() -> None:
+    """Request 0 (1 prompt, 12 output) prefills 0 -> 0.001 s, then decodes as one run of 11 iterations
+    of 10 ms, to 0.001 + 11 x 0.01 = 0.111 s (the float 0.111). Request 1 (1 + 1) arrives one ulp
+    before that end. The cut's first guess, (t - t0) x 11 / (0.111 - 0.001), rounds to 11.0 there (the
+    ulp is lost in the product): 12 iterations, one past the run, which the guess's clamp brings back
+    to 11; the 11th boundary is the run's end, so no cut: request 1 waits for it (a queue of the ulp,
+    ~1.4e-17 s) and prefills 0.111 -> 0.112 s, done: 1 ms."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    end = 0.001 + 11 * 0.01
+    arrive = math.nextafter(end, 0.0)
+    assert (arrive - 0.001) * 11 / (end - 0.001) == 11.0  # the premise: the product loses the ulp
+    traffic = Traffic(prompt=Fixed(1), output=_InTurn(12, 1), arrival_times_s=(0.0, arrive))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(), requests=2, warmup=0)
+    r0, r1 = raw.records
+    assert (r0.ttft_s, r0.e2e_s) == (pytest.approx(0.001), pytest.approx(0.111))
+    assert r1.queue_s == pytest.approx(0.0, abs=1e-15)
+    assert (r1.ttft_s, r1.e2e_s) == (pytest.approx(0.001), pytest.approx(0.001))
+
+
+def test_a_fractional_pass_s_context_rounding_takes_no_token_from_a_chunk() -> None:
+    """Speculative decoding at 1.3 tokens a pass, a KV cache of 25 tokens; prefill 1 ms a token, a
+    pass 10 ms. Request 0 (1 prompt, 20 output) prefills 0 -> 0.001 s (context 2), then 19 tokens in
+    ceil(19 / 1.3) = 15 passes: one run to 0.151 s (the cache holds them: 2 + 1.3 x 15 < 25).
+    Request 1 (12 prompt, 1 output) arrives at 0.085 s and cuts the run at its 9th boundary, 0.091 s
+    (context 2 + 1.3 x 9 = 13.7). The cache left, less the pass's 1.3: 25 - 13.7 - 1.3 = 10 tokens,
+    exactly; in floats 9.999999999999998 (1.3 is not a binary fraction), which int() made 9 before.
+
+    - 0.091 -> 0.111: request 0's pass and request 1's chunk of 10 (10 ms + 10 ms).
+    - 0.111: the pass needs 15 + 10 + 1.3 = 26.3 > 25: request 1 is preempted mid prefill (recompute
+      12); request 0's last 5 passes to 0.161 s, done.
+    - 0.161 -> 0.173: request 1's 12 tokens alone; its first token, its only one.
+    So request 0 is done at 0.161 s (0.160 with the 9-token chunk), request 1's TTFT 0.173 - 0.085 =
+    0.088 s (0.087)."""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001, tokens_per_pass=1.3)
+    assert 25 - (2 + 1.3 * 9) - 1.3 < 10  # the premise: the float sum is a hair below the 10 tokens
+    traffic = Traffic(prompt=_InTurn(1, 12), output=_InTurn(20, 1), arrival_times_s=(0.0, 0.085))  # type: ignore[arg-type]
+    for engine in ("event", "iteration"):
+        traffic.prompt.next = traffic.output.next = 0  # type: ignore[attr-defined]
+        raw = run(law, traffic, Scheduler(kv_capacity_tokens=25), requests=2, warmup=0, engine=engine)
+        r0, r1 = raw.records
+        assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.001), pytest.approx(0.161), 0), engine
+        assert (r1.ttft_s, r1.e2e_s, r1.preemptions) == (pytest.approx(0.088), pytest.approx(0.088), 1), engine
+
+
+def test_recomputes_admitted_together_hold_no_cached_prefix() -> None:
+    """A KV cache of 12; prefill 1 ms a token, a decode iteration 10 ms. Requests 0 (2 prompt, 4 output),
+    1 (4, 3) and 2 (4, 3) at 0 s; request 3 (1, 1) at 1 s.
+
+    - 0 -> 0.002: request 0 alone (it found the engine idle); context 3.
+    - 0.002 -> 0.020: request 0's decode and both prompts (12 - 3 - 1 = 8 free: 4 + 4): 10 + 8 ms.
+      First tokens of requests 1 and 2; contexts 4 + 5 + 5.
+    - 0.020: three decodes need 14 + 3 = 17 > 12: request 2 is preempted (1 token: recompute 5);
+      9 + 2 = 11 fits. One pass (room 3 for growth 2): 0.020 -> 0.030; contexts 5 + 6.
+    - 0.030: 11 + 2 = 13 > 12: request 1 is preempted (2 tokens: recompute 6). Request 0's last
+      pass, 0.030 -> 0.040: done.
+    - 0.040: the queue is request 1, then request 2. A recompute trusts no prefix cache (its prefill
+      holds nothing before it): request 1's 6 tokens, then request 2's 5 in the 12 - 6 = 6 left, one
+      iteration of 11 ms to 0.051 s. Request 1's recompute samples its 3rd token, its last: done at
+      0.051 s; request 2 (2 tokens) decodes once more: done at 0.061 s.
+    (Had each recompute held a token before it, request 2 would get 4 of its 5 at 0.040 and request 1
+    be done at 0.050.)"""
+    law = LinearStepCost(0.01, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=_InTurn(2, 4, 4, 1), output=_InTurn(4, 3, 3, 1), arrival_times_s=(0.0, 0.0, 0.0, 1.0))  # type: ignore[arg-type]
+    raw = run(law, traffic, Scheduler(kv_capacity_tokens=12), requests=4, warmup=0)
+    r0, r1, r2, _ = raw.records
+    assert (r0.ttft_s, r0.e2e_s, r0.preemptions) == (pytest.approx(0.002), pytest.approx(0.040), 0)
+    assert (r1.ttft_s, r1.e2e_s, r1.preemptions) == (pytest.approx(0.020), pytest.approx(0.051), 1)
+    assert (r2.ttft_s, r2.e2e_s, r2.preemptions) == (pytest.approx(0.020), pytest.approx(0.061), 1)
+
+
+class _ContextCharged:
+    """A test-local step cost that charges the decode context it is told of even without decodes
+    (1 ms a context token, 1 ms a prompt token; 10 ms a decode iteration), and records each call: what
+    the simulator says an iteration holds."""
+
+    tokens_per_pass = 1.0
+    spec_tokens = 1
+
+    def __init__(self) -> None:
+        self.calls: list = []
+
+    def iteration_s(self, batch: int, context_tokens: float, prefill) -> float:  # type: ignore[no-untyped-def]
+        self.calls.append((batch, context_tokens, tuple(prefill)))
+        return (0.01 if batch else 0.0) + 0.001 * context_tokens + 0.001 * sum(new for new, _ in prefill)
+
+    def decode_terms(self, batch: int, context_tokens: float):  # type: ignore[no-untyped-def]
+        return ((0.01, 0.001, 0.0, 0.0),), math.inf
+
+
+def test_without_chunked_prefill_an_iteration_of_prompts_carries_no_decode_context() -> None:
+    """No chunked prefill: request 0 (10 prompt, 1 output) at 0 s is prefilled whole in an iteration of
+    prompts only, told as no decodes, no decode context, one chunk of 10 new tokens with none before
+    it: 10 ms, its first and only token at 0.010 s. Request 1 at 1 s alike."""
+    law = _ContextCharged()
+    traffic = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=(0.0, 1.0))
+    raw = run(law, traffic, Scheduler(chunked_prefill=False), requests=2, warmup=0)  # type: ignore[arg-type]
+    assert law.calls == [(0, 0.0, ((10, 0),))] * 2
+    assert [(r.ttft_s, r.e2e_s) for r in raw.records] == [(pytest.approx(0.010), pytest.approx(0.010))] * 2

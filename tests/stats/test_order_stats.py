@@ -17,6 +17,7 @@ from statistics import NormalDist
 import pytest
 
 from budgetlint.stats import order_stats as os_
+from cli_runner import child_env
 
 TAIL = Fraction(1, 40)  # (1 - 0.95) / 2
 
@@ -267,7 +268,7 @@ def test_low_traffic_on_an_objective_too_strict_for_any_window(tmp_path, objecti
         "    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n"
         "    slo: {window: 30d}\n")
     r = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--isolated", "--format", "json", str(f)],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=child_env())
     assert r.returncode in (0, 1), r.stderr[-2000:]
     assert "internal error" not in r.stderr
 
