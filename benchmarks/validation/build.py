@@ -82,6 +82,31 @@ MLPERF_TRTLLM_SCHEDULER = {
 #: of this set (trtllm_fixed_part.py, heldout/README.md; docs/calibration.md "TensorRT-LLM without
 #: CUDA graphs"); elsewhere it changes nothing (no TensorRT-LLM release defaults are pinned).
 MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchmark>
+#: MLPerf: how NVIDIA's harness (code/llmlib, which the v5.1 ``_TRT`` runs of this set run: Dell, NVIDIA,
+#: Cisco; the v4.0 and v4.1 harnesses were not read, nothing is stated for them) spreads the queries over its engines ("cores", one a replica), stated as
+#: ``deployment.load_balancer``. The Server scenario sends each query to the core with the fewest
+#: pending samples (enqueued, final token not yet returned), the first such core on ties:
+#: closed/<submitter>/code/llmlib/config.py ``traffic_distribution_policy`` (NVIDIA :188-193, Dell
+#: :183-189, Cisco :183-188: ``case C.Scenario.Server: "load_balancing"``, ``case _: "round_robin"``)
+#: and llmlib/factory.py ``load_balancing()`` (``min(queue_sizes, key=queue_sizes.get)`` over
+#: ``core.get_num_pending_samples()``): budgetlint's ``least_loaded``. Interactive is its own
+#: ``C.Scenario`` member (code/common/constants.py:290, mapped to LoadGen's Server only in
+#: ``to_lg_obj``), so it takes ``case _``: round robin, budgetlint's default, nothing stated. No
+#: submitter's config sets the policy (issue 25, ttft25).
+MLPERF_HARNESS_BALANCER = {"Server": "least_loaded"}
+#: The vLLM sweep's router (issue 25, ttft25): llm-d's inference scheduler (the EPP) behind kgateway, in
+#: llm-d-deployer's quickstart examples the sweep names (nerdalert/vllm-bench-automation README.md:
+#: ``no-features``, ``base`` "prefix scoring", ``kvcache`` "kvcache aware scoring"). no-features has "no
+#: ... intelligent routing from the epp" (llm-d/llm-d-deployer quickstart/examples/no-features/README.md
+#: @ 2b0f4c53); in base the picker takes the highest score and "In the event of a tiebreak in scores ...
+#: a random pod is selected" (quickstart/examples/base/README.md @ 0ecb4ab5, step 19). The sweep's
+#: prompts are vLLM's random dataset (each from its own random token offset, ``random_prefix_len=0`` in the
+#: run's logged arguments: no shared prefix to score) and
+#: its loads leave the replicas' waiting queues (what the load-aware scorer reads) empty nearly always,
+#: so the scores tie and the pick is random: ``load_balancer: random`` for all three (an approximation
+#: for base and kvcache when a queue forms; the three deployments measured alike: p99 TTFT 90 / 88 /
+#: 99 ms at 10 request/s, 183 / 168 / 172 at 30).
+LLMD_ROUTER = "random"
 #: a run is overloaded (the system did not sustain the offered rate) when its drain, the
 #: time from the last arrival (requests / rate) to the end of the run, exceeds this share
 #: of the arrival span: a sustained run drains in about one request's latency
@@ -134,6 +159,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
+        if eager is not None and scenario in MLPERF_HARNESS_BALANCER:  # v5.1: its harness read
+            out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
     return out
@@ -146,7 +173,8 @@ def bench_lines(rel: str) -> list[dict]:
 
 def sweep_budget(name: str, rel: str, line: int, source: str, *, fmt: str, model: str, hardware: str,
                  devices: int, replicas: int, precision: str, prompt, reply_cap: int | None,
-                 engine: str | None = None, engine_version: str | None = None) -> dict:
+                 engine: str | None = None, engine_version: str | None = None,
+                 load_balancer: str | None = None) -> dict:
     r = bench_lines(rel)[line]
     rate = float(r["request_rate"])
     n_out = r["total_output_tokens"] / r["completed"]
@@ -172,6 +200,8 @@ def sweep_budget(name: str, rel: str, line: int, source: str, *, fmt: str, model
         dep["engine"] = engine
     if engine_version:
         dep["engine_version"] = engine_version
+    if load_balancer:
+        dep["load_balancer"] = load_balancer
     return {
         "name": name, "measured": f"{rel} line {line + 1}", "source": source, "format": fmt,
         "expect": "sustained" if sustained else "overloaded",
@@ -224,7 +254,7 @@ def runs() -> list[dict]:
                                  f"{V51} closed/{submitter}/results/{system}/llama2-70b-99/{scenario}/performance/run_1",
                                  precision))
     # vLLM sweep: llm-d, 4 x L40S, one replica each, Llama-3.2-3B bf16; "inf"-rate runs (every
-    # request at once) are not a steady state and are left out
+    # request at once) are not a steady state and are left out; the router: LLMD_ROUTER
     vllm = "../shared/fixtures/bench/vllm/vllm-bench-automation_llmd_l40s_llama3b_jsonl.json"
     for i, r in enumerate(bench_lines(vllm)):
         if r["request_rate"] == "inf":
@@ -234,7 +264,7 @@ def runs() -> list[dict]:
                                 model="llama-3.2-3b", hardware="l40s", devices=1,
                                 replicas=int(r["decode_replicas"]), precision="bf16",
                                 prompt=round(r["total_input_tokens"] / r["completed"]),
-                                reply_cap=int(r["output_len"]), engine="vllm"))
+                                reply_cap=int(r["output_len"]), engine="vllm", load_balancer=LLMD_ROUTER))
     # SGLang sweep: datacrunch, Llama-3.3-70B on 4 x H200 TP 4 (the repo's launch script),
     # bf16 (the released weights: the script names no quantisation); the random-set runs
     sgl = "../shared/fixtures/bench/sglang/datacrunch_h200_llama33-70b_online.jsonl"

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '4c256005ffcc1e282f13fcc524b367dbcbeacf656c08ec2888fbe4f27b8c2a1e'
-SOURCES_CHECKSUM = 'crc32:fd659a14'
+SCHEMAS_DIGEST = '2d633c604acf94e38adf98ac3da36ed62c5b609b7f2ef4f0c649cc1174c55dd1'
+SOURCES_CHECKSUM = 'crc32:1768544a'
 
 
 class JsonSchemaValueException(ValueError):
@@ -1199,7 +1199,7 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                 if 'load_balancer' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('load_balancer')
                                     data__budgets_item__deployment__loadbalancer = data__budgets_item__deployment['load_balancer']
-                                    if not (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'round_robin' or (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'least_loaded')):
+                                    if not (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'round_robin' or (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'least_loaded') or (isinstance(data__budgets_item__deployment__loadbalancer, str) and data__budgets_item__deployment__loadbalancer == 'random')):
                                         raise JsonSchemaValueException('')
                                 if 'max_num_seqs' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('max_num_seqs')

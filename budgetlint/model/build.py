@@ -706,7 +706,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         if isinstance(dep.get("cuda_graphs"), bool):  # other types: the schema reports them (BL003)
             dp.cuda_graphs = dep["cuda_graphs"]
         dp.config = [c.strip() for c in _as_list(dep.get("config")) if isinstance(c, str) and c.strip()]
-        if dep.get("load_balancer") in ("round_robin", "least_loaded"):
+        if dep.get("load_balancer") in ("round_robin", "least_loaded", "random"):
             dp.load_balancer = dep["load_balancer"]
         if "price" in dep:
             # above zero: a price of zero (or below) is a typo, not a free device (BL003, one message)

@@ -30,8 +30,11 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
 * **Prefix cache**: a hit moves that share of the prompt from computed to
   cached (it still occupies cache, costs no prefill compute).
 * **Replicas** are independent engines behind a load balancer that sends each
-  arrival to the next replica (``round_robin``) or to the one with the fewest
-  requests in it (``least_loaded``, lowest index on ties).
+  arrival to the next replica (``round_robin``), to the one with the fewest
+  requests in it (``least_loaded``, lowest index on ties) or to one drawn at
+  random, each equally likely (``random``: a router whose scores tie, as the
+  llm-d inference scheduler's picker breaks them; a Poisson stream split so is
+  a Poisson stream at each replica's share).
 * **Traffic**: open loop (arrivals at ``arrival_rate_per_s`` for the whole
   service, poisson / constant / gamma with ``cv``, or the arrival times of a
   benchmark run replayed) or closed loop (``concurrency`` users who send
@@ -60,7 +63,7 @@ from .step_cost import StepCost
 from .traffic import ARRIVAL_KINDS, Empirical, Fixed, LengthDist, LogNormal, Uniform, unit_gap_sampler
 from budgetlint.text import numbers
 
-LOAD_BALANCERS = ("round_robin", "least_loaded")
+LOAD_BALANCERS = ("round_robin", "least_loaded", "random")
 #: gamma arrivals: a cv below this is constant arrivals, above that one burst
 MIN_CV, MAX_CV = 1e-3, 1e3
 
@@ -787,6 +790,9 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
         rep.spec_tokens = int(cost.spec_tokens)
     cap = float(scheduler.kv_capacity_tokens)
     least = scheduler.load_balancer == "least_loaded"
+    # random: the seed's own route stream, one draw an arrival in arrival order (the same whatever the
+    # rate; a stream read at checkpoints, or started again, draws the same routes)
+    route = random.Random(f"budgetlint:{seed}:routes") if scheduler.load_balancer == "random" else None
 
     trace = traffic.arrival_times_s
     if trace is not None:
@@ -941,6 +947,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
                 target = rep0
             elif least:
                 target = min(reps, key=lambda x: (x.in_system, x.index))
+            elif route is not None:
+                target = reps[route.randrange(len(reps))]
             else:
                 target = reps[rr % len(reps)]
                 rr += 1

@@ -391,7 +391,7 @@ def test_in_the_capacity_band_it_is_not_shown_in_every_format(tmp_path: Path) ->
 
 #: the same budget at 6 request/s, p99, promising only a TPOT of 21.5 ms (tests/cases/bl331): the
 #: simulated p99 TPOT 21.1 ms holds, the top of its interval (23.1 ms) does not, but is under the
-#: uncalibrated percentile band's edge 1.108 x 21.5 = 23.822 ms (issue 25, docs/load.md)
+#: uncalibrated percentile band's edge 1.185 x 21.5 = 25.4775 ms (issue 25, docs/load.md; 1.108 before ttft25)
 IN_PERCENTILE_BAND = (OVERLOADED.replace("arrival_rate: 13 request/s", "arrival_rate: 6 request/s")
                       .replace("percentile: p95", "percentile: p99")
                       .replace("      ttft: 800 ms\n      tpot: 50 ms\n", "      tpot: 21.5 ms\n"))
@@ -405,12 +405,12 @@ def test_in_the_percentile_band_it_is_not_shown_in_every_format(tmp_path: Path) 
     (b,) = json.loads(out["json"])["budgets"]
     assert b["load"]["utilisation"] < 0.95 and b["load"]["in_capacity_band"] is False
     top = b["load"]["interval"]["tpot_s.p99"]["high"]
-    assert 0.0215 < top <= 0.0215 * 1.108
+    assert 0.0215 < top <= 0.0215 * 1.185
     j = b["judgement"]["tpot"]
     assert (j["verdict"], j["basis"]) == ("not-shown", "simulated")
     assert b["verdicts"]["tpot"] == "not-shown" and b["load"]["verdicts"]["tpot"] == "not-shown"
     assert b["load"]["in_percentile_band"] == ["tpot"]
-    assert "inside the band from the promise up to 23.8 ms" in j["note"]
+    assert "inside the band from the promise up to 25.5 ms" in j["note"]
     assert "not shown (simulated)" in markdown_row(out["markdown"], "chat-under-load", "tpot")
     props = junit_props(out["junit"], "chat-under-load", "tpot")
     assert props["verdict"] == "not-shown" and props["basis"] == "simulated"

@@ -144,3 +144,14 @@ def test_replicas_in_lockstep_agree_on_a_tied_boundary() -> None:
     sched = Scheduler(max_num_seqs=16, max_num_batched_tokens=8192, kv_capacity_tokens=30000.0, replicas=3,
                       load_balancer="round_robin")
     assert_same_requests(cost, traffic, sched, requests=40, seed=1)
+
+
+def test_the_random_balancer_agrees_in_both_engines() -> None:
+    """``random`` (issue 25, ttft25) draws its routes in arrival order, so both engines send every
+    request to the same replica and agree on its times: Poisson and closed-loop traffic on 3 replicas."""
+    cost = RooflineStepCost(Deployment(model=LLAMA8, accelerator=H100), Efficiency(0.7, 0.5))
+    sched = Scheduler(max_num_seqs=16, max_num_batched_tokens=512, kv_capacity_tokens=30000.0, replicas=3,
+                      load_balancer="random")
+    for traffic in (Traffic(prompt=LogNormal(200, 500, maximum=2000), output=Uniform(20, 200), arrival_rate_per_s=40.0),
+                    Traffic(prompt=Fixed(300), output=LogNormal(100, 250, maximum=2000), concurrency=12)):
+        assert_same_requests(cost, traffic, sched, requests=300)

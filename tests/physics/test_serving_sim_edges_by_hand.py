@@ -66,3 +66,47 @@ def test_least_loaded_sends_each_request_to_an_empty_replica_once_the_last_one_l
     assert [r.replica for r in least.records] == [0, 0, 0, 0]
     robin = run(law, trace, Scheduler(replicas=2), requests=4, warmup=0)
     assert [r.replica for r in robin.records] == [0, 1, 0, 1]
+
+
+def test_least_loaded_is_nvidias_harness_load_balancing() -> None:
+    """NVIDIA's MLPerf harness in the Server scenario (closed/NVIDIA/code/llmlib/factory.py
+    ``load_balancing``, ntuhpc/inference_results_v5.1 @ 387c3dd): each query goes to
+    ``min(queue_sizes, key=queue_sizes.get)`` over the cores' pending samples, a sample pending from
+    its enqueue until its final token (cores/base.py ``enqueue`` / ``_poll_responses``), the first
+    core on ties. That rule, written here over the simulated requests' own arrival and finish times,
+    picks the replica the simulator picked for every one of 400 Poisson arrivals on 4 replicas
+    (issue 25, ttft25)."""
+    law = LinearStepCost(0.01, 0.001, 0.01, 0.0001)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(20), arrival_rate_per_s=200.0)
+    raw = run(law, traffic, Scheduler(replicas=4, load_balancer="least_loaded"), requests=400, warmup=0)
+    done: list[tuple[float, int]] = []  # (finish, replica) of the requests already sent
+    for r in sorted(raw.records, key=lambda r: r.arrival_s):
+        pending = [sum(1 for f, k in done if k == j and f > r.arrival_s) for j in range(4)]
+        assert r.replica == min(range(4), key=lambda j: pending[j]), r.index
+        done.append((r.arrival_s + r.e2e_s, r.replica))
+    assert len({r.replica for r in raw.records}) == 4
+
+
+def test_random_balancer_draws_each_replica_equally_and_independently() -> None:
+    """``random`` sends each arrival to a replica drawn uniformly (issue 25, ttft25: a router whose
+    scores tie, the llm-d inference scheduler's picker). By hand: over 4,000 arrivals on 4 replicas
+    each replica's count is binomial(4,000, 1/4), mean 1,000 and sd sqrt(4,000 x 1/4 x 3/4) = 27.4,
+    so within 1,000 +- 110 (4 sd); two consecutive arrivals share a replica with probability 1/4
+    (binomial(3,999, 1/4): 1,000 +- 110), where round robin never sends two running to one. Requests
+    of one token each on an idle system (10 s apart, done in 10 ms) leave the balancer nothing to
+    weigh. The same seed draws the same routes; a checkpointed stream draws them too."""
+    law = LinearStepCost(0.01, prefill_fixed_s=0.01)
+    trace = Traffic(prompt=Fixed(10), output=Fixed(1), arrival_times_s=tuple(10.0 * i for i in range(4000)))
+    sched = Scheduler(replicas=4, load_balancer="random")
+    raw = run(law, trace, sched, requests=4000, warmup=0)
+    routes = [r.replica for r in sorted(raw.records, key=lambda r: r.index)]
+    for j in range(4):
+        assert abs(routes.count(j) - 1000) <= 110, (j, routes.count(j))
+    same = sum(1 for a, b in zip(routes, routes[1:]) if a == b)
+    assert abs(same - 1000) <= 110, same
+    assert routes == [r.replica for r in sorted(run(law, trace, sched, requests=4000, warmup=0).records,
+                                                key=lambda r: r.index)]
+    robin = run(law, trace, Scheduler(replicas=4), requests=4000, warmup=0)
+    assert all(r.replica == r.index % 4 for r in robin.records)
+    with pytest.raises(ValueError, match="round_robin, least_loaded, random"):
+        Scheduler(replicas=2, load_balancer="nearest")

@@ -179,7 +179,7 @@ def test_traffic_and_scheduler_refuse_bad_values() -> None:
     with pytest.raises(ValueError, match="max_num_seqs"):
         Scheduler(max_num_seqs=0)
     with pytest.raises(ValueError, match="load_balancer"):
-        Scheduler(load_balancer="random")
+        Scheduler(load_balancer="nearest")  # "random" is one since ttft25
 
 
 # ---------------------------------------------------------------- statistics

@@ -51,6 +51,33 @@ def test_the_rules_by_hand() -> None:
     assert by["sglang-h200x4-llama33-70b-r1"]["workload"]["prompt_tokens"] == {"uniform": [1, 1024]}
 
 
+def test_the_harness_balancer_by_hand() -> None:
+    """NVIDIA's v5.1 harness (closed/<submitter>/code/llmlib/config.py: ``case C.Scenario.Server:
+    "load_balancing"``, ``case _: "round_robin"``; factory.py: the core with the fewest pending
+    samples) spreads a Server run's queries least loaded and an Interactive run's round robin
+    (Interactive is its own C.Scenario member): the four v5.1 ``_TRT`` Server budgets state
+    ``least_loaded``; their Interactive ones, the AMD (vLLM harness) runs and the v4.x runs (harness
+    not read) state nothing, budgetlint's round robin (issue 25, ttft25)."""
+    build = _load("build")
+    stated = {b["name"]: b["deployment"].get("load_balancer") for b in build.runs() if b["format"] == "mlperf"}
+    assert {k for k, v in stated.items() if v == "least_loaded"} == {
+        "mlperf-v5.1-cisco-hgx-h100-h100-sxm-80gbx16-trt-server",
+        "mlperf-v5.1-dell-xe7745-h200-nvl-141gbx8-trt-server",
+        "mlperf-v5.1-dell-xe9680-h200-sxm-141gbx8-trt-server",
+        "mlperf-v5.1-nvidia-b200-sxm-180gbx8-trt-server",
+    }
+    assert {v for v in stated.values()} == {"least_loaded", None}  # 4 stated, the other 9 MLPerf runs nothing
+
+def test_the_llmd_router_by_hand() -> None:
+    """The vLLM sweep's 4 replicas sit behind llm-d's inference scheduler, whose picks tie on its
+    prompts and loads (no routing in no-features; a random pick on tied scores: build.py LLMD_ROUTER):
+    all six budgets state ``random``; the SGLang sweep (one replica) states nothing (issue 25, ttft25)."""
+    build = _load("build")
+    sweeps = [b for b in build.runs() if b["format"] in ("vllm", "sglang")]
+    assert {b["name"]: b["deployment"].get("load_balancer") for b in sweeps if b["format"] == "vllm"} == {
+        f"vllm-llmd-l40s-llama3b-{d}-r{r}": "random" for d in ("base", "kvcache", "no-features") for r in (10, 30)}
+    assert {b["deployment"].get("load_balancer") for b in sweeps if b["format"] == "sglang"} == {None}
+
 def test_run_py_reads_each_format() -> None:
     run = _load("run")
     m = run.measured(HERE / "mlperf-v4.1-nvidia-h200x8-server.yaml")
