@@ -318,3 +318,29 @@ def test_needed_n_far_in_a_tail_is_found_in_a_bounded_number_of_steps(monkeypatc
     # the exact walk below EXACT_WALK is unchanged: the table's p99.9 is still found by it
     os_.search_needed_n.cache_clear()
     assert os_.search_needed_n(0.999) == 18667
+
+
+@pytest.mark.parametrize("p", ["0.02", "0.025"])
+def test_needed_n_in_a_low_tail_is_where_the_exact_criterion_holds_from_on(p: str) -> None:
+    """Low quantiles jitter well above the normal approximation: for p2 at 95 % the exact criterion
+    (ranks from exact binomial sums, this file's own implementation) still fails at n = 1,099, 1.46
+    times (1.96 / 0.01)^2 x 0.02 x 0.98 = 753. The search must start above that jitter: scanned
+    exactly up to 1.6 times the approximation, the smallest n from which it holds is the answer.
+    (Starting the walk from z(0.5 + c / 3) = 0.90 instead of 1.96 stopped p2 at 1,000 and p2.5 at
+    800: mutant _normal_quantile 5.)"""
+    pf = float(p)
+    d = 0.5 * min(pf, 1 - pf)
+
+    def criterion(m: int) -> bool:
+        r, s, _ = exact_ranks(m, p)
+        return r >= 1 and s <= m and r / m >= pf - d - 1e-12 and s / m <= pf + d + 1e-12
+
+    approx = (1.959964 / d) ** 2 * pf * (1 - pf)
+    top = int(1.6 * approx)
+    assert criterion(top)
+    n = top
+    while n > 1 and criterion(n - 1):
+        n -= 1
+    assert os_.search_needed_n(pf) == n
+    if p == "0.02":
+        assert n == 1100 and not criterion(1099)
