@@ -48,7 +48,6 @@ def cli_process(*args: str, input: str | None = None, cwd: Any = None, env: dict
     """``python -m budgetlint ARGS`` in a child process (what a shell runs: exit code, stdout,
     stderr apart; ``input`` on stdin, ``env`` over this process's environment); no traceback on
     stderr."""
-    import os
     import subprocess
     import sys
 
