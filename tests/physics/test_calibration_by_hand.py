@@ -847,3 +847,31 @@ def test_a_parameter_a_factor_2_moves_by_less_than_half_a_percent_is_held() -> N
     held = cal.sensitive_parameters(runs, truth)
     assert "iteration_overhead_s" in held and "0.5 %" in held["iteration_overhead_s"]
     assert "bandwidth" not in held
+
+
+def _improving_nelder_mead(calls: list[int], evals_each: int):  # type: ignore[no-untyped-def]
+    """A stand-in for nelder_mead whose every run improves the loss by 1 and spends ``evals_each``."""
+    def fake(f, x, step=0.7, max_evals=600):  # type: ignore[no-untyped-def]
+        calls.append(max_evals)
+        return list(x), 100.0 - len(calls), evals_each
+    return fake
+
+
+def test_the_fit_restarts_at_most_six_times(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Restarts while each lowers the loss and evaluations are left, 6 runs of Nelder-Mead at most
+    (fit's `range(6)`): a stand-in that always improves, 1 evaluation a run of 900, is run 6 times."""
+    calls: list[int] = []
+    monkeypatch.setattr(cal, "nelder_mead", _improving_nelder_mead(calls, 1))
+    held = {"compute": "held", "collective_latency_s": "held"}
+    f = cal.fit(_synthetic(PRIOR), start=PRIOR, held=held, max_evals=900, identify=False)
+    assert len(calls) == 6 and f.evaluations == 6 and f.loss == 94.0
+
+
+def test_the_fit_stops_when_its_evaluations_are_spent_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A first run that spends exactly max_evals (100 of 100) leaves none for a restart, though it
+    improved: one run (a `>` for `>=` would start a second)."""
+    calls: list[int] = []
+    monkeypatch.setattr(cal, "nelder_mead", _improving_nelder_mead(calls, 100))
+    held = {"compute": "held", "collective_latency_s": "held"}
+    f = cal.fit(_synthetic(PRIOR), start=PRIOR, held=held, max_evals=100, identify=False)
+    assert calls == [100] and f.evaluations == 100 and f.loss == 99.0
