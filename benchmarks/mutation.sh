@@ -112,6 +112,7 @@ mkdir -p "$work"
 cp -r budgetlint tests schemas pyproject.toml "$work/"
 [[ -d docs ]] && cp -r docs "$work/"
 mkdir -p "$work/benchmarks" && cp benchmarks/*.py "$work/benchmarks/"  # tests import bench_speed
+cp -r benchmarks/validation "$work/benchmarks/"  # tests/calibration reads its held-out MLPerf summaries
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cat >> "$work/pyproject.toml" <<TOML
 

@@ -875,3 +875,17 @@ def test_the_fit_stops_when_its_evaluations_are_spent_exactly(monkeypatch: pytes
     held = {"compute": "held", "collective_latency_s": "held"}
     f = cal.fit(_synthetic(PRIOR), start=PRIOR, held=held, max_evals=100, identify=False)
     assert calls == [100] and f.evaluations == 100 and f.loss == 99.0
+
+
+def test_a_non_positive_diagonal_of_the_inverse_is_no_standard_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The inverse of a positive-definite J^T J has a positive diagonal; one computed from a nearly
+    singular J^T J (pivots above _solve_inverse's 1e-300, rounding below) may not. A diagonal of 0
+    or below says nothing about the parameter: an infinite standard error (not identified), never
+    0 (sqrt(0): "identified exactly") nor a math domain error (sqrt(-1e-18)). The third, 1/3, is
+    the bandwidth-only run set's above: 0.05 x sqrt(1/3)."""
+    monkeypatch.setattr(cal, "_solve_inverse", lambda m: [[0.0, 0.0, 0.0], [0.0, -1e-18, 0.0], [0.0, 0.0, 1 / 3]])
+    p = Params(bandwidth=0.5, compute=0.5, iteration_overhead_s=1e-3, collective_latency_s=0.0, ttft_overhead_s=1e-3)
+    runs = [Observation(KV_HEAVY, 200, 100, (Target("tpot", "mean", 1.0),), concurrency=b) for b in (1, 4, 16)]
+    se = cal.standard_errors(runs, p, ["bandwidth", "iteration_overhead_s", "ttft_overhead_s"])
+    assert se == {"bandwidth": math.inf, "iteration_overhead_s": math.inf,
+                  "ttft_overhead_s": pytest.approx(0.05 / math.sqrt(3), rel=1e-12)}
