@@ -118,3 +118,25 @@ def test_the_flat_estimates_memory_fit_takes_the_engines_rule(tmp_path: Path) ->
     assert default["headroom_memory"] == pytest.approx(0.7561, abs=1e-4)
     # the bound (all of memory, no reserve) is the same under either rule
     assert trt["bound_max_concurrency"] == default["bound_max_concurrency"]
+
+
+def test_the_free_memory_rule_on_two_devices_with_a_draft_by_hand() -> None:
+    """Tensor-parallel 2 with a 1e9-byte draft model: the weights and the draft split over the two
+    devices, the reserve is each device's. Per device: 68.98e9 / 2 + 1e9 / 2 + 3,221,225,472 =
+    38,211,225,472 bytes held, (141e9 - 38,211,225,472) x 0.9 = 92,509,897,075.2 bytes for caches,
+    available 130,721,122,547.2. A 4,000-token sequence is 655,360,000 bytes, 327,680,000 a device:
+    floor(92,509,897,075.2 / 327,680,000) = floor(282.31) = 282 sequences."""
+    most = dict(weight_bytes_total=68.98e9, kv_bytes_per_sequence=4_000 * 163_840.0, devices=2, memory_bytes=141e9,
+                usable_fraction=0.9, overhead_bytes=RESERVE, fixed_bytes_total=1e9)
+    assert max_sequences_that_fit(of_free=True, **most) == 282
+    fit = memory_fit(weight_bytes_total=68.98e9, kv_bytes_per_sequence=4_000 * 163_840.0, concurrency=100, devices=2,
+                     memory_bytes=141e9, usable_fraction=0.9, overhead_bytes=RESERVE, draft_bytes_total=1e9,
+                     of_free=True, draft_weight_bytes_total=1e9)
+    assert fit.available_bytes_per_device == pytest.approx(130_721_122_547.2, abs=1e-3)
+    # 100 sequences: 34.49e9 + 327.68e8 + 0.5e9 + 3,221,225,472 = 70,979,225,472 bytes required: fits
+    assert fit.required_bytes_per_device == pytest.approx(70_979_225_472, abs=1e-3) and fit.fits
+    # without a draft: held 34.49e9 + 3,221,225,472 = 37,711,225,472, available
+    # 37,711,225,472 + (141e9 - 37,711,225,472) x 0.9 = 37,711,225,472 + 92,959,897,075.2 = 130,671,122,547.2
+    bare = memory_fit(weight_bytes_total=68.98e9, kv_bytes_per_sequence=4_000 * 163_840.0, concurrency=100, devices=2,
+                      memory_bytes=141e9, usable_fraction=0.9, overhead_bytes=RESERVE, of_free=True)
+    assert bare.available_bytes_per_device == pytest.approx(130_671_122_547.2, abs=1e-3)
