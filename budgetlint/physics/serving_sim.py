@@ -35,6 +35,9 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   random, each equally likely (``random``: a router whose scores tie, as the
   llm-d inference scheduler's picker breaks them; a Poisson stream split so is
   a Poisson stream at each replica's share).
+* **Multi-step scheduling** (vLLM V0 ``--num-scheduler-steps``, ``Scheduler.scheduler_steps`` k > 1):
+  a decode-only iteration starts a block of k, inside which nothing is admitted; a prompt arriving
+  in it waits for its end. A replica with no decode running schedules at once.
 * **Traffic**: open loop (arrivals at ``arrival_rate_per_s`` for the whole
   service, poisson / constant / gamma with ``cv``, or the arrival times of a
   benchmark run replayed) or closed loop (``concurrency`` users who send
@@ -143,11 +146,18 @@ class Scheduler:
     #: vllm/engine/arg_utils.py:843-869): a waiting prompt is prefilled whole, in an iteration of
     #: prompts only, and the decodes wait for it (:meth:`_Replica._plan_whole_prefills`)
     chunked_prefill: bool = True
+    #: vLLM V0 multi-step scheduling (``--num-scheduler-steps``): a decode-only batch, once scheduled,
+    #: runs this many iterations before the scheduler is called again (vllm/engine/llm_engine.py
+    #: ``LLMEngine.step``: "Skip the scheduler if there are any remaining steps in the seq groups",
+    #: ``_has_remaining_steps``), so a prompt that arrives inside the block waits for its end. A block
+    #: starts at a decode-only iteration; requests that finish inside it leave at once; a replica with no
+    #: decode running schedules at once. 1: every iteration is scheduled (:meth:`_Replica.plan`)
+    scheduler_steps: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.chunked_prefill, bool):
             raise ValueError(f"chunked_prefill must be True or False, got {self.chunked_prefill!r}")
-        for name in ("max_num_seqs", "max_num_batched_tokens", "replicas"):
+        for name in ("max_num_seqs", "max_num_batched_tokens", "replicas", "scheduler_steps"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
@@ -238,7 +248,7 @@ class _Replica:
     __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
                  "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
                  "kind", "jump_k", "jump_lines", "decode_kept", "rises_kept", "chunks", "plan_batch", "finished", "hold",
-                 "chunked")
+                 "chunked", "steps", "block_left")
 
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
@@ -247,6 +257,8 @@ class _Replica:
         self.max_seqs = sched.max_num_seqs
         self.budget = sched.max_num_batched_tokens
         self.chunked = sched.chunked_prefill
+        self.steps = sched.scheduler_steps
+        self.block_left = 0  # decode iterations left in the multi-step block in flight (0: none)
         self.cap = float(sched.kv_capacity_tokens)
         self.a = float(cost.tokens_per_pass)
         # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
@@ -347,6 +359,8 @@ class _Replica:
         # recompute fits what the preemption freed, and preempt it again, without end
         if preempted:
             self.hold = True
+        if self.n_decoding == 0:  # no decode running: nothing holds the scheduler (a block ends with its batch)
+            self.block_left = 0
         if not self.chunked and self._plan_whole_prefills(now):
             return
         n_dec = self.n_decoding
@@ -370,7 +384,7 @@ class _Replica:
             chunks.append((r, c))
             budget -= c
             free -= c
-        if waiting and budget > 0 and not self.hold and self.chunked:
+        if waiting and budget > 0 and not self.hold and self.chunked and not self.block_left:
             max_seqs = self.max_seqs
             while waiting and budget > 0:
                 if len(running) >= max_seqs:
@@ -421,6 +435,8 @@ class _Replica:
             self.plan(now)
             return
         self.chunks = []
+        if self.steps > 1 and not self.block_left:  # a decode-only batch scheduled: its block of iterations
+            self.block_left = self.steps
         if self.stepwise:  # the iteration engine: one decode iteration at a time, the reference
             self.kind = "iter"
             self.busy_until = now + self.cost.iteration_s(n_dec, ctx, ())
@@ -450,6 +466,8 @@ class _Replica:
                 k = by_bp
         if k < 1:
             k = 1
+        if self.block_left and self.block_left < k:  # a multi-step block ends at its last iteration
+            k = self.block_left
         self.kind = "jump"
         self.jump_k = k
         rises = self.rises_kept.get(n_dec)
@@ -466,7 +484,7 @@ class _Replica:
         the decodes wait for it (the step counter ``g`` does not advance). False when none can
         start now: the caller plans the decodes."""
         waiting = self.waiting
-        if not waiting or self.hold:
+        if not waiting or self.hold or self.block_left:
             return False
         a, n_dec = self.a, self.n_decoding
         free = self.cap - (self.ctx_off + a * n_dec * self.g + self.prefill_held) - a * n_dec + 1e-9  # as in plan
@@ -561,9 +579,13 @@ class _Replica:
         kind = self.kind
         if kind == "jump":
             self.g += self.jump_k
+            if self.block_left:
+                self.block_left -= self.jump_k
         elif kind == "iter":
             if self.n_decoding:
                 self.g += 1
+            if self.block_left:
+                self.block_left -= 1
         heap = self.heap
         if heap and heap[0][0] <= self.g:
             self._pop_finished(now)
@@ -966,7 +988,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
                 if target.finished:
                     after_finish(target.finished, t_new)
                     target.finished = []
-            elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
+            elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1 \
+                    and not target.block_left:  # inside a multi-step block the arrival waits for its end
                 target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
             continue
         if t_rep == inf:
