@@ -466,7 +466,9 @@ class _Replica:
                 k = by_bp
         if k < 1:
             k = 1
-        if self.block_left and self.block_left < k:  # a multi-step block ends at its last iteration
+        # a multi-step block's end admits the waiting: the run stops there when any wait (else it runs
+        # on through block ends, which change nothing, and an arrival cuts it at one: :meth:`truncate_to_block`)
+        if self.block_left and self.waiting and self.block_left < k:
             k = self.block_left
         self.kind = "jump"
         self.jump_k = k
@@ -571,6 +573,25 @@ class _Replica:
             self.jump_k = lo
             self.busy_until = ends[lo]
 
+    def truncate_to_block(self, t: float, passed: bool = False) -> None:
+        """:meth:`truncate` for a replica inside a multi-step block: cut the run at the first block end
+        (``block_left``, then every ``steps`` iterations) at or after the first iteration boundary at or
+        after ``t``, where a request arriving at ``t`` can be admitted."""
+        if self.kind != "jump" or self.jump_k <= self.block_left or t >= self.busy_until:
+            return
+        k_run, end_run = self.jump_k, self.busy_until
+        self.truncate(t, passed)
+        k = self.jump_k
+        first = self.block_left
+        if k > first:
+            k = first + self.steps * -((first - k) // self.steps)  # first + steps x ceil((k - first) / steps)
+        else:
+            k = first
+        if k >= k_run:
+            self.jump_k, self.busy_until = k_run, end_run
+        else:
+            self.jump_k, self.busy_until = k, self.t0 + sum_lines(self.jump_lines, k)
+
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
         """Apply the plan's effects at its end; return requests that finished (``finished``, empty
@@ -579,8 +600,8 @@ class _Replica:
         kind = self.kind
         if kind == "jump":
             self.g += self.jump_k
-            if self.block_left:
-                self.block_left -= self.jump_k
+            if self.block_left:  # the iterations left in the block the run ended in (0: at a block's end)
+                self.block_left = (self.block_left - self.jump_k) % self.steps
         elif kind == "iter":
             if self.n_decoding:
                 self.g += 1
@@ -988,9 +1009,11 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
                 if target.finished:
                     after_finish(target.finished, t_new)
                     target.finished = []
-            elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1 \
-                    and not target.block_left:  # inside a multi-step block the arrival waits for its end
-                target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
+            elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
+                if target.block_left:  # inside a multi-step block the arrival waits for a block's end
+                    target.truncate_to_block(t_new, passed=born is not None and target.index < born)
+                else:
+                    target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
             continue
         if t_rep == inf:
             raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover
