@@ -94,6 +94,20 @@ MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchma
 #: ``to_lg_obj``), so it takes ``case _``: round robin, budgetlint's default, nothing stated. No
 #: submitter's config sets the policy (issue 25, ttft25).
 MLPERF_HARNESS_BALANCER = {"Server": "least_loaded"}
+#: MLPerf runs on vLLM V0 with multi-step scheduling (issue 25, multistep25): system -> scenario ->
+#: ``vllm_engine_config.num_scheduler_steps`` (vLLM ``--num-scheduler-steps``), stated as
+#: ``deployment.scheduler_steps``. In the V51 mirror, closed/AMD/code/llama2-70b-99/harness_llm/models/
+#: llama2-70b/: server_mi300x.yaml:21 ``num_scheduler_steps: 9``, interactive_mi300x.yaml:15 ``8``,
+#: server_mi325x.yaml:33 ``9`` (each with ``enable_chunked_prefill: False``, :31 / :25 / :43, not stated:
+#: chunked prefill is no budget key). vLLM V0 calls its scheduler only when the scheduled groups have no
+#: steps left (vllm/engine/llm_engine.py ``LLMEngine.step``, ``_has_remaining_steps``), so a prompt
+#: arriving inside a block of k decode iterations waits for its end. ASUSTeK's MI325X Interactive runs
+#: vLLM V1 (``VLLM_USE_V1: 1``) with ``num_scheduler_steps: 1`` (closed/ASUSTeK/code_AMD/llama2-70b-99.9/
+#: harness_llm/models/llama2-70b/interactive_mi325x.yaml:11, :35): nothing stated.
+MLPERF_SCHEDULER_STEPS = {
+    "8xMI300X_2xEPYC_9575F": {"Server": 9, "Interactive": 8},
+    "8xMI325X_2xEPYC_9575F_1": {"Server": 9},
+}
 #: The vLLM sweep's router (issue 25, ttft25): llm-d's inference scheduler (the EPP) behind kgateway, in
 #: llm-d-deployer's quickstart examples the sweep names (nerdalert/vllm-bench-automation README.md:
 #: ``no-features``, ``base`` "prefix scoring", ``kvcache`` "kvcache aware scoring"). no-features has "no
@@ -163,6 +177,9 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
             out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
+    steps = MLPERF_SCHEDULER_STEPS.get(eager or "", {}).get(scenario)
+    if steps is not None:
+        out["deployment"]["scheduler_steps"] = steps
     return out
 
 

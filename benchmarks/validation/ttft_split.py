@@ -17,6 +17,8 @@ What-ifs (diagnostics, never defaults: each changes what the simulator is given,
 * ``--kv=TOKENS``: the KV cache of every replica;
 * ``--balancer=least_loaded``: NVIDIA's Server harness sends each query to the core with the fewest
   pending samples (closed/NVIDIA/code/llmlib/config.py:191, factory.py:188-191);
+* ``--steps=K``: vLLM V0 multi-step scheduling, K decode iterations a scheduler call (the AMD budgets
+  state their configs' 9 / 8: build.py MLPERF_SCHEDULER_STEPS; ``--steps=1``: without it);
 * ``--prompt-p95=X``: the prompts' lognormal p95 at X times their mean (the budgets: 2.5).
 
     .venv/bin/python benchmarks/validation/ttft_split.py [NAME ...] [--n=40000] [what-ifs]
@@ -114,6 +116,8 @@ def main() -> int:
             sched = replace(sched, kv_capacity_tokens=float(option("kv")))
         if option("balancer"):
             sched = replace(sched, load_balancer=option("balancer"))
+        if option("steps"):
+            sched = replace(sched, scheduler_steps=int(option("steps")))
         if option("prompt-p95") and isinstance(traffic.prompt, LogNormal):
             p = traffic.prompt
             traffic = replace(traffic, prompt=LogNormal(p.mean_tokens, p.mean_tokens * float(option("prompt-p95")),

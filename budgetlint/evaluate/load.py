@@ -453,6 +453,9 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
             chunked = False
             out.scheduler_from += (f"; no chunked prefill ({pinned_chunked[1]}): each prompt is prefilled whole "
                                    f"in an iteration of prompts only, the decodes waiting for it")
+    if dep.scheduler_steps > 1:
+        out.scheduler_from += (f"; multi-step scheduling ({dep.scheduler_steps} decode iterations a scheduler call): "
+                               f"a prompt arriving inside a block waits for its end")
     out.kv_capacity_tokens = kv_capacity_tokens(deployment)
     if out.kv_capacity_tokens <= 0:
         out.skipped = "the weights leave no memory for a KV cache"
@@ -497,7 +500,8 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         per_replica = Traffic(arrival_rate_per_s=1.0, **common)  # rate set by the capacity search
     sched = Scheduler(max_num_seqs=out.max_num_seqs, max_num_batched_tokens=out.max_num_batched_tokens,
                       kv_capacity_tokens=out.kv_capacity_tokens, replicas=simulated_replicas,
-                      load_balancer=dep.load_balancer, chunked_prefill=chunked)
+                      load_balancer=dep.load_balancer, chunked_prefill=chunked,
+                      scheduler_steps=dep.scheduler_steps)
     promises = time_promises(out, pr)
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost

@@ -6,8 +6,8 @@ vouch for valid documents and sends every other document to jsonschema.
 # flake8: noqa
 # fmt: off
 
-SCHEMAS_DIGEST = '2d633c604acf94e38adf98ac3da36ed62c5b609b7f2ef4f0c649cc1174c55dd1'
-SOURCES_CHECKSUM = 'crc32:1768544a'
+SCHEMAS_DIGEST = '960af6e4addc8de61c6862049627f4b6d3333aa53489cbc0fd64f047bc66fbc9'
+SOURCES_CHECKSUM = 'crc32:1a05e00a'
 
 
 class JsonSchemaValueException(ValueError):
@@ -1216,6 +1216,14 @@ def _budgets_validate(data, custom_formats={}, name_prefix=None):
                                         raise JsonSchemaValueException('')
                                     if isinstance(data__budgets_item__deployment__maxnumbatchedtokens, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__maxnumbatchedtokens, bool)):
                                         if data__budgets_item__deployment__maxnumbatchedtokens < 1:
+                                            raise JsonSchemaValueException('')
+                                if 'scheduler_steps' in data__budgets_item__deployment_keys:
+                                    data__budgets_item__deployment_keys.remove('scheduler_steps')
+                                    data__budgets_item__deployment__schedulersteps = data__budgets_item__deployment['scheduler_steps']
+                                    if not isinstance(data__budgets_item__deployment__schedulersteps, int) and (not (isinstance(data__budgets_item__deployment__schedulersteps, float) and data__budgets_item__deployment__schedulersteps.is_integer())) or isinstance(data__budgets_item__deployment__schedulersteps, bool):
+                                        raise JsonSchemaValueException('')
+                                    if isinstance(data__budgets_item__deployment__schedulersteps, (int, float, Decimal)) and (not isinstance(data__budgets_item__deployment__schedulersteps, bool)):
+                                        if data__budgets_item__deployment__schedulersteps < 1:
                                             raise JsonSchemaValueException('')
                                 if 'engine' in data__budgets_item__deployment_keys:
                                     data__budgets_item__deployment_keys.remove('engine')

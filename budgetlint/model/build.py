@@ -694,7 +694,7 @@ def build_budget(doc: Document, index: int, catalog: Catalog, sink: Sink) -> Bud
         for key in ("collective_overhead", "memory_usable_fraction"):
             if isinstance(dep.get(key), (int, float)) and not isinstance(dep.get(key), bool):
                 setattr(dp, key, float(dep[key]))
-        for key in ("replicas", "max_num_seqs", "max_num_batched_tokens"):
+        for key in ("replicas", "max_num_seqs", "max_num_batched_tokens", "scheduler_steps"):
             if isinstance(dep.get(key), int) and not isinstance(dep.get(key), bool) and dep[key] >= 1:
                 setattr(dp, key, dep[key])
         if isinstance(dep.get("calibration"), str) and dep["calibration"].strip():

@@ -187,6 +187,7 @@ class DeploymentDef:
     load_balancer: str = "round_robin"
     max_num_seqs: int | None = None  # None: the engine default (docs/load.md)
     max_num_batched_tokens: int | None = None
+    scheduler_steps: int = 1  # vLLM V0 --num-scheduler-steps (multi-step scheduling; docs/load.md)
     calibration: str | None = None  # path of a `kind: calibration` file, relative to the budget's file
     engine: str | None = None  # vllm | sglang | trtllm | tgi | other; None: not declared
     engine_version: str | None = None  # "0.11.0"; None: not declared

@@ -35,6 +35,9 @@ What it models (vLLM V1 / SGLang scheduling, per replica):
   random, each equally likely (``random``: a router whose scores tie, as the
   llm-d inference scheduler's picker breaks them; a Poisson stream split so is
   a Poisson stream at each replica's share).
+* **Multi-step scheduling** (vLLM V0 ``--num-scheduler-steps``, ``Scheduler.scheduler_steps`` k > 1):
+  a decode-only iteration starts a block of k, inside which nothing is admitted; a prompt arriving
+  in it waits for its end. A replica with no decode running schedules at once.
 * **Traffic**: open loop (arrivals at ``arrival_rate_per_s`` for the whole
   service, poisson / constant / gamma with ``cv``, or the arrival times of a
   benchmark run replayed) or closed loop (``concurrency`` users who send
@@ -143,11 +146,18 @@ class Scheduler:
     #: vllm/engine/arg_utils.py:843-869): a waiting prompt is prefilled whole, in an iteration of
     #: prompts only, and the decodes wait for it (:meth:`_Replica._plan_whole_prefills`)
     chunked_prefill: bool = True
+    #: vLLM V0 multi-step scheduling (``--num-scheduler-steps``): a decode-only batch, once scheduled,
+    #: runs this many iterations before the scheduler is called again (vllm/engine/llm_engine.py
+    #: ``LLMEngine.step``: "Skip the scheduler if there are any remaining steps in the seq groups",
+    #: ``_has_remaining_steps``), so a prompt that arrives inside the block waits for its end. A block
+    #: starts at a decode-only iteration; requests that finish inside it leave at once; a replica with no
+    #: decode running schedules at once. 1: every iteration is scheduled (:meth:`_Replica.plan`)
+    scheduler_steps: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.chunked_prefill, bool):
             raise ValueError(f"chunked_prefill must be True or False, got {self.chunked_prefill!r}")
-        for name in ("max_num_seqs", "max_num_batched_tokens", "replicas"):
+        for name in ("max_num_seqs", "max_num_batched_tokens", "replicas", "scheduler_steps"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
@@ -238,7 +248,7 @@ class _Replica:
     __slots__ = ("index", "stepwise", "cost", "max_seqs", "budget", "cap", "a", "spec_tokens", "waiting", "running",
                  "prefilling", "n_decoding", "heap", "g", "ctx_off", "prefill_held", "in_system", "busy_until", "t0",
                  "kind", "jump_k", "jump_lines", "decode_kept", "rises_kept", "chunks", "plan_batch", "finished", "hold",
-                 "chunked")
+                 "chunked", "steps", "block_left")
 
     def __init__(self, index: int, cost: StepCost, sched: Scheduler, engine: str = "event") -> None:
         self.index = index
@@ -247,6 +257,8 @@ class _Replica:
         self.max_seqs = sched.max_num_seqs
         self.budget = sched.max_num_batched_tokens
         self.chunked = sched.chunked_prefill
+        self.steps = sched.scheduler_steps
+        self.block_left = 0  # decode iterations left in the multi-step block in flight (0: none)
         self.cap = float(sched.kv_capacity_tokens)
         self.a = float(cost.tokens_per_pass)
         # the cost's decode_terms by batch, where it keeps them so (RooflineStepCost.decode_by_batch)
@@ -347,6 +359,8 @@ class _Replica:
         # recompute fits what the preemption freed, and preempt it again, without end
         if preempted:
             self.hold = True
+        if self.n_decoding == 0:  # no decode running: nothing holds the scheduler (a block ends with its batch)
+            self.block_left = 0
         if not self.chunked and self._plan_whole_prefills(now):
             return
         n_dec = self.n_decoding
@@ -370,7 +384,7 @@ class _Replica:
             chunks.append((r, c))
             budget -= c
             free -= c
-        if waiting and budget > 0 and not self.hold and self.chunked:
+        if waiting and budget > 0 and not self.hold and self.chunked and not self.block_left:
             max_seqs = self.max_seqs
             while waiting and budget > 0:
                 if len(running) >= max_seqs:
@@ -421,6 +435,8 @@ class _Replica:
             self.plan(now)
             return
         self.chunks = []
+        if self.steps > 1 and not self.block_left:  # a decode-only batch scheduled: its block of iterations
+            self.block_left = self.steps
         if self.stepwise:  # the iteration engine: one decode iteration at a time, the reference
             self.kind = "iter"
             self.busy_until = now + self.cost.iteration_s(n_dec, ctx, ())
@@ -450,6 +466,10 @@ class _Replica:
                 k = by_bp
         if k < 1:
             k = 1
+        # a multi-step block's end admits the waiting: the run stops there when any wait (else it runs
+        # on through block ends, which change nothing, and an arrival cuts it at one: :meth:`truncate_to_block`)
+        if self.block_left and self.waiting and self.block_left < k:
+            k = self.block_left
         self.kind = "jump"
         self.jump_k = k
         rises = self.rises_kept.get(n_dec)
@@ -466,7 +486,7 @@ class _Replica:
         the decodes wait for it (the step counter ``g`` does not advance). False when none can
         start now: the caller plans the decodes."""
         waiting = self.waiting
-        if not waiting or self.hold:
+        if not waiting or self.hold or self.block_left:
             return False
         a, n_dec = self.a, self.n_decoding
         free = self.cap - (self.ctx_off + a * n_dec * self.g + self.prefill_held) - a * n_dec + 1e-9  # as in plan
@@ -553,6 +573,25 @@ class _Replica:
             self.jump_k = lo
             self.busy_until = ends[lo]
 
+    def truncate_to_block(self, t: float, passed: bool = False) -> None:
+        """:meth:`truncate` for a replica inside a multi-step block: cut the run at the first block end
+        (``block_left``, then every ``steps`` iterations) at or after the first iteration boundary at or
+        after ``t``, where a request arriving at ``t`` can be admitted."""
+        if self.kind != "jump" or self.jump_k <= self.block_left or t >= self.busy_until:
+            return
+        k_run, end_run = self.jump_k, self.busy_until
+        self.truncate(t, passed)
+        k = self.jump_k
+        first = self.block_left
+        if k > first:
+            k = first + self.steps * -((first - k) // self.steps)  # first + steps x ceil((k - first) / steps)
+        else:
+            k = first
+        if k >= k_run:
+            self.jump_k, self.busy_until = k_run, end_run
+        else:
+            self.jump_k, self.busy_until = k, self.t0 + sum_lines(self.jump_lines, k)
+
     # ---- commit -----------------------------------------------------------
     def commit(self) -> list[_Req]:
         """Apply the plan's effects at its end; return requests that finished (``finished``, empty
@@ -561,9 +600,13 @@ class _Replica:
         kind = self.kind
         if kind == "jump":
             self.g += self.jump_k
+            if self.block_left:  # the iterations left in the block the run ended in (0: at a block's end)
+                self.block_left = (self.block_left - self.jump_k) % self.steps
         elif kind == "iter":
             if self.n_decoding:
                 self.g += 1
+            if self.block_left:
+                self.block_left -= 1
         heap = self.heap
         if heap and heap[0][0] <= self.g:
             self._pop_finished(now)
@@ -967,7 +1010,10 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
                     after_finish(target.finished, t_new)
                     target.finished = []
             elif target.kind == "jump" and len(target.running) < target.max_seqs and len(target.waiting) == 1:
-                target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
+                if target.block_left:  # inside a multi-step block the arrival waits for a block's end
+                    target.truncate_to_block(t_new, passed=born is not None and target.index < born)
+                else:
+                    target.truncate(t_new, passed=born is not None and target.index < born)  # a slot free, it alone waiting
             continue
         if t_rep == inf:
             raise RuntimeError("simulation stalled with requests outstanding")  # pragma: no cover

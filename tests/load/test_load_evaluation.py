@@ -241,3 +241,29 @@ def test_length_forms_build(tmp_path: Path) -> None:
     assert (dep.max_num_seqs, dep.max_num_batched_tokens, dep.load_balancer) == (8, 512, "least_loaded")
     assert ev.load.max_num_seqs == 8 and ev.load.scheduler_from == "budget"
     assert ev.load.result.batch_size_p95 <= 8
+
+
+def test_scheduler_steps_reach_the_simulation(tmp_path: Path) -> None:
+    """``deployment.scheduler_steps`` (vLLM V0 ``--num-scheduler-steps``; issue 25, multistep25) is read
+    into the deployment and the simulated scheduler (its ``from`` says so); absent, it is 1."""
+    from budgetlint.options import Options
+    from budgetlint.run.check import evaluate_run
+
+    tmp_path.joinpath("teams.yaml").write_text(TEAMS)
+    body = textwrap.dedent("""\
+        version: 1
+        kind: budgets
+        budgets:
+          - name: steps
+            owner: "@acme/serving"
+            workload: {prompt_tokens: 200, output_tokens: 30, arrival_rate: 2 request/s}
+            promise: {ttft: 1 s}
+            deployment: {model: llama-3.1-8b, hardware: h100-sxm, max_num_seqs: 8, max_num_batched_tokens: 512STEPS}
+        """)
+    tmp_path.joinpath("b.yaml").write_text(body.replace("STEPS", ", scheduler_steps: 9"))
+    (ev,) = evaluate_run([str(tmp_path)], Options(use_codeowners=False), keep=True).evaluations
+    assert ev.budget.deployment.scheduler_steps == 9
+    assert "multi-step scheduling (9 decode iterations a scheduler call)" in ev.load.scheduler_from
+    tmp_path.joinpath("b.yaml").write_text(body.replace("STEPS", ""))
+    (ev,) = evaluate_run([str(tmp_path)], Options(use_codeowners=False), keep=True).evaluations
+    assert ev.budget.deployment.scheduler_steps == 1 and "multi-step" not in ev.load.scheduler_from

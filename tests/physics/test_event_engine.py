@@ -80,11 +80,12 @@ def traffics(draw):
 
 
 schedulers = st.builds(
-    lambda seqs, tokens, kv, replicas, lb: Scheduler(max_num_seqs=seqs, max_num_batched_tokens=tokens,
-                                                      kv_capacity_tokens=kv, replicas=replicas, load_balancer=lb),
+    lambda seqs, tokens, kv, replicas, lb, steps: Scheduler(max_num_seqs=seqs, max_num_batched_tokens=tokens,
+                                                             kv_capacity_tokens=kv, replicas=replicas, load_balancer=lb,
+                                                             scheduler_steps=steps),
     st.sampled_from([1, 4, 16, 256]), st.sampled_from([64, 512, 8192]),
     st.sampled_from([math.inf, 6000.0, 30000.0]), st.sampled_from([1, 2, 3]),
-    st.sampled_from(["round_robin", "least_loaded"]))
+    st.sampled_from(["round_robin", "least_loaded"]), st.sampled_from([1, 1, 4, 9]))
 
 
 # no shrinking: a failing case is printed as drawn (shrinking one took over five minutes);
@@ -98,7 +99,7 @@ def test_the_event_engine_is_the_iteration_engine(dep: Deployment, eff, traffic:
                                                   seed: int) -> None:
     """200 random cases: dense, windowed (a 256-token window: breakpoints inside the stretches),
     MoE, speculative with a draft, 1-2 devices, prefix hits, open and closed loops, KV caches
-    small enough to preempt, 1-3 replicas behind either balancer."""
+    small enough to preempt, 1-3 replicas behind either balancer, multi-step blocks of 4 or 9 (issue 25)."""
     cost = RooflineStepCost(dep, Efficiency(*eff))
     assert_same_requests(cost, traffic, sched, requests=40, seed=seed)
 

@@ -88,3 +88,16 @@ def test_run_py_reads_each_format() -> None:
     assert v["tpot_s"]["p99"] == pytest.approx(0.0171377 * (82608 / 300 - 1) / (82608 / 300), rel=1e-5)
     s = run.measured(HERE / "sglang-h200x4-llama33-70b-r1.yaml")  # medians only
     assert set(s["ttft_s"]) == {"p50"} and s["ttft_s"]["p50"] == pytest.approx(0.08575, abs=1e-5)
+
+
+def test_the_amd_runs_state_their_scheduler_steps() -> None:
+    """The AMD v5.1 runs' vLLM V0 engine configs set ``num_scheduler_steps`` (ntuhpc/inference_results_v5.1 @
+    387c3dd, closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/server_mi300x.yaml:21 ``9``,
+    interactive_mi300x.yaml:15 ``8``, server_mi325x.yaml:33 ``9``): their budgets state
+    ``scheduler_steps`` so; ASUSTeK's MI325X Interactive (vLLM V1, ``num_scheduler_steps: 1``) and every
+    other run state nothing (issue 25, multistep25)."""
+    build = _load("build")
+    stated = {b["name"]: b["deployment"]["scheduler_steps"] for b in build.runs() if "scheduler_steps" in b["deployment"]}
+    assert stated == {"mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-server": 9,
+                      "mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-interactive": 8,
+                      "mlperf-v5.1-amd-8xmi325x-2xepyc-9575f-1-server": 9}
