@@ -6,7 +6,7 @@ no deployment physics (BL306 says why), weights that leave no KV cache, a
 card without `memory`, an arrival rate below 1e-6 request/s per replica,
 inputs that would take too long to simulate (an iteration budget of a few
 tokens against long prompts, say), or a run whose work budget for the
-simulation (6,500,000 scheduler events over every budget, docs/limits.md)
+simulation (8,000,000 scheduler events over every budget, docs/limits.md)
 was spent before this budget. Turning the simulation off on purpose
 (`--no-simulate`, `simulate = false`) is not reported; the JSON report says
 `load: {simulated: false}` either way. Budgets with input errors are not
