@@ -14,7 +14,6 @@ each file's repository and commit).
 from __future__ import annotations
 
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -62,9 +61,9 @@ MLPERF_NO_CUDA_GRAPHS = {
     "XE7745_H200_NVL_141GBx8_TRT": "closed/Dell/configs/XE7745_H200_NVL_141GBx8/{scenario}/llama2-70b.py",
     "B200-SXM-180GBx8_TRT": "closed/NVIDIA/configs/B200-SXM-180GBx8/{scenario}/llama2-70b.py",
     "HGX-H100_H100-SXM-80GBx16_TRT": "closed/Cisco/configs/llama2-70b/{scenario}/__init__.py",
-    "8xMI300X_2xEPYC_9575F": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi300x.yaml",
-    "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
-    "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{scenario}_mi325x.yaml",
+    "8xMI300X_2xEPYC_9575F": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{server,interactive}_mi300x.yaml",  # lowercase, unlike the {scenario} folders above
+    "8xMI325X_2xEPYC_9575F_1": "closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/{server,interactive}_mi325x.yaml",
+    "MI325Xx8": "closed/ASUSTeK/code_AMD/llama2-70b-99.9/harness_llm/models/llama2-70b/{server,interactive}_mi325x.yaml",
 }
 #: MLPerf TensorRT-LLM runs: the scheduler limits their engine config sets (system -> scenario ->
 #: (max_num_seqs, max_num_batched_tokens)): ``model_fields.gpu_batch_size`` and
