@@ -101,6 +101,26 @@ def budgets() -> list[Path]:
     return sorted(p for p in HERE.glob("*.yaml") if p.name != "models.yaml")
 
 
+def check_reading_inputs(spy) -> None:  # type: ignore[no-untyped-def]
+    """``budgetlint check`` of this folder in process with ``evaluate.load._simulate`` replaced by
+    ``spy(b, roof, env, out, calibration=None)`` (which records what the load simulation is handed
+    and raises ValueError: the budget is then judged without it), output discarded; put back after."""
+    import contextlib
+    import io
+
+    import budgetlint.evaluate.load as load
+    from budgetlint.cli import main
+
+    original = load._simulate
+    load._simulate = spy
+    argv, sys.argv = sys.argv, ["budgetlint", "check", str(HERE), "--format", "json", "--quiet"]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+            main()
+    finally:
+        sys.argv, load._simulate = argv, original
+
+
 DETAIL = "--detail" in sys.argv[1:]
 
 

@@ -24,9 +24,6 @@ markdown row a run with the terms.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
 import sys
 from pathlib import Path
 
@@ -34,7 +31,8 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import budgets, header, resolve  # noqa: E402  (this folder's run.py)
+from run import budgets, check_reading_inputs, header, resolve  # noqa: E402  (this folder's run.py)
+from trtllm_fixed_part import summary  # noqa: E402  (a LoadGen summary's "key : number" lines)
 
 PROMPT_MEAN = 5_463_976 / 24_576
 CV2 = 0.6567  # the budgets' lognormal replies, p95 2.5 x the mean (docs/calibration.md)
@@ -42,32 +40,14 @@ CV2 = 0.6567  # the budgets' lognormal replies, p95 2.5 x the mean (docs/calibra
 
 def simulated_inputs() -> dict:
     """budget name -> (Deployment, Efficiency) exactly as the load simulation receives them."""
-    import budgetlint.evaluate.load as load
-    from budgetlint.cli import main
-
     seen: dict = {}
 
     def spy(b, roof, env, out, calibration=None):  # type: ignore[no-untyped-def]
         seen[b.name] = (roof.deployment, roof.efficiency)
         raise ValueError("step_at_real_batch: inputs read, no simulation")
 
-    load._simulate = spy
-    argv, sys.argv = sys.argv, ["budgetlint", "check", str(HERE), "--format", "json", "--quiet"]
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-            main()
-    finally:
-        sys.argv = argv
+    check_reading_inputs(spy)
     return seen
-
-
-def summary(path: Path) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for line in path.read_text().splitlines():
-        m = re.match(r"^\s*([^:]+?)\s*:\s*([0-9.]+)\s*$", line)
-        if m:
-            out.setdefault(m.group(1), float(m.group(2)))
-    return out
 
 
 def main() -> int:

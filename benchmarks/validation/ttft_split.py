@@ -26,8 +26,6 @@ What-ifs (diagnostics, never defaults: each changes what the simulator is given,
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 import sys
 from dataclasses import replace
@@ -35,14 +33,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import budgets, header, measured  # noqa: E402  (this folder's run.py)
+from run import budgets, check_reading_inputs, header, measured  # noqa: E402  (this folder's run.py)
 
 
 def simulated_inputs() -> dict:
     """budget name -> {"roof", "cost", "traffic", "sched"}: what the load simulation receives."""
     import budgetlint.evaluate.load as load
     import budgetlint.physics.serving_sim as sim
-    from budgetlint.cli import main
 
     seen: dict = {}
     original = load._simulate
@@ -67,13 +64,7 @@ def simulated_inputs() -> dict:
             sim.stream = stream
         raise ValueError("ttft_split: inputs read, no simulation")
 
-    load._simulate = spy
-    argv, sys.argv = sys.argv, ["budgetlint", "check", str(HERE), "--format", "json", "--quiet"]
-    try:
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-            main()
-    finally:
-        sys.argv, load._simulate = argv, original
+    check_reading_inputs(spy)
     return seen
 
 
