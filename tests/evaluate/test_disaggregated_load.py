@@ -32,7 +32,7 @@ SAT_S = PREFILL_S + (2.1e-3 + 80 * 12e-6) / 2  # a prompt's share of a saturated
 FLAT_S = PREFILL_S + 2.1e-3 + 80 * 12e-6  # one prompt alone: one pass, its whole fixed part
 
 
-def check(tmp_path: Path, rate: str, prefill: int, decode: int, percentile: str = "p95") -> dict:
+def check(tmp_path: Path, rate: str, prefill: int, decode: int, percentile: str = "p95", ttft: str = "1 s") -> dict:
     (tmp_path / "b.yaml").write_text(textwrap.dedent(f"""\
         version: 1
         kind: budgets
@@ -41,7 +41,7 @@ def check(tmp_path: Path, rate: str, prefill: int, decode: int, percentile: str 
             owner: "@a/b"
             percentile: {percentile}
             workload: {{prompt_tokens: 4096, output_tokens: 200, arrival_rate: {rate}}}
-            promise: {{ttft: 1 s, tpot: 60 ms}}
+            promise: {{ttft: {ttft}, tpot: 60 ms}}
             deployment:
               model: llama-3.1-70b
               hardware: h100-sxm
@@ -322,28 +322,7 @@ def test_bl351_words_a_split_in_the_band_cannot_tell(tmp_path: Path) -> None:
 # never at risk. At 0.05 request/s the median TTFT is FLAT_S + TRANSFER_S = 0.3342 s by hand (above).
 
 def _ttft_check(tmp_path: Path, ttft_s: float) -> dict:
-    (tmp_path / "b.yaml").write_text(textwrap.dedent(f"""\
-        version: 1
-        kind: budgets
-        budgets:
-          - name: pd
-            owner: "@a/b"
-            percentile: p50
-            workload: {{prompt_tokens: 4096, output_tokens: 200, arrival_rate: 0.05 request/s}}
-            promise: {{ttft: {ttft_s * 1e3:.1f} ms, tpot: 60 ms}}
-            deployment:
-              model: llama-3.1-70b
-              hardware: h100-sxm
-              devices: 4
-              disaggregated:
-                prefill: {{replicas: 1}}
-                decode: {{replicas: 1}}
-                kv_link: {{bandwidth: 50 GB/s, latency: 1 ms}}
-        """))
-    from budgetlint.reporters import get_reporter
-    from budgetlint.run.check import Options, run_check
-
-    return json.loads(get_reporter("json")(run_check([str(tmp_path / "b.yaml")], Options(use_codeowners=False))))
+    return check(tmp_path, "0.05 request/s", 1, 1, "p50", ttft=f"{ttft_s * 1e3:.1f} ms")
 
 
 def test_pools_a_ttft_within_the_models_pessimism_is_not_shown(tmp_path: Path) -> None:
