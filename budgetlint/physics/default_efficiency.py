@@ -14,7 +14,7 @@ devices).
 * ``compute`` was not measured by these runs (they are decode, bandwidth
   bound): it stays at 50 % of peak for every class, except where the deployment's
   generation and compute precision have measured throughput rows
-  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8).
+  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8 on MI300X and on MI325X).
 * A class whose counted runs come from fewer than :data:`MIN_SOURCES` sources
   does not get its own median (no single source sets a default): it borrows
   its family's one-device figures (``borrowed_from``), collective overhead
@@ -149,6 +149,17 @@ GENERATION: dict[str, str] = {
     "mi300x": "cdna3", "mi325x": "cdna3",
 }
 
+#: the accelerators whose own rows set their default rather than their generation's: the rows of one
+#: generation differ by device, consistently and beyond the rows' spread, and each device's rows come
+#: from at least three submitters. CDNA3 fp8: MI300X 0.337-0.344 (3 submitters), MI325X 0.420-0.432 (4),
+#: one die and one peak in the catalog (a 750 W against a 1,000 W board: the MI325X may hold higher
+#: clocks under load; an explanation, not measured). One CDNA3 median (0.420) was 23 % above every MI300X
+#: row, and its Server run's saturation 1.21 x its own Offline throughput (issue 25).
+BY_DEVICE: frozenset[str] = frozenset({"mi300x", "mi325x"})
+
+#: how a device is written in a basis: "CDNA3 (MI300X) fp8"
+_DEVICE_LABEL = {"mi300x": "MI300X", "mi325x": "MI325X"}
+
 
 @dataclass(frozen=True)
 class ComputeDefault:
@@ -159,13 +170,18 @@ class ComputeDefault:
     compute: float  # the median of ``runs`` rows' implied fractions
     runs: int
     sources: int  # submitters (distinct sources) among the rows
+    #: the accelerator (catalog name) whose rows alone set it (:data:`BY_DEVICE`); None: the generation's
+    device: Optional[str] = None
 
     def basis(self) -> str:
         gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
+        if self.device:
+            gen += f" ({_DEVICE_LABEL.get(self.device, self.device)})"
         return f"{gen} {self.precision}: median of {self.runs} MLPerf v5.1 Offline runs, {self.sources} submitters"
 
 
-#: (generation, compute precision) -> the compute fraction large-batch throughput runs reached:
+#: (generation, or for :data:`BY_DEVICE` the accelerator; compute precision) -> the compute fraction
+#: large-batch throughput runs reached:
 #: the median of docs/calibration.md's MLPerf Inference v5.1 Offline rows (m1-m17, section
 #: "Compute defaults per generation and precision"; one software generation, 2025; each row a
 #: submitter's VALID Llama-2-70B run on 8 devices), each row's fraction *per operator*: the one
@@ -178,12 +194,13 @@ class ComputeDefault:
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
     ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.650, 5, 5),
     ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.477, 5, 5),
-    ("cdna3", "fp8"): ComputeDefault("cdna3", "fp8", 0.420, 7, 6),
+    ("mi300x", "fp8"): ComputeDefault("cdna3", "fp8", 0.342, 3, 3, device="mi300x"),
+    ("mi325x", "fp8"): ComputeDefault("cdna3", "fp8", 0.428, 4, 4, device="mi325x"),
 }
 
 
 def compute_default(hardware: str, precision_key: str) -> Optional[ComputeDefault]:
     """The measured compute fraction for ``hardware`` (a catalog name) at ``precision_key``,
     or None where no row set one (the class's 50 % applies)."""
-    gen = GENERATION.get(hardware)
-    return COMPUTE_BY_GENERATION.get((gen, precision_key)) if gen else None
+    key = hardware if hardware in BY_DEVICE else GENERATION.get(hardware)
+    return COMPUTE_BY_GENERATION.get((key, precision_key)) if key else None
