@@ -54,9 +54,15 @@ MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER
 #: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. Cisco's 16 x H100
 #: (TensorRT-LLM): its class-style config sets no ``use_graphs``, and its harness's default is off
 #: (closed/Cisco/code/llmlib/config.py:284 binds harness_fields.use_graphs to use_cuda_graphs, :298
-#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 runs' configs were not read: nothing is
-#: stated for them (graphs, budgetlint's default).
+#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 NVIDIA runs (their own repositories, V40 and
+#: V41 below): the LLM harness's flag is ``DEFINE_bool(use_graphs, false, "TODO: enable cuda graph for
+#: the inference.")`` (closed/NVIDIA/code/harness/harness_llm/main_llm.cc, v4.0 :56, v4.1 :55), read
+#: nowhere else in the v4.1 harness (llm_core.cc, llm_server.cc: no graph option passed to its
+#: GptManager), and v4.1's configs/llama2-70b/__init__.py:32 sets ``use_graphs = False``. The
+#: TensorRT-LLM fixed part they then take was fitted on v5.1's releases (an assumption for 2024's).
 MLPERF_NO_CUDA_GRAPHS = {
+    "DGX-H100x2_TRT": "V40 closed/NVIDIA/code/harness/harness_llm/main_llm.cc:56",
+    "H200x8_TRT": "V41 closed/NVIDIA/code/harness/harness_llm/main_llm.cc:55, closed/NVIDIA/configs/llama2-70b/__init__.py:32",
     "XE9680_H200_SXM_141GBx8_TRT": "closed/Dell/configs/XE9680_H200_SXM_141GBx8/{scenario}/llama2-70b.py",
     "XE7745_H200_NVL_141GBx8_TRT": "closed/Dell/configs/XE7745_H200_NVL_141GBx8/{scenario}/llama2-70b.py",
     "B200-SXM-180GBx8_TRT": "closed/NVIDIA/configs/B200-SXM-180GBx8/{scenario}/llama2-70b.py",
@@ -68,8 +74,14 @@ MLPERF_NO_CUDA_GRAPHS = {
 #: MLPerf TensorRT-LLM runs: the scheduler limits their engine config sets (system -> scenario ->
 #: (max_num_seqs, max_num_batched_tokens)): ``model_fields.gpu_batch_size`` and
 #: ``llm_fields.trtllm_runtime_flags`` ``max_num_tokens`` (chunked context on) in the config file
-#: MLPERF_NO_CUDA_GRAPHS names for the system; the other runs keep vLLM's defaults (below)
+#: MLPERF_NO_CUDA_GRAPHS names for the system; the other runs keep vLLM's defaults (below). v4.1 H200 x 8
+#: (class ``H200_SXM_141GBx8``, V41 closed/NVIDIA/configs/llama2-70b/Server/__init__.py): ``gpu_batch_size``
+#: 896 from ``H200_SXM_141GBx1`` (:158), ``max_num_tokens = 4096`` from the parent config
+#: (configs/llama2-70b/__init__.py:34; TensorRT-LLM 0.10's GptManager without chunked context, llm_core.cc:77).
+#: v4.0 2 x H100 (``H100_SXM_80GB_TP2x1``, V40 configs/llama2-70b/Server/__init__.py): ``gpu_batch_size =
+#: 1024``, the default below; its parent config (the token limit) is not in the stored copy: vLLM's 8,192
 MLPERF_TRTLLM_SCHEDULER = {
+    "H200x8_TRT": {"Server": (896, 4096)},
     "XE9680_H200_SXM_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (512, 256)},
     "XE7745_H200_NVL_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (256, 256)},
     "B200-SXM-180GBx8_TRT": {"Server": (2048, 3584), "Interactive": (768, 768)},
@@ -93,6 +105,11 @@ MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchma
 #: ``to_lg_obj``), so it takes ``case _``: round robin, budgetlint's default, nothing stated. No
 #: submitter's config sets the policy (issue 25, ttft25).
 MLPERF_HARNESS_BALANCER = {"Server": "least_loaded"}
+#: v4.1's LLM harness (V41 closed/NVIDIA/code/harness/harness_llm): ``traffic_distribution_policy``
+#: defaults to 2 (main_llm.cc:94), ``loadBalancing = 2`` (llm_server.hpp:44), which sends each query to
+#: the core with the fewest transactions in flight, the first on ties (llm_server.cc:853
+#: ``getLeastBusyIdx``, ``std::min_element``); no config sets it: ``least_loaded`` too. v4.0's one
+#: replica needs no policy (its harness's llm_server.cc is not in the stored copy).
 #: MLPerf runs on vLLM V0 with multi-step scheduling (issue 25, multistep25): system -> scenario ->
 #: ``vllm_engine_config.num_scheduler_steps`` (vLLM ``--num-scheduler-steps``), stated as
 #: ``deployment.scheduler_steps``. In the V51 mirror, closed/AMD/code/llama2-70b-99/harness_llm/models/
@@ -172,7 +189,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
-        if eager is not None and scenario in MLPERF_HARNESS_BALANCER:  # v5.1: its harness read
+        if eager is not None and scenario in MLPERF_HARNESS_BALANCER and (  # v5.1 or v4.1: its harness read
+                eager not in MLPERF_NO_CUDA_GRAPHS or not MLPERF_NO_CUDA_GRAPHS[eager].startswith("V40 ")):
             out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
@@ -235,6 +253,8 @@ def resolve(rel: str) -> Path:
     return HERE / rel
 
 
+V40 = "https://github.com/mlcommons/inference_results_v4.0 @ 3c4a1cf196b70175cfe7c59e067cd1d923aa4f3f"
+V41 = "https://github.com/mlcommons/inference_results_v4.1 @ 198fc46799b3328b36ee4bcbdebfa2db5a8e6183"
 V51 = "https://github.com/ntuhpc/inference_results_v5.1 @ 387c3dd04e69c7082d25db0b98a3f8315fb5cf52 (a copy of mlcommons/inference_results_v5.1)"
 
 

@@ -56,8 +56,10 @@ def test_the_harness_balancer_by_hand() -> None:
     "load_balancing"``, ``case _: "round_robin"``; factory.py: the core with the fewest pending
     samples) spreads a Server run's queries least loaded and an Interactive run's round robin
     (Interactive is its own C.Scenario member): the four v5.1 ``_TRT`` Server budgets state
-    ``least_loaded``; their Interactive ones, the AMD (vLLM harness) runs and the v4.x runs (harness
-    not read) state nothing, budgetlint's round robin (issue 25, ttft25)."""
+    ``least_loaded``, and so does v4.1's H200 x 8 Server (its LLM harness's default policy 2,
+    ``loadBalancing``: the core with the fewest transactions in flight); their Interactive ones, the
+    AMD (vLLM harness) runs and v4.0's one replica state nothing, budgetlint's round robin (issue 25,
+    ttft25)."""
     build = _load("build")
     stated = {b["name"]: b["deployment"].get("load_balancer") for b in build.runs() if b["format"] == "mlperf"}
     assert {k for k, v in stated.items() if v == "least_loaded"} == {
@@ -65,8 +67,24 @@ def test_the_harness_balancer_by_hand() -> None:
         "mlperf-v5.1-dell-xe7745-h200-nvl-141gbx8-trt-server",
         "mlperf-v5.1-dell-xe9680-h200-sxm-141gbx8-trt-server",
         "mlperf-v5.1-nvidia-b200-sxm-180gbx8-trt-server",
+        "mlperf-v4.1-nvidia-h200x8-server",
     }
-    assert {v for v in stated.values()} == {"least_loaded", None}  # 4 stated, the other 9 MLPerf runs nothing
+    assert {v for v in stated.values()} == {"least_loaded", None}  # 5 stated, the other 8 MLPerf runs nothing
+
+
+def test_the_v4_harness_facts_by_hand() -> None:
+    """The 2024 rounds' NVIDIA configs as read (issue 25): v4.0's and v4.1's LLM harness define
+    ``use_graphs`` false with "TODO: enable cuda graph" (main_llm.cc :56 / :55) and v4.1's parent config
+    sets ``use_graphs = False``: both state ``cuda_graphs: false``. v4.1's H200 x 8 Server class inherits
+    ``gpu_batch_size`` 896 from H200_SXM_141GBx1 and ``max_num_tokens = 4096`` from the parent config;
+    v4.0's 2 x H100 sets ``gpu_batch_size = 1024`` (vLLM's default, the same) and its token limit was
+    not read (8,192 kept). Until this, both runs stated 1,024 / 8,192 and CUDA graphs on."""
+    build = _load("build")
+    by = {b["name"]: b["deployment"] for b in build.runs()}
+    h200, h100 = by["mlperf-v4.1-nvidia-h200x8-server"], by["mlperf-v4.0-nvidia-dgx-h100x2-server"]
+    assert (h200["cuda_graphs"], h200["max_num_seqs"], h200["max_num_batched_tokens"]) == (False, 896, 4096)
+    assert (h100["cuda_graphs"], h100["max_num_seqs"], h100["max_num_batched_tokens"]) == (False, 1024, 8192)
+    assert h100["engine"] == h200["engine"] == "trtllm"  # so the TensorRT-LLM fixed part applies
 
 def test_the_llmd_router_by_hand() -> None:
     """The vLLM sweep's 4 replicas sit behind llm-d's inference scheduler, whose picks tie on its
