@@ -54,8 +54,10 @@ MLPERF_PROMPT = {"lognormal": {"mean": _PROMPT_MEAN, "p95": round(REPLY_P95_OVER
 #: ASUSTeK's AMD code): ``enforce_eager: True`` in the harness_llm model file named. Cisco's 16 x H100
 #: (TensorRT-LLM): its class-style config sets no ``use_graphs``, and its harness's default is off
 #: (closed/Cisco/code/llmlib/config.py:284 binds harness_fields.use_graphs to use_cuda_graphs, :298
-#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 NVIDIA runs (their own repositories, V40 and
-#: V41 below): the LLM harness's flag is ``DEFINE_bool(use_graphs, false, "TODO: enable cuda graph for
+#: ``use_cuda_graphs: bool = False``). The v4.0 and v4.1 NVIDIA runs (their own repositories, named
+#: "V40" / "V41" in the values: mlcommons/inference_results_v4.0 @ 3c4a1cf196b70175cfe7c59e067cd1d923aa4f3f,
+#: its stored files; mlcommons/inference_results_v4.1 @ 198fc46799b3328b36ee4bcbdebfa2db5a8e6183): the LLM
+#: harness's flag is ``DEFINE_bool(use_graphs, false, "TODO: enable cuda graph for
 #: the inference.")`` (closed/NVIDIA/code/harness/harness_llm/main_llm.cc, v4.0 :56, v4.1 :55), read
 #: nowhere else in the v4.1 harness (llm_core.cc, llm_server.cc: no graph option passed to its
 #: GptManager), and v4.1's configs/llama2-70b/__init__.py:32 sets ``use_graphs = False``. The
@@ -105,11 +107,13 @@ MLPERF_TRTLLM_SUFFIX = "_TRT"  # in the summary file name: <system>_TRT_<benchma
 #: ``to_lg_obj``), so it takes ``case _``: round robin, budgetlint's default, nothing stated. No
 #: submitter's config sets the policy (issue 25, ttft25).
 MLPERF_HARNESS_BALANCER = {"Server": "least_loaded"}
-#: v4.1's LLM harness (V41 closed/NVIDIA/code/harness/harness_llm): ``traffic_distribution_policy``
-#: defaults to 2 (main_llm.cc:94), ``loadBalancing = 2`` (llm_server.hpp:44), which sends each query to
-#: the core with the fewest transactions in flight, the first on ties (llm_server.cc:853
-#: ``getLeastBusyIdx``, ``std::min_element``); no config sets it: ``least_loaded`` too. v4.0's one
-#: replica needs no policy (its harness's llm_server.cc is not in the stored copy).
+#: the ``_TRT`` runs whose harness's balancing was not read, so nothing is stated: v4.0's 2 x H100 (one
+#: replica needs no policy; its harness's llm_server.cc is not in the stored copy). v4.1's LLM harness
+#: (V41 closed/NVIDIA/code/harness/harness_llm) was: ``traffic_distribution_policy`` defaults to 2
+#: (main_llm.cc:94), ``loadBalancing = 2`` (llm_server.hpp:44), which sends each query to the core with
+#: the fewest transactions in flight, the first on ties (llm_server.cc:853 ``getLeastBusyIdx``,
+#: ``std::min_element``); no config sets it: ``least_loaded`` as in v5.1.
+MLPERF_BALANCER_NOT_READ = frozenset({"DGX-H100x2_TRT"})
 #: MLPerf runs on vLLM V0 with multi-step scheduling (issue 25, multistep25): system -> scenario ->
 #: ``vllm_engine_config.num_scheduler_steps`` (vLLM ``--num-scheduler-steps``), stated as
 #: ``deployment.scheduler_steps``. In the V51 mirror, closed/AMD/code/llama2-70b-99/harness_llm/models/
@@ -189,8 +193,7 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
-        if eager is not None and scenario in MLPERF_HARNESS_BALANCER and (  # v5.1 or v4.1: its harness read
-                eager not in MLPERF_NO_CUDA_GRAPHS or not MLPERF_NO_CUDA_GRAPHS[eager].startswith("V40 ")):
+        if eager is not None and eager not in MLPERF_BALANCER_NOT_READ and scenario in MLPERF_HARNESS_BALANCER:
             out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:
         out["deployment"]["cuda_graphs"] = False
@@ -253,8 +256,6 @@ def resolve(rel: str) -> Path:
     return HERE / rel
 
 
-V40 = "https://github.com/mlcommons/inference_results_v4.0 @ 3c4a1cf196b70175cfe7c59e067cd1d923aa4f3f"
-V41 = "https://github.com/mlcommons/inference_results_v4.1 @ 198fc46799b3328b36ee4bcbdebfa2db5a8e6183"
 V51 = "https://github.com/ntuhpc/inference_results_v5.1 @ 387c3dd04e69c7082d25db0b98a3f8315fb5cf52 (a copy of mlcommons/inference_results_v5.1)"
 
 

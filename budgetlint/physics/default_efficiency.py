@@ -149,17 +149,6 @@ GENERATION: dict[str, str] = {
     "mi300x": "cdna3", "mi325x": "cdna3",
 }
 
-#: the accelerators whose own rows set their default rather than their generation's: the rows of one
-#: generation differ by device, consistently and beyond the rows' spread, and each device's rows come
-#: from at least three submitters. CDNA3 fp8: MI300X 0.337-0.344 (3 submitters), MI325X 0.420-0.432 (4),
-#: one die and one peak in the catalog (a 750 W against a 1,000 W board: the MI325X may hold higher
-#: clocks under load; an explanation, not measured). One CDNA3 median (0.420) was 23 % above every MI300X
-#: row, and its Server run's saturation 1.21 x its own Offline throughput (issue 25).
-BY_DEVICE: frozenset[str] = frozenset({"mi300x", "mi325x"})
-
-#: how a device is written in a basis: "CDNA3 (MI300X) fp8"
-_DEVICE_LABEL = {"mi300x": "MI300X", "mi325x": "MI325X"}
-
 
 @dataclass(frozen=True)
 class ComputeDefault:
@@ -176,7 +165,7 @@ class ComputeDefault:
     def basis(self) -> str:
         gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
         if self.device:
-            gen += f" ({_DEVICE_LABEL.get(self.device, self.device)})"
+            gen += f" ({self.device.upper()})"
         return f"{gen} {self.precision}: median of {self.runs} MLPerf v5.1 Offline runs, {self.sources} submitters"
 
 
@@ -197,6 +186,15 @@ COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
     ("mi300x", "fp8"): ComputeDefault("cdna3", "fp8", 0.342, 3, 3, device="mi300x"),
     ("mi325x", "fp8"): ComputeDefault("cdna3", "fp8", 0.428, 4, 4, device="mi325x"),
 }
+
+#: the accelerators whose own rows set their default rather than their generation's (the rows above
+#: with a ``device``): the rows of one generation differ by device, consistently and beyond the rows'
+#: spread, and each device's rows come from at least three submitters. CDNA3 fp8: MI300X 0.337-0.344
+#: (3 submitters), MI325X 0.420-0.432 (4), one die and one peak in the catalog (a 750 W against a
+#: 1,000 W board: the MI325X may hold higher clocks under load; an explanation, not measured). One CDNA3
+#: median (0.420) was 23 % above every MI300X row, and its Server run's saturation 1.21 x its own
+#: Offline throughput (issue 25).
+BY_DEVICE: frozenset[str] = frozenset(d.device for d in COMPUTE_BY_GENERATION.values() if d.device)
 
 
 def compute_default(hardware: str, precision_key: str) -> Optional[ComputeDefault]:

@@ -137,6 +137,7 @@ def test_compute_default_by_hardware_and_precision() -> None:
     # CDNA3's rows set a default per device (docs/calibration.md): MI300X 0.337-0.344, MI325X 0.420-0.432
     assert compute_default("mi300x", "fp8") is COMPUTE_BY_GENERATION[("mi300x", "fp8")]
     assert compute_default("mi325x", "fp8") is COMPUTE_BY_GENERATION[("mi325x", "fp8")]
+    assert compute_default("mi300x", "bf16") is None  # a device with its own rows, not at this precision
 
 
 def test_each_devices_rows_stand_apart_where_its_generations_are_split() -> None:
