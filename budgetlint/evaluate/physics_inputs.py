@@ -376,15 +376,23 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
     COLLECTIVE_LATENCY_S: the class bandwidth fractions were fitted beside them); ``None`` for a term
     the deployment declares (its own value stands). A deployment declaring ``cuda_graphs: false``
     adds EAGER_LAUNCH_PER_LAYER_S for each of its model's layers to the iteration overhead
-    (TRTLLM_EAGER_PER_LAYER_S where it also declares ``engine: trtllm``: the held-out MLPerf fit)."""
+    (TRTLLM_EAGER_PER_LAYER_S where it also declares ``engine: trtllm``, ROCM_VLLM_EAGER_PER_LAYER_S for vLLM
+    or an unstated engine on an AMD accelerator: the held-out MLPerf fits)."""
     from budgetlint.physics.default_efficiency import (COLLECTIVE_LATENCY_S, EAGER_LAUNCH_PER_LAYER_S,
-                                                       ITERATION_OVERHEAD_S, TRTLLM_EAGER_PER_LAYER_S)
+                                                       ITERATION_OVERHEAD_S, ROCM_VLLM_EAGER_PER_LAYER_S,
+                                                       TRTLLM_EAGER_PER_LAYER_S)
 
     declared = dep.effects
     overhead = ITERATION_OVERHEAD_S
     if getattr(dep, "cuda_graphs", None) is False:
         layers = getattr(getattr(dep, "model", None), "layers", None) or 0
-        per_layer = TRTLLM_EAGER_PER_LAYER_S if getattr(dep, "engine", None) == "trtllm" else EAGER_LAUNCH_PER_LAYER_S
+        engine = getattr(dep, "engine", None)
+        if engine == "trtllm":
+            per_layer = TRTLLM_EAGER_PER_LAYER_S
+        elif engine in (None, "vllm") and getattr(getattr(dep, "hardware", None), "vendor", None) == "AMD":
+            per_layer = ROCM_VLLM_EAGER_PER_LAYER_S
+        else:
+            per_layer = EAGER_LAUNCH_PER_LAYER_S
         overhead += layers * per_layer
     return (None if "iteration_overhead_s" in declared else overhead,
             None if "collective_latency_s" in declared else COLLECTIVE_LATENCY_S)

@@ -99,6 +99,19 @@ TRTLLM_EAGER_ITERATION_80_LAYERS_S = 15.50e-3
 #: every row of the fit has 80)
 TRTLLM_EAGER_PER_LAYER_S = (TRTLLM_EAGER_ITERATION_80_LAYERS_S - ITERATION_OVERHEAD_S) / 80
 
+#: The whole fixed part of a vLLM iteration on ROCm (AMD Instinct) without graphs (``deployment.cuda_graphs:
+#: false`` on a catalog accelerator whose vendor is AMD, ``engine`` vLLM or unstated) for Llama-2-70B's 80
+#: layers: 16.62 ms, the median over the MLPerf v5.1 Interactive runs held out of the validation set
+#: (benchmarks/validation/rocm_fixed_part.py, heldout_rocm/README.md; docs/calibration.md "vLLM on ROCm
+#: without graphs"): each run's second spent in full, ``1 = n (a + max(W, L B) + KV) + prompts``, solved
+#: for ``a`` at its Little's-law batch, with the compute defaults fitted beside it. The CUDA figure
+#: (EAGER_LAUNCH_PER_LAYER_S: 4.3 ms in all) left the AMD runs' steps 0.58-0.63 of the measured one at
+#: their Interactive batches and the MI300X Server run a quarter of its real batch (issue 25, acc41).
+ROCM_VLLM_EAGER_ITERATION_80_LAYERS_S = 16.62e-3
+#: the same per layer beside ITERATION_OVERHEAD_S, in place of EAGER_LAUNCH_PER_LAYER_S there (scaled by
+#: layers as the launches are: an assumption, every run of the fit has 80)
+ROCM_VLLM_EAGER_PER_LAYER_S = (ROCM_VLLM_EAGER_ITERATION_80_LAYERS_S - ITERATION_OVERHEAD_S) / 80
+
 #: Seconds per layer per iteration under tensor parallelism (N > 1) where none is declared: two
 #: all-reduces a layer (after the attention and after the MLP, Megatron-style), each ~6 us for a
 #: small message over NVLink ("approximately 6us" with 2 H100, NCCL 2.20.5, NVLS, CUDA graphs:
@@ -177,20 +190,21 @@ class ComputeDefault:
 #: at which the realistic estimate's own large-batch cost (linear layers at compute, the KV read
 #: beside them at the class bandwidth, the fixed part of each iteration: 2.1 ms, plus, for the rows
 #: whose submission ran without CUDA graphs, 80 x TRTLLM_EAGER_PER_LAYER_S (TensorRT-LLM: 15.50 ms in
-#: all) or 80 x EAGER_LAUNCH_PER_LAYER_S (vLLM on ROCm: 4.3 ms in all)) spends the run's time per token.
+#: all) or 80 x ROCM_VLLM_EAGER_PER_LAYER_S (vLLM on ROCm: 16.62 ms in all; 4.3 ms, the CUDA launches, until
+#: acc41)) spends the run's time per token.
 #: tests/calibration/test_compute_defaults.py recomputes every row and median. Elsewhere
 #: compute stays at the class's 50 %.
 COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
     ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.650, 5, 5),
     ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.477, 5, 5),
-    ("mi300x", "fp8"): ComputeDefault("cdna3", "fp8", 0.342, 3, 3, device="mi300x"),
-    ("mi325x", "fp8"): ComputeDefault("cdna3", "fp8", 0.428, 4, 4, device="mi325x"),
+    ("mi300x", "fp8"): ComputeDefault("cdna3", "fp8", 0.353, 3, 3, device="mi300x"),
+    ("mi325x", "fp8"): ComputeDefault("cdna3", "fp8", 0.453, 4, 4, device="mi325x"),
 }
 
 #: the accelerators whose own rows set their default rather than their generation's (the rows above
 #: with a ``device``): the rows of one generation differ by device, consistently and beyond the rows'
-#: spread, and each device's rows come from at least three submitters. CDNA3 fp8: MI300X 0.337-0.344
-#: (3 submitters), MI325X 0.420-0.432 (4), one die and one peak in the catalog (a 750 W against a
+#: spread, and each device's rows come from at least three submitters. CDNA3 fp8: MI300X 0.342-0.360
+#: (3 submitters), MI325X 0.445-0.457 (4; before acc41's ROCm fixed part 0.337-0.344 and 0.420-0.432), one die and one peak in the catalog (a 750 W against a
 #: 1,000 W board: the MI325X may hold higher clocks under load; an explanation, not measured). One CDNA3
 #: median (0.420) was 23 % above every MI300X row, and its Server run's saturation 1.21 x its own
 #: Offline throughput (issue 25).

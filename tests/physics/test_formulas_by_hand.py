@@ -317,7 +317,7 @@ def test_compute_default_basis_words() -> None:
     assert ComputeDefault("cdna3", "fp8", 0.478, 7, 6).basis() == \
         "CDNA3 fp8: median of 7 MLPerf v5.1 Offline runs, 6 submitters"
     assert ComputeDefault("blackwell", "fp4", 0.484, 5, 5).basis().startswith("Blackwell fp4: median of 5 ")
-    assert ComputeDefault("cdna3", "fp8", 0.342, 3, 3, device="mi300x").basis() == \
+    assert ComputeDefault("cdna3", "fp8", 0.353, 3, 3, device="mi300x").basis() == \
         "CDNA3 (MI300X) fp8: median of 3 MLPerf v5.1 Offline runs, 3 submitters"
 
 
@@ -385,19 +385,20 @@ def test_class_and_compute_defaults_by_name() -> None:
 
     assert de.class_default(True, 1).key == "moe-1" and de.class_default(False, 1).key == "dense-1"
     assert de.class_default(True, 4).key == "moe-tp" and de.class_default(False, 2).key == "dense-tp"
-    # docs/calibration.md: Hopper fp8 65.0 % (5 runs), Blackwell fp4 47.7 %, CDNA3 fp8 34.2 % on MI300X
-    # (3 runs) and 42.8 % on MI325X (4; 42.0 % for all seven until issue 25 split them), the
+    # docs/calibration.md: Hopper fp8 65.0 % (5 runs), Blackwell fp4 47.7 %, CDNA3 fp8 35.3 % on MI300X
+    # (3 runs) and 45.3 % on MI325X (4; 34.2 and 42.8 % with vLLM's 4.3 ms until acc41, 42.0 % for all seven
+    # until issue 25 split them), the
     # rows' medians at the dataset's 222.33-token prompts with the eager runs' fixed part charged (TensorRT-LLM
-    # 15.50 ms, vLLM 4.3 ms; shared by the sequences the TensorRT-LLM engine's cache holds, 0.9 of the memory
+    # 15.50 ms, vLLM on ROCm 16.62 ms; shared by the sequences the TensorRT-LLM engine's cache holds, 0.9 of the memory
     # the weights and 3 GiB leave: an H200's 732-735, a B200's 1,569-1,576); 65.9 / 47.9 % at vLLM's cache rule
     # (an H200's 647 slots, a B200's 1,530; until issue 25 acc25); 59.6 / 43.3 / 42.0 % with 4.3 ms for every eager
     # row and 1,024 slots; 59.0 / 42.1 / 41.6 % with 2.1 ms for every row; 68.9 / 50.1 / 48.4 % at the 300-token
     # prompts assumed before)
     h = de.compute_default("h100-sxm", "fp8")
     assert (h.generation, h.precision, h.compute, h.runs) == ("hopper", "fp8", 0.650, 5)
-    assert de.compute_default("mi325x", "fp8").compute == 0.428
+    assert de.compute_default("mi325x", "fp8").compute == 0.453
     m = de.compute_default("mi300x", "fp8")
-    assert (m.generation, m.device, m.compute, m.runs, m.sources) == ("cdna3", "mi300x", 0.342, 3, 3)
+    assert (m.generation, m.device, m.compute, m.runs, m.sources) == ("cdna3", "mi300x", 0.353, 3, 3)
     assert de.compute_default("gb200", "fp4").compute == 0.477
     assert de.compute_default("h100-sxm", "bf16") is None  # no row: the class's 50 %
     assert de.compute_default("a100-sxm", "fp8") is None  # no generation
