@@ -119,3 +119,19 @@ def test_the_amd_runs_state_their_scheduler_steps() -> None:
     assert stated == {"mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-server": 9,
                       "mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-interactive": 8,
                       "mlperf-v5.1-amd-8xmi325x-2xepyc-9575f-1-server": 9}
+
+
+def test_the_amd_runs_state_their_own_scheduler_limits() -> None:
+    """The AMD-harness vLLM configs' limits as read (ntuhpc/inference_results_v5.1 @ a634ab77,
+    closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/): server_mi300x.yaml :30 / :29
+    ``max_num_seqs: 650``, ``max_num_batched_tokens: 40960``; interactive_mi300x.yaml :24 / :23 600 / 40960;
+    server_mi325x.yaml :42 / :41 1024 / 40960; ASUSTeK's interactive_mi325x.yaml :44 / :43 3840 / 43008.
+    Until acc41 they stated vLLM's 1,024 / 8,192 (issue 25)."""
+    build = _load("build")
+    by = {b["name"]: b["deployment"] for b in build.runs()}
+    limits = {name: (by[name]["max_num_seqs"], by[name]["max_num_batched_tokens"]) for name in by
+              if "-amd-" in name or "-asustek-" in name}
+    assert limits == {"mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-server": (650, 40960),
+                      "mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-interactive": (600, 40960),
+                      "mlperf-v5.1-amd-8xmi325x-2xepyc-9575f-1-server": (1024, 40960),
+                      "mlperf-v5.1-asustek-mi325xx8-interactive": (3840, 43008)}
