@@ -50,6 +50,9 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from trtllm_fixed_part import summary  # noqa: E402  (a LoadGen summary's "key : number" lines)
+
 DOC = HERE.parents[1] / "docs" / "calibration.md"
 PROMPT_MEAN = 5_463_976 / 24_576
 P = 68.98e9  # Llama-2-70B parameters (models.yaml here); fp8: one byte each
@@ -82,26 +85,13 @@ VALIDATION = {
         ("mi325x", 8, True, 1),
 }
 
-#: LoadGen's names: a summary's "key : value" line, or a detail log's ``result_*`` key
-FIELDS = {"step": ("50.00 percentile time to output token (ns)", "result_time_per_output_token_50.00_percentile_ns"),
-          "scheduled": ("Scheduled samples per second", "result_scheduled_samples_per_sec"),
-          "samples": ("Completed samples per second", "result_completed_samples_per_sec"),
-          "tokens": ("Completed tokens per second", "result_completed_tokens_per_second")}
-
-
 def reading(path: Path) -> dict[str, float]:
-    """The four figures of a LoadGen summary or of the result lines of a detail log."""
-    text = path.read_text()
-    if "VALID" not in text or "INVALID" in text:
+    """The four figures of a LoadGen summary (a VALID run)."""
+    if "Result is : VALID" not in path.read_text():
         raise ValueError(f"{path.name}: not a VALID run")
-    out = {}
-    for key, (summary_name, detail_key) in FIELDS.items():
-        m = re.search(r"^\s*" + re.escape(summary_name) + r"\s*:\s*([0-9.eE+-]+)\s*$", text, re.M) or \
-            re.search(r'"key": "' + re.escape(detail_key) + r'", "value": ([0-9.eE+-]+)', text)
-        if m is None:
-            raise ValueError(f"{path.name}: no {summary_name!r}")
-        out[key] = float(m.group(1))
-    return out
+    s = summary(path)
+    return {"step": s["50.00 percentile time to output token (ns)"], "scheduled": s["Scheduled samples per second"],
+            "samples": s["Completed samples per second"], "tokens": s["Completed tokens per second"]}
 
 
 def offline_rows() -> list[tuple[str, str, float, float, str]]:
