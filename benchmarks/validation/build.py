@@ -95,8 +95,15 @@ MLPERF_VLLM_SCHEDULER = {
     "8xMI325X_2xEPYC_9575F_1": {"Server": (1024, 40960)},
     "MI325Xx8": {"Interactive": (3840, 43008)},
 }
+#: Cisco's 16 x H100 (two nodes of 8, TP 2 a replica by the README's rule): the configs name no class for 16
+#: devices; every H100 SXM TP 2 class in closed/Cisco/configs/llama2-70b/Server/__init__.py sets or inherits
+#: ``gpu_batch_size = {'llama2-70b': 2048}`` (H100_SXM_80GB_TP2x1 :132; TP2x2 :150, TP2x4 :156 subclass it), and
+#: the parent configs/llama2-70b/__init__.py sets ``max_num_tokens: 2048`` (trtllm_runtime_flags :52) with
+#: chunked context (:57); its PP 2 classes (1,024) would not hold the run's own batch, 1,100 a replica by
+#: Little's law (step_at_real_batch.py). 1,024 / 8,192 (vLLM's) until acc43
 MLPERF_TRTLLM_SCHEDULER = {
     "H200x8_TRT": {"Server": (896, 4096)},
+    "HGX-H100_H100-SXM-80GBx16_TRT": {"Server": (2048, 2048)},
     "XE9680_H200_SXM_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (512, 256)},
     "XE7745_H200_NVL_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (256, 256)},
     "B200-SXM-180GBx8_TRT": {"Server": (2048, 3584), "Interactive": (768, 768)},

@@ -135,3 +135,14 @@ def test_the_amd_runs_state_their_own_scheduler_limits() -> None:
                       "mlperf-v5.1-amd-8xmi300x-2xepyc-9575f-interactive": (600, 40960),
                       "mlperf-v5.1-amd-8xmi325x-2xepyc-9575f-1-server": (1024, 40960),
                       "mlperf-v5.1-asustek-mi325xx8-interactive": (3840, 43008)}
+
+
+def test_ciscos_16_h100_states_its_tp2_classes_limits() -> None:
+    """Cisco's 16 x H100 Server: every H100 SXM TP 2 class of closed/Cisco/configs/llama2-70b/Server/__init__.py
+    has ``gpu_batch_size`` 2048 (TP2x1 :132, inherited by TP2x2 / TP2x4) and the parent config's
+    ``max_num_tokens`` is 2048 (:52); the 1,024 assumed before is below the run's own decoding batch, 1,100 a
+    replica by Little's law: 209.94 / 8 = 26.24 request/s x 292.9 tokens (61,101.32 / 208.63) x 143.1 ms (issue 25, acc43)."""
+    build = _load("build")
+    dep = {b["name"]: b["deployment"] for b in build.runs()}["mlperf-v5.1-cisco-hgx-h100-h100-sxm-80gbx16-trt-server"]
+    assert (dep["max_num_seqs"], dep["max_num_batched_tokens"], dep["devices"], dep["replicas"]) == (2048, 2048, 2, 8)
+    assert 209.94 / 8 * 61101.32 / 208.63 * 0.1431 > 1024
