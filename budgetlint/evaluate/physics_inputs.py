@@ -389,7 +389,7 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
         engine = getattr(dep, "engine", None)
         if engine == "trtllm":
             per_layer = TRTLLM_EAGER_PER_LAYER_S
-        elif engine in (None, "vllm") and getattr(getattr(dep, "hardware", None), "vendor", None) == "AMD":
+        elif engine in (None, "vllm") and str(getattr(getattr(dep, "hardware", None), "vendor", None)).upper() == "AMD":
             per_layer = ROCM_VLLM_EAGER_PER_LAYER_S
         else:
             per_layer = EAGER_LAUNCH_PER_LAYER_S

@@ -96,6 +96,7 @@ def test_vllm_on_rocm_without_graphs_pays_its_held_out_fit() -> None:
     assert default_fixed_part(dep("sglang", "AMD"))[0] == pytest.approx(4.3e-3, rel=1e-12)
     assert default_fixed_part(dep("vllm", "NVIDIA"))[0] == pytest.approx(4.3e-3, rel=1e-12)
     assert default_fixed_part(dep("vllm", None))[0] == pytest.approx(4.3e-3, rel=1e-12)  # a user's chip, no vendor
+    assert default_fixed_part(dep("vllm", "amd"))[0] == pytest.approx(16.62e-3, rel=1e-12)  # as a user spells it
     # 32 layers: 2.1 + 32 x (16.62 - 2.1) / 80 = 2.1 + 5.808 = 7.908 ms
     assert default_fixed_part(dep("vllm", "AMD", 32))[0] == pytest.approx(7.908e-3, rel=1e-12)
 
@@ -107,6 +108,27 @@ def test_vllm_eager_decode_at_batch_one_on_an_mi300x(tmp_path: Path) -> None:
     eager = _check(tmp_path, ", cuda_graphs: false", "mi300x")
     assert eager["realistic"]["tpot_s"] - graphs["realistic"]["tpot_s"] == pytest.approx(5.808e-3, rel=1e-9)
     assert eager["bound"]["tpot_s"] == graphs["bound"]["tpot_s"]
+
+
+def test_a_users_own_amd_chip_with_bandwidth_only_pays_the_rocm_figure(tmp_path: Path) -> None:
+    """A user's hardware file naming its own AMD part with only a bandwidth and memory (``vendor: amd``, as
+    written): without graphs the same 5.808 ms at batch 1 (32 x 181.5 us); a part naming no vendor, the CUDA
+    launches' 0.88 ms (32 x 27.5 us)."""
+    (tmp_path / "hw.yaml").write_text("""version: 1
+kind: hardware
+hardware:
+  - name: my-instinct
+    vendor: amd
+    memory: 192 GB
+    bandwidth: 5.3 TB/s
+  - name: my-chip
+    memory: 192 GB
+    bandwidth: 5.3 TB/s
+""")
+    amd = [_check(tmp_path, extra, "my-instinct")["realistic"]["tpot_s"] for extra in ("", ", cuda_graphs: false")]
+    other = [_check(tmp_path, extra, "my-chip")["realistic"]["tpot_s"] for extra in ("", ", cuda_graphs: false")]
+    assert amd[1] - amd[0] == pytest.approx(5.808e-3, rel=1e-9)
+    assert other[1] - other[0] == pytest.approx(0.88e-3, rel=1e-9)
 
 
 def test_tensorrt_llm_eager_decode_at_batch_one(tmp_path: Path) -> None:
