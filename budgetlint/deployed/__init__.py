@@ -39,6 +39,7 @@ FIELDS: dict[str, str] = {
     "num_speculative_tokens": "tokens proposed per speculative step",
     "block_size": "KV cache block (page) size in tokens",
     "cuda_graphs": "CUDA graphs on (false: vLLM --enforce-eager, SGLang --disable-cuda-graph)",
+    "scheduler_steps": "decode iterations a scheduler call (vLLM V0 --num-scheduler-steps, multi-step scheduling)",
 }
 
 

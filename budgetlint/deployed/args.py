@@ -188,6 +188,7 @@ VLLM_FLAGS: dict[str, Flag] = {
     "--config": Flag("config", _str),
     "--enforce-eager": _switch("cuda_graphs", False),
     "--no-enforce-eager": _switch("cuda_graphs", True),
+    "--num-scheduler-steps": Flag("scheduler_steps", _int),
 }
 
 SGLANG_FLAGS: dict[str, Flag] = {
@@ -403,7 +404,7 @@ def normalise(dep: Deployed, problems: list[ConfigProblem]) -> None:
             if isinstance(k, int) and not isinstance(k, bool):
                 dep.set("num_speculative_tokens", Setting(k, c.file, c.line, c.column, c.text))
     for key in ("tensor_parallel", "pipeline_parallel", "data_parallel", "replicas", "max_num_seqs",
-                "max_num_batched_tokens", "num_speculative_tokens", "block_size"):
+                "max_num_batched_tokens", "num_speculative_tokens", "block_size", "scheduler_steps"):
         v = s.get(key)
         if v is not None and (not isinstance(v.value, int) or isinstance(v.value, bool) or v.value < 1):
             problems.append(ConfigProblem(v.file, v.line, v.column, f"{v.text or key}: expected a whole number >= 1, "

@@ -354,7 +354,7 @@ _VLLM_CONFIG_KEYS = {"model", "tensor_parallel_size", "pipeline_parallel_size", 
                      "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "kv_cache_dtype",
                      "enable_prefix_caching", "enable_chunked_prefill", "quantization", "dtype",
                      "served_model_name", "max_model_len", "speculative_config", "enable_expert_parallel",
-                     "block_size", "trust_remote_code"}
+                     "block_size", "trust_remote_code", "num_scheduler_steps"}
 
 
 def detect_vllm_config(doc: Document) -> bool:
