@@ -76,38 +76,40 @@ MLPERF_NO_CUDA_GRAPHS = {
 #: MLPerf TensorRT-LLM runs: the scheduler limits their engine config sets (system -> scenario ->
 #: (max_num_seqs, max_num_batched_tokens)): ``model_fields.gpu_batch_size`` and
 #: ``llm_fields.trtllm_runtime_flags`` ``max_num_tokens`` (chunked context on) in the config file
-#: MLPERF_NO_CUDA_GRAPHS names for the system; the other runs keep vLLM's defaults (below). v4.1 H200 x 8
+#: MLPERF_NO_CUDA_GRAPHS names for the system; the runs in neither table keep vLLM's defaults (below). v4.1 H200 x 8
 #: (class ``H200_SXM_141GBx8``, V41 closed/NVIDIA/configs/llama2-70b/Server/__init__.py): ``gpu_batch_size``
 #: 896 from ``H200_SXM_141GBx1`` (:158), ``max_num_tokens = 4096`` from the parent config
 #: (configs/llama2-70b/__init__.py:34; TensorRT-LLM 0.10's GptManager without chunked context, llm_core.cc:77).
 #: v4.0 2 x H100 (``H100_SXM_80GB_TP2x1``, V40 configs/llama2-70b/Server/__init__.py): ``gpu_batch_size =
 #: 1024``, the default below; its parent config (the token limit) is not in the stored copy: vLLM's 8,192
-#: the AMD-harness (vLLM) runs' own limits, from the configs MLPERF_NO_CUDA_GRAPHS names (V51 mirror @ a634ab77,
-#: closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/): server_mi300x.yaml :30 ``max_num_seqs: 650``,
-#: :29 ``max_num_batched_tokens: 40960``; interactive_mi300x.yaml :24 ``600``, :23 ``40960``; server_mi325x.yaml
-#: :42 ``1024``, :41 ``40960``; ASUSTeK's closed/ASUSTeK/code_AMD/llama2-70b-99.9/.../interactive_mi325x.yaml :44
-#: ``3840``, :43 ``43008``. Stated as read (vLLM's 1,024 / 8,192 until acc42): neither binds at the simulated
-#: batches (every percentile the same to the digit), but the MI300X runs' saturation, 650 / 600 slots sharing
-#: each iteration's fixed part, falls to 0.95 x their Offline throughput (which ran 1,792), so the Server run
-#: (utilisation 0.952) is in the capacity band: not shown
-MLPERF_VLLM_SCHEDULER = {
-    "8xMI300X_2xEPYC_9575F": {"Server": (650, 40960), "Interactive": (600, 40960)},
-    "8xMI325X_2xEPYC_9575F_1": {"Server": (1024, 40960)},
-    "MI325Xx8": {"Interactive": (3840, 43008)},
-}
-#: Cisco's 16 x H100 (two nodes of 8, TP 2 a replica by the README's rule): the configs name no class for 16
-#: devices; every H100 SXM TP 2 class in closed/Cisco/configs/llama2-70b/Server/__init__.py sets or inherits
-#: ``gpu_batch_size = {'llama2-70b': 2048}`` (H100_SXM_80GB_TP2x1 :132; TP2x2 :150, TP2x4 :156 subclass it), and
-#: the parent configs/llama2-70b/__init__.py sets ``max_num_tokens: 2048`` (trtllm_runtime_flags :52) with
-#: chunked context (:57); its PP 2 classes (1,024) would not hold the run's own batch, 1,100 a replica by
-#: Little's law (step_at_real_batch.py). 1,024 / 8,192 (vLLM's) until acc43
 MLPERF_TRTLLM_SCHEDULER = {
     "H200x8_TRT": {"Server": (896, 4096)},
+    # Cisco's 16 x H100 (two nodes of 8, TP 2 a replica by the README's rule): the configs name no class for 16
+    # devices; every H100 SXM TP 2 class in closed/Cisco/configs/llama2-70b/Server/__init__.py sets or inherits
+    # gpu_batch_size {'llama2-70b': 2048} (H100_SXM_80GB_TP2x1 :132; TP2x2 :150, TP2x4 :156 subclass it), and the
+    # parent configs/llama2-70b/__init__.py sets max_num_tokens 2048 (trtllm_runtime_flags :52) with chunked
+    # context (:57); its PP 2 classes (1,024) would not hold the run's own batch, 1,100 a replica by Little's law
+    # (step_at_real_batch.py). 1,024 / 8,192 (vLLM's) until acc43
     "HGX-H100_H100-SXM-80GBx16_TRT": {"Server": (2048, 2048)},
     "XE9680_H200_SXM_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (512, 256)},
     "XE7745_H200_NVL_141GBx8_TRT": {"Server": (2048, 1536), "Interactive": (256, 256)},
     "B200-SXM-180GBx8_TRT": {"Server": (2048, 3584), "Interactive": (768, 768)},
 }
+#: The AMD-harness (vLLM) runs' own limits, the same shape, from the configs MLPERF_NO_CUDA_GRAPHS names (V51
+#: mirror @ a634ab77, closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/): server_mi300x.yaml :30
+#: ``max_num_seqs: 650``, :29 ``max_num_batched_tokens: 40960``; interactive_mi300x.yaml :24 ``600``, :23
+#: ``40960``; server_mi325x.yaml :42 ``1024``, :41 ``40960``; ASUSTeK's closed/ASUSTeK/code_AMD/llama2-70b-99.9/
+#: .../interactive_mi325x.yaml :44 ``3840``, :43 ``43008``. Stated as read (vLLM's 1,024 / 8,192 until acc42):
+#: neither binds at the simulated batches (every percentile the same to the digit), but the MI300X runs'
+#: saturation, 650 / 600 slots sharing each iteration's fixed part, falls to 0.95 x their Offline throughput
+#: (which ran 1,792), so the Server run (utilisation 0.952) is in the capacity band: not shown
+MLPERF_VLLM_SCHEDULER = {
+    "8xMI300X_2xEPYC_9575F": {"Server": (650, 40960), "Interactive": (600, 40960)},
+    "8xMI325X_2xEPYC_9575F_1": {"Server": (1024, 40960)},
+    "MI325Xx8": {"Interactive": (3840, 43008)},
+}
+#: both tables, by system (no system is in both)
+MLPERF_SCHEDULER = {**MLPERF_TRTLLM_SCHEDULER, **MLPERF_VLLM_SCHEDULER}
 #: MLPerf: the engine, from the system name's ``_TRT`` suffix (NVIDIA's harness convention: the
 #: submission runs TensorRT-LLM, closed/<submitter>/code/harness and configs/<system>/<scenario>/
 #: llama2-70b.py with ``trtllm_build_flags``), stated as ``deployment.engine: trtllm``. With
@@ -208,7 +210,7 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
                        "max_num_seqs": 1024, "max_num_batched_tokens": 8192},
     }
     scenario = "Server" if "_Server_" in system else "Interactive"
-    limits = {**MLPERF_TRTLLM_SCHEDULER, **MLPERF_VLLM_SCHEDULER}.get(eager or "", {}).get(scenario)
+    limits = MLPERF_SCHEDULER.get(eager or "", {}).get(scenario)
     if limits is not None:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:

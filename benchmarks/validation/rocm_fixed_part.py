@@ -1,5 +1,5 @@
 """The fixed part of a vLLM iteration on ROCm (AMD Instinct) without graphs, fitted on MLPerf v5.1
-Interactive runs held out of the validation set (issue 25, acc41).
+Server and Interactive runs held out of the validation set (issue 25, acc41).
 
 Until acc41 budgetlint charged a vLLM engine on an MI300X / MI325X the CUDA figure: 2.1 ms plus
 27.5 us a layer of launches (SGLang's Llama-3-8B on an H100 with and without CUDA graphs), 4.3 ms
@@ -8,8 +8,8 @@ had (step_at_real_batch.py), budgetlint's step was 0.58-0.63 of the measured one
 runs' small batches, where the fixed part rules, and the MI300X Server run held a quarter of the real
 decoding batch (a batch near saturation grows with the fixed part: ``B = lambda O a / (1 - rho)``).
 
-The rule, for each held-out Interactive run (heldout_rocm/README.md: the runs, their sources and
-engine configs), one replica a device (TP 1, the configs' ``tensor_parallel_size: 1``):
+The rule, for each held-out run (heldout_rocm/README.md: the runs, their sources and engine configs;
+the Server and Interactive runs of the five systems running AMD's vLLM harness), one replica a device (TP 1, the configs' ``tensor_parallel_size: 1``):
 
 * ``t``: the run's p50 time to output token; a decoding request gains one token an iteration, so
   the engine runs ``n = 1 / t`` decode iterations a second, each with ``B = lambda O t`` decodes
@@ -26,7 +26,7 @@ engine configs), one replica a device (TP 1, the configs' ``tensor_parallel_size
   prompt, 222.33 tokens, already outlasts the weights read: ``L x 222.33 > W``); under chunked prefill
   (vLLM V1) the prompt tokens ``U = lambda x 222.33 x t`` share the decode iteration's linear layers
   instead: ``max(W, L (B + U))``;
-* the engine is never idle (a batch of ``B`` >= 20 decodes is always running), so a second is spent
+* the engine is never idle (a batch of ``B`` >= 34 decodes is always running), so a second is spent
   in full: ``1 = n (a + max(W, L B) + KV) + lambda 222.33 L + n_p a`` (V0), solved for ``a``.
 
 ``c`` itself depends on ``a``: each CDNA3 Offline row of docs/calibration.md (m11-m17) is the compute
@@ -51,6 +51,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from run import SHARED  # noqa: E402  (this folder's run.py: the shared benchmark fixtures)
 from trtllm_fixed_part import summary  # noqa: E402  (a LoadGen summary's "key : number" lines)
 
 DOC = HERE.parents[1] / "docs" / "calibration.md"
@@ -65,8 +66,8 @@ _SIGMA = _Z - math.sqrt(_Z * _Z - 2 * math.log(2.5))
 CV2 = math.exp(_SIGMA * _SIGMA) - 1  # the budgets' lognormal replies, p95 2.5 x the mean: 0.6567
 #: the catalog's fp8 peak (dense) and bandwidth of each chip
 CHIPS = {"mi300x": (2614.9e12, 5.3e12), "mi325x": (2614.9e12, 6.0e12)}
-#: held-out Interactive runs: file stem -> (chip, devices, chunked prefill, scheduler steps), from each
-#: system's engine config (heldout_rocm/README.md)
+#: held-out runs: path -> (chip, devices, chunked prefill, scheduler steps), from each system's engine
+#: config (heldout_rocm/README.md)
 _V0_SERVER = (False, 9)  # server_mi300x.yaml :21 / :31, server_mi325x.yaml :33 / :43 (Vultr's :31 / :41)
 HELD_OUT: dict[str, tuple[str, int, bool, int]] = {
     "heldout_rocm/v5.1_Dell_XE9680_MI300X_192GBx8_llama2-70b-99_Server_mlperf_log_summary.txt": ("mi300x", 8, *_V0_SERVER),
@@ -81,9 +82,10 @@ for _system in ("GigaComputing_8xMI325X_2xEPYC_9575F", "MiTAC_8xMI325X_2xEPYC_97
 #: the validation set's own AMD Interactive runs (printed for comparison; not in the median)
 VALIDATION = {
     "measured/v5.1_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive_mlperf_log_summary.txt": ("mi300x", 8, False, 8),
-    "../../../shared/fixtures/bench/mlperf/v5.1_ASUSTeK_MI325Xx8_llama2-70b-99.9_Interactive_mlperf_log_summary.txt":
+    str(SHARED / "mlperf" / "v5.1_ASUSTeK_MI325Xx8_llama2-70b-99.9_Interactive_mlperf_log_summary.txt"):
         ("mi325x", 8, True, 1),
 }
+
 
 def reading(path: Path) -> dict[str, float]:
     """The four figures of a LoadGen summary (a VALID run)."""
@@ -123,7 +125,7 @@ def compute_defaults(a: float) -> dict[str, float]:
 
 
 def fixed_part(path: Path, chip: str, devices: int, chunked: bool, steps: int, compute: float) -> tuple[float, float]:
-    """(the fixed part ``a`` the rule solves for, the decoding batch ``B``) of one Interactive run."""
+    """(the fixed part ``a`` the rule solves for, the decoding batch ``B``) of one run."""
     s = reading(path)
     t = s["step"] * 1e-9
     rate = s["scheduled"] / devices
@@ -155,9 +157,6 @@ def fit(runs: dict[str, tuple[str, int, bool, int]], start: float = 4.3e-3) -> t
 
 
 def main() -> int:
-    if not HELD_OUT:
-        print("no held-out runs listed")
-        return 1
     a, c, per = fit(HELD_OUT)
     print("| run | chip | chunked prefill | scheduler steps | decoding batch | fixed part a ms |")
     print("|---|---|---|---|---|---|")

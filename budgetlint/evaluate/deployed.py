@@ -276,8 +276,10 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
                       f"set deployment.replicas to {total}, or deploy {dep.replicas}")
         elif total > 1:
             use("replicas", total, src, words)
-    # scheduler limits
-    for key, words in (("max_num_seqs", "max-num-seqs"), ("max_num_batched_tokens", "max-num-batched-tokens")):
+    # scheduler limits, and multi-step scheduling (vLLM V0 --num-scheduler-steps; docs/load.md "Multi-step scheduling")
+    for key, words, what in (("max_num_seqs", "max-num-seqs", "scheduler limits"),
+                             ("max_num_batched_tokens", "max-num-batched-tokens", "scheduler limits"),
+                             ("scheduler_steps", "num-scheduler-steps", "multi-step scheduling")):
         s = cfg.settings.get(key)
         if s is None:
             continue
@@ -286,17 +288,7 @@ def _compare(b: Budget, cfg: Deployed, out: DeployedEvaluation, *, fill: bool, c
                 clash(key, f"{key}: {getattr(dep, key)}", _loc(b, "deployment", key), s, f"{words} {s.value}",
                       f"set deployment.{key} to {s.value}, or deploy {getattr(dep, key)}")
         else:
-            use(key, s.value, s, "scheduler limits")
-    # multi-step scheduling (vLLM V0 --num-scheduler-steps; docs/load.md "Multi-step scheduling")
-    s = cfg.settings.get("scheduler_steps")
-    if s is not None:
-        if _declared(b, "deployment", "scheduler_steps"):
-            if dep.scheduler_steps != s.value:
-                clash("scheduler_steps", f"scheduler_steps: {dep.scheduler_steps}", _loc(b, "deployment", "scheduler_steps"),
-                      s, f"num-scheduler-steps {s.value}",
-                      f"set deployment.scheduler_steps to {s.value}, or deploy {dep.scheduler_steps}")
-        else:
-            use("scheduler_steps", s.value, s, f"{s.value} decode iterations a scheduler call")
+            use(key, s.value, s, what)
     # CUDA graphs (docs/calibration.md "Without CUDA graphs"): the engine's flag, when written
     s = cfg.settings.get("cuda_graphs")
     if s is not None and isinstance(s.value, bool):

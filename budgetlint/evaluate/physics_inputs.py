@@ -387,9 +387,10 @@ def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:
     if getattr(dep, "cuda_graphs", None) is False:
         layers = getattr(getattr(dep, "model", None), "layers", None) or 0
         engine = getattr(dep, "engine", None)
+        vendor = getattr(getattr(dep, "hardware", None), "vendor", None) or ""
         if engine == "trtllm":
             per_layer = TRTLLM_EAGER_PER_LAYER_S
-        elif engine in (None, "vllm") and str(getattr(getattr(dep, "hardware", None), "vendor", None)).upper() == "AMD":
+        elif engine in (None, "vllm") and vendor.upper() == "AMD":
             per_layer = ROCM_VLLM_EAGER_PER_LAYER_S
         else:
             per_layer = EAGER_LAUNCH_PER_LAYER_S

@@ -101,7 +101,7 @@ TRTLLM_EAGER_PER_LAYER_S = (TRTLLM_EAGER_ITERATION_80_LAYERS_S - ITERATION_OVERH
 
 #: The whole fixed part of a vLLM iteration on ROCm (AMD Instinct) without graphs (``deployment.cuda_graphs:
 #: false`` on a catalog accelerator whose vendor is AMD, ``engine`` vLLM or unstated) for Llama-2-70B's 80
-#: layers: 16.62 ms, the median over the MLPerf v5.1 Interactive runs held out of the validation set
+#: layers: 16.62 ms, the median over ten MLPerf v5.1 Server and Interactive runs held out of the validation set
 #: (benchmarks/validation/rocm_fixed_part.py, heldout_rocm/README.md; docs/calibration.md "vLLM on ROCm
 #: without graphs"): each run's second spent in full, ``1 = n (a + max(W, L B) + KV) + prompts``, solved
 #: for ``a`` at its Little's-law batch, with the compute defaults fitted beside it. The CUDA figure
@@ -204,8 +204,9 @@ COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
 #: the accelerators whose own rows set their default rather than their generation's (the rows above
 #: with a ``device``): the rows of one generation differ by device, consistently and beyond the rows'
 #: spread, and each device's rows come from at least three submitters. CDNA3 fp8: MI300X 0.342-0.360
-#: (3 submitters), MI325X 0.445-0.457 (4; before acc41's ROCm fixed part 0.337-0.344 and 0.420-0.432), one die and one peak in the catalog (a 750 W against a
-#: 1,000 W board: the MI325X may hold higher clocks under load; an explanation, not measured). One CDNA3
+#: (3 submitters), MI325X 0.445-0.457 (4; before acc41's ROCm fixed part 0.337-0.344 and 0.420-0.432), one
+#: die and one peak in the catalog (a 750 W against a 1,000 W board: the MI325X may hold higher clocks under
+#: load; an explanation, not measured). One CDNA3
 #: median (0.420) was 23 % above every MI300X row, and its Server run's saturation 1.21 x its own
 #: Offline throughput (issue 25).
 BY_DEVICE: frozenset[str] = frozenset(d.device for d in COMPUTE_BY_GENERATION.values() if d.device)

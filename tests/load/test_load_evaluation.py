@@ -269,29 +269,51 @@ def test_scheduler_steps_reach_the_simulation(tmp_path: Path) -> None:
     assert ev.budget.deployment.scheduler_steps == 1 and "multi-step" not in ev.load.scheduler_from
 
 
-@pytest.mark.parametrize("config_name, text", [
-    ("serve.sh", "#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps 8 --max-num-seqs 8\n"),
-    ("vllm.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\nnum-scheduler-steps: 8\nmax-num-seqs: 8\n"),
-    ("vllm-underscores.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\nnum_scheduler_steps: 8\nmax_num_seqs: 8\n")])
-def test_a_deployed_num_scheduler_steps_fills_scheduler_steps(config_name: str, text: str, tmp_path: Path) -> None:
-    """vLLM's ``--num-scheduler-steps 8`` on a launch line or in a ``--config`` YAML (either spelling) fills
-    ``deployment.scheduler_steps`` where the budget leaves it out, with its file and line: the simulated
-    scheduler says multi-step scheduling (until this, the flag was not read and the simulation took 1)."""
-    from budgetlint.options import Options
-    from budgetlint.run.check import evaluate_run
-
+def _steps_repo(tmp_path: Path, config_name: str, config_text: str, deployment: str, workload: str = "") -> Path:
+    """A teams file, one deployed configuration and a budget on Llama-3.1-8B linking it (issue 25)."""
     tmp_path.joinpath("teams.yaml").write_text(TEAMS)
-    tmp_path.joinpath(config_name).write_text(text)
+    tmp_path.joinpath(config_name).write_text(config_text)
     tmp_path.joinpath("b.yaml").write_text(textwrap.dedent(f"""\
         version: 1
         kind: budgets
         budgets:
           - name: steps
             owner: "@acme/serving"
-            workload: {{prompt_tokens: 200, output_tokens: 30, arrival_rate: 2 request/s}}
+            workload: {{prompt_tokens: 200, output_tokens: 30{workload}}}
             promise: {{ttft: 1 s}}
-            deployment: {{model: llama-3.1-8b, hardware: h100-sxm, max_num_batched_tokens: 512, config: [{config_name}]}}
+            deployment: {{model: llama-3.1-8b, hardware: h100-sxm{deployment}, config: [{config_name}]}}
         """))
+    return tmp_path / "b.yaml"
+
+
+K8S_ARGS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llama}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.6.6
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--num-scheduler-steps", "8", "--max-num-seqs", "8"]
+"""
+
+
+@pytest.mark.parametrize("config_name, text", [
+    ("serve.sh", "#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps 8 --max-num-seqs 8\n"),
+    ("vllm.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\nnum-scheduler-steps: 8\nmax-num-seqs: 8\n"),
+    ("vllm-underscores.yaml", "model: meta-llama/Llama-3.1-8B-Instruct\nnum_scheduler_steps: 8\nmax_num_seqs: 8\n"),
+    ("deploy.yaml", K8S_ARGS)])
+def test_a_deployed_num_scheduler_steps_fills_scheduler_steps(config_name: str, text: str, tmp_path: Path) -> None:
+    """vLLM's ``--num-scheduler-steps 8`` on a launch line, in a ``--config`` YAML (either spelling) or in a
+    Kubernetes container's args fills ``deployment.scheduler_steps`` where the budget leaves it out, with its
+    file and line: the simulated scheduler says multi-step scheduling (until this, the flag was not read and
+    the simulation took 1)."""
+    from budgetlint.options import Options
+    from budgetlint.run.check import evaluate_run
+
+    _steps_repo(tmp_path, config_name, text, ", max_num_batched_tokens: 512", ", arrival_rate: 2 request/s")
     (ev,) = evaluate_run([str(tmp_path)], Options(use_codeowners=False), keep=True).evaluations
     assert ev.budget.deployment.scheduler_steps == 8
     assert "multi-step scheduling (8 decode iterations a scheduler call)" in ev.load.scheduler_from
@@ -301,41 +323,21 @@ def test_a_deployed_num_scheduler_steps_fills_scheduler_steps(config_name: str, 
 def test_a_budgets_scheduler_steps_against_the_launch_line_is_bl701(tmp_path: Path) -> None:
     from cli_runner import cli_process
 
-    tmp_path.joinpath("teams.yaml").write_text(TEAMS)
-    tmp_path.joinpath("serve.sh").write_text("#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps 8\n")
-    tmp_path.joinpath("b.yaml").write_text(textwrap.dedent("""\
-        version: 1
-        kind: budgets
-        budgets:
-          - name: steps
-            owner: "@acme/serving"
-            workload: {prompt_tokens: 200, output_tokens: 30}
-            promise: {ttft: 1 s}
-            deployment: {model: llama-3.1-8b, hardware: h100-sxm, scheduler_steps: 4, config: [serve.sh]}
-        """))
-    proc = cli_process("check", str(tmp_path / "b.yaml"), "--format", "json", cwd=tmp_path)
+    b = _steps_repo(tmp_path, "serve.sh", "#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps 8\n",
+                    ", scheduler_steps: 4")
+    proc = cli_process("check", str(b), "--format", "json", cwd=tmp_path)
     (f,) = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "BL701"]
     assert "scheduler_steps: 4" in f["message"] and "num-scheduler-steps 8" in f["message"], f["message"]
     assert f["fix"] == "set deployment.scheduler_steps to 8, or deploy 4"
 
 
-@pytest.mark.parametrize("value", ["0", "-3", "two"])
+@pytest.mark.parametrize("value", ["0", "-3", "two", "nan", "1e999"])
 def test_a_bad_num_scheduler_steps_is_a_problem_with_its_place(value: str, tmp_path: Path) -> None:
     from cli_runner import cli_process
 
-    tmp_path.joinpath("teams.yaml").write_text(TEAMS)
-    tmp_path.joinpath("serve.sh").write_text(f"#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps {value}\n")
-    tmp_path.joinpath("b.yaml").write_text(textwrap.dedent("""\
-        version: 1
-        kind: budgets
-        budgets:
-          - name: steps
-            owner: "@acme/serving"
-            workload: {prompt_tokens: 200, output_tokens: 30}
-            promise: {ttft: 1 s}
-            deployment: {model: llama-3.1-8b, hardware: h100-sxm, config: [serve.sh]}
-        """))
-    proc = cli_process("check", str(tmp_path / "b.yaml"), cwd=tmp_path)
+    b = _steps_repo(tmp_path, "serve.sh",
+                    f"#!/bin/sh\nvllm serve meta-llama/Llama-3.1-8B-Instruct --num-scheduler-steps {value}\n", "")
+    proc = cli_process("check", str(b), cwd=tmp_path)
     out = proc.stdout + proc.stderr
     assert "Traceback" not in out and "serve.sh:2:" in out and "--num-scheduler-steps" in out, out
     assert proc.returncode != 0, out
