@@ -23,6 +23,7 @@ TABLES = frozenset({
     ("budgetlint.physics.precision", "_KEY"), ("budgetlint.physics.precision", "FALLBACK"),
     ("budgetlint.physics.default_efficiency", "DEFAULTS"), ("budgetlint.physics.default_efficiency", "GENERATION"),
     ("budgetlint.physics.default_efficiency", "COMPUTE_BY_GENERATION"),
+    ("budgetlint.physics.default_efficiency", "CURRENT_RELEASE_FROM"),
     ("budgetlint.stats.order_stats", "KNOWN_NEEDED_N"),
 })
 #: modules whose every functools.lru_cache is cleared too

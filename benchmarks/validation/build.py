@@ -108,6 +108,22 @@ MLPERF_VLLM_SCHEDULER = {
     "8xMI325X_2xEPYC_9575F_1": {"Server": (1024, 40960)},
     "MI325Xx8": {"Interactive": (3840, 43008)},
 }
+#: MLPerf TensorRT-LLM runs: the TensorRT-LLM build each submission's code pins (closed/<submitter>/Makefile.build),
+#: stated as ``deployment.engine_version``: a release older than the current compute rows' takes its own round's
+#: Offline rows (budgetlint/physics/default_efficiency.py COMPUTE_BY_RELEASE; issue 25, acc44). V40 :96-97
+#: ``# 2/21/2024 Github main`` ``TRTLLM_PUBLIC_HASH = eb8f26c7...`` (a 0.9.0.dev build: heldout_v40/README.md);
+#: V41 :95 ``USE_RELEASE_TRTLLM ?= 1``, :103-104 ``# 7/16/2024 Github main`` ``TRTLLM_PUBLIC_HASH = 2d234357...``,
+#: whose tensorrt_llm/version.py says ``0.12.0.dev2024071600``; V51 NVIDIA :109-110 and Dell :109-110 ``# 7/24/25
+#: 1.0-mlpinf side branch``; Cisco :114-115 ``TRTLLM_HASH ?= b6cca6db...`` ``# 2/18/2025 GitHub release main`` (the
+#: public nightly of that day is 0.18.0.dev2025021800). Until acc44 no run stated one (every run took the v5.1 rows)
+MLPERF_TRTLLM_RELEASE = {
+    "DGX-H100x2_TRT": "0.9.0.dev",
+    "H200x8_TRT": "0.12.0.dev2024071600",
+    "HGX-H100_H100-SXM-80GBx16_TRT": "0.18.0.dev",
+    "XE9680_H200_SXM_141GBx8_TRT": "1.0",
+    "XE7745_H200_NVL_141GBx8_TRT": "1.0",
+    "B200-SXM-180GBx8_TRT": "1.0",
+}
 #: both tables, by system (no system is in both)
 MLPERF_SCHEDULER = {**MLPERF_TRTLLM_SCHEDULER, **MLPERF_VLLM_SCHEDULER}
 #: MLPerf: the engine, from the system name's ``_TRT`` suffix (NVIDIA's harness convention: the
@@ -215,6 +231,8 @@ def mlperf_budget(name: str, rel: str, source: str, precision: str) -> dict:
         out["deployment"]["max_num_seqs"], out["deployment"]["max_num_batched_tokens"] = limits
     if f"{MLPERF_TRTLLM_SUFFIX}_" in system:
         out["deployment"]["engine"] = "trtllm"
+        if eager in MLPERF_TRTLLM_RELEASE:
+            out["deployment"]["engine_version"] = MLPERF_TRTLLM_RELEASE[eager]
         if eager is not None and eager not in MLPERF_BALANCER_NOT_READ and scenario in MLPERF_HARNESS_BALANCER:
             out["deployment"]["load_balancer"] = MLPERF_HARNESS_BALANCER[scenario]
     if eager is not None:

@@ -317,7 +317,8 @@ def is_moe(m: ModelDef) -> bool:
 
 def _measured_compute(dep: Any) -> Any:
     """The compute fraction measured for the deployment's generation and compute precision
-    (physics.default_efficiency.COMPUTE_BY_GENERATION), or None."""
+    (physics.default_efficiency.COMPUTE_BY_GENERATION; COMPUTE_BY_RELEASE for an older engine release
+    fitted on its own rows), or None."""
     from budgetlint.physics.default_efficiency import compute_default
 
     if dep.hardware is None:
@@ -327,7 +328,12 @@ def _measured_compute(dep: Any) -> Any:
                                          or default_compute_precision(dep.weight_precision or "bf16", dep.hardware))
     except ValueError:
         return None
-    return compute_default(dep.hardware.name, key)
+    # the engine release selects older rows where its own were fitted (TensorRT-LLM before the current
+    # rows' builds: default_efficiency.COMPUTE_BY_RELEASE); unstated or not a version: the current rows
+    from budgetlint.deployed.defaults import version_key
+
+    return compute_default(dep.hardware.name, key, getattr(dep, "engine", None),
+                           version_key(getattr(dep, "engine_version", None)))
 
 
 def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:

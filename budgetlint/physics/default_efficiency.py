@@ -14,7 +14,9 @@ devices).
 * ``compute`` was not measured by these runs (they are decode, bandwidth
   bound): it stays at 50 % of peak for every class, except where the deployment's
   generation and compute precision have measured throughput rows
-  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8 on MI300X and on MI325X).
+  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8 on MI300X and on MI325X);
+  a TensorRT-LLM release older than those rows' builds takes its own MLPerf round's rows
+  (:data:`COMPUTE_BY_RELEASE`: 0.9.0.dev from v4.0, 0.12.0.dev from v4.1, Hopper fp8).
 * A class whose counted runs come from fewer than :data:`MIN_SOURCES` sources
   does not get its own median (no single source sets a default): it borrows
   its family's one-device figures (``borrowed_from``), collective overhead
@@ -174,12 +176,18 @@ class ComputeDefault:
     sources: int  # submitters (distinct sources) among the rows
     #: the accelerator (catalog name) whose rows alone set it (:data:`BY_DEVICE`); None: the generation's
     device: Optional[str] = None
+    #: the MLPerf round of the rows, and the engine release they ran where a release selects the figure
+    #: (:data:`COMPUTE_BY_RELEASE`; None: the current rows, whatever the release)
+    round: str = "v5.1"
+    release: Optional[str] = None
 
     def basis(self) -> str:
         gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
         if self.device:
             gen += f" ({self.device.upper()})"
-        return f"{gen} {self.precision}: median of {self.runs} MLPerf v5.1 Offline runs, {self.sources} submitters"
+        under = f" under {self.release}" if self.release else ""
+        return (f"{gen} {self.precision}{under}: median of {self.runs} MLPerf {self.round} Offline runs, "
+                f"{self.sources} submitters")
 
 
 #: (generation, or for :data:`BY_DEVICE` the accelerator; compute precision) -> the compute fraction
@@ -212,8 +220,82 @@ COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
 BY_DEVICE: frozenset[str] = frozenset(d.device for d in COMPUTE_BY_GENERATION.values() if d.device)
 
 
-def compute_default(hardware: str, precision_key: str) -> Optional[ComputeDefault]:
+@dataclass(frozen=True)
+class ReleaseFit:
+    """The compute fractions an older engine release reached, fitted as :data:`COMPUTE_BY_GENERATION`
+    (the same rule, the same fixed part) on the MLPerf Offline rows of a round that ran it."""
+
+    engine: str  # the budget's ``deployment.engine`` value
+    version: tuple[int, ...]  # the release's version (what ``engine_version`` parses to, major.minor.patch)
+    label: str  # "TensorRT-LLM 0.9.0.dev (main of 2024-02-21)"
+    #: (generation or, for :data:`BY_DEVICE`-like splits, the accelerator; precision) -> the fraction
+    table: dict[tuple[str, str], ComputeDefault]
+
+
+#: TensorRT-LLM releases older than the current rows' (docs/calibration.md "Compute defaults of older
+#: TensorRT-LLM releases"; issue 25, acc44): the MLPerf v4.0 and v4.1 Llama-2-70B Offline rows of 8-device
+#: Hopper systems (benchmarks/validation/heldout_v40/, heldout_v41/: verbatim LoadGen summaries, each
+#: system's config). Each round's NVIDIA code pins one TensorRT-LLM build (closed/NVIDIA/Makefile.build):
+#: v4.0 main of 2024-02-21 (eb8f26c7, a 0.9.0.dev build: the public nightlies of that month are
+#: 0.9.0.dev2024020600 and 0.9.0.dev2024022000), v4.1 main of 2024-07-16 (2d234357,
+#: tensorrt_llm/version.py ``0.12.0.dev2024071600``). The same per-GPU recipe in both rounds (H100 896
+#: sequences TP 2, H200 806 sequences TP 1, fp8, no CUDA graphs) ran 11-13 % faster in v4.1 and 24-43 %
+#: faster in v5.1: the release is in the figure. In both rounds the H100 rows (TP 2) sit below the H200 rows
+#: (TP 1) beyond their spread (v4.1 0.472-0.485 against 0.568-0.586, 7 and 4 submitters): each device with
+#: rows from at least three submitters has its own median; the v5.1 H100 TP 2 rows (Cisco) show no such gap
+#: (0.666 against the H200 rows' 0.640-0.656), so it is the release's, not the chip's; an explanation, not
+#: measured. A device without its own rows takes its generation's median of that release.
+COMPUTE_BY_RELEASE: tuple[ReleaseFit, ...] = (
+    ReleaseFit("trtllm", (0, 9, 0), "TensorRT-LLM 0.9.0.dev (main of 2024-02-21)", {
+        ("h100-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.417, 7, 7, device="h100-sxm", round="v4.0",
+                                            release="TensorRT-LLM 0.9.0.dev"),
+        ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.418, 8, 7, round="v4.0",
+                                          release="TensorRT-LLM 0.9.0.dev"),
+    }),
+    ReleaseFit("trtllm", (0, 12, 0), "TensorRT-LLM 0.12.0.dev (main of 2024-07-16)", {
+        ("h100-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.477, 10, 7, device="h100-sxm", round="v4.1",
+                                            release="TensorRT-LLM 0.12.0.dev"),
+        ("h200-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.582, 5, 4, device="h200-sxm", round="v4.1",
+                                            release="TensorRT-LLM 0.12.0.dev"),
+        ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.482, 15, 9, round="v4.1",
+                                          release="TensorRT-LLM 0.12.0.dev"),
+    }),
+)
+#: engine -> the oldest release among :data:`COMPUTE_BY_GENERATION`'s rows: at or after it a declared
+#: release takes those (current) defaults. TensorRT-LLM: Cisco's v5.1 runs pin main of 2025-02-18
+#: (b6cca6db, closed/Cisco/Makefile.build:114-115; the nightly of that day is 0.18.0.dev2025021800), the
+#: other submitters the 1.0 MLPerf branch of July 2025 (closed/<submitter>/Makefile.build)
+CURRENT_RELEASE_FROM: dict[str, tuple[int, ...]] = {"trtllm": (0, 18, 0)}
+
+
+def release_fit(engine: Optional[str], version: Optional[tuple[int, ...]]) -> Optional[ReleaseFit]:
+    """The older release whose rows speak for ``engine`` at ``version``: the newest fitted release at
+    or before it (a version older than the oldest fitted takes the oldest); None where the version is
+    not older than the current rows' (:data:`CURRENT_RELEASE_FROM`), or none is given or fitted."""
+    if engine is None or not version or engine not in CURRENT_RELEASE_FROM:
+        return None
+    if tuple(version) >= CURRENT_RELEASE_FROM[engine]:
+        return None
+    fits = sorted((f for f in COMPUTE_BY_RELEASE if f.engine == engine), key=lambda f: f.version)
+    if not fits:
+        return None
+    before = [f for f in fits if f.version <= tuple(version)]
+    return before[-1] if before else fits[0]
+
+
+def compute_default(hardware: str, precision_key: str, engine: Optional[str] = None,
+                    version: Optional[tuple[int, ...]] = None) -> Optional[ComputeDefault]:
     """The measured compute fraction for ``hardware`` (a catalog name) at ``precision_key``,
-    or None where no row set one (the class's 50 % applies)."""
+    or None where no row set one (the class's 50 % applies). ``engine`` and ``version`` (the
+    deployment's, the version as a tuple of integers): an engine release older than the current
+    rows' takes its release's rows (:func:`release_fit`) where they cover the hardware."""
+    fit = release_fit(engine, version)
+    if fit is not None:
+        found = fit.table.get((hardware, precision_key))
+        gen = GENERATION.get(hardware)
+        if found is None and gen is not None:
+            found = fit.table.get((gen, precision_key))
+        if found is not None:
+            return found
     key = hardware if hardware in BY_DEVICE else GENERATION.get(hardware)
     return COMPUTE_BY_GENERATION.get((key, precision_key)) if key else None

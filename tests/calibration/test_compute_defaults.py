@@ -232,3 +232,103 @@ budgets:
                            "--format", "json", "--quiet"], capture_output=True, text=True, cwd=tmp_path)
     mu = json.loads(proc.stdout)["budgets"][0]["load"]["saturation_request_per_s"]
     assert mu == pytest.approx(samples / 8, rel=0.015)
+
+
+# ---- older TensorRT-LLM releases (docs/calibration.md "Compute defaults of older TensorRT-LLM releases";
+# issue 25, acc44): MLPerf v4.0 / v4.1 Offline rows, the same rule with a tensor-parallel replica's terms
+
+#: the catalog's H100 SXM (80 GB, 3.35 TB/s, fp8 1,979 TFLOP/s) and H200 SXM, as the section quotes them
+OLD_HW = {"Hopper (H100 SXM), fp8": (1979e12, 3.35e12, 80e9, "h100-sxm"),
+          "Hopper (H200 SXM), fp8": (1979e12, 4.8e12, 141e9, "h200-sxm")}
+#: the class bandwidth fractions beside the fixed part: one device 0.860, tensor-parallel 0.634
+BANDWIDTH_BY_TP = {1: 0.860, 2: 0.634}
+#: 12 us a layer of all-reduce latency under TP (two all-reduces of ~6 us: github.com/NVIDIA/nccl/issues/1259)
+ALLREDUCE_PER_LAYER_S = 12e-6
+RELEASES = {"TensorRT-LLM 0.9.0.dev": (0, 9, 0), "TensorRT-LLM 0.12.0.dev": (0, 12, 0)}
+
+
+def _old_rows() -> list[list[str]]:
+    part = DOC.read_text().split("## Compute defaults of older TensorRT-LLM releases", 1)[1].split("\n## ", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in part.splitlines() if re.match(r"^\| r\d+ \|", line)]
+
+
+def _old_fractions(row: list[str]) -> tuple[int, float, float]:
+    _, release, run, device, shape, batch, measured, _, _, _ = row
+    devices, tp = (int(x) for x in re.findall(r"\d+", shape))
+    peak, bw, memory, _ = OLD_HW[device]
+    tok_s, samples_s = _nums(measured)[:2]
+    out = tok_s / samples_s
+    fixed = TRTLLM_EAGER_ITERATION_S + (80 * ALLREDUCE_PER_LAYER_S if tp > 1 else 0.0)
+    cache = tp * (memory - P / tp - RESERVE) * USABLE  # TensorRT-LLM: 0.9 of what the weights leave, per device
+    slots = min(int(batch.replace(",", "")), int(cache / KV_TOKEN // (PROMPT_MEAN + out)))
+    t = devices / tok_s  # TP x a replica's time per output token
+    context = PROMPT_MEAN + out * (1 + CV2) / 2
+    lower = tok_s * 2 * P * (PROMPT_MEAN + out) / out / (devices * peak)
+    per_op = 2 * P * (1 + PROMPT_MEAN / out) / peak / (t - KV_TOKEN * context / (bw * BANDWIDTH_BY_TP[tp])
+                                                       - tp * fixed / slots)
+    return slots, lower, per_op
+
+
+def test_there_are_older_release_rows() -> None:
+    rows = _old_rows()
+    assert len(rows) == 23 and all("(VALID)" in r[2] for r in rows)
+    assert {r[1] for r in rows} == set(RELEASES)
+
+
+@pytest.mark.parametrize("row", _old_rows(), ids=lambda r: r[0])
+def test_each_older_rows_fractions(row: list[str]) -> None:
+    slots, lower, per_op = _old_fractions(row)
+    assert slots == int(row[7])
+    assert lower == pytest.approx(float(row[8]), abs=0.0015)
+    assert per_op == pytest.approx(float(row[9]), abs=0.0015)
+
+
+def test_the_older_release_defaults_are_the_medians_of_at_least_three_submitters() -> None:
+    """Each release's device medians (a device with rows from >= 3 submitters) and its Hopper median
+    over every row are COMPUTE_BY_RELEASE's, and nothing else is there."""
+    from budgetlint.physics.default_efficiency import COMPUTE_BY_RELEASE
+
+    by: dict[tuple[tuple[int, ...], str], list[tuple[float, str]]] = {}
+    for row in _old_rows():
+        submitter = row[2].split()[3]  # "MLPerf Inference v4.0 NVIDIA ..."
+        version, frac = RELEASES[row[1]], _old_fractions(row)[2]
+        by.setdefault((version, OLD_HW[row[3]][3]), []).append((frac, submitter))
+        by.setdefault((version, "hopper"), []).append((frac, submitter))
+    expected = {k: v for k, v in by.items() if len({s for _, s in v}) >= 3}
+    assert ((0, 9, 0), "h200-sxm") not in expected  # v4.0's H200: NVIDIA alone
+    got = {(fit.version, key[0]): d for fit in COMPUTE_BY_RELEASE for key, d in fit.table.items()}
+    assert set(got) == set(expected)
+    for key, rows in expected.items():
+        d = got[key]
+        assert d.compute == pytest.approx(statistics.median(f for f, _ in rows), abs=0.0015), key
+        assert (d.runs, d.sources) == (len(rows), len({s for _, s in rows})), key
+    # the H100 rows (TP 2) below the H200 rows (TP 1) in each round, beyond their spread
+    for version in RELEASES.values():
+        h100 = [f for f, _ in by[(version, "h100-sxm")]]
+        h200 = [f for f, _ in by[(version, "h200-sxm")]]
+        assert max(h100) < min(h200)
+
+
+def test_the_release_selects_the_rows() -> None:
+    """The newest fitted release at or before the declared version; at or after the oldest build of the
+    current rows (0.18, Cisco's v5.1 main of 2025-02-18), unstated, or another engine: the current rows."""
+    from budgetlint.physics.default_efficiency import release_fit
+
+    current = COMPUTE_BY_GENERATION[("hopper", "fp8")]
+    assert compute_default("h100-sxm", "fp8", "trtllm", (0, 9, 0)).compute == 0.417
+    assert compute_default("h100-sxm", "fp8", "trtllm", (0, 11, 0)).compute == 0.417  # between: the earlier
+    assert compute_default("h100-sxm", "fp8", "trtllm", (0, 7, 1)).compute == 0.417  # older than all: the oldest
+    assert compute_default("h100-sxm", "fp8", "trtllm", (0, 12, 0)).compute == 0.477
+    assert compute_default("h200-sxm", "fp8", "trtllm", (0, 17, 0)).compute == 0.582
+    assert compute_default("h200-sxm", "fp8", "trtllm", (0, 9, 0)).compute == 0.418  # no own rows: the round's Hopper
+    assert compute_default("h100-nvl", "fp8", "trtllm", (0, 12, 0)).compute == 0.482
+    for engine, version in (("trtllm", (0, 18, 0)), ("trtllm", (1, 0)), ("trtllm", None), ("vllm", (0, 9, 0)),
+                            (None, (0, 9, 0))):
+        assert compute_default("h100-sxm", "fp8", engine, version) is current
+        assert engine != "trtllm" or version is None or release_fit(engine, version) is None
+    # a release with no rows for the generation (Blackwell did not exist for 0.12): the current rows
+    assert compute_default("b200", "fp4", "trtllm", (0, 12, 0)) is COMPUTE_BY_GENERATION[("blackwell", "fp4")]
+    assert compute_default("h100-sxm", "bf16", "trtllm", (0, 9, 0)) is None
+    assert compute_default("h100-sxm", "fp8", "trtllm", (0, 9, 0)).basis() == (
+        "Hopper (H100-SXM) fp8 under TensorRT-LLM 0.9.0.dev: median of 7 MLPerf v4.0 Offline runs, 7 submitters")

@@ -146,3 +146,23 @@ def test_ciscos_16_h100_states_its_tp2_classes_limits() -> None:
     dep = {b["name"]: b["deployment"] for b in build.runs()}["mlperf-v5.1-cisco-hgx-h100-h100-sxm-80gbx16-trt-server"]
     assert (dep["max_num_seqs"], dep["max_num_batched_tokens"], dep["devices"], dep["replicas"]) == (2048, 2048, 2, 8)
     assert 209.94 / 8 * 61101.32 / 208.63 * 0.1431 > 1024
+
+
+def test_the_2024_tensorrt_llm_runs_saturate_at_their_own_offline_throughput(tmp_path: Path, monkeypatch) -> None:
+    """NVIDIA's MLPerf v4.0 2 x H100 Server budget states its harness's TensorRT-LLM build (main of
+    2024-02-21, 0.9.0.dev: V40 closed/NVIDIA/Makefile.build:96-97) and so takes that release's compute rows
+    (docs/calibration.md "Compute defaults of older TensorRT-LLM releases"): its saturation is within 5 % of
+    the same system's own v4.0 Offline run, 18.9752 samples/s (mlcommons/inference_results_v4.0 @ 3c4a1cf,
+    closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx2_TRT/llama2-70b-99.9/Offline; not among the rows, which
+    are 8-device systems). At the v5.1 rows (before acc44) it saturated at 26.4 request/s, 1.39 x."""
+    from budgetlint.run.check import Options, run_check
+
+    name = "mlperf-v4.0-nvidia-dgx-h100x2-server"
+    for f in (f"{name}.yaml", "models.yaml"):
+        (tmp_path / f).write_text((HERE / f).read_text())
+    monkeypatch.chdir(tmp_path)
+    report = run_check([f"{name}.yaml", "models.yaml"], Options(use_codeowners=False, jobs=1))
+    row = {r.name: r for r in report.budgets}[name].as_dict()
+    saturation = row["load"]["saturation_request_per_s"]  # one replica
+    assert saturation == pytest.approx(18.9752, rel=0.05)
+    assert "under TensorRT-LLM 0.9.0.dev" in str(row)
