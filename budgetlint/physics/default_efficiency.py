@@ -227,7 +227,6 @@ class ReleaseFit:
 
     engine: str  # the budget's ``deployment.engine`` value
     version: tuple[int, ...]  # the release's version (what ``engine_version`` parses to, major.minor.patch)
-    label: str  # "TensorRT-LLM 0.9.0.dev (main of 2024-02-21)"
     #: (generation or, for :data:`BY_DEVICE`-like splits, the accelerator; precision) -> the fraction
     table: dict[tuple[str, str], ComputeDefault]
 
@@ -246,13 +245,13 @@ class ReleaseFit:
 #: (0.666 against the H200 rows' 0.640-0.656), so it is the release's, not the chip's; an explanation, not
 #: measured. A device without its own rows takes its generation's median of that release.
 COMPUTE_BY_RELEASE: tuple[ReleaseFit, ...] = (
-    ReleaseFit("trtllm", (0, 9, 0), "TensorRT-LLM 0.9.0.dev (main of 2024-02-21)", {
+    ReleaseFit("trtllm", (0, 9, 0), {  # main of 2024-02-21
         ("h100-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.417, 7, 7, device="h100-sxm", round="v4.0",
                                             release="TensorRT-LLM 0.9.0.dev"),
         ("hopper", "fp8"): ComputeDefault("hopper", "fp8", 0.418, 8, 7, round="v4.0",
                                           release="TensorRT-LLM 0.9.0.dev"),
     }),
-    ReleaseFit("trtllm", (0, 12, 0), "TensorRT-LLM 0.12.0.dev (main of 2024-07-16)", {
+    ReleaseFit("trtllm", (0, 12, 0), {  # main of 2024-07-16
         ("h100-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.477, 10, 7, device="h100-sxm", round="v4.1",
                                             release="TensorRT-LLM 0.12.0.dev"),
         ("h200-sxm", "fp8"): ComputeDefault("hopper", "fp8", 0.582, 5, 4, device="h200-sxm", round="v4.1",

@@ -13,7 +13,9 @@ from budgetlint.run.check import Options, run_check
 #: another engine keeps the current rows
 CASES = {"old": ("trtllm", ", engine_version: '0.9.0'"), "v12": ("trtllm", ", engine_version: 0.12.0.dev2024071600"),
          "new": ("trtllm", ", engine_version: '1.0'"), "unstated": ("trtllm", ""),
-         "vllm-old": ("vllm", ", engine_version: '0.9.0'")}
+         "vllm-old": ("vllm", ", engine_version: '0.9.0'"),
+         # what else users write: a v-prefixed tag takes its release; a word that is no version, the current rows
+         "v-tag": ("trtllm", ", engine_version: v0.12.0"), "latest": ("trtllm", ", engine_version: latest")}
 BUDGETS = "version: 1\nkind: budgets\nbudgets:\n" + "".join(f"""  - name: {name}
     owner: "@x"
     workload: {{prompt_tokens: 2000, output_tokens: 200}}
@@ -33,6 +35,7 @@ def test_each_release_its_own_rows_in_one_run(tmp_path: Path, monkeypatch) -> No
     assert assumed["old"]["compute"] == 0.417 and "under TensorRT-LLM 0.9.0.dev" in assumed["old"]["words"]
     assert "median of 7 MLPerf v4.0 Offline runs" in assumed["old"]["words"]
     assert assumed["v12"]["compute"] == 0.477 and "MLPerf v4.1" in assumed["v12"]["words"]
-    for name in ("new", "unstated", "vllm-old"):
+    assert assumed["v-tag"]["compute"] == 0.477
+    for name in ("new", "unstated", "vllm-old", "latest"):
         assert assumed[name]["compute"] == 0.650, name
         assert "median of 5 MLPerf v5.1 Offline runs" in assumed[name]["words"], name
