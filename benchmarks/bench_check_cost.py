@@ -3,6 +3,11 @@
     .venv/bin/python benchmarks/bench_check_cost.py            # 20 budgets, CPU both ways
     .venv/bin/python benchmarks/bench_check_cost.py --budgets 1000 --wall
     .venv/bin/python benchmarks/bench_check_cost.py --shipped  # budgets/ (the shipped ones)
+    .venv/bin/python benchmarks/bench_check_cost.py --cache    # also a warm run: the simulation cache
+
+Every run is cold (``--no-cache``: each simulates what it checks) unless ``--cache``: then each
+simulated check first fills a fresh cache folder of its own and the warm check after it, reading
+that folder (evaluate/load_disk.py), is timed and printed beside the cold one.
 
 Writes N budgets (one file each) into a temporary directory, each declaring
 its own traffic: arrival rate, prompt and output lengths (fixed or
@@ -119,6 +124,8 @@ def main() -> None:
     ap.add_argument("--shipped", action="store_true", help="check budgets/ instead of generated budgets")
     ap.add_argument("--wall", action="store_true", help="the simulated check only (for the 1,000-budget run)")
     ap.add_argument("--jobs", type=int, default=0, help="pass --jobs N to check")
+    ap.add_argument("--cache", action="store_true",
+                    help="also time a warm check (the simulation cache filled by the cold one)")
     args = ap.parse_args()
     compile_sources()
     with tempfile.TemporaryDirectory() as tmp:
@@ -132,8 +139,13 @@ def main() -> None:
         extra = ["--jobs", str(args.jobs)] if args.jobs else []
         sim: list[tuple[float, float, int]] = []
         flat: list[tuple[float, float, int]] = []
-        for _ in range(args.repeat):
-            sim.append(child(["check", *extra, target]))
+        warm: list[tuple[float, float, int]] = []
+        for i in range(args.repeat):
+            sim.append(child(["check", *extra, "--no-cache", target]))
+            if args.cache:
+                folder = str(Path(tmp) / f"cache-{i}")
+                child(["check", *extra, "--cache-dir", folder, target])  # fills it (a cold run, not timed)
+                warm.append(child(["check", *extra, "--cache-dir", folder, target]))
             if not args.wall:
                 flat.append(child(["check", *extra, "--no-simulate", target]))
         print(f"{label}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; python {sys.version.split()[0]}")
@@ -146,6 +158,11 @@ def main() -> None:
                   f"{', '.join(f'{c:.2f}' for c, _, _ in flat)}; exit {flat[0][2]})")
             print(f"  ratio (CPU, medians) {cs / cf:.2f}x; simulation's share {cs - cf:.2f} s "
                   f"= {(cs - cf) / max(args.budgets, 1) * 1e3:.0f} ms per budget")
+        if warm:
+            cw, ww = statistics.median(c for c, _, _ in warm), statistics.median(w for _, w, _ in warm)
+            print(f"  check, warm cache  CPU {cw:7.2f} s  wall {ww:7.2f} s  (CPU runs: "
+                  f"{', '.join(f'{c:.2f}' for c, _, _ in warm)}; exit {warm[0][2]})"
+                  + (f"; {cw / cf:.2f}x --no-simulate" if flat else ""))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ Before the bounded suggester (budgetlint/model/suggest.py) 5,000 x 500 took
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import argparse
 import os
 import resource

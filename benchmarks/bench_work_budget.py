@@ -20,6 +20,11 @@ Run from outside the checkout (cd /tmp) so PYTHONPATH decides which tree runs.
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import os
 import resource
 import subprocess

@@ -15,6 +15,11 @@ budgetlint is measured. Not a test: it takes minutes on the old code.
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import json
 import os
 import resource

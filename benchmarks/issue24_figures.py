@@ -12,6 +12,11 @@ The cases are the ones tests/hardening/test_issue24_gate.py bounds.
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import json
 import os
 import re

@@ -12,6 +12,11 @@ run (and share through ``evaluate.load_share``). Exit 1 when a report differs. A
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import subprocess
 import sys
 import tempfile

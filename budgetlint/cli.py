@@ -262,6 +262,14 @@ _config_option = click.option(
 _no_simulate_option = click.option(
     "--no-simulate", is_flag=True, default=False,
     help="Do not simulate declared traffic (docs/load.md); the output says it was not simulated.")
+#: check, explain: the simulation cache between runs (evaluate/load_disk.py)
+_cache_options = _options_of(
+    click.option("--no-cache", is_flag=True, default=False,
+                 help="Simulate every budget afresh: neither read nor write the simulation cache "
+                      "(also BUDGETLINT_NO_CACHE=1, or cache = false in the config)."),
+    click.option("--cache-dir", "cache_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+                 help="Keep the simulation cache in DIR (default: $BUDGETLINT_CACHE_DIR, else the config's "
+                      "cache-dir, else ~/.cache/budgetlint; docs/performance.md)."))
 #: explain, slo
 _budget_option = click.option("--budget", "names", multiple=True, help="Only this budget (repeatable).")
 
@@ -302,6 +310,7 @@ _budget_option = click.option("--budget", "names", multiple=True, help="Only thi
               help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
                    "Small runs stay in one process; the output is the same either way.")
 @_no_simulate_option
+@_cache_options
 @click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
               help="Also read files in DIR (repeatable); by default only the git top level of the working "
                    "directory and of the paths checked (outside git: those folders themselves) are read.")
@@ -333,8 +342,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
           select: tuple[str, ...], ignore: tuple[str, ...], base_ref: str | None,
           fail_on_regression: bool, regression_threshold: float | None, quiet: bool, jobs: int,
           with_configured_paths: bool, sarif_info: bool, color: str,
-          allow_read: tuple[str, ...], no_simulate: bool, history_path: str | None = None,
-          prometheus: str | None = None, prometheus_window: str | None = None,
+          allow_read: tuple[str, ...], no_simulate: bool, no_cache: bool = False, cache_dir: str | None = None,
+          history_path: str | None = None, prometheus: str | None = None, prometheus_window: str | None = None,
           **conventions: Any) -> None:
     """Check budget files and directories (default: the config's paths, else budgets/).
 
@@ -361,7 +370,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
                        fail_on_regression=fail_on_regression or None,
                        regression_threshold=regression_threshold, allow_read=allow_read,
                        no_simulate=no_simulate, jobs=jobs, prometheus=prometheus,
-                       prometheus_window=prometheus_window)
+                       prometheus_window=prometheus_window, cache=not no_cache, cache_dir=cache_dir)
     if prometheus_window is not None and not prometheus:
         raise click.UsageError("--window needs --prometheus URL")
     if prometheus is not None:
@@ -520,16 +529,18 @@ def rule_cmd(code: str) -> None:
 @_efficiency_options
 @_config_option
 @_no_simulate_option
+@_cache_options
 def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth: float | None,
             efficiency_compute: float | None, collective_overhead: float | None, config_path: str | None,
-            no_simulate: bool) -> None:
+            no_simulate: bool, no_cache: bool = False, cache_dir: str | None = None) -> None:
     """Show the roofline arithmetic behind each budget's verdicts, step by step."""
     from budgetlint.run.check import InputError, evaluate_run
     from budgetlint.run.explain import explain_budget
 
     config = _config(config_path)
     options = _options(config, efficiency_bandwidth=efficiency_bandwidth, efficiency_compute=efficiency_compute,
-                       collective_overhead=collective_overhead, no_simulate=no_simulate)
+                       collective_overhead=collective_overhead, no_simulate=no_simulate,
+                       cache=not no_cache, cache_dir=cache_dir)
     try:
         result = evaluate_run(_targets(paths, config, options), options, keep=True)
     except InputError as exc:

@@ -13,6 +13,12 @@ SHARED_DIR = REPO_ROOT.parent / "shared"
 
 from process_caches import clear_process_caches  # noqa: E402 (tests/ is on sys.path: rootdir conftest)
 
+# The command line keeps a simulation cache between runs (evaluate/load_disk.py, on by default).
+# Tests run the CLI in-process and in children with monkeypatched physics and hand-made catalogs:
+# each must simulate what it sets up, so the suite turns the cache off for itself and its
+# children; tests/evaluate/test_load_disk.py turns it on where it is the subject.
+os.environ["BUDGETLINT_NO_CACHE"] = "1"
+
 # Under CI=true (.ci/run, the landing gate) every property test draws the same inputs on every
 # run: a gate that fails must fail again on a rerun, and an input found by chance belongs in a
 # developer's run, where it is then pinned as an @example. Elsewhere hypothesis explores (its

@@ -11,7 +11,8 @@ from __future__ import annotations
 #: mutant or a changed input hidden behind an answer cached by an earlier test): module, name
 PROCESS_CACHES = (("budgetlint.evaluate.analysis_cache", "_ANALYSES"), ("budgetlint.evaluate.physics_inputs", "_VIEWS"),
                   ("budgetlint.evaluate.physics_inputs", "_AS_DICT"), ("budgetlint.physics.analysis", "_UNPICKLED"),
-                  ("budgetlint.physics.serving_sim", "_DRAWS"))  # the seeds' lengths and gaps (issue 28)
+                  ("budgetlint.physics.serving_sim", "_DRAWS"),  # the seeds' lengths and gaps (issue 28)
+                  ("budgetlint.evaluate.load_disk", "_DIGEST"))  # the package's digest (the simulation cache's key)
 #: module-level dicts, lists and sets in evaluate/, physics/ and stats/ that are read-only tables,
 #: not caches (tests/design/test_process_caches.py fails on one in neither list)
 TABLES = frozenset({

@@ -21,6 +21,11 @@ its median (SGLang's old key set); aiconfigurator's figures are one number per c
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import json
 import os
 import re

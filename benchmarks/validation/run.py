@@ -31,6 +31,11 @@ all N tokens: the measured TPOT is converted with the run's mean reply.
 
 from __future__ import annotations
 
+import os as _os
+
+# every figure here is of a cold run: the simulation cache between runs (evaluate/load_disk.py) stays off
+_os.environ.setdefault("BUDGETLINT_NO_CACHE", "1")
+
 import json
 import math
 import os

@@ -62,6 +62,7 @@ class Environment:
     deployed_cache: dict = field(default_factory=dict)  # deployed configuration files, read once per run
     deployed_discovery: tuple = ()  # (folder, globs) of the config's `deployed-config` (docs/deployed-config.md)
     work: Any = None  # workbudget.WorkBudget: the run's events for the load simulation (None: no cap)
+    load_disk: Any = None  # pathlib.Path: the simulation cache between runs (evaluate/load_disk.py); None: off
     prices: dict = field(default_factory=dict)  # the config's price list: hardware name -> USD/s (docs/cost.md)
 
 

@@ -392,6 +392,15 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
         return out
     from budgetlint.physics.serving_sim import WorkSpent
 
+    folder = getattr(env, "load_disk", None)  # the simulation cache between runs (evaluate/load_disk.py)
+    name = None
+    if folder is not None and simulate is None:  # read first: a kept evaluation spends no work budget
+        from budgetlint.evaluate import load_disk
+
+        name = load_disk.key(b, roof, calibration)
+        kept = load_disk.read(folder, name, LoadEvaluation)
+        if kept is not None and kept.percentile == pct:
+            return kept
     work = getattr(env, "work", None)
     if work is not None and work.spent:
         out.skipped = work.why()
@@ -407,6 +416,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
     except RuntimeError as exc:  # the event loop stalled: a bug, but one budget's, not the run's
         out.skipped = f"the simulation stopped ({exc}; a budgetlint bug: please report it)"
         out.result = None
+    if name is not None:  # kept for the next run (not when skipped: load_disk.keepable)
+        load_disk.write(folder, name, out)
     return out
 
 

@@ -9,6 +9,7 @@ config give the same verdicts everywhere.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,10 @@ class Options:
     regression_threshold: float | None = None
     jobs: int = 1  # worker processes for pass 2; 0: one per core (the CLI's default); 1: one process
     simulate: bool = True  # the load simulation (docs/load.md): --no-simulate or `simulate = false`
+    #: the simulation cache between runs (evaluate/load_disk.py): the command line's default; off for
+    #: callers of the API that do not ask (--no-cache, `cache = false`, BUDGETLINT_NO_CACHE=1 turn it off)
+    cache: bool = False
+    cache_dir: str | None = None  # --cache-dir (then $BUDGETLINT_CACHE_DIR, the config's cache-dir, the default)
     #: extra folders a run may read in (--allow-read, config allow-read); see files.discovery.read_roots
     allow_read: list[str] = field(default_factory=list)
     #: the folders this run reads in, set by run_check from its paths (None: not set yet)
@@ -46,6 +51,24 @@ class Options:
     prometheus: str | None = None  # check --prometheus URL: production evidence from a live server
     prometheus_window: str = "7d"
     slo_export: bool = False  # `budgetlint slo`: the bucket rules speak for every budget
+
+    def cache_folder(self) -> Any:
+        """The simulation cache's folder (a :class:`pathlib.Path`), or None when the run keeps none: off
+        by option or ``BUDGETLINT_NO_CACHE``, or the simulation itself off."""
+        if not (self.cache and self.simulate):
+            return None
+        from pathlib import Path
+
+        from budgetlint.evaluate import load_disk
+
+        if load_disk.disabled_by_environment():
+            return None
+        if self.cache_dir:  # --cache-dir, then $BUDGETLINT_CACHE_DIR, then the config's cache-dir
+            return Path(self.cache_dir)
+        configured = getattr(self.config, "cache_dir", None) if self.config is not None else None
+        if configured and not os.environ.get("BUDGETLINT_CACHE_DIR"):
+            return Path(configured)
+        return load_disk.default_dir()
 
     def evidence_defaults(self) -> Any:
         """The config's evidence policy (``evidence-max-age``, ``-engine``, ``-engine-version``); None
@@ -106,6 +129,8 @@ def resolve(config: Any, **flags: Any) -> Options:
         if getattr(config, name) is not None:
             setattr(options, name, getattr(config, name))
     options.simulate = not given.pop("no_simulate", False) and config.simulate is not False
+    options.cache = bool(given.pop("cache", False)) and getattr(config, "cache", None) is not False
+    options.cache_dir = given.pop("cache_dir", None)
     options.fail_on_regression = bool(given.pop("fail_on_regression", False) or config.fail_on_regression)
     options.allow_read = list(getattr(config, "allow_read", [])) + list(given.pop("allow_read", ()))
     options.max_bench_bytes = getattr(config, "max_bench_bytes", None)

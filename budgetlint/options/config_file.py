@@ -60,6 +60,8 @@ KEYS: tuple[str, ...] = (
     "evidence-engine",
     "evidence-engine-version",
     "simulate",
+    "cache",
+    "cache-dir",
     "allow-read",
     "max-bench-size",
     "deployed-config",
@@ -101,6 +103,8 @@ class Config:
     evidence_engine: str | None = None
     evidence_engine_version: str | None = None
     simulate: bool | None = None
+    cache: bool | None = None  # the simulation cache between runs (evaluate/load_disk.py)
+    cache_dir: str | None = None  # its folder, relative to the config file
     paths: list[str] = field(default_factory=list)
     allow_read: list[str] = field(default_factory=list)
     max_bench_bytes: int | None = None
@@ -505,6 +509,16 @@ class _Reader:
                 cfg.simulate = t["simulate"]
             else:
                 self.error("'simulate' must be true or false", "simulate")
+        if "cache" in t:
+            if isinstance(t["cache"], bool):
+                cfg.cache = t["cache"]
+            else:
+                self.error("'cache' must be true or false", "cache")
+        if "cache-dir" in t:
+            if isinstance(t["cache-dir"], str) and t["cache-dir"].strip():
+                cfg.cache_dir = self._path(t["cache-dir"])
+            else:
+                self.error("'cache-dir' must be a folder's path (a string)", "cache-dir")
         if "allow-read" in t:
             cfg.allow_read = [self._path(v) for v in self._strings("allow-read", t["allow-read"]) or []]
         if "deployed-config" in t:  # repository-wide discovery of deployed configurations (docs/deployed-config.md)

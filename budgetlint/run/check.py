@@ -171,6 +171,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       simulate=options.simulate,
                       calibration_max_age_days=options.calibration_max_age_days(),
                       deployed_discovery=options.deployed_discovery(), prices=options.prices())
+    env.load_disk = options.cache_folder()
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 

@@ -1,0 +1,229 @@
+"""A budget's load evaluation kept on disk between runs (issue 28): the simulation cache.
+
+The load simulation is a pure function of what it reads: the budget as resolved (workload,
+traffic, promises, deployment, the deployed configuration's values and their provenance), the
+physics inputs (the deployment as priced, the efficiency, the flat estimates, the bound), the
+calibration's fitted parameters, budgetlint's own code and data, and the Python running it. A
+run that has simulated a budget writes its :class:`~budgetlint.evaluate.load.LoadEvaluation` under the SHA-256 of all of
+those; a later run whose inputs hash the same reads it back instead of simulating again, and
+every output says what the first run said (the same numbers, the same stopping rule, the same
+simulation count). Like ruff's cache: on by default for the command line, in the user's cache
+folder (``$BUDGETLINT_CACHE_DIR``, else ``$XDG_CACHE_HOME/budgetlint``, else
+``~/.cache/budgetlint``), turned off by ``--no-cache``, ``cache = false`` in the config, or
+``BUDGETLINT_NO_CACHE=1``.
+
+What is never kept: a skipped evaluation (the work budget spent, a refused input), a budget whose
+lengths come from a benchmark file (their values are not in the key's text), a disaggregated
+deployment's two pools. The code's digest covers every file of the ``budgetlint`` package, so any
+change to budgetlint (a new release, an edit in a checkout) starts a fresh cache.
+
+Entries are JSON with a closed set of types (this module's :data:`CLASSES`), never pickle: a cache
+folder restored in CI (``actions/cache``) is input from elsewhere, and reading it must not run
+code. An entry that does not read back (cut short, edited, another version's) is a miss: the
+budget is simulated and the entry written again. Entries are at most :data:`MAX_ENTRY_BYTES`; an
+unwritable folder leaves the run as it would be without the cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+#: the layout's version: a folder of its own under the cache folder
+LAYOUT = "load-v1"
+#: an entry larger than this is not read (the largest of bench_check_cost.py's budgets: ~5 KB)
+MAX_ENTRY_BYTES = 1_000_000
+_DIGEST: dict = {}  # "sha256" -> the package's digest, computed once per process
+
+
+def default_dir() -> Path:
+    """Where the cache lives unless a flag or the config says (module doc)."""
+    given = os.environ.get("BUDGETLINT_CACHE_DIR")
+    if given:
+        return Path(given)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "budgetlint"
+
+
+def disabled_by_environment() -> bool:
+    """``BUDGETLINT_NO_CACHE`` set to anything but ``""`` or ``0``."""
+    return os.environ.get("BUDGETLINT_NO_CACHE", "") not in ("", "0")
+
+
+def code_digest() -> str:
+    """SHA-256 over every file of the installed ``budgetlint`` package (path and bytes, in path
+    order; ``__pycache__`` left out): budgetlint's code and data as this process runs them."""
+    if "sha256" not in _DIGEST:
+        root = Path(__file__).resolve().parents[1]
+        h = hashlib.sha256()
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            h.update(path.relative_to(root).as_posix().encode())
+            h.update(b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+        _DIGEST["sha256"] = h.hexdigest()
+    return _DIGEST["sha256"]
+
+
+def key(budget: Any, roof: Any, calibration: Any) -> str:
+    """The entry's name: SHA-256 of the code's digest, the Python that runs it (its ``random`` and
+    float formatting are part of the result) and the reprs of everything the load simulation reads
+    (module doc)."""
+    cal = getattr(calibration, "calibration", None)
+    cal_text = "" if cal is None else repr(cal.params) + "\0" + calibration.origin_words()
+    text = "\0".join((code_digest(), sys.version, repr(budget), repr(roof.deployment), repr(roof.efficiency),
+                      repr(roof.realistic), repr(roof.bound), cal_text))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _classes(evaluation: type) -> dict[str, type]:
+    """The types an entry may hold: ``evaluation`` (evaluate.load's LoadEvaluation, given by the
+    caller: this module sits below it) and the physics' results inside it."""
+    from budgetlint.physics.capacity import Capacity
+    from budgetlint.physics.load_stats import SimulationResult
+    from budgetlint.physics.traffic import Fixed, LogNormal, Uniform
+
+    return {c.__name__: c for c in (evaluation, SimulationResult, Capacity, Fixed, Uniform, LogNormal)}
+
+
+class NotKept(ValueError):
+    """A value this cache does not write (a type outside :func:`_classes`), or an entry that does
+    not read back."""
+
+
+def encode(value: Any, classes: dict[str, type]) -> Any:
+    """``value`` as JSON-able data: tuples, non-string-keyed dicts and the known dataclasses tagged;
+    floats as JSON numbers (NaN and infinities as Python's json writes them: read back the same)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, tuple):
+        return {"t": [encode(v, classes) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, classes) for v in value]
+    if isinstance(value, dict):
+        return {"d": [[encode(k, classes), encode(v, classes)] for k, v in value.items()]}
+    name = type(value).__name__
+    if dataclasses.is_dataclass(value) and classes.get(name) is type(value):
+        return {"c": name, "f": {f.name: encode(getattr(value, f.name), classes)
+                                 for f in dataclasses.fields(value)}}
+    raise NotKept(f"a {name} is not kept on disk")
+
+
+def decode(data: Any, classes: dict[str, type]) -> Any:
+    """The inverse of :func:`encode`; :class:`NotKept` for anything it did not write."""
+    if data is None or isinstance(data, (bool, str, int, float)):
+        return data
+    if isinstance(data, list):
+        return [decode(v, classes) for v in data]
+    if isinstance(data, dict):
+        if set(data) == {"t"} and isinstance(data["t"], list):
+            return tuple(decode(v, classes) for v in data["t"])
+        if set(data) == {"d"} and isinstance(data["d"], list):
+            out = {}
+            for pair in data["d"]:
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    raise NotKept("a dict entry is not a pair")
+                k = decode(pair[0], classes)
+                if not isinstance(k, (str, int, float, bool, tuple, type(None))):
+                    raise NotKept("a dict key is not a plain value")
+                out[k] = decode(pair[1], classes)
+            return out
+        if set(data) == {"c", "f"} and data["c"] in classes and isinstance(data["f"], dict):
+            cls = classes[data["c"]]
+            names = {f.name for f in dataclasses.fields(cls)}
+            if set(data["f"]) != names:
+                raise NotKept(f"a {data['c']} with other fields")
+            try:
+                return cls(**{k: decode(v, classes) for k, v in data["f"].items()})
+            except (TypeError, ValueError) as exc:
+                raise NotKept(f"a {data['c']} that does not build: {exc}") from None
+    raise NotKept("an entry this cache did not write")
+
+
+def keepable(out: Any) -> bool:
+    """Whether an evaluation is written (module doc: not a skipped one, not one of benchmark lengths
+    or of two pools)."""
+    from budgetlint.physics.traffic import Empirical
+
+    return (out.skipped is None and out.result is not None and out.pools is None
+            and not isinstance(out.prompt_lengths, Empirical) and not isinstance(out.output_lengths, Empirical))
+
+
+def _path(folder: Path, name: str) -> Path:
+    return folder / LAYOUT / name[:2] / f"{name}.json"
+
+
+def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
+    """The ``evaluation`` (its class) kept under ``name``, or None (none kept, or one that does not
+    read back)."""
+    path = _path(folder, name)
+    try:
+        if path.stat().st_size > MAX_ENTRY_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not (isinstance(data, dict) and data.get("key") == name):
+            return None
+        value = decode(data.get("value"), _classes(evaluation))
+    except (OSError, ValueError, RecursionError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, evaluation) and keepable(value) else None
+
+
+def write(folder: Path, name: str, out: Any) -> bool:
+    """Keep ``out`` under ``name`` (written whole, then renamed into place: a reader never sees half
+    an entry); False when it is not kept (not :func:`keepable`, or the folder is not writable)."""
+    if not keepable(out):
+        return False
+    try:
+        text = json.dumps({"key": name, "value": encode(out, _classes(type(out)))}, separators=(",", ":"))
+    except (NotKept, ValueError, RecursionError):
+        return False
+    if len(text.encode()) > MAX_ENTRY_BYTES:
+        return False
+    import tempfile
+
+    path = _path(folder, name)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"  # as ruff's: a cache folder inside a repository stays out of it
+        if not ignore.exists():
+            ignore.write_text("# made by budgetlint: its simulation cache\n*\n", encoding="utf-8")
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        return False
+    return True
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality that holds NaN equal to NaN (a round trip's check: :func:`encode` then :func:`decode`)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if dataclasses.is_dataclass(a):
+        return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    return bool(a == b)

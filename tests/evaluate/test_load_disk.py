@@ -1,0 +1,274 @@
+"""The simulation cache between runs (evaluate/load_disk.py, issue 28): a warm run says what a cold
+run said, byte for byte, without simulating; anything the simulation reads changes the key; an entry
+that does not read back is a miss, never an error; the switches turn it off."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli_runner import child_env, cli
+
+BUDGET = """version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    percentile: p95
+    workload:
+      prompt_tokens: 800
+      output_tokens: 200
+      arrival_rate: {rate} request/s
+    promise:
+      ttft: 800 ms
+      tpot: 50 ms
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm, devices: 1, weight_precision: bf16}}
+"""
+
+
+@pytest.fixture()
+def cache_on(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The cache turned on (tests/conftest.py turns it off for the suite), in a folder of the test's."""
+    folder = tmp_path / "cache"
+    monkeypatch.delenv("BUDGETLINT_NO_CACHE", raising=False)
+    monkeypatch.setenv("BUDGETLINT_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture()
+def streams(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every simulation started in this process (serving_sim's one generator, under both its names)."""
+    from budgetlint.physics import serving_sim
+
+    started: list = []
+    real = serving_sim._stream
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        started.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(serving_sim, "_stream", counted)
+    monkeypatch.setattr(serving_sim, "stream", counted)
+    return started
+
+
+def _write(tmp_path: Path, rate: float = 2.0) -> Path:
+    folder = tmp_path / "budgets"
+    folder.mkdir(exist_ok=True)
+    (folder / "chat.yaml").write_text(BUDGET.format(rate=rate))
+    return folder
+
+
+def _entries(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.json")) if folder.exists() else []
+
+
+def test_a_warm_run_reports_what_the_cold_run_did_without_simulating(tmp_path, cache_on, streams):
+    budgets = _write(tmp_path)
+    cold = cli("check", str(budgets), "--format", "json")
+    assert streams, "the cold run simulates"
+    assert len(_entries(cache_on)) == 1
+    assert (cache_on / ".gitignore").read_text().splitlines()[-1] == "*"
+    streams.clear()
+    warm = cli("check", str(budgets), "--format", "json")
+    assert streams == [], "the warm run read the kept evaluation"
+    assert warm.output == cold.output and warm.exit_code == cold.exit_code
+    load = json.loads(warm.output)["budgets"][0]["load"]
+    assert load["simulated"] is True and load["requests_simulated"] > 0
+
+
+def test_warm_equals_cold_in_every_format_over_several_teams_files(tmp_path, cache_on, repo_root):
+    budgets = _write(tmp_path)
+    (budgets / "search.yaml").write_text(BUDGET.format(rate=0.5).replace("name: chat", "name: search")
+                                         .replace("@acme/chat", "@acme/search").replace("p95", "p99"))
+    for shipped in (repo_root / "budgets").glob("*.yaml"):  # the shipped files beside them (no traffic)
+        (budgets / f"shipped-{shipped.name}").write_text(shipped.read_text())
+    for fmt in ("json", "text", "sarif", "github", "markdown"):
+        first = cli("check", str(budgets), "--format", fmt, "--no-summary")
+        second = cli("check", str(budgets), "--format", fmt, "--no-summary")
+        assert second.output == first.output, fmt
+    assert len(_entries(cache_on)) == 2
+
+
+def test_a_changed_rate_is_another_entry(tmp_path, cache_on, streams):
+    budgets = _write(tmp_path, rate=2.0)
+    at2 = json.loads(cli("check", str(budgets), "--format", "json").output)
+    _write(tmp_path, rate=4.0)
+    streams.clear()
+    at4 = json.loads(cli("check", str(budgets), "--format", "json").output)
+    assert streams, "a budget whose traffic changed is simulated again"
+    assert len(_entries(cache_on)) == 2
+    assert at4["budgets"][0]["load"]["arrival_rate_request_per_s"] == 4.0
+    assert at2["budgets"][0]["load"]["arrival_rate_request_per_s"] == 2.0
+
+
+def test_another_budgetlint_misses(tmp_path, cache_on, streams, monkeypatch):
+    from budgetlint.evaluate import load_disk
+
+    budgets = _write(tmp_path)
+    cli("check", str(budgets), "--format", "json")
+    monkeypatch.setattr(load_disk, "_DIGEST", {"sha256": "0" * 64})  # as after an upgrade or an edit of the code
+    streams.clear()
+    cli("check", str(budgets), "--format", "json")
+    assert streams, "a different code digest is a different key"
+    assert len(_entries(cache_on)) == 2
+
+
+@pytest.mark.parametrize("damage", [
+    b"",  # cut short
+    b"{not json",
+    b'{"key": "x", "value": null}',  # another entry's name inside
+    b"\xff\xfe\x00",  # not UTF-8
+    None,  # a foreign class tag: os.system, never built
+])
+def test_an_entry_that_does_not_read_back_is_a_miss_and_is_written_again(tmp_path, cache_on, streams, damage):
+    budgets = _write(tmp_path)
+    cold = cli("check", str(budgets), "--format", "json")
+    (entry,) = _entries(cache_on)
+    if damage is None:
+        damage = json.dumps({"key": entry.stem, "value": {"c": "system", "f": {"command": "touch /tmp/owned"}}}).encode()
+    entry.write_bytes(damage)
+    streams.clear()
+    again = cli("check", str(budgets), "--format", "json")
+    assert again.output == cold.output
+    assert streams, "simulated again"
+    assert json.loads(entry.read_text())["key"] == entry.stem, "the entry is whole again"
+
+
+def test_an_oversized_entry_is_not_read(tmp_path, cache_on, streams, monkeypatch):
+    from budgetlint.evaluate import load_disk
+
+    budgets = _write(tmp_path)
+    cli("check", str(budgets), "--format", "json")
+    monkeypatch.setattr(load_disk, "MAX_ENTRY_BYTES", 10)
+    streams.clear()
+    cli("check", str(budgets), "--format", "json")
+    assert streams
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "config", "no-simulate"])
+def test_the_switches_keep_nothing(tmp_path, cache_on, monkeypatch, how):
+    budgets = _write(tmp_path)
+    args = ["check", str(budgets), "--format", "json"]
+    if how == "flag":
+        args.append("--no-cache")
+    elif how == "env":
+        monkeypatch.setenv("BUDGETLINT_NO_CACHE", "1")
+    elif how == "config":
+        (tmp_path / "budgetlint.toml").write_text("cache = false\n")
+        args += ["--config", str(tmp_path / "budgetlint.toml")]
+    else:
+        args.append("--no-simulate")
+    cli(*args)
+    assert _entries(cache_on) == []
+
+
+def test_cache_dir_flag_and_config(tmp_path, cache_on, monkeypatch):
+    budgets = _write(tmp_path)
+    flag_dir = tmp_path / "flag"
+    cli("check", str(budgets), "--format", "json", "--cache-dir", str(flag_dir))
+    assert len(_entries(flag_dir)) == 1 and _entries(cache_on) == []
+    monkeypatch.delenv("BUDGETLINT_CACHE_DIR")
+    (tmp_path / "budgetlint.toml").write_text('cache-dir = ".budgetlint_cache"\n')
+    cli("check", str(budgets), "--format", "json", "--config", str(tmp_path / "budgetlint.toml"))
+    assert len(_entries(tmp_path / ".budgetlint_cache")) == 1, "relative to the config file"
+
+
+@pytest.mark.parametrize("line", ['cache = "yes"', "cache-dir = 3", 'cache-dir = ""'])
+def test_a_bad_cache_setting_is_a_config_finding(tmp_path, line):
+    budgets = _write(tmp_path)
+    (tmp_path / "budgetlint.toml").write_text(f"{line}\n")
+    result = cli("check", str(budgets), "--config", str(tmp_path / "budgetlint.toml"))
+    assert result.exit_code != 0
+    name = line.split(" ")[0]
+    assert "budgetlint.toml:1" in result.output and f"'{name}' must be" in result.output, result.output
+
+
+def test_an_unwritable_folder_leaves_the_run_as_without_it(tmp_path, cache_on):
+    budgets = _write(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    plain = cli("check", str(budgets), "--format", "json", "--no-cache")
+    blocked = cli("check", str(budgets), "--format", "json", "--cache-dir", str(blocker / "cache"))
+    assert blocked.output == plain.output and blocked.exit_code == plain.exit_code
+
+
+def test_a_skipped_evaluation_is_not_kept(tmp_path, cache_on):
+    budgets = tmp_path / "budgets"
+    budgets.mkdir()
+    # bandwidth only, no memory: the simulation is skipped (BL309 says why); nothing to keep
+    (budgets / "hw.yaml").write_text("""version: 1
+kind: hardware
+hardware:
+  - name: bw-only
+    bandwidth: 3 TB/s
+    compute: {bf16: 900 TFLOPS}
+""")
+    (budgets / "chat.yaml").write_text(BUDGET.format(rate=2.0).replace("hardware: h100-sxm", "hardware: bw-only"))
+    out = json.loads(cli("check", str(budgets), "--format", "json").output)
+    (chat,) = [b for b in out["budgets"] if b["name"] == "chat"]
+    assert chat["load"]["simulated"] is False
+    assert _entries(cache_on) == []
+
+
+def test_a_child_process_reads_what_another_wrote(tmp_path, cache_on):
+    """The user's path: two `python -m budgetlint check` processes, the second reading the first's
+    entries (and the package digest computed in each)."""
+    budgets = _write(tmp_path)
+    env = {**child_env(), "BUDGETLINT_CACHE_DIR": str(cache_on)}
+    env.pop("BUDGETLINT_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-m", "budgetlint", "check", str(budgets), "--format", "json"],
+                           capture_output=True, text=True, env=env, timeout=300) for _ in range(2)]
+    assert runs[0].stdout == runs[1].stdout and runs[0].returncode == runs[1].returncode
+    assert len(_entries(cache_on)) == 1
+
+
+def test_round_trip_keeps_nan_infinities_signed_zero_tuples_and_keys():
+    from budgetlint.evaluate import load_disk
+    from budgetlint.evaluate.load import LoadEvaluation
+    from budgetlint.physics.capacity import Capacity
+
+    classes = load_disk._classes(LoadEvaluation)
+    value = Capacity(0.0, math.inf, -0.0, 3, None,
+                     ((1.5, {"ttft_s.p95": math.nan, "tpot_s.p95": 1e-300}), (2.0, {"ttft_s.p95": -math.inf})))
+    back = load_disk.decode(json.loads(json.dumps(load_disk.encode(value, classes))), classes)
+    assert load_disk.same(back, value)
+    assert isinstance(back.points, tuple) and isinstance(back.points[0], tuple)
+    assert math.copysign(1, back.failing_request_per_s) == -1.0
+    assert not load_disk.same(Capacity(0.0, 1.0, 0.0, 3, None), Capacity(0.0, 1.0, -0.0, 3, None))
+    with pytest.raises(load_disk.NotKept):
+        load_disk.encode(object(), classes)
+    with pytest.raises(load_disk.NotKept):
+        load_disk.decode({"c": "Capacity", "f": {"request_per_s": 1.0}}, classes)  # fields missing
+
+
+def test_code_digest_covers_the_package_files(tmp_path):
+    from budgetlint.evaluate import load_disk
+
+    first = load_disk.code_digest()
+    assert len(first) == 64 and load_disk.code_digest() == first
+    root = Path(load_disk.__file__).resolve().parents[1]
+    # a second digest by hand over the same files, in the same order
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    assert h.hexdigest() == first
+    assert os.path.basename(root) == "budgetlint"
+
+
+def test_explain_reads_what_check_kept(tmp_path, cache_on, streams):
+    budgets = _write(tmp_path)
+    cold = cli("explain", str(budgets), "--no-cache")
+    cli("check", str(budgets), "--format", "json")
+    streams.clear()
+    warm = cli("explain", str(budgets))
+    assert streams == [] and warm.output == cold.output
+    assert "request/s" in warm.output
