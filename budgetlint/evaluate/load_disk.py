@@ -22,6 +22,13 @@ folder restored in CI (``actions/cache``) is input from elsewhere, and reading i
 code. An entry that does not read back (cut short, edited, another version's) is a miss: the
 budget is simulated and the entry written again. Entries are at most :data:`MAX_ENTRY_BYTES`; an
 unwritable folder leaves the run as it would be without the cache.
+
+The folder does not grow without end: every code change and every edited budget leaves entries no
+run will read again (and ``actions/cache`` saves the whole folder each time). A read touches its
+entry, and at the end of a ``check`` (:func:`prune`, at most once a day) an entry neither read nor
+written for :data:`PRUNE_AFTER_S` (30 days, as long as ruff keeps a file it has not seen) is
+removed, as is a temporary file older than a day (a writer that was killed). Only names this
+module writes are touched (two hex digits, then 64 and ``.json``), whatever else the folder holds.
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -40,6 +49,17 @@ LAYOUT = "load-v1"
 #: an entry larger than this is not read (the largest of bench_check_cost.py's budgets: ~5 KB)
 MAX_ENTRY_BYTES = 1_000_000
 _DIGEST: dict = {}  # "sha256" -> the package's digest, computed once per process
+#: an entry neither read nor written for this long is removed (:func:`prune`): ruff's cache keeps a
+#: file's entry 30 days after it last saw the file
+PRUNE_AFTER_S = 30 * 86400
+#: a temporary file (``.<random>.tmp``, :func:`write`) this old is a killed writer's: removed
+TMP_AFTER_S = 86400
+#: the folder is swept at most this often: the stamp file's time says when it last was
+PRUNE_EVERY_S = 86400
+STAMP = ".pruned"
+_SHARD = re.compile(r"[0-9a-f]{2}")
+_ENTRY = re.compile(r"[0-9a-f]{64}\.json")
+_TMP = re.compile(r"\..+\.tmp")
 
 
 def default_dir() -> Path:
@@ -176,7 +196,50 @@ def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
         value = decode(data.get("value"), _classes(evaluation))
     except (OSError, ValueError, RecursionError, UnicodeDecodeError):
         return None
-    return value if isinstance(value, evaluation) and keepable(value) else None
+    if not (isinstance(value, evaluation) and keepable(value)):
+        return None
+    try:  # read now: the entry is in use (prune keeps it)
+        os.utime(path)
+    except OSError:
+        pass  # a read-only folder: the entry still reads
+    return value
+
+
+def prune(folder: Path, now: Optional[float] = None) -> int:
+    """Remove the entries under ``folder`` neither read nor written for :data:`PRUNE_AFTER_S` and the
+    temporary files older than :data:`TMP_AFTER_S`; the number removed. At most once every
+    :data:`PRUNE_EVERY_S` (the stamp file under the layout's folder), so a run pays for the sweep
+    once a day at most; a folder that cannot be read or written is left as it is."""
+    now = time.time() if now is None else now
+    root = folder / LAYOUT
+    stamp = root / STAMP
+    try:
+        if now - stamp.stat().st_mtime < PRUNE_EVERY_S:
+            return 0
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return 0
+    removed = 0
+    try:
+        shards = [p for p in root.iterdir() if _SHARD.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+        for shard in shards:
+            for path in shard.iterdir():
+                entry = _ENTRY.fullmatch(path.name) is not None
+                if not (entry or _TMP.fullmatch(path.name)):
+                    continue
+                try:
+                    info = path.lstat()
+                    if now - info.st_mtime > (PRUNE_AFTER_S if entry else TMP_AFTER_S) and not path.is_symlink():
+                        path.unlink()
+                        removed += 1
+                except OSError:
+                    continue
+        stamp.write_text("# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n", encoding="utf-8")
+        os.utime(stamp, (now, now))
+    except OSError:
+        return removed
+    return removed
 
 
 def write(folder: Path, name: str, out: Any) -> bool:

@@ -274,6 +274,10 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         raised = apply_suppressions(report, kept_budgets, on)  # replaces report.findings
         report.findings.extend(raised)
     apply_policy(report, options.config, on=on)
+    if env.load_disk is not None:  # the entries no run has read for a month go (at most once a day)
+        from budgetlint.evaluate import load_disk
+
+        load_disk.prune(env.load_disk)
     return result
 
 

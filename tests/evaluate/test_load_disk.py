@@ -272,3 +272,87 @@ def test_explain_reads_what_check_kept(tmp_path, cache_on, streams):
     warm = cli("explain", str(budgets))
     assert streams == [] and warm.output == cold.output
     assert "request/s" in warm.output
+
+
+# ---- the folder does not grow without end (load_disk.prune) ----------------------------------------
+
+DAY = 86400
+
+
+def _age(path: Path, days: float) -> None:
+    then = __import__("time").time() - days * DAY
+    os.utime(path, (then, then))
+
+
+def test_a_check_removes_entries_no_run_read_for_a_month_and_keeps_the_ones_it_reads(tmp_path, cache_on, streams):
+    """What an edit or an upgrade leaves behind (an entry of old code or an old budget) goes after 30 days
+    unread; the entry a run reads is touched by the read, so a month-old one still in use stays. Only names
+    the cache writes are touched."""
+    from budgetlint.evaluate import load_disk
+
+    budgets = _write(tmp_path)
+    cold = cli("check", str(budgets), "--format", "json")
+    (used,) = _entries(cache_on)
+    layout = cache_on / load_disk.LAYOUT
+    stale = layout / "ab" / ("ab" + "0" * 62 + ".json")
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text("{}")
+    tmp = layout / "ab" / ".killed-writer.tmp"
+    tmp.write_text("half")
+    strays = [layout / "ab" / "notes.json", layout / "README", cache_on / "mine.json", layout / "xyz" / ("c" * 64 + ".json")]
+    for stray in strays:
+        stray.parent.mkdir(exist_ok=True)
+        stray.write_text("the user's")
+    for path in [used, stale, tmp, *strays]:
+        _age(path, 31)
+    _age(layout / load_disk.STAMP, 2)  # the cold run swept; the next sweep is due a day later
+    streams.clear()
+    warm = cli("check", str(budgets), "--format", "json")
+    assert streams == [] and warm.output == cold.output, "the month-old entry in use was read"
+    assert used.exists() and __import__("time").time() - used.stat().st_mtime < DAY, "and touched"
+    assert not stale.exists() and not tmp.exists()
+    assert all(stray.exists() for stray in strays), "names the cache does not write are left alone"
+    assert (layout / load_disk.STAMP).exists()
+
+
+def test_the_sweep_runs_at_most_once_a_day(tmp_path, cache_on):
+    from budgetlint.evaluate import load_disk
+
+    budgets = _write(tmp_path)
+    cli("check", str(budgets), "--format", "json")  # the first run sweeps (no stamp yet)
+    stale = cache_on / load_disk.LAYOUT / "cd" / ("cd" + "1" * 62 + ".json")
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_text("{}")
+    _age(stale, 40)
+    cli("check", str(budgets), "--format", "json")
+    assert stale.exists(), "swept less than a day ago: not again"
+    _age(cache_on / load_disk.LAYOUT / load_disk.STAMP, 1.01)
+    cli("check", str(budgets), "--format", "json")
+    assert not stale.exists()
+
+
+def test_prune_by_age_at_its_edges(tmp_path):
+    """By hand: 30 days = 2,592,000 s. An entry written 29.99 days before ``now`` stays, one 30.01 days
+    before goes; a temporary file goes after a day (86,400 s); the stamp then holds ``now``."""
+    from budgetlint.evaluate import load_disk
+
+    now = 2_000_000_000.0
+    shard = tmp_path / load_disk.LAYOUT / "0f"
+    shard.mkdir(parents=True)
+    files = {"0f" + "a" * 62 + ".json": 29.99, "0f" + "b" * 62 + ".json": 30.01, ".x.tmp": 0.99, ".y.tmp": 1.01}
+    for name, days in files.items():
+        (shard / name).write_text("{}")
+        os.utime(shard / name, (now - days * DAY, now - days * DAY))
+    assert load_disk.prune(tmp_path, now=now) == 2
+    assert sorted(p.name for p in shard.iterdir()) == [".x.tmp", "0f" + "a" * 62 + ".json"]
+    assert (tmp_path / load_disk.LAYOUT / load_disk.STAMP).stat().st_mtime == now
+    assert load_disk.prune(tmp_path, now=now + 86_399) == 0  # within the day: no sweep
+
+
+def test_prune_of_a_folder_that_is_not_there_or_not_a_folder_does_nothing(tmp_path):
+    from budgetlint.evaluate import load_disk
+
+    assert load_disk.prune(tmp_path / "absent") == 0
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert load_disk.prune(blocker) == 0
