@@ -39,6 +39,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
@@ -183,14 +184,55 @@ def _path(folder: Path, name: str) -> Path:
     return folder / LAYOUT / name[:2] / f"{name}.json"
 
 
+def _regular_file_bytes(path: Path, limit: int) -> Optional[bytes]:
+    """The bytes of ``path`` when it is a regular file, not a symbolic link, of at most ``limit`` bytes;
+    else None. A folder restored from elsewhere may hold anything at an entry's name: a named pipe
+    (a plain open waits for a writer for ever), a link to ``/dev/zero`` (a plain read never ends)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    raw = b"".join(chunks)
+    return raw if len(raw) <= limit else None
+
+
+def _replace_with(path: Path, text: str) -> None:
+    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``: whatever was there (a
+    symbolic link included, which a plain write would follow) is replaced, never written through."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
     """The ``evaluation`` (its class) kept under ``name``, or None (none kept, or one that does not
     read back)."""
     path = _path(folder, name)
     try:
-        if path.stat().st_size > MAX_ENTRY_BYTES:
+        raw = _regular_file_bytes(path, MAX_ENTRY_BYTES)
+        if raw is None:
             return None
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
         if not (isinstance(data, dict) and data.get("key") == name):
             return None
         value = decode(data.get("value"), _classes(evaluation))
@@ -235,7 +277,7 @@ def prune(folder: Path, now: Optional[float] = None) -> int:
                         removed += 1
                 except OSError:
                     continue
-        stamp.write_text("# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n", encoding="utf-8")
+        _replace_with(stamp, "# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n")
         os.utime(stamp, (now, now))
     except OSError:
         return removed
@@ -253,25 +295,13 @@ def write(folder: Path, name: str, out: Any) -> bool:
         return False
     if len(text.encode()) > MAX_ENTRY_BYTES:
         return False
-    import tempfile
-
     path = _path(folder, name)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"  # as ruff's: a cache folder inside a repository stays out of it
-        if not ignore.exists():
-            ignore.write_text("# made by budgetlint: its simulation cache\n*\n", encoding="utf-8")
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        if not os.path.lexists(ignore):
+            _replace_with(ignore, "# made by budgetlint: its simulation cache\n*\n")
+        _replace_with(path, text)
     except OSError:
         return False
     return True

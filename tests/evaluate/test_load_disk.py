@@ -356,3 +356,52 @@ def test_prune_of_a_folder_that_is_not_there_or_not_a_folder_does_nothing(tmp_pa
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     assert load_disk.prune(blocker) == 0
+
+
+def _child_check(budgets: Path, cache: Path) -> subprocess.CompletedProcess:
+    env = {**child_env(), "BUDGETLINT_CACHE_DIR": str(cache)}
+    env.pop("BUDGETLINT_NO_CACHE", None)
+    return subprocess.run([sys.executable, "-m", "budgetlint", "check", str(budgets), "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize("what", ["named pipe", "link to /dev/zero", "link to a folder"])
+def test_whatever_sits_at_an_entrys_name_in_a_restored_folder_is_a_miss_in_bounded_time(tmp_path, cache_on, what):
+    """A folder restored from elsewhere may hold anything at an entry's name: before, a named pipe there
+    waited for a writer for ever and a link to /dev/zero was read without end (both ran into the child's
+    timeout). Now each is a miss: the run says what the cold run did, and the entry is a plain file again."""
+    budgets = _write(tmp_path)
+    cold = _child_check(budgets, cache_on)
+    (entry,) = _entries(cache_on)
+    entry.unlink()
+    if what == "named pipe":
+        os.mkfifo(entry)
+    elif what == "link to /dev/zero":
+        entry.symlink_to("/dev/zero")
+    else:
+        entry.symlink_to(tmp_path)
+    warm = _child_check(budgets, cache_on)
+    assert warm.stdout == cold.stdout and warm.returncode == cold.returncode
+    assert entry.is_file() and not entry.is_symlink() and json.loads(entry.read_text())["key"] == entry.stem
+
+
+def test_links_at_the_caches_own_files_are_replaced_never_written_through(tmp_path, cache_on):
+    """The sweep's stamp is written as a new file renamed into place: a link a restored folder holds at its
+    name (to a file of the user's) is replaced, its target untouched. The .gitignore is written only where
+    nothing is at its name: a dangling link there stays, and a plain write would have created its target."""
+    from budgetlint.evaluate import load_disk
+
+    budgets = _write(tmp_path)
+    mine = tmp_path / "mine.txt"
+    mine.write_text("the user's file")
+    absent = tmp_path / "absent.txt"
+    (cache_on / load_disk.LAYOUT).mkdir(parents=True)
+    (cache_on / ".gitignore").symlink_to(absent)  # dangling: a plain write would create absent.txt
+    stamp = cache_on / load_disk.LAYOUT / load_disk.STAMP
+    stamp.symlink_to(mine)
+    _age(mine, 2)  # the stamp (through the link) says the last sweep was two days ago: one is due
+    cli("check", str(budgets), "--format", "json")
+    assert mine.read_text() == "the user's file" and not absent.exists()
+    assert not stamp.is_symlink() and stamp.is_file()
+    assert (cache_on / ".gitignore").is_symlink()
