@@ -487,6 +487,34 @@ def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
     return out
 
 
+@main.command("clean")
+@_config_option
+@click.option("--cache-dir", "cache_dir", type=click.Path(), default=None, metavar="DIR",
+              help="The cache folder to empty (default: as check finds it: $BUDGETLINT_CACHE_DIR, else the "
+                   "config's cache-dir, else ~/.cache/budgetlint).")
+def clean_cmd(config_path: str | None, cache_dir: str | None) -> None:
+    """Remove the simulation cache that check and explain read back (docs/performance.md)."""
+    from budgetlint.evaluate import load_disk
+
+    options = _options(_config(config_path), cache=True, cache_dir=cache_dir)
+    folder = options.cache_location()
+    shown = printable(str(folder))
+    if folder.exists() and not folder.is_dir():
+        click.echo(f"budgetlint: error: the cache folder {shown} is not a folder", err=True)
+        sys.exit(EXIT_USAGE)
+    try:
+        count, size = load_disk.clear(folder)
+    except OSError as exc:
+        click.echo(f"budgetlint: error: cannot empty the cache folder {shown}: {printable(exc.strerror or str(exc))}",
+                   err=True)
+        sys.exit(EXIT_USAGE)
+    if count:
+        click.echo(f"budgetlint: removed {numbers.number(count)} simulation cache entr{'y' if count == 1 else 'ies'} "
+                   f"({numbers.quantity(size, 'B')}) from {shown}")
+    else:
+        click.echo(f"budgetlint: no simulation cache entries in {shown}")
+
+
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules_cmd(fmt: str) -> None:

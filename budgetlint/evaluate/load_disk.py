@@ -58,6 +58,8 @@ TMP_AFTER_S = 86400
 #: the folder is swept at most this often: the stamp file's time says when it last was
 PRUNE_EVERY_S = 86400
 STAMP = ".pruned"
+#: the .gitignore :func:`write` puts in the folder (:func:`clear` removes only a file that begins so)
+IGNORE_TEXT = "# made by budgetlint: its simulation cache\n*\n"
 _SHARD = re.compile(r"[0-9a-f]{2}")
 _ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 _TMP = re.compile(r"\..+\.tmp")
@@ -300,7 +302,7 @@ def write(folder: Path, name: str, out: Any) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"  # as ruff's: a cache folder inside a repository stays out of it
         if not os.path.lexists(ignore):
-            _replace_with(ignore, "# made by budgetlint: its simulation cache\n*\n")
+            _replace_with(ignore, IGNORE_TEXT)
         _replace_with(path, text)
     except OSError:
         return False
@@ -320,3 +322,40 @@ def same(a: Any, b: Any) -> bool:
     if dataclasses.is_dataclass(a):
         return all(same(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     return bool(a == b)
+
+
+def clear(folder: Path) -> tuple[int, int]:
+    """Remove every entry, temporary file and stamp under ``folder`` (``budgetlint clean``), then the
+    folders left empty and the .gitignore this module wrote; ``(entries removed, their bytes)``. Names
+    this module does not write are left, and so are the folders holding them."""
+    root = folder / LAYOUT
+    count = size = 0
+    if root.is_dir() and not root.is_symlink():
+        for shard in [p for p in root.iterdir() if _SHARD.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]:
+            for path in shard.iterdir():
+                entry = _ENTRY.fullmatch(path.name) is not None
+                if entry or _TMP.fullmatch(path.name):
+                    info = path.lstat()
+                    path.unlink()
+                    if entry:
+                        count += 1
+                        size += info.st_size
+            _rmdir_if_empty(shard)
+        stamp = root / STAMP
+        if stamp.is_file() or stamp.is_symlink():
+            stamp.unlink()
+        _rmdir_if_empty(root)
+    ignore = folder / ".gitignore"
+    if not root.exists() and ignore.is_file() and not ignore.is_symlink() and \
+            ignore.read_bytes()[:len(IGNORE_TEXT)] == IGNORE_TEXT.encode() and \
+            all(p.name == ".gitignore" for p in folder.iterdir()):
+        ignore.unlink()
+        _rmdir_if_empty(folder)
+    return count, size
+
+
+def _rmdir_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass  # not empty (a file of someone else's), or already gone

@@ -57,13 +57,20 @@ class Options:
         by option or ``BUDGETLINT_NO_CACHE``, or the simulation itself off."""
         if not (self.cache and self.simulate):
             return None
-        from pathlib import Path
-
         from budgetlint.evaluate import load_disk
 
         if load_disk.disabled_by_environment():
             return None
-        if self.cache_dir:  # --cache-dir, then $BUDGETLINT_CACHE_DIR, then the config's cache-dir
+        return self.cache_location()
+
+    def cache_location(self) -> Any:
+        """Where the simulation cache lives, whether or not this run keeps one (``budgetlint clean``):
+        ``--cache-dir``, then ``$BUDGETLINT_CACHE_DIR``, then the config's ``cache-dir``, then the default."""
+        from pathlib import Path
+
+        from budgetlint.evaluate import load_disk
+
+        if self.cache_dir:
             return Path(self.cache_dir)
         configured = getattr(self.config, "cache_dir", None) if self.config is not None else None
         if configured and not os.environ.get("BUDGETLINT_CACHE_DIR"):

@@ -405,3 +405,54 @@ def test_links_at_the_caches_own_files_are_replaced_never_written_through(tmp_pa
     assert mine.read_text() == "the user's file" and not absent.exists()
     assert not stamp.is_symlink() and stamp.is_file()
     assert (cache_on / ".gitignore").is_symlink()
+
+
+# ---- budgetlint clean ---------------------------------------------------------------------------------
+
+
+def test_clean_removes_the_entries_and_leaves_the_users_files(tmp_path, cache_on, streams):
+    budgets = _write(tmp_path)
+    (budgets / "search.yaml").write_text(BUDGET.format(rate=0.5).replace("name: chat", "name: search"))
+    cli("check", str(budgets), "--format", "json")
+    entries = _entries(cache_on)
+    assert len(entries) == 2
+    size = sum(p.stat().st_size for p in entries)
+    result = cli("clean")
+    assert result.exit_code == 0
+    # the size through the one formatter, computed here from the files: e.g. "(8.29 kB)"
+    from budgetlint.text.numbers import quantity
+
+    assert result.output.strip() == f"budgetlint: removed 2 simulation cache entries ({quantity(size, 'B')}) from {cache_on}"
+    assert not cache_on.exists(), "nothing else was there: the folder goes too"
+    again = cli("clean")
+    assert again.exit_code == 0 and again.output.strip() == f"budgetlint: no simulation cache entries in {cache_on}"
+    streams.clear()
+    cli("check", str(budgets), "--format", "json")
+    assert streams, "simulated afresh after clean"
+    (cache_on / "notes.txt").write_text("the user's")
+    (cache_on / "load-v1" / "README").write_text("the user's too")
+    cli("clean")
+    assert _entries(cache_on) == []
+    assert (cache_on / "notes.txt").exists() and (cache_on / "load-v1" / "README").exists()
+
+
+def test_clean_finds_the_folder_as_check_does(tmp_path, cache_on, monkeypatch):
+    budgets = _write(tmp_path)
+    monkeypatch.delenv("BUDGETLINT_CACHE_DIR")
+    (tmp_path / "budgetlint.toml").write_text('cache-dir = ".budgetlint_cache"\n')
+    config = str(tmp_path / "budgetlint.toml")
+    cli("check", str(budgets), "--format", "json", "--config", config)
+    assert len(_entries(tmp_path / ".budgetlint_cache")) == 1
+    assert "removed 1 simulation cache entry" in cli("clean", "--config", config).output
+    assert _entries(tmp_path / ".budgetlint_cache") == []
+    flag = tmp_path / "flag"
+    cli("check", str(budgets), "--format", "json", "--cache-dir", str(flag))
+    assert "removed 1 simulation cache entry" in cli("clean", "--cache-dir", str(flag)).output
+
+
+def test_clean_of_a_file_is_a_usage_error(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = cli("clean", "--cache-dir", str(blocker))
+    assert result.exit_code == 2 and f"the cache folder {blocker} is not a folder" in result.output
+    assert blocker.read_text() == "x"
