@@ -175,6 +175,7 @@ def fake_budgetlint(tmp_path: Path) -> Path:
         tmp_path / "budgetlint",
         "#!/usr/bin/env bash\n"
         'printf "%s\\n" "$@" > "$ARGS_LOG"\n'
+        'printf "%s" "${BUDGETLINT_CACHE_DIR-unset}" > "$ARGS_LOG.cache-dir"\n'
         "prev=''; fmt=''\n"
         'for a in "$@"; do\n'
         '  if [[ "$prev" == --format ]]; then fmt="$a"; fi\n'
@@ -275,7 +276,8 @@ def test_inputs_are_data_not_code(action: dict[str, Any], tmp_path: Path, fake_b
 
 @needs_bash
 @pytest.mark.parametrize(("name", "value"), [("fail_on", "info"), ("summary", "yes"), ("html_report", "yes"),
-                                             ("quiet", "1"), ("comment", "yes")])
+                                             ("quiet", "1"), ("comment", "yes"),
+                                             ("cache", "yes")])
 def test_bad_choices_fail_before_running(action: dict[str, Any], tmp_path: Path, fake_budgetlint: Path, name: str, value: str) -> None:
     proc, args, outputs = _run_check(action, tmp_path, fake_budgetlint, **{name: value})
     assert proc.returncode == 2
@@ -491,3 +493,62 @@ def test_readme_and_docs_give_the_same_workflow_permissions_and_hook_rev() -> No
     for path in (readme, docs, REPO_ROOT / ".pre-commit-hooks.yaml"):
         revs |= set(re.findall(r"^[#\s]*rev: (.*)$", path.read_text(encoding="utf-8"), re.M))
     assert revs == {"<commit-sha> # vX.Y.Z"}
+
+
+# --- the simulation cache between runs (issue 28) ---------------------------------
+
+
+def test_the_simulation_cache_is_opt_in_restored_before_the_check_and_saved_after(action: dict[str, Any]) -> None:
+    steps = action["runs"]["steps"]
+    assert action["inputs"]["cache"]["default"] == "false"
+    names = [str(s.get("uses", s.get("id", ""))) for s in steps]
+    restore = next(i for i, n in enumerate(names) if n.startswith("actions/cache/restore@"))
+    save = next(i for i, n in enumerate(names) if n.startswith("actions/cache/save@"))
+    check = next(i for i, s in enumerate(steps) if s.get("id") == "check")
+    assert restore < check < save
+    r, w = steps[restore], steps[save]
+    assert r["if"] == "${{ inputs.cache == 'true' }}"
+    assert w["if"] == "${{ always() && inputs.cache == 'true' && steps.check.outputs.exit-code != '' }}", \
+        "saved whatever the findings, once the check ran"
+    assert r["with"]["path"] == w["with"]["path"] == "${{ runner.temp }}/budgetlint-cache"
+    assert r["with"]["key"] == w["with"]["key"]
+    prefixes = r["with"]["restore-keys"].strip().splitlines()
+    assert all(r["with"]["key"].startswith(p) for p in prefixes) and len(prefixes) == 2
+
+
+@needs_bash
+def test_the_check_reads_the_cache_folder_only_when_asked(action: dict[str, Any], tmp_path: Path,
+                                                          fake_budgetlint: Path) -> None:
+    proc, _, _ = _run_check(action, tmp_path, fake_budgetlint)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args.cache-dir").read_text() == "unset"
+    proc, _, _ = _run_check(action, tmp_path, fake_budgetlint, cache="true")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "args.cache-dir").read_text() == "./budgetlint-cache", "under $RUNNER_TEMP on a runner"
+
+
+@needs_bash
+def test_real_cli_behind_the_action_keeps_and_reads_the_cache(action: dict[str, Any], tmp_path: Path) -> None:
+    """End to end: with cache true the real check writes its entries in the folder the save step saves, and
+    a second run (as after the restore step) reports the same."""
+    import sys
+
+    (tmp_path / "budgets").mkdir()
+    (tmp_path / "budgets" / "chat.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    percentile: p95
+    workload: {prompt_tokens: 800, output_tokens: 200, arrival_rate: 2 request/s}
+    promise: {ttft: 800 ms, tpot: 50 ms}
+    deployment: {model: llama-3.1-8b, hardware: h100-sxm, devices: 1, weight_precision: bf16}
+""")
+    real = _write_exe(tmp_path / "real-budgetlint",
+                      f'#!/usr/bin/env bash\nexec {sys.executable} -m budgetlint "$@"\n')
+    runs = [_run_check(action, tmp_path, real, summary="false", html_report="false", quiet="false", cache="true")
+            for _ in range(2)]
+    assert [p.returncode for p, _, _ in runs] == [0, 0], runs[0][0].stderr
+    assert runs[0][2]["exit-code"] == runs[1][2]["exit-code"] == "0"
+    assert runs[0][0].stdout == runs[1][0].stdout and "BL304" in runs[0][0].stdout
+    assert len(list((tmp_path / "budgetlint-cache").rglob("*.json"))) == 1
