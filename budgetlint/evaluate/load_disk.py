@@ -39,11 +39,12 @@ import json
 import math
 import os
 import re
-import stat
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional
+
+from budgetlint.files import fs
 
 #: the layout's version: a folder of its own under the cache folder
 LAYOUT = "load-v1"
@@ -186,28 +187,6 @@ def _path(folder: Path, name: str) -> Path:
     return folder / LAYOUT / name[:2] / f"{name}.json"
 
 
-def _regular_file_bytes(path: Path, limit: int) -> Optional[bytes]:
-    """The bytes of ``path`` when it is a regular file, not a symbolic link, of at most ``limit`` bytes;
-    else None. A folder restored from elsewhere may hold anything at an entry's name: a named pipe
-    (a plain open waits for a writer for ever), a link to ``/dev/zero`` (a plain read never ends)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    finally:
-        os.close(fd)
-    raw = b"".join(chunks)
-    return raw if len(raw) <= limit else None
-
-
 def _replace_with(path: Path, text: str) -> None:
     """Write ``text`` to a new file beside ``path`` and rename it onto ``path``: whatever was there (a
     symbolic link included, which a plain write would follow) is replaced, never written through."""
@@ -231,10 +210,9 @@ def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
     read back)."""
     path = _path(folder, name)
     try:
-        raw = _regular_file_bytes(path, MAX_ENTRY_BYTES)
-        if raw is None:
-            return None
-        data = json.loads(raw.decode("utf-8"))
+        # a folder restored from elsewhere may hold anything at an entry's name: a named pipe (a plain open
+        # waits for a writer for ever), a link to /dev/zero (a plain read never ends): bounded, regular only
+        data = json.loads(fs.read_regular(path, MAX_ENTRY_BYTES).decode("utf-8"))
         if not (isinstance(data, dict) and data.get("key") == name):
             return None
         value = decode(data.get("value"), _classes(evaluation))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Callable
+from typing import BinaryIO, Callable
 
 
 def _answer(question: Callable[[], bool]) -> bool:
@@ -37,6 +37,16 @@ def is_dir(path: Path) -> bool:
 
 def is_symlink(path: Path) -> bool:
     return _answer(path.is_symlink)
+
+
+def kind_if_not_file(path: Path) -> str | None:
+    """What ``path`` is when it is there but no regular file ("a named pipe (FIFO)", "a directory"), else
+    None (a regular file, or nothing there): for the words of a caller that found no file to read."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
 # --------------------------------------------------------------------------- bounded reading
@@ -79,17 +89,11 @@ def read_regular(path: Path | str, limit: int) -> bytes:
     bytes are read (a file that grows while read is still refused).
     Raises :class:`NotRegular`, :class:`TooLarge` or ``OSError``.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotRegular(file_kind(info.st_mode))
-        if info.st_size > limit:
-            raise TooLarge(info.st_size, limit)
+    with open_regular(path, limit) as fh:
         chunks: list[bytes] = []
         total = 0
         while total <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            chunk = fh.read(min(1 << 20, limit + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -97,5 +101,21 @@ def read_regular(path: Path | str, limit: int) -> bytes:
         if total > limit:
             raise TooLarge(total, limit)
         return b"".join(chunks)
-    finally:
+
+
+def open_regular(path: Path | str, limit: int) -> BinaryIO:
+    """``path`` opened for reading (binary, unbuffered) once it is known to be a regular file of at most
+    ``limit`` bytes: opened without blocking and the *open* file's type and size checked, as
+    :func:`read_regular` does (which reads it whole); for a reader that streams. The caller still bounds
+    what it reads (a file may grow). Raises :class:`NotRegular`, :class:`TooLarge` or ``OSError``."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(file_kind(info.st_mode))
+        if info.st_size > limit:
+            raise TooLarge(info.st_size, limit)
+        return os.fdopen(fd, "rb", buffering=0)
+    except BaseException:
         os.close(fd)
+        raise

@@ -228,7 +228,9 @@ def load_config(path: Path | str | None = None, *, start: Path | None = None) ->
     if path is not None:
         p = Path(path)
         if not fs.is_file(p):
-            raise ConfigError(f"no such config file: {path}")
+            kind = fs.kind_if_not_file(p)
+            raise ConfigError(f"the config file {path} is {kind}, not a regular file" if kind else
+                              f"no such config file: {path}")
     else:
         found = find_config(start)
         if found is None:

@@ -65,18 +65,22 @@ def _entry(data: Any, lineno: int) -> dict | None:
 
 def read_history(path: str) -> list[dict]:
     """The entries of ``path``, oldest first: ``{"label", "budgets": {name: {"headroom", "verdicts"}}}``."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise HistoryError(f"--history {path}: {exc.strerror or exc}") from None
-    if size > MAX_BYTES:
-        raise HistoryError(f"{path}: --history file of {numbers.number(size)} bytes; at most {numbers.number(MAX_BYTES)} are read "
-                           "(keep the last reports only)")
+    import io
+
+    from budgetlint.files import fs
+
+    too_large = (f"{path}: --history file of more than {numbers.number(MAX_BYTES)} bytes; at most that many are read "
+                 "(keep the last reports only)")
     entries: list[dict] = []
+    read = 0
     try:
-        with p.open(encoding="utf-8") as fh:
+        # a regular file of at most MAX_BYTES, opened without blocking (a named pipe waited for a writer for
+        # ever, a link to /dev/zero was one line without end), and read no further than that as it streams
+        with io.TextIOWrapper(fs.open_regular(Path(path), MAX_BYTES), encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
+                read += len(line)
+                if read > MAX_BYTES:
+                    raise HistoryError(too_large)
                 if not line.strip():
                     continue
                 try:
@@ -96,6 +100,11 @@ def read_history(path: str) -> list[dict]:
                     entries.pop(0)
     except UnicodeDecodeError as exc:
         raise HistoryError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except fs.NotRegular as exc:
+        raise HistoryError(f"--history {path}: {exc.kind}, not a regular file; name a file of JSON reports") from None
+    except fs.TooLarge as exc:
+        raise HistoryError(f"{path}: --history file of {numbers.number(exc.size)} bytes; at most "
+                           f"{numbers.number(MAX_BYTES)} are read (keep the last reports only)") from None
     except OSError as exc:
         raise HistoryError(f"--history {path}: {exc.strerror or exc}") from None
     return entries

@@ -86,7 +86,8 @@ def test_config_file_that_is_a_pipe(tmp_path: Path) -> None:
     assert run.returncode == 0, run.output
     run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--config", "budgetlint.toml",
                       cwd=tmp_path)
-    assert_bounded(run, names="budgetlint.toml", codes=(2,))  # "no such config file": it is not a file
+    assert_bounded(run, names="budgetlint.toml", codes=(2,))
+    assert "the config file budgetlint.toml is a named pipe (FIFO), not a regular file" in run.output, run.output
 
 
 def test_codeowners_that_is_a_pipe(tmp_path: Path) -> None:
@@ -98,3 +99,21 @@ def test_codeowners_that_is_a_pipe(tmp_path: Path) -> None:
     assert_bounded(run, names="b.yaml", codes=(0, 1))
     run = run_bounded("check", "b.yaml", "--no-summary", "--codeowners", ".github/CODEOWNERS", cwd=tmp_path)
     assert_bounded(run, names=".github/CODEOWNERS", codes=(2,))
+    # said as what it is (until stop 46: "no such CODEOWNERS file", for a file that is there)
+    assert "the CODEOWNERS file .github/CODEOWNERS is a named pipe (FIFO), not a regular file" in run.output
+
+
+@pytest.mark.parametrize("device", ["fifo", "/dev/zero", "/dev/urandom", "/dev/stdin"])
+def test_history_flag_that_is_not_a_file(tmp_path: Path, device: str) -> None:
+    """check --history: a pipe waited for a writer for ever and /dev/zero was one line without end (until
+    stop 46: its reader asked stat() for a size, which says nothing for either)."""
+    target = "pipe.jsonl" if device == "fifo" else device
+    if device == "fifo":
+        _fifo(tmp_path / "pipe.jsonl")
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
+    stdin = subprocess.PIPE if device == "/dev/stdin" else subprocess.DEVNULL
+    run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--history", target,
+                      cwd=tmp_path, stdin=stdin)
+    assert_bounded(run, names=target, codes=(2,))
+    assert "not a regular file" in run.output, run.output
+    assert run.peak_mib is not None and run.peak_mib < 100

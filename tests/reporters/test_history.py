@@ -86,3 +86,49 @@ def test_cli_history_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     bad = _write(tmp_path / "bad.jsonl", ["not json"])
     done = runner.invoke(main, ["check", "budgets", "--no-codeowners", "--no-summary", "--history", str(bad)])
     assert done.exit_code == 2 and "bad.jsonl:1:1: expected one JSON report per line" in done.output
+
+
+def _child_check_with_history(history: Path, cwd: Path):  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    from cli_runner import child_env
+
+    repo = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, "-m", "budgetlint", "check", str(repo / "budgets"), "--no-codeowners",
+                           "--no-summary", "--history", str(history)], capture_output=True, text=True,
+                          cwd=cwd, env=child_env(), timeout=120)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes are POSIX")
+@pytest.mark.parametrize(("make", "said"), [("fifo", ": a named pipe (FIFO), not a regular file"),
+                                            ("zero", ": a character device, not a regular file"),
+                                            ("folder", "' is a directory")])  # the last: click's own check
+def test_a_history_that_is_no_regular_file_is_said_in_bounded_time(tmp_path: Path, make: str, said: str) -> None:
+    """Before, a named pipe as --history waited for a writer for ever and a link to /dev/zero was one line
+    without end (memory growing): both ran into the child's timeout. Now each is exit 2, said."""
+    import os
+
+    history = tmp_path / "h.jsonl"
+    if make == "fifo":
+        os.mkfifo(history)
+    elif make == "zero":
+        history.symlink_to("/dev/zero")
+    else:
+        history.mkdir()
+    proc = _child_check_with_history(history, tmp_path)
+    assert proc.returncode == 2
+    assert f"{history}{said}" in proc.stderr
+
+
+def test_a_history_over_the_limit_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from budgetlint.run import history as module
+
+    path = _write(tmp_path / "h.jsonl", [json.dumps(_report(0.5))] * 3)
+    size = path.stat().st_size
+    monkeypatch.setattr(module, "MAX_BYTES", size - 1)
+    with pytest.raises(HistoryError) as err:
+        read_history(str(path))
+    assert f"--history file of {size} bytes; at most {size - 1} are read" in str(err.value)
+    monkeypatch.setattr(module, "MAX_BYTES", size)
+    assert len(read_history(str(path))) == 3
