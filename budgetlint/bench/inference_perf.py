@@ -50,6 +50,10 @@ from .run_metadata import ENGINE_BACKENDS
 from .measurement import INFERRED, READ, ConditionsBuilder, Measurement, Metric, RecordBuilder
 from budgetlint.text import numbers
 
+#: the run's config.yaml beside its reports (:func:`_sidecar`) is read only up to this size (an
+#: inference-perf config is a few kB; a larger file of that name is not the run's)
+MAX_CONFIG_BYTES = 1024 * 1024
+
 NAME = "inference-perf"
 
 TPOT_NOTE = (
@@ -105,8 +109,10 @@ def _sidecar(path: Path) -> tuple[dict[str, Any] | None, Path | None, str | None
         candidates = sorted(p for p in folder.glob("*config.yaml") if p.is_file())
         if len(candidates) != 1:
             return None, None, None
-    try:
-        text = candidates[0].read_text(encoding="utf-8")
+    from budgetlint.files import fs
+
+    try:  # bounded: the sidecar is read as a benchmark file is (at most MAX_CONFIG_BYTES, a regular file)
+        text = fs.read_regular(candidates[0], MAX_CONFIG_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None, None, None
     try:

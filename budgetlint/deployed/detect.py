@@ -152,8 +152,15 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
     from budgetlint.files.loader import load_text
 
     display = f"{Path(cfg.file).parent / str(cfg.value)}".removeprefix("./")
-    try:
-        text = target.read_text(encoding="utf-8")[:MAX_CONFIG_BYTES]
+    from budgetlint.files import fs
+
+    try:  # bounded (until stop 46 the whole file was read, then cut at the limit)
+        text = fs.read_regular(target, MAX_CONFIG_BYTES).decode("utf-8")
+    except fs.TooLarge as exc:
+        out.problems.append(ConfigProblem(cfg.file, cfg.line, cfg.column,
+                                          f"{cfg.text}: expected a vLLM config file under {numbers.number(MAX_CONFIG_BYTES)} "
+                                          f"bytes, found {numbers.number(exc.size)} bytes: not read"))
+        return
     except (OSError, UnicodeDecodeError) as exc:
         out.problems.append(ConfigProblem(cfg.file, cfg.line, cfg.column, f"{cfg.text}: cannot read it ({exc})"))
         return

@@ -302,6 +302,28 @@ def test_inference_perf_constant_rate_from_sidecar(tmp_path: Path) -> None:
     assert m.conditions.concurrency is None
 
 
+def test_inference_perf_sidecar_over_its_limit_is_not_read(tmp_path: Path) -> None:
+    """A config.yaml beside the reports larger than 1 MiB is not the run's (was read whole, whatever its size)."""
+    from budgetlint.bench import inference_perf
+
+    config = textwrap.dedent("""\
+        load:
+          type: constant
+          stages:
+          - {rate: 5.0, duration: 30}
+        server: {type: vllm, model_name: m}
+        """)
+    assert inference_perf.MAX_CONFIG_BYTES == 1024 * 1024
+    (tmp_path / "config.yaml").write_text(config + "#" * (1024 * 1024 - len(config)))  # exactly 1 MiB: read
+    path = tmp_path / "summary_lifecycle_metrics.json"
+    path.write_text(json.dumps(ip07_report({"count": 150})))
+    (m,), _ = read_benchmark(path)
+    assert m.conditions.request_rate == 5.0
+    (tmp_path / "config.yaml").write_text(config + "#" * (1024 * 1024 + 1 - len(config)))  # one byte more
+    (m,), _ = read_benchmark(path)
+    assert m.conditions.request_rate is None
+
+
 def old_report(tpot_mean: float) -> dict:
     """The older layout (prompt_len); latency 0.4805, TTFT 0.0311, N = 63.15 (kubecon25 stage 0)."""
     return {

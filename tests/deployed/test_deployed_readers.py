@@ -133,3 +133,21 @@ def test_a_config_file_named_by_the_command_line_fills_what_the_line_leaves_out(
     (d,) = read_deployed(tmp_path / "serve.sh", "serve.sh").deployed
     assert (d.get("max_num_seqs"), d.get("tensor_parallel")) == (32, 4)
     assert d.settings["max_num_seqs"].line == 1 and d.settings["max_num_seqs"].file.endswith("cfg.yaml")
+
+
+def test_a_config_file_over_the_limit_is_said_not_read_in_part(tmp_path: Path) -> None:
+    """The --config file was read whole and then cut at 2 MiB (a larger file in memory first; the values past
+    the cut silently gone). Now a file over the limit is a problem naming both sizes, and nothing of it is read."""
+    from budgetlint.deployed.detect import MAX_CONFIG_BYTES
+
+    assert MAX_CONFIG_BYTES == 2 * 1024 * 1024
+    body = "max-num-seqs: 32\n" + "# padding\n" * (MAX_CONFIG_BYTES // 10)
+    (tmp_path / "cfg.yaml").write_text(body)
+    size = len(body.encode())
+    (tmp_path / "serve.sh").write_text("vllm serve m --config cfg.yaml --tensor-parallel-size 4\n")
+    res = read_deployed(tmp_path / "serve.sh", "serve.sh")
+    (d,) = res.deployed
+    assert d.get("max_num_seqs") is None and d.get("tensor_parallel") == 4
+    (problem,) = res.problems
+    assert f"under 2,097,152 bytes, found {size:,} bytes: not read" in problem.message
+    assert (problem.file, problem.line) == ("serve.sh", 1)
