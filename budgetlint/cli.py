@@ -231,7 +231,9 @@ def _step_summary(report: Any) -> None:
     from budgetlint.reporters import get_reporter
     from budgetlint.reporters.step_summary import append_step_summary
 
-    append_step_summary(get_reporter("markdown")(report, color=False))
+    # a summary that cannot be appended fails nothing, but is said (never a quiet skip)
+    append_step_summary(get_reporter("markdown")(report, color=False),
+                        warn=lambda why: click.echo(f"budgetlint: warning: {printable(why)}", err=True))
 
 
 def _options_of(*flags: Any) -> Any:

@@ -58,3 +58,34 @@ def test_fit() -> None:
 
 def test_unwritable_target_is_not_an_error(tmp_path: Path) -> None:
     assert append_step_summary("x", env={"GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "such" / "dir" / "f")}) is False
+
+
+def test_a_summary_that_cannot_be_appended_is_said(tmp_path: Path) -> None:
+    """Set but not appended (no room left, no such folder): nothing fails, and the reason reaches ``warn``
+    (until stop 46 a silent skip)."""
+    said: list[str] = []
+    full = tmp_path / "summary.md"
+    full.write_bytes(b"x" * STEP_SUMMARY_LIMIT)
+    assert append_step_summary("more", env={"GITHUB_STEP_SUMMARY": str(full)}, warn=said.append) is False
+    missing = tmp_path / "no" / "such" / "f"
+    assert append_step_summary("x", env={"GITHUB_STEP_SUMMARY": str(missing)}, warn=said.append) is False
+    assert said == [f"the job summary file {full} already holds 1,048,576 bytes of GitHub's 1,048,576: there is "
+                    "no room for the summary, which was not appended",
+                    f"cannot append the job summary to {missing}: No such file or directory"]
+
+
+def test_the_command_line_warns_when_the_summary_cannot_be_appended(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from cli_runner import cli
+
+    (tmp_path / "b.yaml").write_text("""version: 1
+kind: budgets
+budgets:
+  - name: chat
+    owner: "@acme/chat"
+    promise: {ttft: 1 s}
+""")
+    missing = tmp_path / "no" / "such" / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(missing))
+    result = cli("check", str(tmp_path / "b.yaml"), "--no-codeowners")
+    assert result.exit_code == 0, result.output
+    assert f"budgetlint: warning: cannot append the job summary to {missing}: No such file or directory" in result.output
