@@ -87,10 +87,14 @@ class Conventions:
         """``-`` replaced by the --stdin-filename (default ``stdin.yaml``), its text put in the loader's overlay."""
         if "-" not in paths:
             return paths
-        from budgetlint.files.loader import OVERLAY
+        from budgetlint.files.loader import MAX_FILE_BYTES, OVERLAY
 
         name = self.stdin_filename or "stdin.yaml"
-        data = sys.stdin.buffer.read()
+        # bounded as a file is (until stop 46 read to its end: `check - < /dev/zero` never ended)
+        data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise click.UsageError(f"standard input holds more than {MAX_FILE_BYTES // 1024 // 1024} MiB; budgetlint "
+                                   f"reads files up to {MAX_FILE_BYTES // 1024 // 1024} MiB")
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:

@@ -117,3 +117,26 @@ def test_history_flag_that_is_not_a_file(tmp_path: Path, device: str) -> None:
     assert_bounded(run, names=target, codes=(2,))
     assert "not a regular file" in run.output, run.output
     assert run.peak_mib is not None and run.peak_mib < 100
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_standard_input_without_end(tmp_path: Path, device: str) -> None:
+    """``check -`` read standard input to its end (an editor's pipe, or a device that has none: until stop 46
+    ``check - < /dev/zero`` never ended, its memory growing). Now read as a file is, up to 10 MiB."""
+    with open(device, "rb") as source:
+        run = run_bounded("check", "-", "--no-codeowners", "--no-summary", cwd=tmp_path, stdin=source)
+    assert run.returncode == 2, run.output
+    assert "standard input holds more than 10 MiB; budgetlint reads files up to 10 MiB" in run.output
+    assert run.peak_mib is not None and run.peak_mib < 200
+
+
+def test_standard_input_at_the_limit_is_read(tmp_path: Path) -> None:
+    """10 MiB exactly is a file budgetlint reads (a YAML comment to the limit, after one budget)."""
+    head = b'version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: "@acme/chat"\n    promise: {ttft: 1 s}\n'
+    data = head + b"#" * (10 * 1024 * 1024 - len(head) - 1) + b"\n"
+    assert len(data) == 10 * 1024 * 1024
+    (tmp_path / "in.yaml").write_bytes(data)
+    with open(tmp_path / "in.yaml", "rb") as source:
+        run = run_bounded("check", "-", "--no-codeowners", "--no-summary", cwd=tmp_path, stdin=source)
+    assert run.returncode == 0, run.output
+    assert "1 budget" in run.output
