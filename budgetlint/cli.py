@@ -191,7 +191,6 @@ def write_atomically(target: str, pieces: Any) -> None:
     it would replace the device.
     """
     import stat
-    import tempfile
 
     try:
         mode = os.stat(target).st_mode
@@ -202,27 +201,9 @@ def write_atomically(target: str, pieces: Any) -> None:
             for piece in pieces:
                 fh.write(piece)
         return
-    folder = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for piece in pieces:
-                fh.write(piece)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, stat.S_IMODE(mode))
-        else:  # as open() would have made it: 0666 less the umask
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from budgetlint.files import fs
+
+    fs.write_replacing(target, pieces, mode=None if mode is None else stat.S_IMODE(mode), sync=True)
 
 
 def _step_summary(report: Any) -> None:

@@ -187,24 +187,6 @@ def _path(folder: Path, name: str) -> Path:
     return folder / LAYOUT / name[:2] / f"{name}.json"
 
 
-def _replace_with(path: Path, text: str) -> None:
-    """Write ``text`` to a new file beside ``path`` and rename it onto ``path``: whatever was there (a
-    symbolic link included, which a plain write would follow) is replaced, never written through."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
     """The ``evaluation`` (its class) kept under ``name``, or None (none kept, or one that does not
     read back)."""
@@ -257,7 +239,7 @@ def prune(folder: Path, now: Optional[float] = None) -> int:
                         removed += 1
                 except OSError:
                     continue
-        _replace_with(stamp, "# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n")
+        fs.write_replacing(stamp, ["# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n"])
         os.utime(stamp, (now, now))
     except OSError:
         return removed
@@ -280,8 +262,8 @@ def write(folder: Path, name: str, out: Any) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
         ignore = folder / ".gitignore"  # as ruff's: a cache folder inside a repository stays out of it
         if not os.path.lexists(ignore):
-            _replace_with(ignore, IGNORE_TEXT)
-        _replace_with(path, text)
+            fs.write_replacing(ignore, [IGNORE_TEXT])
+        fs.write_replacing(path, [text])
     except OSError:
         return False
     return True

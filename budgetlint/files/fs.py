@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO, Callable, Iterable
 
 
 def _answer(question: Callable[[], bool]) -> bool:
@@ -118,4 +118,39 @@ def open_regular(path: Path | str, limit: int) -> BinaryIO:
         return os.fdopen(fd, "rb", buffering=0)
     except BaseException:
         os.close(fd)
+        raise
+
+
+# --------------------------------------------------------------------------- replacing writes
+
+def write_replacing(target: Path | str, pieces: Iterable[str], *, mode: int | None = None, sync: bool = False) -> None:
+    """Write the text ``pieces`` to a new file beside ``target`` and rename it onto ``target``
+    (``os.replace``: atomic on POSIX and Windows): a reader sees the old file or the whole new one,
+    a writer killed midway leaves a stray ``.<name>.<random>.tmp`` at most, and whatever was at the
+    name (a symbolic link included) is replaced, never written through. The new file gets ``mode``
+    (permission bits), else what ``open()`` would give it (0666 less the umask); ``sync``: on the
+    disk before the rename."""
+    import tempfile
+
+    name = os.fspath(target)
+    folder = os.path.dirname(os.path.abspath(name))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for piece in pieces:
+                fh.write(piece)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, name)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
         raise
