@@ -70,7 +70,7 @@ def default_dir() -> Path:
     """Where the cache lives unless a flag or the config says (module doc)."""
     given = os.environ.get("BUDGETLINT_CACHE_DIR")
     if given:
-        return Path(given)
+        return Path(os.path.expanduser(given))
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "budgetlint"
 

@@ -70,8 +70,8 @@ class Options:
 
         from budgetlint.evaluate import load_disk
 
-        if self.cache_dir:
-            return Path(self.cache_dir)
+        if self.cache_dir:  # a "~" the shell left (--cache-dir=~/x, a workflow's env:) is the home folder
+            return Path(os.path.expanduser(self.cache_dir))
         configured = getattr(self.config, "cache_dir", None) if self.config is not None else None
         if configured and not os.environ.get("BUDGETLINT_CACHE_DIR"):
             return Path(configured)

@@ -16,6 +16,8 @@ No click here: the CLI maps a :class:`Config` onto ``checker.Options``.
 
 from __future__ import annotations
 
+import os
+
 import math
 import re
 import sys
@@ -518,7 +520,8 @@ class _Reader:
                 self.error("'cache' must be true or false", "cache")
         if "cache-dir" in t:
             if isinstance(t["cache-dir"], str) and t["cache-dir"].strip():
-                cfg.cache_dir = self._path(t["cache-dir"])
+                # "~/.cache/x" is the user's home, as in ruff's cache-dir (not a folder named "~" beside the config)
+                cfg.cache_dir = self._path(os.path.expanduser(t["cache-dir"]))
             else:
                 self.error("'cache-dir' must be a folder's path (a string)", "cache-dir")
         if "allow-read" in t:

@@ -456,3 +456,25 @@ def test_clean_of_a_file_is_a_usage_error(tmp_path):
     result = cli("clean", "--cache-dir", str(blocker))
     assert result.exit_code == 2 and f"the cache folder {blocker} is not a folder" in result.output
     assert blocker.read_text() == "x"
+
+
+@pytest.mark.parametrize("how", ["config", "flag", "env"])
+def test_a_tilde_in_the_cache_folder_is_the_home_folder(tmp_path, cache_on, monkeypatch, how):
+    """As ruff's cache-dir ("~/.cache/ruff"): a "~" the shell did not expand (a config value, --cache-dir=~/x, a
+    workflow's env:) is the home folder, not a folder named "~" beside the config or in the working folder."""
+    budgets = _write(tmp_path)
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("BUDGETLINT_CACHE_DIR")
+    monkeypatch.chdir(tmp_path)
+    args = ["check", str(budgets), "--format", "json"]
+    if how == "config":
+        (tmp_path / "budgetlint.toml").write_text('cache-dir = "~/bl-cache"\n')
+        args += ["--config", str(tmp_path / "budgetlint.toml")]
+    elif how == "flag":
+        args.append("--cache-dir=~/bl-cache")
+    else:
+        monkeypatch.setenv("BUDGETLINT_CACHE_DIR", "~/bl-cache")
+    cli(*args)
+    assert len(_entries(home / "bl-cache")) == 1
+    assert not (tmp_path / "~").exists()
