@@ -165,7 +165,8 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
     observations = []
     refs = []
     skipped = []
-    for path in bench_paths(paths):
+    files = bench_paths(paths)
+    for path in files:
         ms, probs = read_benchmark(path)
         problems.extend(str(p) for p in probs)
         for m in ms:
@@ -187,9 +188,12 @@ def calibrate(paths: list[str], *, model: str, hardware: str, devices: int = 1, 
                 continue
             observations.append(obs)
             refs.append(ref)
-    if not observations:
+    if not observations:  # every reason: the runs set aside and the files that gave none (unreadable, no benchmark)
+        if not files:
+            raise CalibrateError(f"no benchmark result files (.json, .jsonl, .txt) in {', '.join(paths)}")
         raise CalibrateError("no usable run in the benchmark files"
-                             + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped))
+                             + "".join(f"\n  {s['file']} {s['run']}: {s['reason']}" for s in skipped)
+                             + "".join(f"\n  {p}" for p in problems))
     global _WORK
     from budgetlint.evaluate import workbudget
     from budgetlint.evaluate.workbudget import WorkSpent

@@ -72,6 +72,23 @@ def test_calibrate_refuses_unknown_names_and_missing_files(tmp_path: Path) -> No
     assert r.exit_code == 2 and "no usable run" in r.output
 
 
+def test_no_usable_run_says_why_each_file_gave_none(tmp_path: Path) -> None:
+    """A folder whose files gave no run: the error named none of them (the readers' problems were collected
+    and dropped); now each file's reason follows, and an empty folder says it holds no result files."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps({"hello": 1}))
+    r = CliRunner().invoke(main, ["calibrate", str(folder), "--model", "llama-3.1-8b", "--hardware", "h100-sxm"])
+    assert r.exit_code == 2
+    assert "no usable run in the benchmark files" in r.output
+    assert "a.json:1: refused: no supported benchmark format recognised" in r.output, r.output
+    empty = tmp_path / "none"
+    empty.mkdir()
+    (empty / "notes.md").write_text("not a result")
+    r = CliRunner().invoke(main, ["calibrate", str(empty), "--model", "llama-3.1-8b", "--hardware", "h100-sxm"])
+    assert r.exit_code == 2 and f"no benchmark result files (.json, .jsonl, .txt) in {empty}" in r.output
+
+
 def test_an_invalid_calibration_is_reported_with_its_position(tmp_path: Path) -> None:
     bad = tmp_path / "cal.yaml"
     bad.write_text((CASE / "cal.yaml").read_text().replace("bandwidth: 0.6", "bandwidth: 1.6"))
