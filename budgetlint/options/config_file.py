@@ -395,6 +395,10 @@ class _Reader:
         return None
 
     def _path(self, value: str) -> str:
+        """A path setting: relative to the config file's folder; a leading ``~`` (``~`` or ``~/...``) is the
+        home folder, as in ruff's settings (``cache-dir = "~/.cache/x"``), not a folder named ``~``."""
+        if value == "~" or value.startswith(("~/", "~" + os.sep)):
+            value = os.path.expanduser(value)
         p = Path(value)
         return str(p if p.is_absolute() else (self.cfg.base_dir / p))
 
@@ -520,8 +524,7 @@ class _Reader:
                 self.error("'cache' must be true or false", "cache")
         if "cache-dir" in t:
             if isinstance(t["cache-dir"], str) and t["cache-dir"].strip():
-                # "~/.cache/x" is the user's home, as in ruff's cache-dir (not a folder named "~" beside the config)
-                cfg.cache_dir = self._path(os.path.expanduser(t["cache-dir"]))
+                cfg.cache_dir = self._path(t["cache-dir"])  # "~/.cache/x": the home folder (_path)
             else:
                 self.error("'cache-dir' must be a folder's path (a string)", "cache-dir")
         if "allow-read" in t:

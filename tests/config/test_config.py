@@ -303,3 +303,17 @@ def test_config_schema_matches_the_keys(repo_root: Path) -> None:
          "efficiency": {"bandwidth": 0.8}, "per-file-ignores": {"a/*.yaml": ["BL101"]}})
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate({"ingore": ["BL3"]})
+
+
+def test_a_leading_tilde_in_a_path_setting_is_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`~` and `~/...` are the home folder in every path setting (as in ruff's); until stop 46 they were a
+    folder named `~` beside the config. Other names that begin with `~` stay relative to the config."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    (tmp_path / "budgetlint.toml").write_text(
+        'allow-read = ["~/shared", "~"]\ncatalog = ["~/catalogs/gpus.yaml", "~notes/x.yaml"]\n'
+        'cache-dir = "~/.cache/bl"\n')
+    cfg = parse_config(tmp_path / "budgetlint.toml")
+    assert cfg.allow_read == [str(home / "shared"), str(home)]
+    assert cfg.catalog == [str(home / "catalogs" / "gpus.yaml"), str(tmp_path / "~notes" / "x.yaml")]
+    assert cfg.cache_dir == str(home / ".cache" / "bl")
