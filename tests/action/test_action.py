@@ -522,9 +522,12 @@ def test_the_check_reads_the_cache_folder_only_when_asked(action: dict[str, Any]
     proc, _, _ = _run_check(action, tmp_path, fake_budgetlint)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args.cache-dir").read_text() == "unset"
+    assert not (tmp_path / "budgetlint-cache").exists()
     proc, _, _ = _run_check(action, tmp_path, fake_budgetlint, cache="true")
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "args.cache-dir").read_text() == "./budgetlint-cache", "under $RUNNER_TEMP on a runner"
+    # there even when nothing was simulated (the fake writes nothing): actions/cache/save warns on a missing path
+    assert (tmp_path / "budgetlint-cache").is_dir()
 
 
 @needs_bash
