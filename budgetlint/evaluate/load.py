@@ -649,24 +649,15 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         return shared_entry(cache, ("run", (dep_key, cost_key, _traffic_key(t), repr(s)), n),
                             lambda: run(cost, t, s, requests=n, allowance=allowance))
 
-    # each step is read off as many requests as the declared traffic's verdict needed (at least
-    # CAPACITY_REQUESTS, at most REQUESTS): one sample size for one budget's figures. With 400 whatever the
-    # verdict took, a budget met at 8.1 request/s (p99 TTFT 471 ms of 800 over 1,550 requests) said it held up
-    # to 8.1: its steps above read p99 off the seed's first 350 requests (docs/performance.md "Seventh pass")
-    step_requests = CAPACITY_REQUESTS
-    if result is not None and math.isfinite(result.requests):
-        step_requests = max(CAPACITY_REQUESTS, min(REQUESTS, int(result.requests) + FIRST_WARMUP))
-
     def search() -> tuple:
         if promises:
-            cap = capacity(cost, per_replica, one, plist, requests=step_requests,
+            cap = capacity(cost, per_replica, one, plist, requests=CAPACITY_REQUESTS,
                            rel_tol=CAPACITY_TOLERANCE, allowance=allowance, known=known, alone=alone,
                            mu=mu_shared, runner=step_run)
             return cap, cap.saturation_request_per_s, cap.simulations
         return None, mu_shared, 1
 
-    hit = shared_entry(cache, ("capacity", config, repr(plist), repr(sorted(alone.items())), bool(known), step_requests),
-                       search)
+    hit = shared_entry(cache, ("capacity", config, repr(plist), repr(sorted(alone.items())), bool(known)), search)
     hit = (result, hit[0], hit[1], hit[2] + (1 if enough else 2))
     # ``simulations``: those behind the result, shared or not (one number whatever the run's
     # cache held: worker processes each have their own, and the report must not say so)
