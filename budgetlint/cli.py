@@ -478,11 +478,12 @@ def _selectors(flag: str, values: tuple[str, ...]) -> list[str]:
 def clean_cmd(config_path: str | None, cache_dir: str | None) -> None:
     """Remove the simulation cache that check and explain read back (docs/performance.md)."""
     from budgetlint.evaluate import load_disk
+    from budgetlint.files import fs
 
     options = _options(_config(config_path), cache=True, cache_dir=cache_dir)
     folder = options.cache_location()
     shown = printable(str(folder))
-    if folder.exists() and not folder.is_dir():
+    if fs.exists(folder) and not fs.is_dir(folder):
         click.echo(f"budgetlint: error: the cache folder {shown} is not a folder", err=True)
         sys.exit(EXIT_USAGE)
     try:

@@ -39,10 +39,11 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from budgetlint.files import fs
 
@@ -226,17 +227,11 @@ def prune(folder: Path, now: Optional[float] = None) -> int:
         return 0
     removed = 0
     try:
-        shards = [p for p in root.iterdir() if _SHARD.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
-        for shard in shards:
-            for path in shard.iterdir():
-                entry = _ENTRY.fullmatch(path.name) is not None
-                if not (entry or _TMP.fullmatch(path.name)):
-                    continue
+        for path, info, entry in _own_files(root):
+            if now - info.st_mtime > (PRUNE_AFTER_S if entry else TMP_AFTER_S) and not stat.S_ISLNK(info.st_mode):
                 try:
-                    info = path.lstat()
-                    if now - info.st_mtime > (PRUNE_AFTER_S if entry else TMP_AFTER_S) and not path.is_symlink():
-                        path.unlink()
-                        removed += 1
+                    path.unlink()
+                    removed += 1
                 except OSError:
                     continue
         fs.write_replacing(stamp, ["# when budgetlint last swept this folder (evaluate/load_disk.py prune)\n"])
@@ -291,15 +286,14 @@ def clear(folder: Path) -> tuple[int, int]:
     root = folder / LAYOUT
     count = size = 0
     if root.is_dir() and not root.is_symlink():
-        for shard in [p for p in root.iterdir() if _SHARD.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]:
-            for path in shard.iterdir():
-                entry = _ENTRY.fullmatch(path.name) is not None
-                if entry or _TMP.fullmatch(path.name):
-                    info = path.lstat()
-                    path.unlink()
-                    if entry:
-                        count += 1
-                        size += info.st_size
+        shards = set()
+        for path, info, entry in _own_files(root):
+            path.unlink()
+            shards.add(path.parent)
+            if entry:
+                count += 1
+                size += info.st_size
+        for shard in shards:
             _rmdir_if_empty(shard)
         stamp = root / STAMP
         if stamp.is_file() or stamp.is_symlink():
@@ -312,6 +306,23 @@ def clear(folder: Path) -> tuple[int, int]:
         ignore.unlink()
         _rmdir_if_empty(folder)
     return count, size
+
+
+def _own_files(root: Path) -> Iterator[tuple[Path, os.stat_result, bool]]:
+    """The names this module writes under the layout's folder ``root``: ``(path, its lstat, whether it is an
+    entry)`` for each entry (``<2 hex>/<64 hex>.json``) and temporary file (``.<name>.tmp``); what else the
+    folder holds is not listed (:func:`prune` and :func:`clear` touch nothing else)."""
+    for shard in root.iterdir():
+        if not (_SHARD.fullmatch(shard.name) and shard.is_dir() and not shard.is_symlink()):
+            continue
+        for path in shard.iterdir():
+            entry = _ENTRY.fullmatch(path.name) is not None
+            if not (entry or _TMP.fullmatch(path.name)):
+                continue
+            try:
+                yield path, path.lstat(), entry
+            except OSError:
+                continue
 
 
 def _rmdir_if_empty(path: Path) -> None:

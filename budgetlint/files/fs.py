@@ -49,6 +49,13 @@ def kind_if_not_file(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else file_kind(mode)
 
 
+def no_file_words(path: Path, what: str) -> str:
+    """Why there is no ``what`` file to read at ``path``, in words: what is there instead ("the config file
+    x.toml is a named pipe (FIFO), not a regular file"), else "no such config file: x.toml"."""
+    kind = kind_if_not_file(path)
+    return f"the {what} file {path} is {kind}, not a regular file" if kind else f"no such {what} file: {path}"
+
+
 # --------------------------------------------------------------------------- bounded reading
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),

@@ -16,9 +16,8 @@ No click here: the CLI maps a :class:`Config` onto ``checker.Options``.
 
 from __future__ import annotations
 
-import os
-
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -230,9 +229,7 @@ def load_config(path: Path | str | None = None, *, start: Path | None = None) ->
     if path is not None:
         p = Path(path)
         if not fs.is_file(p):
-            kind = fs.kind_if_not_file(p)
-            raise ConfigError(f"the config file {path} is {kind}, not a regular file" if kind else
-                              f"no such config file: {path}")
+            raise ConfigError(fs.no_file_words(p, "config"))
     else:
         found = find_config(start)
         if found is None:

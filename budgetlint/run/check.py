@@ -632,9 +632,7 @@ def _collect_teams(docs: list[Document], files: list[Path], options: Options,
         sources.append(doc.file)
     if options.use_codeowners:
         if options.codeowners and not fs.is_file(Path(options.codeowners)):
-            kind = fs.kind_if_not_file(Path(options.codeowners))
-            raise InputError(f"the CODEOWNERS file {options.codeowners} is {kind}, not a regular file" if kind else
-                             f"no such CODEOWNERS file: {options.codeowners}")
+            raise InputError(fs.no_file_words(Path(options.codeowners), "CODEOWNERS"))
         codeowners = Path(options.codeowners) if options.codeowners else (
             find_codeowners(files[0]) if files else find_codeowners(Path.cwd()))
         if codeowners is not None and fs.is_file(codeowners):

@@ -69,8 +69,6 @@ def read_history(path: str) -> list[dict]:
 
     from budgetlint.files import fs
 
-    too_large = (f"{path}: --history file of more than {numbers.number(MAX_BYTES)} bytes; at most that many are read "
-                 "(keep the last reports only)")
     entries: list[dict] = []
     read = 0
     try:
@@ -79,8 +77,8 @@ def read_history(path: str) -> list[dict]:
         with io.TextIOWrapper(fs.open_regular(Path(path), MAX_BYTES), encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, 1):
                 read += len(line)
-                if read > MAX_BYTES:
-                    raise HistoryError(too_large)
+                if read > MAX_BYTES:  # grew while read (its size was checked when opened)
+                    raise fs.TooLarge(read, MAX_BYTES)
                 if not line.strip():
                     continue
                 try:

@@ -217,14 +217,18 @@ hardware:
     assert _entries(cache_on) == []
 
 
+def _child_check(budgets: Path, cache: Path) -> subprocess.CompletedProcess:
+    env = {**child_env(), "BUDGETLINT_CACHE_DIR": str(cache)}
+    env.pop("BUDGETLINT_NO_CACHE", None)
+    return subprocess.run([sys.executable, "-m", "budgetlint", "check", str(budgets), "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
 def test_a_child_process_reads_what_another_wrote(tmp_path, cache_on):
     """The user's path: two `python -m budgetlint check` processes, the second reading the first's
     entries (and the package digest computed in each)."""
     budgets = _write(tmp_path)
-    env = {**child_env(), "BUDGETLINT_CACHE_DIR": str(cache_on)}
-    env.pop("BUDGETLINT_NO_CACHE", None)
-    runs = [subprocess.run([sys.executable, "-m", "budgetlint", "check", str(budgets), "--format", "json"],
-                           capture_output=True, text=True, env=env, timeout=300) for _ in range(2)]
+    runs = [_child_check(budgets, cache_on) for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout and runs[0].returncode == runs[1].returncode
     assert len(_entries(cache_on)) == 1
 
@@ -357,12 +361,6 @@ def test_prune_of_a_folder_that_is_not_there_or_not_a_folder_does_nothing(tmp_pa
     blocker.write_text("x")
     assert load_disk.prune(blocker) == 0
 
-
-def _child_check(budgets: Path, cache: Path) -> subprocess.CompletedProcess:
-    env = {**child_env(), "BUDGETLINT_CACHE_DIR": str(cache)}
-    env.pop("BUDGETLINT_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "budgetlint", "check", str(budgets), "--format", "json"],
-                          capture_output=True, text=True, env=env, timeout=120)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")

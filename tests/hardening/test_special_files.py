@@ -64,13 +64,19 @@ def test_bench_entry_that_is_not_a_file(tmp_path: Path, device: str) -> None:
     assert "not a regular file" in run.stdout, run.stdout
 
 
+def _flag_target(tmp_path: Path, device: str, pipe_name: str) -> tuple[str, object]:
+    """A flag's file that is no regular file: (its name, the child's standard input), beside a budget b.yaml
+    with no bench: a named pipe made as ``pipe_name``, or the device itself (/dev/stdin a pipe nobody writes)."""
+    target = pipe_name if device == "fifo" else device
+    if device == "fifo":
+        _fifo(tmp_path / pipe_name)
+    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
+    return target, subprocess.PIPE if device == "/dev/stdin" else subprocess.DEVNULL
+
+
 @pytest.mark.parametrize("device", ["fifo", "/dev/zero", "/dev/urandom", "/dev/stdin"])
 def test_bench_flag_that_is_not_a_file(tmp_path: Path, device: str) -> None:
-    target = "pipe.json" if device == "fifo" else device
-    if device == "fifo":
-        _fifo(tmp_path / "pipe.json")
-    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
-    stdin = subprocess.PIPE if device == "/dev/stdin" else subprocess.DEVNULL
+    target, stdin = _flag_target(tmp_path, device, "pipe.json")
     run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--bench", target,
                       cwd=tmp_path, stdin=stdin)
     assert_bounded(run, names=target, codes=(1,), rule="BL406")
@@ -107,11 +113,7 @@ def test_codeowners_that_is_a_pipe(tmp_path: Path) -> None:
 def test_history_flag_that_is_not_a_file(tmp_path: Path, device: str) -> None:
     """check --history: a pipe waited for a writer for ever and /dev/zero was one line without end (until
     stop 46: its reader asked stat() for a size, which says nothing for either)."""
-    target = "pipe.jsonl" if device == "fifo" else device
-    if device == "fifo":
-        _fifo(tmp_path / "pipe.jsonl")
-    (tmp_path / "b.yaml").write_text(BUDGET.format(bench="x").replace('    bench: ["x"]\n', ""))
-    stdin = subprocess.PIPE if device == "/dev/stdin" else subprocess.DEVNULL
+    target, stdin = _flag_target(tmp_path, device, "pipe.jsonl")
     run = run_bounded("check", "b.yaml", "--no-codeowners", "--no-summary", "--history", target,
                       cwd=tmp_path, stdin=stdin)
     assert_bounded(run, names=target, codes=(2,))
