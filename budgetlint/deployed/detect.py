@@ -59,7 +59,7 @@ def read_file(path: Any, display: str, *, max_bytes: int | None = None) -> ReadR
     try:
         raw = fs.read_regular(path, limit)
     except fs.TooLarge as exc:
-        out.problems.append(ConfigProblem(display, 1, 1, f"expected a deployed configuration under {numbers.number(limit)} bytes, "
+        out.problems.append(ConfigProblem(display, 1, 1, f"expected a deployed configuration of at most {numbers.number(limit)} bytes, "
                                     f"found {numbers.number(exc.size)} bytes: not read"))
         return out
     except fs.NotRegular as exc:
@@ -158,7 +158,7 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
         text = fs.read_regular(target, MAX_CONFIG_BYTES).decode("utf-8")
     except fs.TooLarge as exc:
         out.problems.append(ConfigProblem(cfg.file, cfg.line, cfg.column,
-                                          f"{cfg.text}: expected a vLLM config file under {numbers.number(MAX_CONFIG_BYTES)} "
+                                          f"{cfg.text}: expected a vLLM config file of at most {numbers.number(MAX_CONFIG_BYTES)} "
                                           f"bytes, found {numbers.number(exc.size)} bytes: not read"))
         return
     except (OSError, UnicodeDecodeError) as exc:

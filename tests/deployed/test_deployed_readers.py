@@ -149,5 +149,19 @@ def test_a_config_file_over_the_limit_is_said_not_read_in_part(tmp_path: Path) -
     (d,) = res.deployed
     assert d.get("max_num_seqs") is None and d.get("tensor_parallel") == 4
     (problem,) = res.problems
-    assert f"under 2,097,152 bytes, found {size:,} bytes: not read" in problem.message
+    assert f"of at most 2,097,152 bytes, found {size:,} bytes: not read" in problem.message
     assert (problem.file, problem.line) == ("serve.sh", 1)
+
+
+def test_a_config_file_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
+    """The limit is "at most" (stop 46's message said "under" where a file of exactly 2,097,152 bytes is
+    read): 2 MiB by hand, the first line's value read, no problem."""
+    head = "max-num-seqs: 32\n"
+    pad = 2 * 1024 * 1024 - len(head)
+    body = head + "#" * (pad - 1) + "\n"
+    assert len(body.encode()) == 2_097_152
+    (tmp_path / "cfg.yaml").write_text(body)
+    (tmp_path / "serve.sh").write_text("vllm serve m --config cfg.yaml\n")
+    res = read_deployed(tmp_path / "serve.sh", "serve.sh")
+    (d,) = res.deployed
+    assert res.problems == [] and d.get("max_num_seqs") == 32
