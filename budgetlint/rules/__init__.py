@@ -84,6 +84,7 @@ class RuleContext:
     first_path_is_file: bool = False  # whether paths[0] is a file (BL014 points at it; the run looks)
     bench_globs: tuple = ()  # --bench globs: (pattern, files kept, cut by the limit) (check_run)
     suggest_owner: Any = None  # did-you-mean for owners, bounded per run (model.suggest.Suggester)
+    codeowners_unread: str | None = None  # the CODEOWNERS found that could not be read (BL104 says so)
 
 
 @lru_cache(maxsize=1)

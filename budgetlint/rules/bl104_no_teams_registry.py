@@ -14,6 +14,8 @@ CODEOWNERS: `BL104 owners cannot be verified: no teams registry or CODEOWNERS fo
 
 ## Fix
 Add a `teams.yaml` (`kind: teams`) next to the budgets, or a CODEOWNERS file.
+When a CODEOWNERS is there but cannot be read (a folder, a pipe, a broken
+link, 3 MB or more: BL010 / BL011 say which), the message names it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ SEVERITY = Severity.INFO
 
 def check_run(ctx) -> Iterator[Finding]:
     if ctx.total_budgets and not ctx.teams:
-        yield Finding(CODE, SEVERITY,
-                      "owners cannot be verified: no teams registry (kind: teams) or CODEOWNERS found",
+        unread = getattr(ctx, "codeowners_unread", None)
+        found = (f"no teams registry (kind: teams), and the CODEOWNERS found ({unread}) cannot be read"
+                 if unread else "no teams registry (kind: teams) or CODEOWNERS found")
+        yield Finding(CODE, SEVERITY, f"owners cannot be verified: {found}",
                       None, fix="add a teams.yaml with `kind: teams` next to the budgets")

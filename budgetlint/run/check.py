@@ -34,7 +34,7 @@ from budgetlint.files.discovery import discover, display_path
 from budgetlint.files.loader import Document, load_file, read_text
 from budgetlint.findings import Finding, Location, Severity
 from budgetlint.model.build import Catalog, Sink, _as_list, add_entries, build_budget
-from budgetlint.model.owners import codeowners_handles, find_codeowners
+from budgetlint.model.owners import CodeownersUnreadable, codeowners_handles, find_codeowners
 from budgetlint.model.types import Budget
 from budgetlint.report import BudgetResult, Report
 
@@ -138,7 +138,7 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
         for kind in DEFINITION_KINDS:
             by_kind[kind].extend(checked[1][kind])
     sink = Sink()
-    catalog, teams, teams_source = _definitions(by_kind, _sibling_definitions(paths, found.files),
+    catalog, teams, teams_source, codeowners_unread = _definitions(by_kind, _sibling_definitions(paths, found.files),
                                                 found.files, options, report, sink)
     report.findings.extend(sink.findings)
 
@@ -257,7 +257,8 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
     run_ctx = RuleContext(teams, teams_source, options, total_budgets=total, run_files=run_files,
                           unlinked=tuple(linking.unlinked(run_files, per_budget_evidence)),
                           paths=tuple(paths), bench_globs=tuple(bench_globs), suggest_owner=suggest_owner,
-                          first_path_is_file=bool(paths) and fs.is_file(Path(paths[0])))
+                          first_path_is_file=bool(paths) and fs.is_file(Path(paths[0])),
+                          codeowners_unread=codeowners_unread)
     tail: list[Finding] = []
     for rule in run_rules:
         for f in rule.check_run(run_ctx):
@@ -512,7 +513,7 @@ def _meant_kind(data: Any, kind: Any) -> str | None:
 
 
 def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document], files: list[Path],
-                 options: Options, report: Report, sink: Sink) -> tuple[Catalog, dict[str, Location], str | None]:
+                 options: Options, report: Report, sink: Sink) -> tuple[Catalog, dict[str, Location], str | None, str | None]:
     """The catalog (built-in, then the checked files', then context files') and the teams."""
     catalog = _load_builtin_catalog(Sink())  # built-in data is tested, not re-reported
     user_names: dict[str, Location] = {}
@@ -523,9 +524,9 @@ def _definitions(by_kind: dict[str, list[Document]], context_docs: list[Document
         for doc in context_docs:
             if doc.data["kind"] == kind:
                 add_entries(catalog, doc, kind, Sink(), builtin=False, user_names=user_names)
-    teams, teams_source = _collect_teams(
+    teams, teams_source, codeowners_unread = _collect_teams(
         by_kind["teams"] + [d for d in context_docs if d.data["kind"] == "teams"], files, options, report)
-    return catalog, teams, teams_source
+    return catalog, teams, teams_source, codeowners_unread
 
 
 def _build_budgets(docs: list[Document], catalog: Catalog, sink: Sink, seen: dict[str, Location],
@@ -622,8 +623,11 @@ def _promises(b: Budget) -> dict[str, float]:
 
 
 def _collect_teams(docs: list[Document], files: list[Path], options: Options,
-                   report: Report) -> tuple[dict[str, Location], str | None]:
+                   report: Report) -> tuple[dict[str, Location], str | None, str | None]:
+    """The valid owner handles, the files they came from (in words), and the CODEOWNERS found in the
+    repository that could not be read (its path; a warning is in ``report``), if one was."""
     teams: dict[str, Location] = {}
+    unread: str | None = None
     sources: list[str] = []
     for doc in docs:
         for i, entry in enumerate(_as_list(doc.get(("teams",)))):
@@ -635,8 +639,20 @@ def _collect_teams(docs: list[Document], files: list[Path], options: Options,
             raise InputError(fs.no_file_words(Path(options.codeowners), "CODEOWNERS"))
         codeowners = Path(options.codeowners) if options.codeowners else (
             find_codeowners(files[0]) if files else find_codeowners(Path.cwd()))
-        if codeowners is not None and fs.is_file(codeowners):
-            for handle, where in codeowners_handles(codeowners).items():
-                teams.setdefault(handle, Location(display_path(Path(where.file)), where.line, where.column))
-            sources.append(display_path(codeowners))
-    return teams, (", ".join(sources) if sources else None)
+        if codeowners is not None:
+            try:
+                handles = codeowners_handles(codeowners)
+            except CodeownersUnreadable as exc:
+                if options.codeowners:  # named on the command line: a bad flag, as a pipe or a missing file is
+                    raise InputError(f"{display_path(codeowners)}: {exc.words}") from None
+                # found in the repository: the owner checks could not use it, said, never a quiet pass
+                report.findings.append(Finding(
+                    exc.code, Severity.WARNING, f"{exc.words}; owners are not verified against it",
+                    Location(display_path(codeowners)),
+                    fix="make it a regular UTF-8 file under 3 MB, or pass --no-codeowners"))
+                handles, unread = None, display_path(codeowners)
+            if handles is not None:
+                for handle, where in handles.items():
+                    teams.setdefault(handle, Location(display_path(Path(where.file)), where.line, where.column))
+                sources.append(display_path(codeowners))
+    return teams, (", ".join(sources) if sources else None), unread

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from budgetlint.files import fs
 from budgetlint.files import InputError
 from budgetlint.findings import Finding, Location, Severity
+from budgetlint.model.owners import CODEOWNERS_PLACES
 from budgetlint.report import BudgetResult, Report
 from budgetlint.promise_rows import analysis_value, judged, judged_headroom, promise_rows
 from budgetlint.text import numbers
@@ -48,7 +49,6 @@ PROMISE_KEYS: dict[str, tuple[str, bool]] = {
     "cost_usd_per_token": ("cost", True),  # docs/cost.md: a dearer cost allowed is looser
 }
 VERDICT_RANK = {"met": 0, "not-shown": 1, "at-risk": 2, "cannot-be-met": 3}
-CODEOWNERS_PLACES = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 
 
 class BaseRefError(InputError):
