@@ -511,9 +511,45 @@ def test_the_simulation_cache_is_opt_in_restored_before_the_check_and_saved_afte
     assert w["if"] == "${{ always() && inputs.cache == 'true' && steps.check.outputs.exit-code != '' }}", \
         "saved whatever the findings, once the check ran"
     assert r["with"]["path"] == w["with"]["path"] == "${{ runner.temp }}/budgetlint-cache"
-    assert r["with"]["key"] == w["with"]["key"]
-    prefixes = r["with"]["restore-keys"].strip().splitlines()
-    assert all(r["with"]["key"].startswith(p) for p in prefixes) and len(prefixes) == 2
+    assert r["with"]["key"] == w["with"]["key"] == "${{ steps.cache-name.outputs.key }}"
+    assert r["with"]["restore-keys"].strip().splitlines() == ["${{ steps.cache-name.outputs.prefix }}",
+                                                               "budgetlint-sim-${{ runner.os }}-"]
+    name = next(i for i, s in enumerate(steps) if s.get("id") == "cache-name")
+    assert name < restore and steps[name]["if"] == r["if"]
+
+
+def _name_the_cache(action: dict[str, Any], tmp_path: Path, cache_key: str) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:
+    """The step that names the cache, run in bash as the runner would (its env from a runner's contexts)."""
+    step = _step(action, "cache-name")
+    assert step["env"] == {"CACHE_KEY": "${{ inputs.cache-key }}", "JOB": "${{ github.job }}",
+                           "RUN": "${{ github.run_id }}-${{ github.run_attempt }}"}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+           "RUNNER_OS": "Linux", "CACHE_KEY": cache_key, "JOB": "budgets", "RUN": "123-2"}
+    proc = subprocess.run([BASH, "-c", step["run"]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)  # type: ignore[list-item]
+    return proc, _outputs(tmp_path / "github_output")
+
+
+@needs_bash
+@pytest.mark.parametrize("cache_key,prefix", [
+    ("", "budgetlint-sim-Linux-budgets-"),
+    ("ubuntu-3.12", "budgetlint-sim-Linux-budgets-ubuntu-3.12-"),
+])
+def test_each_use_of_the_cache_in_a_job_saves_under_its_own_key(action: dict[str, Any], tmp_path: Path,
+                                                               cache_key: str, prefix: str) -> None:
+    """Until stop 47 the key named the job, not the matrix leg: two legs of one run saved under one key
+    and the second's save warned (GitHub saves a key once). The key is the prefix, then run and attempt."""
+    proc, outputs = _name_the_cache(action, tmp_path, cache_key)
+    assert proc.returncode == 0, proc.stderr
+    assert outputs == {"prefix": prefix, "key": prefix + "123-2"}
+
+
+@needs_bash
+@pytest.mark.parametrize("cache_key", ["a,b", "a b", "x" * 65, "$(id)", "a\nb"])
+def test_a_cache_key_actions_cache_would_refuse_is_refused_first(action: dict[str, Any], tmp_path: Path,
+                                                                cache_key: str) -> None:
+    proc, outputs = _name_the_cache(action, tmp_path, cache_key)
+    assert proc.returncode == 2 and outputs == {}
+    assert "cache-key must be letters, digits, '.', '_' and '-', at most 64" in proc.stdout
 
 
 @needs_bash
