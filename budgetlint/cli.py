@@ -290,8 +290,8 @@ _budget_option = click.option("--budget", "names", multiple=True, help="Only thi
               help="Share of a promise's still-met headroom that may shrink before it is a regression "
                    "(default 0.25; 0: any shrink). A worse verdict always is one.")
 @click.option("-j", "--jobs", type=click.IntRange(0, None), default=0, show_default=False,
-              help="Worker processes checking files in parallel (default 0: one per core; 1: one process). "
-                   "Small runs stay in one process; the output is the same either way.")
+              help="Worker processes checking files in parallel (default 0: one per core; 1: one process; "
+                   "at most 4 per core). Small runs stay in one process; the output is the same either way.")
 @_no_simulate_option
 @_cache_options
 @click.option("--allow-read", "allow_read", multiple=True, type=click.Path(file_okay=False), metavar="DIR",
@@ -778,7 +778,7 @@ def slo_cmd(paths: tuple[str, ...], fmt: str, output: str | None, names: tuple[s
 @click.option("--engine", default=None, help="Use only runs of this engine (vllm, sglang, ...).")
 @click.option("--no-loo", is_flag=True, help="Skip the leave-one-out refits (faster; no error band).")
 @click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Processes for the leave-one-out refits (0: every core; 1: one process).")
+              help="Processes for the leave-one-out refits (0: every core; 1: one process; at most 4 per core).")
 @click.option("--include-saturated", is_flag=True,
               help="Also fit runs that sent every request at once (slow: each is simulated in full).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,

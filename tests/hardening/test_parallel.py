@@ -165,4 +165,11 @@ def test_jobs_zero_means_the_cores_this_process_may_use() -> None:
 
     expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert checker._jobs(0) == expected and checker._jobs(None) == expected
-    assert checker._jobs(3) == 3
+    assert checker._jobs(3) == min(3, 4 * expected)
+
+
+def test_jobs_beyond_four_a_core_are_four_a_core(monkeypatch) -> None:
+    """--jobs 400 on 1,000 files forked 400 workers on two cores (until stop 47): at most 4 a core now."""
+    monkeypatch.setattr(checker, "_cores", lambda: 2)
+    assert [checker._jobs(n) for n in (1, 8, 9, 400, 10**30)] == [1, 8, 8, 8, 8]
+    assert checker._jobs(0) == 2
