@@ -17,7 +17,10 @@ found by bisection over simulations, and the replicas a service rate needs.
    1, kept ``0.45 rel_tol mu`` inside the bracket, so an accurate guess closes
    it in two simulations (bisection when no two points serve). It stops when
    the bracket is narrower than ``rel_tol`` of ``mu`` or after
-   ``max_simulations`` in all (10 by default).
+   ``max_simulations`` in all (10 by default); a bracket ``[0, hi]`` that
+   narrow first tries :data:`LOW_PROBE_SHARE` of ``mu`` (nothing held yet:
+   before saying no rate holds), and, when that holds, closes to ``rel_tol``
+   of ``hi``.
 3. **Replicas needed** for a service rate ``lam``: ``ceil(lam / capacity)``.
    Each replica is tested with Poisson arrivals at the per-replica rate;
    round-robin splitting of a Poisson stream is smoother than Poisson, and
@@ -41,6 +44,10 @@ from budgetlint.text import numbers
 
 DEFAULT_REQUESTS = 2000
 MAX_SIMULATIONS = 10
+#: where the search looks, as a share of the saturation rate, before it says no rate holds a promise:
+#: at 1 % of mu requests rarely share the engine (M/G/1: the mean wait is rho / (1 - rho) ~ 1 % of a
+#: service time), so what breaks there is the lengths' own tail, not queueing
+LOW_PROBE_SHARE = 0.01
 #: users of the saturation run at most (its cost grows with them)
 MAX_SATURATION_USERS = 4096
 
@@ -379,9 +386,20 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
     f_hi = _log(ratio_at[hi]) if hi in ratio_at else None
     last: Optional[bool] = None
     repeat = False
-    while sims < max_simulations and (hi - lo) > width:
+    probed_low = False
+    while sims < max_simulations:
         guess: Optional[float] = None
-        if hi - lo <= 2.0 * width or (repeat and f_hi is not None and f_lo is not None):
+        low = False
+        if hi - lo <= width:
+            # nothing held above 0 yet: before saying no rate holds, one step where requests rarely meet
+            # (LOW_PROBE_SHARE of mu, below the failing rate), unless a request alone already breaks it
+            # (until stop 47 a bracket [0, hi] narrower than rel_tol x mu stopped the search at 0: "no
+            # arrival rate holds it", and no replica count fixes it, where rates below hi held)
+            if lo > 0 or probed_low or hi <= LOW_PROBE_SHARE * mu or ratio_at.get(0.0, 0.0) >= 1.0:
+                break
+            probed_low = low = True
+            rate = min(LOW_PROBE_SHARE * mu, hi / 2.0)
+        elif hi - lo <= 2.0 * width or (repeat and f_hi is not None and f_lo is not None):
             guess = None  # too narrow to aim inside, or the chord moved the same end twice: bisect
         elif f_hi is not None and f_lo is not None and f_hi != f_lo:
             guess = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
@@ -389,7 +407,9 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
             below = sorted((rate, r) for rate, r in ratio_at.items() if rate <= lo)[-2:]
             line = _line(below[0], below[1], mu) if len(below) == 2 else None
             guess = line if line is not None and line < (lo + hi) / 2 else hi
-        if guess is None:
+        if low:
+            pass
+        elif guess is None:
             rate = (lo + hi) / 2.0
         else:
             rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
@@ -410,6 +430,8 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
         repeat = last is passed and guess is not None
         if passed:
             lo, f_lo = rate, (min(f, -1e-12) if f is not None else None)
+            if low:  # the capacity is far below mu: the bracket is read to rel_tol of its own scale
+                width = rel_tol * hi
         else:
             hi, f_hi, binding = rate, (max(f, 1e-12) if f is not None else None), broke
         last = passed

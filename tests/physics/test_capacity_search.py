@@ -100,3 +100,30 @@ def test_an_md1_capacity_by_hand() -> None:
     assert cap.simulations <= 8
     assert cap.failing_request_per_s - cap.request_per_s <= 0.04 * 10.0 + 1e-9
     assert math.isfinite(cap.failing_request_per_s)
+
+
+def test_a_capacity_far_below_saturation_is_found_not_called_none() -> None:
+    """The M/D/1 queue above with a p98 E2E promise of 0.101 s: it holds while at most 2 % of the arrivals
+    wait, and by PASTA an arrival finds the one slot busy with probability rho, so it holds up to rho ~ 0.02,
+    0.2 request/s against mu = 10: a capacity below the search's 4 % bracket (0.4 request/s). Until stop 47
+    the bracket [0, hi] narrower than that stopped the search at 0 ("no arrival rate holds it", no replica
+    count fixing it). Now one step at 1 % of mu (rho 0.01: about 1 % wait, inside 2 %) passes, and the
+    bracket closes to 4 % of its own scale."""
+    cost = LinearStepCost(0.01, prefill_fixed_s=0.0, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(1), arrival_rate_per_s=1.0)
+    promises = [PercentilePromise("e2e_s", 98, 0.101)]
+    cap = capacity(cost, traffic, Scheduler(max_num_seqs=1), promises, requests=2000, rel_tol=0.04)
+    assert cap.saturation_request_per_s == pytest.approx(10.0, rel=1e-6)
+    assert 0.1 <= cap.request_per_s <= 0.3, cap
+    assert cap.request_per_s < cap.failing_request_per_s <= 0.4 + 1e-9
+
+
+def test_no_rate_holds_a_promise_broken_at_one_percent_of_saturation() -> None:
+    """The same queue with a p98 E2E of 0.099 s: every request alone takes 0.1 s, so none holds; the
+    search says 0 (and looks no lower than 1 % of mu, 0.1 request/s, to say it)."""
+    cost = LinearStepCost(0.01, prefill_fixed_s=0.0, prefill_per_token_s=0.001)
+    traffic = Traffic(prompt=Fixed(100), output=Fixed(1), arrival_rate_per_s=1.0)
+    promises = [PercentilePromise("e2e_s", 98, 0.099)]
+    cap = capacity(cost, traffic, Scheduler(max_num_seqs=1), promises, requests=2000, rel_tol=0.04)
+    assert cap.request_per_s == 0.0
+    assert min(rate for rate, _ in cap.points) == pytest.approx(0.1, rel=1e-9)
