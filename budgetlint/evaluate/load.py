@@ -424,7 +424,8 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
     from budgetlint.physics.capacity import (capacity, load_verdict, saturation, settled, steady,
                                              tail_enough)
-    from budgetlint.physics.load_stats import glance, summarise
+    from budgetlint.physics.load_stats import (LONG_TAIL_ABOVE, SECTIONS, TAIL_FLOOR, glance, summarise,
+                                               tail_requests)
     from budgetlint.physics import serving_sim as sim
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
@@ -514,6 +515,16 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                       load_balancer=dep.load_balancer, chunked_prefill=chunked,
                       scheduler_steps=dep.scheduler_steps)
     promises = time_promises(out, pr)
+    # a percentile beyond p99.5 is read off as many requests as it needs (its distribution-free interval,
+    # physics.load_stats.tail_requests), or not simulated at all when one simulation cannot hold them
+    needs = tail_requests(out.percentile) if promises else None
+    tail, step_tail = needs if needs is not None else (None, None)
+    if tail is not None and tail + FIRST_WARMUP > STEADY_CAP:
+        out.skipped = (f"its percentile p{numbers.stated(out.percentile)} is read off {numbers.number(tail)} simulated "
+                       f"requests ({TAIL_FLOOR} beyond it in each of the {SECTIONS} sections its interval is made "
+                       f"of), and one simulation takes at most {numbers.number(STEADY_CAP)}: the flat estimate "
+                       f"judges this budget")
+        return
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost
 
@@ -565,6 +576,9 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
 
         skey = ("stream", config, REQUESTS, FIRST_WARMUP, CHECKPOINTS)
         for m in (*CHECKPOINTS, None):
+            if tail is not None:  # the stream's 1,950 hold too few beyond it: one run of what it needs
+                raw = raw_run(tail + FIRST_WARMUP, FIRST_WARMUP)
+                break
             got, raw = stream_cut(cache, skey, m, lambda: sim.stream(
                 cost, traffic, sched, requests=REQUESTS, warmup=FIRST_WARMUP, allowance=allowance,
                 checkpoints=CHECKPOINTS))
@@ -573,7 +587,12 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         result = summarise(raw, plist)
         enough, why = settled(result, plist)
         checked = ", ".join(numbers.number(m) for m in CHECKPOINTS)
-        if len(raw.records) + FIRST_WARMUP < REQUESTS:
+        if tail is not None:
+            out.stopping_rule = (f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: "
+                                 f"p{numbers.stated(out.percentile)} is read off that many: {TAIL_FLOOR} beyond it in "
+                                 f"each of the {SECTIONS} sections of its interval (a stream of {numbers.number(REQUESTS)} holds "
+                                 f"fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
+        elif len(raw.records) + FIRST_WARMUP < REQUESTS:
             state = "" if overloaded else (
                 f", and they turn the system's content (a mean of {numbers.number(result.mean_in_system)} requests "
                 f"in it, Little's law) over {STEADY_ROUNDS} times")
@@ -584,6 +603,13 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                  f"{checked} first)" if not enough else
                                  f"{why} (read at {checked} first: not yet then, or not in a steady state)")
         enough = True  # one simulation
+    elif tail is not None:
+        result = summarise(raw_run(tail + FIRST_WARMUP, FIRST_WARMUP), plist)
+        enough = True
+        out.stopping_rule = (f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: "
+                             f"p{numbers.stated(out.percentile)} is read off that many: {TAIL_FLOOR} beyond it in "
+                             f"each of the {SECTIONS} sections of its interval (a stream of {numbers.number(REQUESTS)} holds "
+                             f"fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
     else:
         first = summarise(raw_run(FIRST_REQUESTS), plist)
         enough, why = settled(first, plist)
@@ -649,9 +675,17 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         return shared_entry(cache, ("run", (dep_key, cost_key, _traffic_key(t), repr(s)), n),
                             lambda: run(cost, t, s, requests=n, allowance=allowance))
 
+    # a search step is read off CAPACITY_REQUESTS, or, beyond p99.5, as many as measure the percentile's
+    # need after run()'s own warm-up (a tenth)
+    step_requests = CAPACITY_REQUESTS
+    if step_tail is not None:
+        step_requests = step_tail + FIRST_WARMUP
+        while step_requests - min(max(step_requests // 10, 50), step_requests // 2) < step_tail:
+            step_requests += 1
+
     def search() -> tuple:
         if promises:
-            cap = capacity(cost, per_replica, one, plist, requests=CAPACITY_REQUESTS,
+            cap = capacity(cost, per_replica, one, plist, requests=step_requests,
                            rel_tol=CAPACITY_TOLERANCE, allowance=allowance, known=known, alone=alone,
                            mu=mu_shared, runner=step_run)
             return cap, cap.saturation_request_per_s, cap.simulations

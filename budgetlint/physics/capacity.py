@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from .load_stats import SimulationResult, PercentilePromise, glance, percentile_label, summarise
+from .load_stats import TAIL_FLOOR, SimulationResult, PercentilePromise, glance, percentile_label, summarise
 from .serving_sim import Scheduler, Traffic, kept_for_lengths, run
 from .step_cost import StepCost
 from budgetlint.text import numbers
@@ -97,11 +97,7 @@ def settled(result: SimulationResult, promises: Sequence[PercentilePromise],
                   f"{numbers.percent(share)} of its distance to the promise")
 
 
-#: the least tail a checkpoint of a run is read with (sample size by need, issue 28): the measured
-#: requests beyond the promise's percentile, ``measured x (1 - p)``. A run of 400 requests (350
-#: measured) read p99 off 3.5 of them before checkpoints, and no checkpoint reads any percentile
-#: off fewer
-TAIL_FLOOR = 3.5
+# TAIL_FLOOR (load_stats): the least tail a checkpoint of a run is read with
 
 
 def tail_enough(result: SimulationResult, promises: Sequence[PercentilePromise]) -> bool:

@@ -191,9 +191,24 @@ def percent(fraction: float | None, *, signed: bool = False, absent: str = ABSEN
 
 
 def stated(x: float | None, *, absent: str = ABSENT) -> str:
-    """A number someone wrote (an objective, a percentile, a bucket edge), kept as written: up to
-    six significant figures, so ``0.975`` stays ``"0.975"`` and ``0.99999`` never reads ``"1"``."""
-    return number(x, figures=STATED_FIGURES) if x is not None else absent
+    """A number someone wrote (an objective, a percentile, a bucket edge), kept as written: six
+    significant figures, so ``0.975`` stays ``"0.975"`` and ``0.99999`` never reads ``"1"``; more (up
+    to 15) where six would print another number (until stop 47 a ``p99.9999999`` promise read
+    ``p100``, and an objective of ``0.9999999`` read ``1``)."""
+    if x is None:
+        return absent
+    text = number(x, figures=STATED_FIGURES)
+    if not math.isfinite(x):
+        return text
+    for figures in range(STATED_FIGURES + 1, 16):
+        try:
+            back = float(text.replace(",", ""))
+        except ValueError:  # pragma: no cover - number() prints digits, commas, a point, an exponent
+            return text
+        if abs(back - x) <= 4 * math.ulp(x):
+            return text
+        text = number(x, figures=figures)
+    return text
 
 
 def stated_percent(fraction: float | None, *, absent: str = ABSENT) -> str:

@@ -98,3 +98,14 @@ def test_a_stated_share_is_written_as_stated() -> None:
     # an exact bucket edge in an SLO description keeps its figures: 1.2345 s, not 1.23 s
     assert numbers.quantity(1.2345, "s", figures=numbers.STATED_FIGURES) == "1.2345 s"
     assert numbers.quantity(0.25, "s", figures=numbers.STATED_FIGURES) == "250 ms"
+
+
+def test_a_stated_number_is_never_rounded_into_another() -> None:
+    """Six figures print 99.9999999 as "100" and 0.9999999 as "1" (until stop 47 a p99.9999999 promise read
+    "simulated p100 TTFT"): more figures where six would print another number, as written."""
+    assert numbers.stated(99.9999999) == "99.9999999" and numbers.number(99.9999999, figures=6) == "100"
+    assert numbers.stated(0.9999999) == "0.9999999"
+    assert numbers.stated(99.99999999999) == "99.99999999999"
+    assert numbers.stated(12345678.9) == "12,345,678.9"
+    assert numbers.stated(0.1 + 0.2) == "0.3"  # a float's last bit is not a figure anyone wrote
+    assert numbers.stated(95.0) == "95" and numbers.stated(float("inf")) == "∞"
