@@ -944,8 +944,8 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
             if events > max_events:
                 raise SimulationTooLong(
                     f"the simulation needed more than {numbers.number(max_events)} scheduler events for {numbers.number(requests)} requests "
-                    f"({numbers.number(done_count)} done): an iteration budget of {numbers.number(scheduler.max_num_batched_tokens)} tokens, "
-                    f"{numbers.number(scheduler.replicas)} replicas or a KV cache of {numbers.number(scheduler.kv_capacity_tokens)} tokens "
+                    f"({numbers.number(done_count)} done): an iteration budget of {numbers.count(scheduler.max_num_batched_tokens, 'token')}, "
+                    f"{numbers.count(scheduler.replicas, 'replica')} or a KV cache of {numbers.count(scheduler.kv_capacity_tokens, 'token')} "
                     "makes it too long to simulate")
             check_at = min(counted + ALLOWANCE_STEP if allowance is not None else inf, max_events + 1)
         t_arr = pending[0][0] if pending else inf

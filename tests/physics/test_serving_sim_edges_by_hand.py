@@ -110,3 +110,12 @@ def test_random_balancer_draws_each_replica_equally_and_independently() -> None:
     assert all(r.replica == r.index % 4 for r in robin.records)
     with pytest.raises(ValueError, match="round_robin, least_loaded, random"):
         Scheduler(replicas=2, load_balancer="nearest")
+
+
+def test_a_simulation_too_long_counts_in_words() -> None:
+    """One token, one replica: "an iteration budget of 1 token, 1 replica" (until stop 47 "1 tokens, 1 replicas")."""
+    law = LinearStepCost(0.01)
+    with pytest.raises(SimulationTooLong) as got:
+        run(law, Traffic(prompt=Fixed(10), output=Fixed(3), arrival_rate_per_s=10.0),
+            Scheduler(replicas=1, max_num_batched_tokens=1, kv_capacity_tokens=4096), requests=60, max_events=5)
+    assert "an iteration budget of 1 token, 1 replica or a KV cache of 4096 tokens makes it too long" in str(got.value)
