@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .problems import IMPOSSIBLE, NAN, Ctx
+from .problems import IMPOSSIBLE, NAN, SCHEMA, Ctx
 from budgetlint.text import numbers
 
 
@@ -49,7 +49,11 @@ def num(
 def to_float(
     ctx: Ctx, raw: Any, what: str, line: int | None = None, *, allow_inf: bool = False
 ) -> float | None:
-    if raw is None or isinstance(raw, bool):
+    if raw is None:
+        return None
+    if isinstance(raw, bool):  # JSON true / false where a number belongs: said, not read as absent
+        ctx.problem(f"{what} is {'true' if raw else 'false'}: expected a number; the value is ignored (not measured)",
+                    SCHEMA, line)
         return None
     if isinstance(raw, str):
         text = raw.strip().replace(",", "")
@@ -60,7 +64,9 @@ def to_float(
         else:
             try:
                 value = float(text)
-            except ValueError:
+            except ValueError:  # until stop 47 read as absent, in silence
+                ctx.problem(f"{what} is the text {printable_excerpt(raw)}: expected a number; the value is ignored "
+                            "(not measured)", SCHEMA, line)
                 return None
             if text.lower() == "nan":
                 value = math.nan
@@ -69,7 +75,9 @@ def to_float(
             value = float(raw)
         except OverflowError:  # an integer beyond float range, e.g. 1e400 written out
             value = math.inf if raw > 0 else -math.inf
-    else:
+    else:  # a list or an object where a number belongs (until stop 47 read as absent, in silence)
+        ctx.problem(f"{what} is {'a list' if isinstance(raw, list) else 'an object'}: expected a number; the value "
+                    "is ignored (not measured)", SCHEMA, line)
         return None
     if math.isnan(value):
         ctx.nan_reported += 1
@@ -81,14 +89,29 @@ def to_float(
     return value
 
 
+def printable_excerpt(text: str, most: int = 40) -> str:
+    """``text`` quoted for a message, cut at ``most`` characters (a field may hold a whole document)."""
+    return repr(text if len(text) <= most else text[:most] + "...")
+
+
+#: the most requests one benchmark run's count may say: a billion, eleven days at a thousand a second
+#: (a ``completed`` of 10^30 went on into the order statistics and ended the run: MemoryError, stop 47)
+MAX_COUNT = 10**9
+
+
 def integer(ctx: Ctx, obj: Any, key: str, line: int | None = None) -> int | None:
-    """A count (requests, prompts) at ``obj[key]``; a negative count is a problem and is ignored."""
+    """A count (requests, prompts) at ``obj[key]``; a negative count, or one above :data:`MAX_COUNT`, is a
+    problem and is ignored."""
     value = num(ctx, obj, key, line)
     if value is None or not value.is_integer():
         return None
     if value < 0:
         ctx.problem(f"{key} is {numbers.stated(value)}: a count cannot be negative; the value is ignored (not measured)",
                     IMPOSSIBLE, line)
+        return None
+    if value > MAX_COUNT:
+        ctx.problem(f"{key} is {numbers.stated(value)}: expected a count of at most {numbers.number(MAX_COUNT)} "
+                    f"requests in one run; the value is ignored (not measured)", IMPOSSIBLE, line)
         return None
     return int(value)
 

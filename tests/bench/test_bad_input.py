@@ -243,3 +243,47 @@ def test_import_is_cheap() -> None:
 def test_inf_request_rate_is_kept(tmp_path: Path) -> None:
     (m,), _ = read_benchmark(write(tmp_path, "r.json", json.dumps({**VLLM, "request_rate": "inf"})))
     assert math.isinf(m.conditions.request_rate)
+
+
+@pytest.mark.parametrize("value,words", [
+    ('"fast"', "median_ttft_ms is the text 'fast': expected a number"),
+    ("[90, 91]", "median_ttft_ms is a list: expected a number"),
+    ('{"value": 90}', "median_ttft_ms is an object: expected a number"),
+    ("true", "median_ttft_ms is true: expected a number"),
+])
+def test_a_value_that_is_not_a_number_is_said_not_dropped(tmp_path: Path, value: str, words: str) -> None:
+    """Until stop 47 a latency written as text, a list, an object or a boolean was read as absent, in
+    silence: the run lost its p50 and nobody was told. Now a problem (bench-schema), the rest still read."""
+    text = json.dumps(VLLM).replace('"median_ttft_ms": 90.0', f'"median_ttft_ms": {value}')
+    (m,), problems = read_benchmark(write(tmp_path, "r.json", text))
+    assert codes(problems) == ["bench-schema"]
+    assert problems[0].message.startswith(words) and problems[0].message.endswith("the value is ignored (not measured)")
+    assert "p50" not in m.metrics["ttft"].percentiles and m.metrics["ttft"].percentiles["p99"] == pytest.approx(0.150)
+
+
+def test_a_count_past_a_billion_is_refused(tmp_path: Path) -> None:
+    """completed: 10^30 went on into the order statistics and ended the check with an internal error
+    (MemoryError, until stop 47). A run's count is at most 10^9 (eleven days at a thousand a second)."""
+    text = json.dumps({**VLLM, "completed": 10**30})
+    _, problems = read_benchmark(write(tmp_path, "r.json", text))
+    assert "bench-impossible-value" in codes(problems)
+    assert any(p.message.startswith("completed is 1e30: expected a count of at most 1,000,000,000 requests")
+               for p in problems)
+    ok = json.dumps({**VLLM, "completed": 10**9})
+    _, problems = read_benchmark(write(tmp_path, "ok.json", ok))
+    assert not any("expected a count" in p.message for p in problems)
+
+
+def test_a_check_with_a_count_past_a_billion_ends_with_findings(tmp_path: Path) -> None:
+    """The same file behind a budget, through the command line: exit 1 and the problem, not exit 3."""
+    from cli_runner import cli
+
+    (tmp_path / "r.json").write_text(json.dumps({**VLLM, "completed": 10**30, "model_id": "llama-3.1-8b"}))
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: b\n    owner: '@acme/x'\n    percentile: p99\n"
+        "    workload: {prompt_tokens: 10, output_tokens: 4, arrival_rate: 4 request/s}\n"
+        "    promise: {ttft: 1 s}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n"
+        "    bench: [r.json]\n")
+    result = cli("check", "--no-simulate", "--no-codeowners", str(tmp_path / "b.yaml"))
+    assert result.exit_code == 1, result.output
+    assert "expected a count of at most 1,000,000,000 requests" in result.output

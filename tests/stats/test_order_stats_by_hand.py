@@ -50,3 +50,17 @@ def test_an_interval_end_exactly_at_the_stated_distance_is_close_enough() -> Non
     assert (r, s) == (35, 49) and cov == pytest.approx(coverage, rel=1e-9)
     assert 35 / 56 == 0.75 - 0.125 and 49 / 56 == 0.75 + 0.125
     assert o.close_enough(56, 0.75) is True
+
+
+def test_a_count_of_any_size_is_ranked_in_bounded_time_and_memory() -> None:
+    """Past a million ranks of window the normal approximation with continuity correction (hand: n = 10^12,
+    p = 0.99: np = 9.9 x 10^11, sd = sqrt(n p q) = 99,498.74, z = 1.959964: r = floor(np - z sd - 0.5) + 1 =
+    989,999,804,986, s = ceil(np + z sd + 0.5) = 990,000,195,015). Until stop 47 n = 10^30 raised MemoryError."""
+    from budgetlint.stats.order_stats import quantile_ranks
+
+    assert quantile_ranks(10**12, 0.99)[:2] == (989_999_804_986, 990_000_195_015)
+    r, s, coverage = quantile_ranks(10**30, 0.99)
+    assert 0 < r < 0.99 * 10**30 < s <= 10**30 and coverage == 0.95
+    # the exact walk below the switch and the approximation agree within a rank (n = 10^10)
+    exact = quantile_ranks(10**10, 0.99)
+    assert exact[:2] == (9_899_980_498, 9_900_019_503)
