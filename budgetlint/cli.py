@@ -386,6 +386,8 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         if progress is not None:
             progress.clear()
             check_module.PROGRESS = None
+    for notice in report.notices:
+        click.echo(f"budgetlint: warning: {printable(notice)}", err=True)
     if quiet:
         report.drop_findings_below(Severity.WARNING)
     if history_path:

@@ -113,6 +113,9 @@ class Report:
     diff: dict | None = None  # the PR diff against --base REF (budgetlint.run.diff), when asked for
     #: past reports for the HTML report's headroom over commits (--history FILE, budgetlint.run.history)
     history: list | None = None
+    #: what the run could not do that is no finding (the simulation cache could not be kept): said on
+    #: standard error by the command line, in no output format
+    notices: list[str] = field(default_factory=list)
     #: with a spill, the findings below this severity are left out as they are read (``--quiet``)
     _floor: Severity | None = None
     _counts: dict | None = None  # severity -> findings, kept while spilled (a count reads nothing back)

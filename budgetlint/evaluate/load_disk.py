@@ -210,6 +210,24 @@ def read(folder: Path, name: str, evaluation: type) -> Optional[Any]:
     return value
 
 
+def why_not_kept(folder: Path) -> Optional[tuple[str, bool]]:
+    """Why no entry can be kept under ``folder``, and whether entries can still be read there: None when
+    they can be kept. Creates nothing: the first of ``folder`` and its parents that is there must be a
+    folder this process may write in (until stop 47 a cache folder that was a file, ``/dev/null`` or
+    read-only kept nothing and said nothing, each run simulating afresh)."""
+    probe = folder
+    while not (fs.exists(probe) or fs.is_symlink(probe)):
+        if probe.parent == probe:
+            return None
+        probe = probe.parent
+    if not fs.is_dir(probe):
+        kind = fs.kind_if_not_file(probe) or "a file"
+        return f"{probe} is {kind}, not a folder", False
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable", probe == folder
+    return None
+
+
 def prune(folder: Path, now: Optional[float] = None) -> int:
     """Remove the entries under ``folder`` neither read nor written for :data:`PRUNE_AFTER_S` and the
     temporary files older than :data:`TMP_AFTER_S`; the number removed. At most once every

@@ -172,6 +172,17 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
                       calibration_max_age_days=options.calibration_max_age_days(),
                       deployed_discovery=options.deployed_discovery(), prices=options.prices())
     env.load_disk = options.cache_folder()
+    if env.load_disk is not None:  # a cache that cannot be kept is said (stderr), as ruff says it
+        from budgetlint.evaluate import load_disk
+
+        why = load_disk.why_not_kept(env.load_disk)
+        if why is not None:
+            report.notices.append(f"the simulation cache {env.load_disk} keeps nothing ({why[0]}): "
+                                  + ("its entries are read, and what is simulated is not kept" if why[1] else
+                                     "every budget with traffic is simulated afresh")
+                                  + "; give --cache-dir a folder this run may write in, or --no-cache")
+            if not why[1]:
+                env.load_disk = None
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
 

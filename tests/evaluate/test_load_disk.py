@@ -196,7 +196,30 @@ def test_an_unwritable_folder_leaves_the_run_as_without_it(tmp_path, cache_on):
     blocker.write_text("not a folder")
     plain = cli("check", str(budgets), "--format", "json", "--no-cache")
     blocked = cli("check", str(budgets), "--format", "json", "--cache-dir", str(blocker / "cache"))
-    assert blocked.output == plain.output and blocked.exit_code == plain.exit_code
+    assert blocked.stdout == plain.stdout and blocked.exit_code == plain.exit_code
+    # and said, on standard error alone (until stop 47 in silence: every run simulated afresh)
+    assert plain.stderr == ""
+    assert blocked.stderr == (f"budgetlint: warning: the simulation cache {blocker / 'cache'} keeps nothing ({blocker} "
+                              "is a file, not a folder): every budget with traffic is simulated afresh; give "
+                              "--cache-dir a folder this run may write in, or --no-cache\n")
+
+
+def test_a_cache_folder_that_is_a_device_is_said_and_not_used(tmp_path, cache_on, monkeypatch):
+    """BUDGETLINT_CACHE_DIR=/dev/null (a workflow's way to turn a cache off that does not): said, not used."""
+    monkeypatch.setenv("BUDGETLINT_CACHE_DIR", "/dev/null")
+    result = cli("check", str(_write(tmp_path)), "--format", "json")
+    assert "the simulation cache /dev/null keeps nothing (/dev/null is a character device, not a folder)" in \
+        result.stderr
+    assert result.exit_code in (0, 1) and json.loads(result.stdout)["budgets"]
+
+
+def test_a_folder_not_made_yet_is_no_notice(tmp_path, cache_on):
+    """A cache folder that is not there yet (its parent is a folder): made by the first entry, no word said."""
+    from budgetlint.evaluate import load_disk
+
+    assert load_disk.why_not_kept(tmp_path / "not" / "yet") is None
+    result = cli("check", str(_write(tmp_path)), "--format", "json")
+    assert result.stderr == "" and _entries(cache_on)
 
 
 def test_a_skipped_evaluation_is_not_kept(tmp_path, cache_on):
