@@ -91,5 +91,17 @@ def description(plan: Any, ind: Any) -> str:
             f"over {plan.window}.")
 
 
+#: the decimals an exported objective keeps: twelve, so that 99.9999999 % stays itself (six rounded it
+#: to 100, an SLO with no error budget, in the Sloth, Pyrra and OpenSLO exports until stop 47) while a
+#: float's last bit (0.95 x 100 = 95.00000000000001) is dropped
+OBJECTIVE_DECIMALS = 12
+
+
 def objective_percent(plan: Any) -> float:
-    return round(plan.objective * 100.0, 6)
+    return round(plan.objective * 100.0, OBJECTIVE_DECIMALS - 2)
+
+
+def objective_text(value: float) -> str:
+    """An objective as a plain decimal (Pyrra's target is a string): as many figures as it has, up to
+    :data:`OBJECTIVE_DECIMALS` (``f"{x:g}"`` printed 99.9999999 as "100")."""
+    return format(value, f".{OBJECTIVE_DECIMALS}g")

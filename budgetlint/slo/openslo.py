@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from budgetlint.slo._common import (
-    bucket_selector, count_selector, description, dns_name, exportable, k8s_label, slo_name,
+    OBJECTIVE_DECIMALS, bucket_selector, count_selector, description, dns_name, exportable, k8s_label, slo_name,
 )
 
 
@@ -46,7 +46,7 @@ def documents(plan: Any) -> list[dict]:
                 },
                 "timeWindow": [{"duration": plan.window, "isRolling": True}],
                 "budgetingMethod": "Occurrences",
-                "objectives": [{"displayName": ind.words, "target": round(plan.objective, 6)}],
+                "objectives": [{"displayName": ind.words, "target": round(plan.objective, OBJECTIVE_DECIMALS)}],
             },
         })
     return out

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from budgetlint.slo._common import (
-    bucket_selector, count_selector, description, dns_name, exportable, k8s_label, slo_name, objective_percent,
+    bucket_selector, count_selector, description, dns_name, exportable, k8s_label, slo_name, objective_percent, objective_text,
 )
 
 
@@ -31,7 +31,7 @@ def objects(plan: Any) -> list[dict]:
             "kind": "ServiceLevelObjective",
             "metadata": {"name": dns_name(slo_name(plan, ind)), "labels": meta_labels, "annotations": annotations},
             "spec": {
-                "target": f"{objective_percent(plan):g}",
+                "target": objective_text(objective_percent(plan)),
                 "window": plan.window,
                 "description": description(plan, ind),
                 "indicator": {"latency": {

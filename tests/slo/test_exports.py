@@ -205,3 +205,25 @@ def test_openslo_documents_validate(exports: dict[str, Path]) -> None:
     bad = json.loads(json.dumps(chat))
     bad["spec"]["objectives"][0]["target"] = 95
     assert list(v.iter_errors(bad))
+
+
+def test_an_objective_of_many_nines_is_exported_as_written(tmp_path: Path) -> None:
+    """p99.9999999 is an objective of 99.9999999 % (an error budget of 10^-9 of the requests). Rounded to six
+    decimals it was exported as 100 % in Sloth, Pyrra and OpenSLO until stop 47: an SLO with no error budget.
+    Each export keeps it, and each still validates against its tool's schema."""
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: nines\n    owner: '@acme/x'\n    percentile: p99.9999999\n"
+        "    promise: {ttft: 500 ms}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+    got = {}
+    for fmt in ("sloth", "pyrra", "openslo"):
+        r = _slo(str(tmp_path / "b.yaml"), "--format", fmt, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        got[fmt] = [d for d in yaml.safe_load_all(r.stdout) if d]
+    assert got["sloth"][0]["slos"][0]["objective"] == 99.9999999
+    assert got["pyrra"][0]["spec"]["target"] == "99.9999999"
+    slo = next(d for d in got["openslo"] if d.get("kind") == "SLO")
+    assert slo["spec"]["objectives"][0]["target"] == 0.999999999
+    assert list(_validator(json.loads((VENDOR / "sloth-prometheus-v1.schema.json").read_text())).iter_errors(
+        got["sloth"][0])) == []
+    crd = json.loads((VENDOR / "pyrra.dev_servicelevelobjectives.json").read_text())
+    assert list(_validator(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]).iter_errors(got["pyrra"][0])) == []
