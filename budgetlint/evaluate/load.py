@@ -525,6 +525,10 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                        f"of), and one simulation takes at most {numbers.number(STEADY_CAP)}: the flat estimate "
                        f"judges this budget")
         return
+    tail_rule = "" if tail is None else (
+        f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: p{numbers.stated(out.percentile)} "
+        f"is read off that many: {TAIL_FLOOR} beyond it in each of the {SECTIONS} sections of its interval (a stream "
+        f"of {numbers.number(REQUESTS)} holds fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost
 
@@ -588,10 +592,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         enough, why = settled(result, plist)
         checked = ", ".join(numbers.number(m) for m in CHECKPOINTS)
         if tail is not None:
-            out.stopping_rule = (f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: "
-                                 f"p{numbers.stated(out.percentile)} is read off that many: {TAIL_FLOOR} beyond it in "
-                                 f"each of the {SECTIONS} sections of its interval (a stream of {numbers.number(REQUESTS)} holds "
-                                 f"fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
+            out.stopping_rule = tail_rule
         elif len(raw.records) + FIRST_WARMUP < REQUESTS:
             state = "" if overloaded else (
                 f", and they turn the system's content (a mean of {numbers.number(result.mean_in_system)} requests "
@@ -606,10 +607,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     elif tail is not None:
         result = summarise(raw_run(tail + FIRST_WARMUP, FIRST_WARMUP), plist)
         enough = True
-        out.stopping_rule = (f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: "
-                             f"p{numbers.stated(out.percentile)} is read off that many: {TAIL_FLOOR} beyond it in "
-                             f"each of the {SECTIONS} sections of its interval (a stream of {numbers.number(REQUESTS)} holds "
-                             f"fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
+        out.stopping_rule = tail_rule
     else:
         first = summarise(raw_run(FIRST_REQUESTS), plist)
         enough, why = settled(first, plist)
