@@ -86,3 +86,11 @@ def test_a_percentile_one_simulation_cannot_hold_is_not_simulated(tmp_path: Path
     assert load["reason"].startswith("its percentile p99.999 is read off 3,500,000 simulated requests")
     codes = [f["rule"] for f in report["findings"]]
     assert "BL309" in codes
+
+
+def test_a_closed_loop_reads_a_long_tail_off_the_same_count(tmp_path: Path) -> None:
+    """Eight users instead of an arrival rate: the same 10 x 3.5 / 0.001 = 35,000 measured requests."""
+    (tmp_path / "b.yaml").write_text(BUDGET.format(pct="p99.9").replace("arrival_rate: 5 request/s", "concurrency: 8"))
+    _, report = cli_json("check", "--no-cache", "--no-codeowners", str(tmp_path / "b.yaml"))
+    load = report["budgets"][0]["load"]
+    assert load["requests_simulated"] == 35_000 and load["stopping_rule"].startswith("35,000 requests measured")
