@@ -194,7 +194,7 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
         return (Scheduler(kv_capacity_tokens=caps[0], replicas=p), Scheduler(kv_capacity_tokens=caps[1], replicas=d))
 
     total = ev.definition.prefill.replicas + ev.definition.decode.replicas
-    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS
+    from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS, search_step_requests
 
     if total > 2 * MAX_SIMULATED_REPLICAS:
         ev.notes.append(f"the splits are not simulated: more than {2 * MAX_SIMULATED_REPLICAS} replicas in all")
@@ -204,7 +204,7 @@ def simulate_splits(ev: PoolsEvaluation, b: Budget, efficiency: Efficiency, allo
         need = ev.prefill_replicas_needed or ev.definition.prefill.replicas
         counts = [ev.definition.prefill.replicas] + list(range(max(1, need - 1), need - 1 + MAX_SPLITS - 1))
     def search() -> tuple[Split, ...]:
-        return splits(pools, costs, traffic, scheds, promises, pct, requests=SPLIT_REQUESTS,
+        return splits(pools, costs, traffic, scheds, promises, pct, requests=search_step_requests(pct, SPLIT_REQUESTS),
                       allowance=allowance, prefill_counts=counts)
 
     try:
@@ -378,13 +378,13 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     reads them as its ``simulated`` basis; each pool's saturation, utilisation and the replicas
     that meet the promises in ``out.pools``. Sets ``out.skipped`` when it cannot run."""
     from budgetlint.evaluate.load import (
-        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, _length, _traffic_key,
-        engine_defaults, shared_entry,
+        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, STEADY_CAP, _length, _traffic_key,
+        engine_defaults, long_tail_rule, long_tail_skip, shared_entry,
     )
     from budgetlint.physics.capacity import load_verdict, saturation, settled
     from budgetlint.physics.disaggregated import simulate_pools
-    from budgetlint.physics.load_stats import summarise
-    from budgetlint.physics.serving_sim import Scheduler, Traffic
+    from budgetlint.physics.load_stats import summarise, tail_requests
+    from budgetlint.physics.serving_sim import Scheduler, Traffic, default_warmup, requests_measuring
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
     from budgetlint.physics.traffic import Fixed
 
@@ -470,13 +470,24 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
             replace(pools, prefill_replicas=p, decode_replicas=d), pc, dc, traffic, s1, s2, requests=n,
             allowance=allowance))
 
-    first_run = pools_run(P, D, FIRST_REQUESTS)
-    first = summarise(first_run.combined, plist)
-    enough, why = settled(first, plist)
-    run_ = first_run if enough else pools_run(P, D, REQUESTS)
-    out.result = first if enough else summarise(run_.combined, plist)
-    out.stopping_rule = why if enough else f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests"
-    out.simulations = 2 * (1 if enough else 2)
+    needs = tail_requests(out.percentile) if plist else None  # beyond p99.5: as evaluate/load.py reads it
+    if needs is not None:
+        n = requests_measuring(needs[0])
+        if n > STEADY_CAP:
+            out.skipped = long_tail_skip(out.percentile, needs[0])
+            return
+        run_ = pools_run(P, D, n)
+        out.result = summarise(run_.combined, plist)
+        out.stopping_rule = long_tail_rule(out.percentile, out.result.requests, default_warmup(n))
+        out.simulations = 2
+    else:
+        first_run = pools_run(P, D, FIRST_REQUESTS)
+        first = summarise(first_run.combined, plist)
+        enough, why = settled(first, plist)
+        run_ = first_run if enough else pools_run(P, D, REQUESTS)
+        out.result = first if enough else summarise(run_.combined, plist)
+        out.stopping_rule = why if enough else f"{why}: simulated to the cap of {numbers.number(REQUESTS)} requests"
+        out.simulations = 2 * (1 if enough else 2)
     # each pool's saturation: one replica with every slot busy (the prefill pool on prompts with one
     # output token, the decode pool on the replies with the prompt's cache arrived)
     one_p, one_d = replace(sp, replicas=1), replace(sd, replicas=1)
@@ -562,13 +573,15 @@ def _search_fix(pl: PoolsLoad, pools_run: Any, plist: list, rate: float, mu_p: f
     NEAR_SATURATION on the uncalibrated step cost, so that a fix does not land a pool in the
     capacity band, where the next run says not shown and BL330; issue 25), :data:`FIX_TRIES`
     counts each. A count at or above ``limit`` in either pool is never a fix."""
-    from budgetlint.evaluate.load import replicas_under
+    from budgetlint.evaluate.load import replicas_under, search_step_requests
     from budgetlint.physics.load_stats import summarise
+
+    step = search_step_requests(plist[0].percentile, SPLIT_REQUESTS) if plist else SPLIT_REQUESTS
 
     def meets(p: int, d: int) -> bool:
         if rate / (p * mu_p) >= limit or rate / (d * mu_d) >= limit:
             return False
-        r = summarise(pools_run(p, d, SPLIT_REQUESTS).combined, plist, cdf=False)
+        r = summarise(pools_run(p, d, step).combined, plist, cdf=False)
         return not r.rejected and all(r.promises_met.get(x.key, False) for x in plist)
 
     from budgetlint.evaluate.load import MAX_SIMULATED_REPLICAS

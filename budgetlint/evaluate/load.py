@@ -424,8 +424,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
     from budgetlint.physics.capacity import (capacity, load_verdict, saturation, settled, steady,
                                              tail_enough)
-    from budgetlint.physics.load_stats import (LONG_TAIL_ABOVE, SECTIONS, TAIL_FLOOR, glance, summarise,
-                                               tail_requests)
+    from budgetlint.physics.load_stats import glance, summarise, tail_requests
     from budgetlint.physics import serving_sim as sim
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
@@ -518,17 +517,11 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
     # a percentile beyond p99.5 is read off as many requests as it needs (its distribution-free interval,
     # physics.load_stats.tail_requests), or not simulated at all when one simulation cannot hold them
     needs = tail_requests(out.percentile) if promises else None
-    tail, step_tail = needs if needs is not None else (None, None)
+    tail = needs[0] if needs is not None else None
     if tail is not None and tail + FIRST_WARMUP > STEADY_CAP:
-        out.skipped = (f"its percentile p{numbers.stated(out.percentile)} is read off {numbers.number(tail)} simulated "
-                       f"requests ({TAIL_FLOOR} beyond it in each of the {SECTIONS} sections its interval is made "
-                       f"of), and one simulation takes at most {numbers.number(STEADY_CAP)}: the flat estimate "
-                       f"judges this budget")
+        out.skipped = long_tail_skip(out.percentile, tail)
         return
-    tail_rule = "" if tail is None else (
-        f"{numbers.number(tail)} requests measured after a warm-up of {FIRST_WARMUP}: p{numbers.stated(out.percentile)} "
-        f"is read off that many: {TAIL_FLOOR} beyond it in each of the {SECTIONS} sections of its interval (a stream "
-        f"of {numbers.number(REQUESTS)} holds fewer than one a section beyond p{numbers.stated(LONG_TAIL_ABOVE)})")
+    tail_rule = "" if tail is None else long_tail_rule(out.percentile, tail, FIRST_WARMUP)
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost
 
@@ -675,11 +668,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
 
     # a search step is read off CAPACITY_REQUESTS, or, beyond p99.5, as many as measure the percentile's
     # need after run()'s own warm-up (a tenth)
-    step_requests = CAPACITY_REQUESTS
-    if step_tail is not None:
-        step_requests = step_tail + FIRST_WARMUP
-        while step_requests - min(max(step_requests // 10, 50), step_requests // 2) < step_tail:
-            step_requests += 1
+    step_requests = search_step_requests(out.percentile, CAPACITY_REQUESTS)
 
     def search() -> tuple:
         if promises:
@@ -726,6 +715,37 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
             sustained = (out.saturation_request_per_s or 0.0) * out.replicas
         out.throughput_sustained_request_per_s = sustained
         out.throughput_verdict = "met" if sustained >= want_req else "at-risk"
+
+
+def search_step_requests(percentile: float, default: int) -> int:
+    """The requests of a search's step (a capacity's, a pools' split's or fix's): ``default``, or, beyond
+    p99.5, as many as measure the percentile's step need after the run's warm-up
+    (physics.load_stats.tail_requests: p99.9 3,500 measured, 3,888 in all)."""
+    from budgetlint.physics.load_stats import tail_requests
+    from budgetlint.physics.serving_sim import requests_measuring
+
+    needs = tail_requests(percentile)
+    return default if needs is None else max(default, requests_measuring(needs[1]))
+
+
+def long_tail_skip(percentile: float, tail: int) -> str:
+    """Why a percentile beyond p99.5 is not simulated: one simulation cannot hold what it is read off
+    (physics.load_stats.tail_requests); the colocated and the disaggregated simulation say it alike."""
+    from budgetlint.physics.load_stats import SECTIONS, TAIL_FLOOR
+
+    return (f"its percentile p{numbers.stated(percentile)} is read off {numbers.number(tail)} simulated requests "
+            f"({TAIL_FLOOR} beyond it in each of the {SECTIONS} sections its interval is made of), and one simulation "
+            f"takes at most {numbers.number(STEADY_CAP)}: the flat estimate judges this budget")
+
+
+def long_tail_rule(percentile: float, tail: int, warmup: int) -> str:
+    """The stopping rule of a percentile beyond p99.5, read off ``tail`` measured requests."""
+    from budgetlint.physics.load_stats import LONG_TAIL_ABOVE, SECTIONS, TAIL_FLOOR
+
+    return (f"{numbers.number(tail)} requests measured after a warm-up of {numbers.number(warmup)}: "
+            f"p{numbers.stated(percentile)} is read off that many: {TAIL_FLOOR} beyond it in each of the {SECTIONS} "
+            f"sections of its interval (a stream of {numbers.number(REQUESTS)} holds fewer than one a section beyond "
+            f"p{numbers.stated(LONG_TAIL_ABOVE)})")
 
 
 # ---- words (rules and explain share them) -------------------------------------------------

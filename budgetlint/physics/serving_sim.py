@@ -775,6 +775,19 @@ def _records(reqs: list[_Req], warmup: int, end: int) -> list[RequestRecord]:
     return records
 
 
+def default_warmup(requests: int) -> int:
+    """The requests a run of ``requests`` leaves unmeasured unless told: a tenth, at least 50, at most half."""
+    return min(max(requests // 10, 50), requests // 2)
+
+
+def requests_measuring(measured: int) -> int:
+    """The fewest requests whose run measures at least ``measured`` after :func:`default_warmup`."""
+    n = measured + 1
+    while n - default_warmup(n) < measured:
+        n += 1
+    return n
+
+
 #: the two ways of advancing time (:func:`run`'s ``engine``)
 ENGINES = ("event", "iteration")
 
@@ -825,7 +838,7 @@ def _stream(cost: StepCost, traffic: Traffic, scheduler: Scheduler, *, requests:
     if not isinstance(requests, int) or requests < 2:
         raise ValueError(f"requests must be an integer >= 2, got {requests!r}")
     if warmup is None:
-        warmup = min(max(requests // 10, 50), requests // 2)
+        warmup = default_warmup(requests)
     if not (0 <= warmup < requests - 1):
         raise ValueError(f"warmup must be in [0, requests - 1), got {warmup!r}")
     reps = [_Replica(i, cost, scheduler, engine) for i in range(scheduler.replicas)]

@@ -350,3 +350,16 @@ def test_pools_a_ttft_beyond_the_band_is_at_risk(tmp_path: Path) -> None:
     j = doc["budgets"][0]["judgement"]["ttft"]
     assert j["verdict"] == "at-risk"
     assert "BL331" not in {f["rule"] for f in doc["findings"]}
+
+
+def test_a_long_tail_is_read_off_what_it_needs_in_pools_too(tmp_path: Path) -> None:
+    """As evaluate/load.py (tests/load/test_long_tail_percentiles.py): p99.9 is read off 10 x 3.5 / 0.001 =
+    35,000 measured requests (run() leaves a tenth unmeasured: 38,888 in all), not the first 400 or 2,000;
+    p99.999 (3,500,000) is not simulated. Until stop 47 the pools read p99.9 off 350 or 1,800 requests."""
+    doc = check(tmp_path, "1 request/s", 2, 1, "p99.9", ttft="5 s")
+    load = doc["budgets"][0]["load"]
+    assert load["requests_simulated"] == 35_000, load["stopping_rule"]
+    assert load["stopping_rule"].startswith("35,000 requests measured after a warm-up of 3888")
+    doc = check(tmp_path, "1 request/s", 2, 1, "p99.999", ttft="5 s")
+    load = doc["budgets"][0]["load"]
+    assert load["simulated"] is False and "read off 3,500,000 simulated requests" in load["reason"]
