@@ -373,7 +373,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
     pct = percentile_number(b.percentile)
     if pct is None:
         out = LoadEvaluation()
-        out.skipped = (f"the budget's percentile {b.percentile!r} is not a percentile between p0 and p100 "
+        out.skipped = (f"the budget's percentile {b.percentile!r} is not a percentile above p0 and below p100 "
                        f"(the schema check reports it): nothing to read off the simulation")
         return out
     out = LoadEvaluation(percentile=pct)

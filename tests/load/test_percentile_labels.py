@@ -43,3 +43,15 @@ def test_a_boolean_percentile_with_load_settings_is_a_schema_error_not_an_intern
     assert "b.yaml:6:17: BL003 error: budget 'chat' percentile: expected string or number; found the boolean true" \
         in result.output
     assert "the load simulation did not run: the budget's percentile 'ptrue'" in result.output
+
+
+def test_p100_is_said_to_be_outside_the_open_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """p0 and p100 are no percentile a simulation reads (the schema says so too); the words said "between p0 and
+    p100" of p100 itself until stop 47."""
+    (tmp_path / "b.yaml").write_text(
+        "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: '@team/a'\n    percentile: p100\n"
+        "    workload: {prompt_tokens: 100, output_tokens: 100, arrival_rate: 1 request/s}\n"
+        "    promise: {ttft: 1 s}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "--no-summary", "--no-codeowners", "b.yaml"])
+    assert "the budget's percentile 'p100' is not a percentile above p0 and below p100" in result.output
