@@ -25,7 +25,6 @@ ROUNDS = re.compile(r"[.,_]|[eEfFgG%n]$")
 #: (file, the formatted expression, its spec) -> why it is machine syntax, not text for people
 MACHINE = {
     ("slo/prometheus_rules.py", "threshold", "g"): "a PromQL comparison (and the same digits in its annotation)",
-    ("slo/pyrra.py", "objective_percent(plan)", "g"): "Pyrra's target field, a number Pyrra parses",
     ("reporters/svg.py", "x", ".2f"): "an SVG coordinate",
     ("rules/_fixes.py", "float(x)", ".12g"): "a value a fix writes back into the user's YAML",
     ("run/calibrate.py", "v", ".6g"): "a fitted value rounded before it is written to the calibration file",
@@ -33,6 +32,7 @@ MACHINE = {
 #: calls of format(value, spec) that are machine syntax, by file
 MACHINE_CALLS = {
     "rules/_fixes.py": "a Decimal written back into the user's YAML",
+    "slo/_common.py": "an SLO objective as Pyrra's target field parses it (objective_text: twelve figures)",
 }
 
 
