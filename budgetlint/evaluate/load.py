@@ -514,8 +514,8 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                       load_balancer=dep.load_balancer, chunked_prefill=chunked,
                       scheduler_steps=dep.scheduler_steps)
     promises = time_promises(out, pr)
-    # a percentile beyond p99.5 is read off as many requests as it needs (its distribution-free interval,
-    # physics.load_stats.tail_requests), or not simulated at all when one simulation cannot hold them
+    # a percentile beyond p99.5 is read off as many requests as its interval needs (3.5 beyond it in each
+    # section: physics.load_stats.tail_requests), or not simulated at all when one simulation cannot hold them
     needs = tail_requests(out.percentile) if promises else None
     tail = needs[0] if needs is not None else None
     if tail is not None and tail + FIRST_WARMUP > STEADY_CAP:

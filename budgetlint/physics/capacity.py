@@ -97,7 +97,7 @@ def settled(result: SimulationResult, promises: Sequence[PercentilePromise],
                   f"{numbers.percent(share)} of its distance to the promise")
 
 
-# TAIL_FLOOR (load_stats): the least tail a checkpoint of a run is read with
+# TAIL_FLOOR: the least tail a checkpoint of a run is read with (defined in load_stats, imported above)
 
 
 def tail_enough(result: SimulationResult, promises: Sequence[PercentilePromise]) -> bool:
@@ -403,12 +403,8 @@ def capacity(cost: StepCost, traffic: Traffic, scheduler: Scheduler, promises: S
             below = sorted((rate, r) for rate, r in ratio_at.items() if rate <= lo)[-2:]
             line = _line(below[0], below[1], mu) if len(below) == 2 else None
             guess = line if line is not None and line < (lo + hi) / 2 else hi
-        if low:
-            pass
-        elif guess is None:
-            rate = (lo + hi) / 2.0
-        else:
-            rate = min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
+        if not low:  # the low step's rate is set above
+            rate = (lo + hi) / 2.0 if guess is None else min(max(guess, lo + 0.45 * width), hi - 0.45 * width)
         # a step is read for its promises alone (load_stats.glance: the same percentiles, intervals and
         # verdicts as summarise, none of the other figures)
         if runner is None:
