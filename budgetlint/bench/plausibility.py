@@ -104,7 +104,7 @@ def refuse_impossible(ctx: Ctx, measurements: list[Any]) -> list[Any]:
     """Every reader's measurements without negative throughputs or counts.
 
     A negative ``output_throughput``, ``request_throughput``, request count or
-    token length is never real: each is a ``bench-impossible-value`` problem
+    token length, or a measured span (``duration``) of zero or less, is never real: each is a ``bench-impossible-value`` problem
     naming the run and the field, and the value is dropped (not measured),
     never clamped. (Readers already refuse negative latencies: check_latency.)
     """
@@ -120,6 +120,11 @@ def refuse_impossible(ctx: Ctx, measurements: list[Any]) -> list[Any]:
                 ctx.problem(f"{run}{name} is {numbers.stated(value)}: a throughput cannot be negative; the value is "
                             "ignored (not measured)", IMPOSSIBLE)
                 changes[name] = None
+        span = getattr(m, "duration", None)
+        if span is not None and span <= 0:  # a run takes time (until stop 47 a -1 s span was kept as measured)
+            ctx.problem(f"{run}duration is {numbers.stated(span)} s: a run's measured span must be above zero; the "
+                        "value is ignored (not measured)", IMPOSSIBLE)
+            changes["duration"] = None
         cond = m.conditions
         dropped = {}
         for name in _NON_NEGATIVE_CONDITIONS:

@@ -287,3 +287,13 @@ def test_a_check_with_a_count_past_a_billion_ends_with_findings(tmp_path: Path) 
     result = cli("check", "--no-simulate", "--no-codeowners", str(tmp_path / "b.yaml"))
     assert result.exit_code == 1, result.output
     assert "expected a count of at most 1,000,000,000 requests" in result.output
+
+
+@pytest.mark.parametrize("span", [-1.0, 0.0])
+def test_a_run_that_took_no_time_is_refused(tmp_path: Path, span: float) -> None:
+    """A duration of zero or less was kept as the run's measured span (its run-quality checks then read a
+    "-1 s" run); now a problem and the span is not measured, the rest of the run still read."""
+    (m,), problems = read_benchmark(write(tmp_path, "r.json", json.dumps({**VLLM, "duration": span})))
+    assert codes(problems) == ["bench-impossible-value"]
+    assert problems[0].message.startswith(f"duration is {span:g} s: a run's measured span must be above zero")
+    assert m.duration is None and m.metrics["ttft"].percentiles["p99"] == pytest.approx(0.150)
