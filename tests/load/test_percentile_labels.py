@@ -4,6 +4,7 @@ ended in an internal error, exit 3) is reported by the schema check and simulate
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -42,16 +43,20 @@ def test_a_boolean_percentile_with_load_settings_is_a_schema_error_not_an_intern
     assert "internal error" not in result.output
     assert "b.yaml:6:17: BL003 error: budget 'chat' percentile: expected string or number; found the boolean true" \
         in result.output
-    assert "the load simulation did not run: the budget's percentile 'ptrue'" in result.output
+    assert "BL309" not in result.output  # said once, by the schema check (BL309 said it again until stop 47)
 
 
-def test_p100_is_said_to_be_outside_the_open_range(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """p0 and p100 are no percentile a simulation reads (the schema says so too); the words said "between p0 and
-    p100" of p100 itself until stop 47."""
+def test_p100_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """p0 and p100 are no percentile a simulation reads: the schema check says so (BL003), and the load's
+    words (which said "between p0 and p100" of p100 itself until stop 47) are no second finding (BL309
+    said it again until stop 47); the report's load keeps them."""
     (tmp_path / "b.yaml").write_text(
         "version: 1\nkind: budgets\nbudgets:\n  - name: chat\n    owner: '@team/a'\n    percentile: p100\n"
         "    workload: {prompt_tokens: 100, output_tokens: 100, arrival_rate: 1 request/s}\n"
         "    promise: {ttft: 1 s}\n    deployment: {model: llama-3.1-8b, hardware: h100-sxm}\n")
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "--no-summary", "--no-codeowners", "b.yaml"])
-    assert "the budget's percentile 'p100' is not a percentile above p0 and below p100" in result.output
+    assert "BL003 error: budget 'chat' percentile" in result.output and "BL309" not in result.output
+    result = CliRunner().invoke(main, ["check", "--no-summary", "--no-codeowners", "--format", "json", "b.yaml"])
+    load = json.loads(result.output)["budgets"][0]["load"]
+    assert load["reason"].startswith("the budget's percentile 'p100' is not a percentile above p0 and below p100")
