@@ -567,6 +567,8 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
         listed = ", ".join(sorted(printable(k) for k in known)) or "none"
         click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {listed})", err=True)
         sys.exit(EXIT_USAGE)
+    for notice in result.report.notices:  # as check says them (the simulation cache that keeps nothing)
+        click.echo(f"budgetlint: warning: {printable(notice)}", err=True)
     errors = [f for f in result.report.sorted_findings() if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
         click.echo(f"{f.location}: {f.rule} {printable(f.message)}", err=True)

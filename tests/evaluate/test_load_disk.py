@@ -213,6 +213,13 @@ def test_a_cache_folder_that_is_a_device_is_said_and_not_used(tmp_path, cache_on
     assert result.exit_code in (0, 1) and json.loads(result.stdout)["budgets"]
 
 
+def test_explain_says_it_too(tmp_path, cache_on, monkeypatch):
+    monkeypatch.setenv("BUDGETLINT_CACHE_DIR", "/dev/null")
+    result = cli("explain", str(_write(tmp_path)))
+    assert result.stderr.startswith("budgetlint: warning: the simulation cache /dev/null keeps nothing")
+    assert result.exit_code == 0 and "budgetlint: warning" not in result.stdout
+
+
 def test_a_folder_not_made_yet_is_no_notice(tmp_path, cache_on):
     """A cache folder that is not there yet (its parent is a folder): made by the first entry, no word said."""
     from budgetlint.evaluate import load_disk
