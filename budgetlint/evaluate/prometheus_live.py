@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -25,24 +26,44 @@ from typing import Any
 from budgetlint.findings import Location
 
 TIMEOUT_S = 10.0
+#: the most one query may take from its connection to the answer's last byte: the socket timeout above is
+#: per read, so a server that sent a byte every 9 s held the run for as long as it liked (until stop 47)
+ANSWER_DEADLINE_S = 30.0
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
+_CHUNK = 64 * 1024
 
 
 class QueryError(Exception):
-    pass
+    """A query that failed; ``unreachable``: the server did not answer at all (so no other query is sent)."""
+
+    def __init__(self, message: str, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
-def query(url: str, promql: str, timeout: float = TIMEOUT_S) -> list[dict]:
+def query(url: str, promql: str, timeout: float = TIMEOUT_S, deadline_s: float = ANSWER_DEADLINE_S) -> list[dict]:
     """The ``data.result`` of one instant query; QueryError on any failure (with why)."""
     full = url.rstrip("/") + "/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+    start = time.monotonic()
     try:
         with urllib.request.urlopen(full, timeout=timeout) as resp:  # noqa: S310 - the user's own server
-            raw = resp.read(MAX_ANSWER_BYTES + 1)
+            parts: list[bytes] = []
+            size = 0
+            while size <= MAX_ANSWER_BYTES:
+                if time.monotonic() - start > deadline_s:
+                    raise QueryError(f"{url} took more than {deadline_s:g} s to answer (the answer is not read)",
+                                     unreachable=True)
+                part = resp.read1(_CHUNK) if hasattr(resp, "read1") else resp.read(_CHUNK)
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+            raw = b"".join(parts)
     except urllib.error.HTTPError as exc:
         body = exc.read(2000).decode("utf-8", "replace") if hasattr(exc, "read") else ""
         raise QueryError(f"HTTP {exc.code} from {url}: {body.strip()[:300]}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise QueryError(f"cannot reach {url}: {getattr(exc, 'reason', exc)}") from None
+        raise QueryError(f"cannot reach {url}: {getattr(exc, 'reason', exc)}", unreachable=True) from None
     if len(raw) > MAX_ANSWER_BYTES:
         raise QueryError(f"the answer from {url} is over {MAX_ANSWER_BYTES} bytes")
     try:
@@ -70,6 +91,10 @@ class LiveSource:
     timeout: float = TIMEOUT_S
     problems: list[tuple[str, str]] = field(default_factory=list)  # (budget, why)
     _cache: dict = field(default_factory=dict)
+    #: why the server did not answer, once it did not: later budgets are told so without another query
+    #: (until stop 47 each budget waited out its own timeouts: 100 budgets against a server that does not
+    #: answer, 100 x 2 x 10 s)
+    _down: str | None = None
 
     def problems_for(self, name: str) -> tuple[tuple[str, str], ...]:
         return tuple(("--prometheus", why) for b, why in self.problems if b == name)
@@ -90,9 +115,14 @@ class LiveSource:
             result: list[dict] = []
             for name in (ind.metric.name, escaped(ind.metric.name)):  # as exposed, then as escaped on the way
                 promql = promql_for(name, p.selectors, self.window)
+                if self._down is not None:
+                    self.problems.append((budget.name, f"{self._down} (not asked again in this run)"))
+                    return ()
                 try:
                     result = self._cache[promql] if promql in self._cache else query(self.url, promql, self.timeout)
                 except QueryError as exc:
+                    if exc.unreachable:
+                        self._down = str(exc)
                     self.problems.append((budget.name, str(exc)))
                     return ()
                 self._cache[promql] = result
