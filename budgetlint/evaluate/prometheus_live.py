@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from budgetlint.findings import Location
+from budgetlint.text import numbers
 
 TIMEOUT_S = 10.0
 #: the most one query may take from its connection to the answer's last byte: the socket timeout above is
@@ -51,8 +52,8 @@ def query(url: str, promql: str, timeout: float = TIMEOUT_S, deadline_s: float =
             size = 0
             while size <= MAX_ANSWER_BYTES:
                 if time.monotonic() - start > deadline_s:
-                    raise QueryError(f"{url} took more than {deadline_s:g} s to answer (the answer is not read)",
-                                     unreachable=True)
+                    raise QueryError(f"{url} took more than {numbers.quantity(deadline_s, 's')} to answer (the answer "
+                                     "is not read)", unreachable=True)
                 part = resp.read1(_CHUNK) if hasattr(resp, "read1") else resp.read(_CHUNK)
                 if not part:
                     break

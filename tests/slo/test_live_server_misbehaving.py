@@ -80,7 +80,7 @@ def test_an_answer_that_never_ends_is_cut_at_the_deadline(trickling: tuple[str, 
     start = time.monotonic()
     with pytest.raises(live.QueryError) as got:
         live.query(url, "up", timeout=5.0, deadline_s=0.5)
-    assert "took more than 0.5 s to answer" in str(got.value) and got.value.unreachable
+    assert "took more than 500 ms to answer" in str(got.value) and got.value.unreachable
     assert time.monotonic() - start < 5.0  # each read was well inside its 5 s timeout: the deadline cut it
 
 
