@@ -146,8 +146,20 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
     except (OSError, RuntimeError):
         inside = False
     if not inside or not target.is_file():
+        from budgetlint.files import fs
+
+        kind = fs.kind_if_not_file(target) if inside else None
+        why = ("outside the folder of " + cfg.file if not inside else
+               f"{kind}, not a regular file" if kind else f"not found beside {cfg.file}")
+        hint = "" if kind else " (a file mounted where the engine runs? give it beside the command line to have it read)"
         dep.unresolved.append(Setting(cfg.value, cfg.file, cfg.line, cfg.column,
-                                      f"{cfg.text} (not found beside {cfg.file}: its values are not read)"))
+                                      f"{cfg.text} ({why}: its values are not read)"))
+        # said, not only listed by explain: the values it holds (max-num-seqs, ...) are compared with nothing
+        # (until stop 47 a missing --config file was a quiet pass); a warning, as the file may be mounted where
+        # the engine runs (a ConfigMap at /etc/vllm/...)
+        out.problems.append(ConfigProblem(cfg.file, cfg.line, cfg.column,
+                                          f"{cfg.text}: {why}, so the values it holds are not read{hint}",
+                                          severity="warning"))
         return
     from budgetlint.files.loader import load_text
 

@@ -165,3 +165,23 @@ def test_a_config_file_of_exactly_the_limit_is_read(tmp_path: Path) -> None:
     res = read_deployed(tmp_path / "serve.sh", "serve.sh")
     (d,) = res.deployed
     assert res.problems == [] and d.get("max_num_seqs") == 32
+
+
+@pytest.mark.parametrize("given,words", [
+    ("nothere.yaml", "--config nothere.yaml: not found beside serve.sh, so the values it holds are not read "
+                     "(a file mounted where the engine runs? give it beside the command line to have it read)"),
+    ("/etc/vllm/cfg.yaml", "--config /etc/vllm/cfg.yaml: outside the folder of serve.sh, so the values it holds are "
+                           "not read"),
+])
+def test_a_config_file_that_is_not_read_is_said(tmp_path: Path, given: str, words: str) -> None:
+    """Until stop 47 a --config file that was not there (or outside the folder) was listed by explain alone, and
+    check passed in silence with the values it holds (max-num-seqs, ...) compared with nothing. Now a warning
+    (the file may be mounted where the engine runs), at the flag; a shell variable stays unresolved, not said."""
+    (tmp_path / "serve.sh").write_text(f"vllm serve m --config {given} --tensor-parallel-size 4\n")
+    res = read_deployed(tmp_path / "serve.sh", "serve.sh")
+    (d,) = res.deployed
+    (problem,) = res.problems
+    assert problem.severity == "warning" and problem.message.startswith(words), problem.message
+    assert (problem.file, problem.line) == ("serve.sh", 1) and d.get("tensor_parallel") == 4
+    (tmp_path / "serve.sh").write_text("vllm serve m --config $CFG\n")
+    assert read_deployed(tmp_path / "serve.sh", "serve.sh").problems == []
