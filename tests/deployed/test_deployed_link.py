@@ -219,3 +219,19 @@ def test_the_shown_chunked_prefill_default_is_the_simulated_one(tmp_path: Path) 
     load, defaults = _simulated(tmp_path, "0.6.0", None)
     assert defaults["chunked_prefill"].startswith("on: ") and "max_model_len 131072 > 32768" in defaults["chunked_prefill"]
     assert "no chunked prefill" not in load["scheduler"]["from"]
+
+
+def test_explain_says_why_each_unresolved_value_is_not_read(tmp_path: Path) -> None:
+    """A variable is "(a variable: not read)"; a --config file not there says its own why (until stop 47 it was
+    called a variable too)."""
+    d = tmp_path / "deploy"
+    d.mkdir()
+    (d / "serve.sh").write_text("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size $TP "
+                                "--config nothere.yaml\n")
+    p = _write(tmp_path, "devices: 4\nconfig: [deploy/serve.sh]\n")
+    run = evaluate_run([str(p)], Options(use_codeowners=False), keep=True)
+    (ev,) = run.evaluations
+    lines = [line.strip() for line in explain_budget(ev).splitlines() if "unresolved:" in line]
+    assert any(line.endswith("(a variable: not read)") and "$TP" in line for line in lines), lines
+    config = next(line for line in lines if "--config nothere.yaml" in line)
+    assert config.endswith("[deploy/serve.sh:1]") and "not found beside deploy/serve.sh: its values are not read" in config
