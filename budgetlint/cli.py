@@ -206,6 +206,13 @@ def write_atomically(target: str, pieces: Any) -> None:
     fs.write_replacing(target, pieces, mode=None if mode is None else stat.S_IMODE(mode), sync=True)
 
 
+def _say_notices(report: Any) -> None:
+    """What the run could not do that is no finding (Report.notices: the simulation cache that keeps
+    nothing), on standard error: check and explain say them alike."""
+    for notice in report.notices:
+        click.echo(f"budgetlint: warning: {printable(notice)}", err=True)
+
+
 def _step_summary(report: Any) -> None:
     if not os.environ.get("GITHUB_STEP_SUMMARY"):
         return
@@ -386,8 +393,7 @@ def check(paths: tuple[str, ...], formats: tuple[str, ...], outputs: tuple[str, 
         if progress is not None:
             progress.clear()
             check_module.PROGRESS = None
-    for notice in report.notices:
-        click.echo(f"budgetlint: warning: {printable(notice)}", err=True)
+    _say_notices(report)
     if quiet:
         report.drop_findings_below(Severity.WARNING)
     if history_path:
@@ -567,8 +573,7 @@ def explain(paths: tuple[str, ...], names: tuple[str, ...], efficiency_bandwidth
         listed = ", ".join(sorted(printable(k) for k in known)) or "none"
         click.echo(f"budgetlint: error: no budget named {', '.join(map(repr, missing))} (budgets: {listed})", err=True)
         sys.exit(EXIT_USAGE)
-    for notice in result.report.notices:  # as check says them (the simulation cache that keeps nothing)
-        click.echo(f"budgetlint: warning: {printable(notice)}", err=True)
+    _say_notices(result.report)
     errors = [f for f in result.report.sorted_findings() if f.severity.label == "error" and f.rule < "BL100"]
     for f in errors:
         click.echo(f"{f.location}: {f.rule} {printable(f.message)}", err=True)

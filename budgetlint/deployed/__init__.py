@@ -85,6 +85,8 @@ class Deployed:
     engine_version: Setting | None = None  # from an image tag, when it names one
     settings: dict[str, Setting] = field(default_factory=dict)
     unresolved: list[Setting] = field(default_factory=list)  # values left to a shell/template variable
+    #: files the configuration names that were not read (a --config not there): each Setting's text says why
+    unread: list[Setting] = field(default_factory=list)
 
     def get(self, key: str) -> Any:
         s = self.settings.get(key)

@@ -139,21 +139,21 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
     cfg = dep.settings.pop("config", None)
     if cfg is None or dep.engine is None or dep.engine.value != "vllm":
         return
+    from budgetlint.files import fs
+
     target = (base / str(cfg.value))
     try:
         resolved = target.resolve()
         inside = base.resolve() in resolved.parents or resolved.parent == base.resolve()
     except (OSError, RuntimeError):
         inside = False
-    if not inside or not target.is_file():
-        from budgetlint.files import fs
-
+    if not inside or not fs.is_file(target):
         kind = fs.kind_if_not_file(target) if inside else None
         why = ("outside the folder of " + cfg.file if not inside else
                f"{kind}, not a regular file" if kind else f"not found beside {cfg.file}")
         hint = "" if kind else " (a file mounted where the engine runs? give it beside the command line to have it read)"
-        dep.unresolved.append(Setting(cfg.value, cfg.file, cfg.line, cfg.column,
-                                      f"{cfg.text} ({why}: its values are not read)"))
+        dep.unread.append(Setting(cfg.value, cfg.file, cfg.line, cfg.column,
+                                  f"{cfg.text} ({why}: its values are not read)"))
         # said, not only listed by explain: the values it holds (max-num-seqs, ...) are compared with nothing
         # (until stop 47 a missing --config file was a quiet pass); a warning, as the file may be mounted where
         # the engine runs (a ConfigMap at /etc/vllm/...)
@@ -164,8 +164,6 @@ def _follow_config(dep: Deployed, base: Path, out: ReadResult) -> None:
     from budgetlint.files.loader import load_text
 
     display = f"{Path(cfg.file).parent / str(cfg.value)}".removeprefix("./")
-    from budgetlint.files import fs
-
     try:  # bounded (until stop 46 the whole file was read, then cut at the limit)
         text = fs.read_regular(target, MAX_CONFIG_BYTES).decode("utf-8")
     except fs.TooLarge as exc:

@@ -378,12 +378,12 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
     reads them as its ``simulated`` basis; each pool's saturation, utilisation and the replicas
     that meet the promises in ``out.pools``. Sets ``out.skipped`` when it cannot run."""
     from budgetlint.evaluate.load import (
-        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, STEADY_CAP, _length, _traffic_key,
-        engine_defaults, long_tail_rule, long_tail_skip, shared_entry,
+        FIRST_REQUESTS, MAX_SIMULATED_REPLICAS, MIN_RATE_PER_REPLICA, REQUESTS, _length, _traffic_key,
+        engine_defaults, long_tail, long_tail_rule, shared_entry,
     )
     from budgetlint.physics.capacity import load_verdict, saturation, settled
     from budgetlint.physics.disaggregated import simulate_pools
-    from budgetlint.physics.load_stats import summarise, tail_requests
+    from budgetlint.physics.load_stats import summarise
     from budgetlint.physics.serving_sim import Scheduler, Traffic, default_warmup, requests_measuring
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
     from budgetlint.physics.traffic import Fixed
@@ -470,12 +470,12 @@ def simulate_pools_load(b: Budget, roof: Any, env: Any, out: Any, calibration: A
             replace(pools, prefill_replicas=p, decode_replicas=d), pc, dc, traffic, s1, s2, requests=n,
             allowance=allowance))
 
-    needs = tail_requests(out.percentile) if plist else None  # beyond p99.5: as evaluate/load.py reads it
-    if needs is not None:
-        n = requests_measuring(needs[0])
-        if n > STEADY_CAP:
-            out.skipped = long_tail_skip(out.percentile, needs[0])
-            return
+    tail, too_long = long_tail(out.percentile) if plist else (None, None)  # beyond p99.5: as evaluate/load.py
+    if too_long is not None:
+        out.skipped = too_long
+        return
+    if tail is not None:
+        n = requests_measuring(tail)
         run_ = pools_run(P, D, n)
         out.result = summarise(run_.combined, plist)
         out.stopping_rule = long_tail_rule(out.percentile, out.result.requests, default_warmup(n))

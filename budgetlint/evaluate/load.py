@@ -424,7 +424,7 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
 def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: Any = None) -> None:
     from budgetlint.physics.capacity import (capacity, load_verdict, saturation, settled, steady,
                                              tail_enough)
-    from budgetlint.physics.load_stats import glance, summarise, tail_requests
+    from budgetlint.physics.load_stats import glance, summarise
     from budgetlint.physics import serving_sim as sim
     from budgetlint.physics.serving_sim import Scheduler, Traffic, run
     from budgetlint.physics.step_cost import RooflineStepCost, kv_capacity_tokens
@@ -514,14 +514,10 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                       load_balancer=dep.load_balancer, chunked_prefill=chunked,
                       scheduler_steps=dep.scheduler_steps)
     promises = time_promises(out, pr)
-    # a percentile beyond p99.5 is read off as many requests as its interval needs (3.5 beyond it in each
-    # section: physics.load_stats.tail_requests), or not simulated at all when one simulation cannot hold them
-    needs = tail_requests(out.percentile) if promises else None
-    tail = needs[0] if needs is not None else None
-    if tail is not None and tail + FIRST_WARMUP > STEADY_CAP:
-        out.skipped = long_tail_skip(out.percentile, tail)
+    tail, too_long = long_tail(out.percentile) if promises else (None, None)
+    if too_long is not None:
+        out.skipped = too_long
         return
-    tail_rule = "" if tail is None else long_tail_rule(out.percentile, tail, FIRST_WARMUP)
     if cal is not None:
         from budgetlint.physics.calibration import step_cost as calibrated_cost
 
@@ -554,7 +550,12 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                                                 allowance=allowance))
     overloaded = (traffic.arrival_rate_per_s is not None and bool(mu_shared)
                   and traffic.arrival_rate_per_s / out.replicas >= mu_shared)
-    if traffic.arrival_rate_per_s is not None:
+    if tail is not None:  # beyond p99.5 a stream of REQUESTS holds too few beyond it: one run of what it needs
+        raw = raw_run(tail + FIRST_WARMUP, FIRST_WARMUP)
+        result = summarise(raw, plist)
+        enough = True
+        out.stopping_rule = long_tail_rule(out.percentile, tail, FIRST_WARMUP)
+    elif traffic.arrival_rate_per_s is not None:
         # sample size by need (issue 28): one stream of up to REQUESTS arrivals, read at each of
         # CHECKPOINTS; it stops at the first where every promise is settled (its interval on one side of
         # the limit, narrower than its distance to it), with TAIL_FLOOR requests beyond each percentile
@@ -573,9 +574,6 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
 
         skey = ("stream", config, REQUESTS, FIRST_WARMUP, CHECKPOINTS)
         for m in (*CHECKPOINTS, None):
-            if tail is not None:  # the stream's 1,950 hold too few beyond it: one run of what it needs
-                raw = raw_run(tail + FIRST_WARMUP, FIRST_WARMUP)
-                break
             got, raw = stream_cut(cache, skey, m, lambda: sim.stream(
                 cost, traffic, sched, requests=REQUESTS, warmup=FIRST_WARMUP, allowance=allowance,
                 checkpoints=CHECKPOINTS))
@@ -584,9 +582,7 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
         result = summarise(raw, plist)
         enough, why = settled(result, plist)
         checked = ", ".join(numbers.number(m) for m in CHECKPOINTS)
-        if tail is not None:
-            out.stopping_rule = tail_rule
-        elif len(raw.records) + FIRST_WARMUP < REQUESTS:
+        if len(raw.records) + FIRST_WARMUP < REQUESTS:
             state = "" if overloaded else (
                 f", and they turn the system's content (a mean of {numbers.number(result.mean_in_system)} requests "
                 f"in it, Little's law) over {STEADY_ROUNDS} times")
@@ -597,10 +593,6 @@ def _simulate(b: Budget, roof: Any, env: Any, out: LoadEvaluation, calibration: 
                                  f"{checked} first)" if not enough else
                                  f"{why} (read at {checked} first: not yet then, or not in a steady state)")
         enough = True  # one simulation
-    elif tail is not None:
-        result = summarise(raw_run(tail + FIRST_WARMUP, FIRST_WARMUP), plist)
-        enough = True
-        out.stopping_rule = tail_rule
     else:
         first = summarise(raw_run(FIRST_REQUESTS), plist)
         enough, why = settled(first, plist)
@@ -728,14 +720,21 @@ def search_step_requests(percentile: float, default: int) -> int:
     return default if needs is None else max(default, requests_measuring(needs[1]))
 
 
-def long_tail_skip(percentile: float, tail: int) -> str:
-    """Why a percentile beyond p99.5 is not simulated: one simulation cannot hold what it is read off
-    (physics.load_stats.tail_requests); the colocated and the disaggregated simulation say it alike."""
-    from budgetlint.physics.load_stats import SECTIONS, TAIL_FLOOR
+def long_tail(percentile: float) -> tuple[Optional[int], Optional[str]]:
+    """A percentile beyond p99.5 is read off as many requests as its interval needs (3.5 beyond it in each
+    section: physics.load_stats.tail_requests), or not simulated when one simulation cannot hold them:
+    (the measured requests it needs, None at or below p99.5; why it is not simulated, None when it is). One
+    rule for the colocated and the disaggregated simulation."""
+    from budgetlint.physics.load_stats import SECTIONS, TAIL_FLOOR, tail_requests
 
-    return (f"its percentile p{numbers.stated(percentile)} is read off {numbers.number(tail)} simulated requests "
-            f"({TAIL_FLOOR} beyond it in each of the {SECTIONS} sections its interval is made of), and one simulation "
-            f"takes at most {numbers.number(STEADY_CAP)}: the flat estimate judges this budget")
+    needs = tail_requests(percentile)
+    if needs is None:
+        return None, None
+    if needs[0] + FIRST_WARMUP <= STEADY_CAP:
+        return needs[0], None
+    return None, (f"its percentile p{numbers.stated(percentile)} is read off {numbers.number(needs[0])} simulated "
+                  f"requests ({TAIL_FLOOR} beyond it in each of the {SECTIONS} sections its interval is made of), and "
+                  f"one simulation takes at most {numbers.number(STEADY_CAP)}: the flat estimate judges this budget")
 
 
 def long_tail_rule(percentile: float, tail: int, warmup: int) -> str:

@@ -54,7 +54,7 @@ def query(url: str, promql: str, timeout: float = TIMEOUT_S, deadline_s: float =
                 if time.monotonic() - start > deadline_s:
                     raise QueryError(f"{url} took more than {numbers.quantity(deadline_s, 's')} to answer (the answer "
                                      "is not read)", unreachable=True)
-                part = resp.read1(_CHUNK) if hasattr(resp, "read1") else resp.read(_CHUNK)
+                part = resp.read1(_CHUNK)  # what has come, up to a chunk: the deadline is checked between
                 if not part:
                     break
                 parts.append(part)

@@ -177,11 +177,12 @@ def _run(paths: list[str], found: Any, options: Options, keep: bool, *, read_all
 
         why = load_disk.why_not_kept(env.load_disk)
         if why is not None:
-            report.notices.append(f"the simulation cache {env.load_disk} keeps nothing ({why[0]}): "
-                                  + ("its entries are read, and what is simulated is not kept" if why[1] else
+            words, readable = why
+            report.notices.append(f"the simulation cache {env.load_disk} keeps nothing ({words}): "
+                                  + ("its entries are read, and what is simulated is not kept" if readable else
                                      "every budget with traffic is simulated afresh")
                                   + "; give --cache-dir a folder this run may write in, or --no-cache")
-            if not why[1]:
+            if not readable:
                 env.load_disk = None
     if options.simulate:
         from budgetlint.evaluate.workbudget import WorkBudget
@@ -668,12 +669,11 @@ def _collect_teams(docs: list[Document], files: list[Path], options: Options,
                 if options.codeowners:  # named on the command line: a bad flag, as a pipe or a missing file is
                     raise InputError(f"{display_path(codeowners)}: {exc.words}") from None
                 # found in the repository: the owner checks could not use it, said, never a quiet pass
+                unread = display_path(codeowners)
                 report.findings.append(Finding(
-                    exc.code, Severity.WARNING, f"{exc.words}; owners are not verified against it",
-                    Location(display_path(codeowners)),
+                    exc.code, Severity.WARNING, f"{exc.words}; owners are not verified against it", Location(unread),
                     fix="make it a regular UTF-8 file under 3 MB, or pass --no-codeowners"))
-                handles, unread = None, display_path(codeowners)
-            if handles is not None:
+            else:
                 for handle, where in handles.items():
                     teams.setdefault(handle, Location(display_path(Path(where.file)), where.line, where.column))
                 sources.append(display_path(codeowners))

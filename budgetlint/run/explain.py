@@ -325,9 +325,10 @@ def deployed_lines(evaluation: Any) -> list[str]:
         out.append(f"    contradiction: {printable(c.budget_text)} [{c.budget_loc}] vs {printable(c.deployed_text)} "
                    f"[{printable(c.deployed.where)}]; {printable(c.used)}")
     for cfg in de.configs:
-        for u in cfg.unresolved:  # a variable, or a --config file that says itself why it is not read
-            why = "" if u.text.endswith("not read)") else " (a variable: not read)"
-            out.append(f"    unresolved: {printable(u.text)} [{printable(u.where)}]{why}")
+        for u in cfg.unresolved:
+            out.append(f"    unresolved: {printable(u.text)} [{printable(u.where)}] (a variable: not read)")
+        for u in cfg.unread:  # a file it names, not read: its text says why
+            out.append(f"    unresolved: {printable(u.text)} [{printable(u.where)}]")
     return out
 
 

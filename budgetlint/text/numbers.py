@@ -197,17 +197,12 @@ def stated(x: float | None, *, absent: str = ABSENT) -> str:
     ``p100``, and an objective of ``0.9999999`` read ``1``)."""
     if x is None:
         return absent
-    text = number(x, figures=STATED_FIGURES)
     if not math.isfinite(x):
-        return text
-    for figures in range(STATED_FIGURES + 1, 16):
-        try:
-            back = float(text.replace(",", ""))
-        except ValueError:  # pragma: no cover - number() prints digits, commas, a point, an exponent
-            return text
-        if abs(back - x) <= 4 * math.ulp(x):
-            return text
+        return number(x)
+    for figures in range(STATED_FIGURES, 16):
         text = number(x, figures=figures)
+        if abs(float(text.replace(",", "")) - x) <= 4 * math.ulp(x):  # it reads back as x
+            break
     return text
 
 
