@@ -297,3 +297,19 @@ def test_a_run_that_took_no_time_is_refused(tmp_path: Path, span: float) -> None
     assert codes(problems) == ["bench-impossible-value"]
     assert problems[0].message.startswith(f"duration is {span:g} s: a run's measured span must be above zero")
     assert m.duration is None and m.metrics["ttft"].percentiles["p99"] == pytest.approx(0.150)
+
+
+def test_no_real_file_is_refused_by_the_new_gates(shared_dir: Path) -> None:
+    """The gates of stop 47 (a count past 10^9, a number that is no number, a run that took no time) against
+    every real benchmark output in ../shared/fixtures/bench (vLLM's `bench serve --max-concurrency` and sweep
+    files, SGLang, guidellm, genai-perf / AIPerf, inference-perf, LLMPerf, MLPerf): none of them says any of it,
+    so none of them is a false alarm. (The gates fire on the mutated files above.)"""
+    words = ("expected a count of at most", "expected a number", "a run's measured span must be above zero")
+    files = sorted(p for p in (shared_dir / "fixtures" / "bench").rglob("*")
+                   if p.is_file() and p.suffix in (".json", ".jsonl", ".txt", ".csv") and p.name != "PROVENANCE.md")
+    read = 0
+    for path in files:
+        measurements, problems = read_benchmark(path)
+        read += bool(measurements)
+        assert not [p.message for p in problems if any(w in p.message for w in words)], path
+    assert len(files) >= 20 and read >= 20, (len(files), read)  # the walk found the fixtures, and they read

@@ -96,3 +96,20 @@ def test_a_named_codeowners_that_cannot_be_read_is_exit_2(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert ".github/CODEOWNERS: expected a CODEOWNERS under 3 MB (GitHub does not load a larger one), found " \
            "3,000,014 bytes" in result.output
+
+
+def test_several_teams_files_stay_the_sources_when_codeowners_is_not_read(tmp_path: Path) -> None:
+    """Two teams' registries in one run beside a 3 MB CODEOWNERS: each registry's owners are known, an owner
+    only the unread CODEOWNERS names is not, and the message names the two registries, not the CODEOWNERS."""
+    place = _repo(tmp_path)
+    place.write_text("* @acme/chat @acme/search @acme/ads\n" + "#" * 3_000_000 + "\n")
+    (tmp_path / "chat-teams.yaml").write_text(TEAMS.replace("@acme/other", "@acme/chat"))
+    (tmp_path / "search-teams.yaml").write_text(TEAMS.replace("@acme/other", "@acme/search"))
+    (tmp_path / "more.yaml").write_text(BUDGET.replace("name: chat", "name: search").replace("@acme/chat", "@acme/search")
+                                        + BUDGET.split("budgets:\n")[1].replace("name: chat", "name: ads")
+                                        .replace("@acme/chat", "@acme/ads"))
+    result = _check(tmp_path, "b.yaml", "more.yaml", "chat-teams.yaml", "search-teams.yaml")
+    assert "BL011 warning: expected a CODEOWNERS under 3 MB" in result.output
+    unknown = [line for line in result.output.splitlines() if "BL103" in line]
+    assert len(unknown) == 1 and "'@acme/ads' of budget 'ads' is not a known team" in unknown[0], unknown
+    assert "(teams from chat-teams.yaml, search-teams.yaml)" in unknown[0]
