@@ -184,7 +184,9 @@ LLMD_ROUTER = "random"
 #: of the arrival span: a sustained run drains in about one request's latency
 OVERLOADED_DRAIN_SHARE = 0.5
 #: the promise written for a run that states no constraint of its own (the sweeps): this
-#: multiple of the highest percentile it measured, so the load section is computed
+#: multiple of the highest percentile it measured, promised at that percentile (a run that
+#: measured medians only, SGLang's old key set, promises its p50: a p99 promise of twice a
+#: median is a guess about a percentile nobody measured), so the load section is computed
 SWEEP_PROMISE_OVER_MEASURED = 2.0
 
 
@@ -267,8 +269,9 @@ def sweep_budget(name: str, rel: str, line: int, source: str, *, fmt: str, model
                                "max": reply_cap}}
     span = r["completed"] / rate
     sustained = r["duration"] - span <= OVERLOADED_DRAIN_SHARE * span
-    highest = {m: max(v for k, v in r.items() if k.endswith(f"_{m}_ms") and k.split("_")[0] in ("median", "p99"))
-               for m in ("ttft", "tpot" if "median_tpot_ms" in r else "itl")}
+    metrics = ("ttft", "tpot" if "median_tpot_ms" in r else "itl")
+    top = "p99" if all(f"p99_{m}_ms" in r for m in metrics) else "median"
+    highest = {m: r[f"{top}_{m}_ms"] for m in metrics}
     promise = {"ttft": f"{SWEEP_PROMISE_OVER_MEASURED * highest['ttft']:.0f} ms",
                "tpot": f"{SWEEP_PROMISE_OVER_MEASURED * highest.get('tpot', highest.get('itl')):.1f} ms"}
     dep = {"model": model, "hardware": hardware, "devices": devices, "replicas": replicas,
@@ -285,7 +288,7 @@ def sweep_budget(name: str, rel: str, line: int, source: str, *, fmt: str, model
         "description": f"{fmt} run at {rate:g} request/s ({r['completed']} requests in {r['duration']:.0f} s)",
         "workload": {"prompt_tokens": prompt, "output_tokens": reply, "arrival_rate": f"{rate:g} request/s",
                      "arrival": "poisson"},
-        "promise": promise, "deployment": dep,
+        "percentile": "p99" if top == "p99" else "p50", "promise": promise, "deployment": dep,
     }
 
 
@@ -364,7 +367,7 @@ def render(b: dict) -> str:
             f"# source: {b['source']}\n")
     body = {"version": 1, "kind": "budgets", "budgets": [{
         "name": b["name"], "description": b["description"], "owner": "@budgetlint/validation",
-        "percentile": "p99", "workload": b["workload"], "promise": b["promise"], "deployment": b["deployment"]}]}
+        "percentile": b.get("percentile", "p99"), "workload": b["workload"], "promise": b["promise"], "deployment": b["deployment"]}]}
     return head + yaml.safe_dump(body, sort_keys=False, default_flow_style=None, width=120)
 
 
