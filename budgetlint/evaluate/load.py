@@ -236,6 +236,11 @@ class LoadEvaluation:
     #: the time promises whose uncalibrated simulated percentile (or its interval's top) misses the
     #: limit by no more than UNCALIBRATED_PERCENTILE_PESSIMISM: ``not-shown`` (issue 25; BL331 each)
     in_percentile_band: list[str] = field(default_factory=list)
+    #: the lowest saturation the uncalibrated step cost has been measured to predict over the real one
+    #: (UNCALIBRATED_SATURATION_LOW, or a compute default's own wider spread: its rows'), and where that
+    #: was measured, in words: :func:`overload_edge` is 1 over it
+    saturation_low: float = UNCALIBRATED_SATURATION_LOW
+    band_source: str = UNCALIBRATED_BAND_SOURCE
     simulated_replicas: int = 1  # = replicas, or 1 (at its share) beyond MAX_SIMULATED_REPLICAS
     prompt_lengths: Any = None  # physics.traffic length distributions the simulation drew from
     output_lengths: Any = None
@@ -377,6 +382,12 @@ def evaluate_load(b: Budget, roof: Any, env: Any, calibration: Any = None,
                        f"(the schema check reports it): nothing to read off the simulation")
         return out
     out = LoadEvaluation(percentile=pct)
+    low = getattr(getattr(roof, "assumed", None), "saturation_low", None)
+    if low is not None and low < UNCALIBRATED_SATURATION_LOW:
+        out.saturation_low = low
+        out.band_source = (f"an uncalibrated saturation at {numbers.number(low)} of the real one on the fastest "
+                           f"public run behind its compute default ({roof.assumed.compute_basis}), "
+                           f"docs/calibration.md")
     if not getattr(env, "simulate", True):
         out.skipped = "the load simulation is turned off (--no-simulate or simulate = false)"
         return out
@@ -905,9 +916,15 @@ def settle_percentile_error(out: LoadEvaluation, simulated: Sequence[str]) -> No
 
 def overload_edge(load: LoadEvaluation) -> float:
     """The utilisation from which an open loop is overloaded: 1 on a calibrated step cost,
-    ``1 / UNCALIBRATED_SATURATION_LOW`` on the uncalibrated defaults (their saturation has been
-    measured up to 2 % pessimistic: a load must exceed even the corrected one)."""
-    return 1.0 if load.calibrated else 1.0 / UNCALIBRATED_SATURATION_LOW
+    ``1 / load.saturation_low`` on the uncalibrated defaults (their saturation has been measured up to
+    2 % pessimistic, UNCALIBRATED_SATURATION_LOW, or by a compute default's own rows more: a load must
+    exceed even the corrected one)."""
+    return 1.0 if load.calibrated else 1.0 / load.saturation_low
+
+
+def band_error_words(load: LoadEvaluation) -> str:
+    """How far the uncalibrated saturation may be off, in words ("a 2 % error"), as the band says it."""
+    return f"a {numbers.number((1.0 - load.saturation_low) * 100.0)} % error"
 
 
 def replicas_under_near_saturation(load: LoadEvaluation) -> Optional[int]:
@@ -1026,7 +1043,7 @@ def band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
             f"{where} against a saturation of {format_quantity(load.saturation_request_per_s or 0.0, 'request_rate')}"
             f" (utilisation {band_figure(utilisation(load))}){held}; inside the band {numbers.number(NEAR_SATURATION)} "
             f"to {band_figure(overload_edge(load))} where an uncalibrated simulation can tell neither met nor at risk "
-            f"({UNCALIBRATED_BAND_SOURCE}); promise {format_quantity(load.limits[promise], 'time')}; settle it: "
+            f"({load.band_source}); promise {format_quantity(load.limits[promise], 'time')}; settle it: "
             f"calibrate on a run of this deployment (budgetlint calibrate), link a measured run at this rate{more}")
 
 
@@ -1089,7 +1106,7 @@ def _pools_band_message(b: Budget, load: LoadEvaluation, promise: str) -> str:
     return (f"budget {b.name!r}: {pct} {_LABEL[promise]} not shown{shown}: {pl.band_words(load.arrival_rate_per_s or 0.0)}"
             f" ({pl.pool_words()}); the busier pool's utilisation {band_figure(pl.busier[1])} is inside the band "
             f"{numbers.number(NEAR_SATURATION)} to {band_figure(overload_edge(load))} where an uncalibrated simulation "
-            f"can tell neither met nor at risk ({UNCALIBRATED_BAND_SOURCE}; {POOLS_BAND_ASSUMPTION}); promise "
+            f"can tell neither met nor at risk ({load.band_source}; {POOLS_BAND_ASSUMPTION}); promise "
             f"{format_quantity(load.limits[promise], 'time')}; settle it: link a measured run at this rate{grow}"
             + (" (utilisation under " + numbers.number(NEAR_SATURATION) + ")" if more else ""))
 

@@ -190,6 +190,9 @@ class AssumedEfficiency:
     #: per layer for N > 1; 0 where the deployment declares its own: then its words are its own)
     iteration_overhead_s: float = 0.0
     collective_latency_s: float = 0.0
+    #: where the compute fraction is a measured default whose rows spread wide: the lowest saturation
+    #: it predicts over its rows' measured one, and its basis (ComputeDefault.saturation_low); None else
+    saturation_low: Optional[float] = None
 
     def at_devices(self, devices: int) -> tuple[Efficiency, float]:
         """The (efficiency, collective overhead) the same deployment on ``devices`` devices
@@ -270,6 +273,8 @@ class AssumedEfficiency:
             return _SOURCE_WORDS[src]
         if figure == "bandwidth":
             return f"{self.label}: {DEFAULTS[self.klass].basis()}, {SOURCE_DOC}"
+        if figure == "compute" and self.compute_basis:  # a generation's measured fraction, not the class's 50 %
+            return f"{self.compute_basis}, {SOURCE_DOC}"
         return f"{self.label} default, not measured"
 
     def as_dict(self) -> dict[str, Any]:
@@ -373,7 +378,9 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
     return AssumedEfficiency(cls.key, cls.label, cls.runs, devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model),
                              measured.basis() if measured is not None else None,
-                             overhead_s or 0.0, latency_s or 0.0)
+                             overhead_s or 0.0, latency_s or 0.0,
+                             measured.saturation_low if measured is not None and dict(sources)["compute"] == "default"
+                             else None)
 
 
 def default_fixed_part(dep: Any) -> tuple[Optional[float], Optional[float]]:

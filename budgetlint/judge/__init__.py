@@ -478,8 +478,7 @@ def percentile_band_words(load: Any, name: str) -> str:
 def capacity_band_words(load: Any) -> str:
     """The judgement note of a time promise in the uncalibrated capacity band (issue 25): the
     capacity first, then the utilisation, the band and why the simulation cannot tell."""
-    from budgetlint.evaluate.load import (NEAR_SATURATION, UNCALIBRATED_BAND_SOURCE, band_figure, overload_edge,
-                                          utilisation)
+    from budgetlint.evaluate.load import NEAR_SATURATION, band_error_words, band_figure, overload_edge, utilisation
 
     if getattr(load, "pools", None) is not None:  # a disaggregated deployment: the busier pool
         from budgetlint.evaluate.load import POOLS_BAND_ASSUMPTION
@@ -488,8 +487,8 @@ def capacity_band_words(load: Any) -> str:
         return (f"{pl.band_words(load.arrival_rate_per_s or 0.0)}: the busier pool's utilisation "
                 f"{band_figure(pl.busier[1])}, inside the band {numbers.number(NEAR_SATURATION)} to "
                 f"{band_figure(overload_edge(load))} where an uncalibrated simulation can tell neither met nor at "
-                f"risk ({UNCALIBRATED_BAND_SOURCE}; {POOLS_BAND_ASSUMPTION}): a 2 % error in the saturation moves "
-                "the percentile 2x or more, and a simulation there is a transient, not a steady state, so its "
+                f"risk ({load.band_source}; {POOLS_BAND_ASSUMPTION}): {band_error_words(load)} in the saturation "
+                "moves the percentile 2x or more, and a simulation there is a transient, not a steady state, so its "
                 "percentile is shown but not judged")
     cap = load.capacity
     first = (f"capacity {fmt(cap.request_per_s, 'request/s')} per replica with every promise held; "
@@ -498,8 +497,8 @@ def capacity_band_words(load: Any) -> str:
     return (f"{first}{fmt(per, 'request/s')} arrive per replica against a simulated saturation of "
             f"{fmt(load.saturation_request_per_s, 'request/s')}: utilisation {band_figure(utilisation(load))}, "
             f"inside the band {numbers.number(NEAR_SATURATION)} to {band_figure(overload_edge(load))} where an "
-            f"uncalibrated simulation can tell neither met nor at risk ({UNCALIBRATED_BAND_SOURCE}): a 2 % error in "
-            "the saturation moves the percentile 2x or more, and a simulation there is a transient, "
+            f"uncalibrated simulation can tell neither met nor at risk ({load.band_source}): "
+            f"{band_error_words(load)} in the saturation moves the percentile 2x or more, and a simulation there is a transient, "
             "not a steady state, so its percentile is shown but not judged")
 
 

@@ -14,7 +14,7 @@ devices).
 * ``compute`` was not measured by these runs (they are decode, bandwidth
   bound): it stays at 50 % of peak for every class, except where the deployment's
   generation and compute precision have measured throughput rows
-  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8, Blackwell fp4, CDNA3 fp8 on MI300X and on MI325X);
+  (:data:`COMPUTE_BY_GENERATION`: Hopper fp8 and bf16, Blackwell fp4, CDNA3 fp8 on MI300X and on MI325X);
   a TensorRT-LLM release older than those rows' builds takes its own MLPerf round's rows
   (:data:`COMPUTE_BY_RELEASE`: 0.9.0.dev from v4.0, 0.12.0.dev from v4.1, Hopper fp8).
 * A class whose counted runs come from fewer than :data:`MIN_SOURCES` sources
@@ -180,12 +180,22 @@ class ComputeDefault:
     #: (:data:`COMPUTE_BY_RELEASE`; None: the current rows, whatever the release)
     round: str = "v5.1"
     release: Optional[str] = None
+    #: what the rows are, where they are not MLPerf Offline runs (the bf16 rows: public serving-engine
+    #: throughput runs, each source an organisation rather than a submitter)
+    rows: Optional[str] = None
+    #: the lowest ratio of the saturation this default predicts to the one its own rows measured (the
+    #: fastest row's throughput at the median fraction over its measured throughput), where the rows
+    #: spread wider than the MLPerf sets' 2 % (evaluate/load.py UNCALIBRATED_SATURATION_LOW): an open
+    #: loop is overloaded on this default only from a utilisation of 1 / this; None: the 2 % stands
+    saturation_low: Optional[float] = None
 
     def basis(self) -> str:
         gen = {"cdna3": "CDNA3"}.get(self.generation, self.generation.capitalize())
         if self.device:
             gen += f" ({self.device.upper()})"
         under = f" under {self.release}" if self.release else ""
+        if self.rows:
+            return f"{gen} {self.precision}: median of {self.runs} {self.rows}, {self.sources} sources"
         return (f"{gen} {self.precision}{under}: median of {self.runs} MLPerf {self.round} Offline runs, "
                 f"{self.sources} submitters")
 
@@ -207,6 +217,13 @@ COMPUTE_BY_GENERATION: dict[tuple[str, str], ComputeDefault] = {
     ("blackwell", "fp4"): ComputeDefault("blackwell", "fp4", 0.477, 5, 5),
     ("mi300x", "fp8"): ComputeDefault("cdna3", "fp8", 0.353, 3, 3, device="mi300x"),
     ("mi325x", "fp8"): ComputeDefault("cdna3", "fp8", 0.453, 4, 4, device="mi325x"),
+    # docs/calibration.md "Compute default for bf16 on Hopper" (rows b1-b9: SGLang and vLLM at request
+    # rate inf, Llama-3.x-70B bf16 TP 4 on 4 x H200 / 4 x H100; 3 organisations: DataCrunch, the SGLang
+    # team, Lambda), the same per-operator rule with a TP 4 replica's terms; every row 0.264-0.399
+    # the rows' saturation at 0.319 over their measured throughput: 0.811 (b2) to 1.167 (b3)
+    ("hopper", "bf16"): ComputeDefault("hopper", "bf16", 0.319, 9, 3, round="2024",
+                                       rows="public serving-engine throughput runs (SGLang, vLLM; 2024)",
+                                       saturation_low=0.810),
 }
 
 #: the accelerators whose own rows set their default rather than their generation's (the rows above

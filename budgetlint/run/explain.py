@@ -511,8 +511,8 @@ def under_load(evaluation: Any) -> list[str]:
             from budgetlint.evaluate.load import NEAR_SATURATION, band_figure, overload_edge
 
             out.append(f"           why: inside the band {numbers.number(NEAR_SATURATION)} to "
-                       f"{band_figure(overload_edge(load))} of an uncalibrated saturation (measured 0.98-1.01 "
-                       "of MLPerf Offline): the percentile is a transient; read the "
+                       f"{band_figure(overload_edge(load))} of an uncalibrated saturation ({load.band_source}): "
+                       "the percentile is a transient; read the "
                        + ("busier pool's saturation" if getattr(load, "pools", None) is not None else "capacity")
                        + " (BL330)")
         elif verdict == "not-shown" and name in getattr(load, "in_percentile_band", ()):

@@ -75,8 +75,10 @@ def test_safe_fix_keeps_comments_and_order_and_the_promise_passes(example: Path)
 def test_unsafe_fixes_change_the_deployment_only_when_asked(example: Path) -> None:
     _run(str(example), "--fix", "--unsafe-fixes", "--isolated")
     data = yaml.safe_load(example.read_text())["budgets"][0]
-    # the first lever the BL302 help lists: 4 tensor-parallel devices
-    assert data["deployment"]["devices"] == 4
+    # the first lever the BL302 help lists: 8 tensor-parallel devices (4 until bf16 on Hopper took its public
+    # runs' 0.319 of compute, docs/calibration.md: 4 H100s prefill the 3,000-token prompt in about
+    # 2 x 70.55e9 x 3000 / (4 x 989e12 x 0.319) = 335 ms, over the 300 ms prefill allowance)
+    assert data["deployment"]["devices"] == 8
     assert data["promise"]["e2e"] == "20 s"  # the safe fixes came first: no loosening was needed
     assert "BL302" not in _rules(example)
 

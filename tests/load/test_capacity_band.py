@@ -124,3 +124,61 @@ def test_the_fix_count_does_not_land_in_the_band(calibrated: bool, want: int) ->
     # where ceil(rate / capacity) is already under 0.95 it stands: 100 / 89 -> 2, 100 / (2 x 90.11) = 0.5549
     load.arrival_rate_per_s = 100.0
     assert fix_replicas(load) == 2
+
+
+def test_a_compute_default_with_a_wider_spread_widens_the_band() -> None:
+    """bf16 on Hopper's default predicts its fastest public run at 0.810 of what it measured
+    (docs/calibration.md; tests/calibration/test_compute_defaults.py): its edge is 1 / 0.810 = 1.2346. At
+    1.10 x MU (99.12 request/s) the global band would call it overloaded; on that default it is not shown."""
+    wide = LoadEvaluation(arrival_rate_per_s=99.12, saturation_request_per_s=MU, saturation_low=0.810)
+    assert overload_edge(wide) == pytest.approx(1.2346, abs=1e-4)
+    wide.verdicts = {"ttft": "met", "tpot": "at-risk"}
+    settle_saturation(wide, 99.12 / MU, ["ttft", "tpot"])
+    assert (wide.overloaded, wide.in_capacity_band) == (False, True)
+    assert wide.verdicts == {"ttft": "not-shown", "tpot": "not-shown"}
+    over = LoadEvaluation(arrival_rate_per_s=112.0, saturation_request_per_s=MU, saturation_low=0.810)
+    over.verdicts = {"ttft": "met"}
+    settle_saturation(over, 112.0 / MU, ["ttft"])  # 112 / 90.11 = 1.243: past 1.2346
+    assert over.overloaded and over.verdicts == {"ttft": "at-risk"}
+    narrow = _settled(99.12, {"ttft": "met"}, calibrated=False)
+    assert narrow.overloaded and narrow.verdicts == {"ttft": "at-risk"}
+
+
+def test_a_bf16_hopper_budget_reads_its_defaults_band(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """End to end: Llama-3.1-8B bf16 on one H100 (the compute default 0.319, its band to 1 / 0.810) at 1.1 x
+    its simulated saturation is not shown, with the band's source in the words; declared at 50 % compute
+    (no measured default) the same utilisation is overloaded, at risk (the global edge 1 / 0.98)."""
+    import json
+    import subprocess
+    import sys
+
+    def run(extra: str, rate: float | None = None) -> dict:
+        (tmp_path / "b.yaml").write_text(f"""version: 1
+kind: budgets
+budgets:
+  - name: b
+    owner: "@x"
+    percentile: p95
+    workload:
+      prompt_tokens: {{lognormal: {{mean: 1500, p95: 4000}}}}
+      output_tokens: {{lognormal: {{mean: 300, p95: 800}}}}
+      arrival_rate: {rate or 1} request/s
+    promise: {{ttft: 800 ms, tpot: 50 ms}}
+    deployment: {{model: llama-3.1-8b, hardware: h100-sxm{extra}}}
+""")
+        proc = subprocess.run([sys.executable, "-m", "budgetlint", "check", "--no-cache", "--no-codeowners",
+                               "--format", "json", "--quiet", str(tmp_path / "b.yaml")],
+                              capture_output=True, text=True, cwd=tmp_path)
+        return json.loads(proc.stdout)["budgets"][0]
+
+    for extra, edge, band in (("", 1 / 0.810, True), (", efficiency: {compute: 0.5}", 1 / 0.98, False)):
+        mu = run(extra)["load"]["saturation_request_per_s"]
+        b = run(extra, round(1.1 * mu, 3))
+        load = b["load"]
+        assert load["overload_edge"] == pytest.approx(edge, rel=1e-12)
+        assert load["in_capacity_band"] is band and load["overloaded"] is not band
+        if band:
+            assert b["load"]["verdicts"] == {"ttft": "not-shown", "tpot": "not-shown"}
+            assert "fastest public run behind its compute default (Hopper bf16" in b["judgement"]["ttft"]["note"]
+        else:
+            assert "at-risk" in b["load"]["verdicts"].values()

@@ -400,7 +400,11 @@ def test_class_and_compute_defaults_by_name() -> None:
     m = de.compute_default("mi300x", "fp8")
     assert (m.generation, m.device, m.compute, m.runs, m.sources) == ("cdna3", "mi300x", 0.353, 3, 3)
     assert de.compute_default("gb200", "fp4").compute == 0.477
-    assert de.compute_default("h100-sxm", "bf16") is None  # no row: the class's 50 %
+    # bf16 on Hopper: 31.9 %, the median of nine public SGLang / vLLM throughput runs of Llama-3.x-70B TP 4
+    # (docs/calibration.md "Compute default for bf16 on Hopper"; 0.264-0.399, three organisations)
+    b = de.compute_default("h100-sxm", "bf16")
+    assert (b.generation, b.precision, b.compute, b.runs, b.sources) == ("hopper", "bf16", 0.319, 9, 3)
+    assert de.compute_default("h100-sxm", "tf32") is None  # no row: the class's 50 %
     assert de.compute_default("a100-sxm", "fp8") is None  # no generation
 
 

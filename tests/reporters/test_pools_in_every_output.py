@@ -81,8 +81,10 @@ def test_the_assumed_efficiency_is_the_pools_class(tmp_path: Path) -> None:
 
 def test_html_shows_each_pool_under_load(tmp_path: Path) -> None:
     """With a declared rate the pools are simulated: HTML's load section has a row per pool. One
-    prefill replica of 4 H100s prefills a 4,096-token prompt in 5.9994e14 FLOP / (4 x 989e12 x 0.5)
-    = 0.3033 s, so at 5 request/s it is 5 x 0.3033 = 152 % utilised."""
+    prefill replica of 4 H100s prefills a 4,096-token prompt in 5.9994e14 FLOP / (4 x 989e12 x 0.319:
+    Hopper bf16's default, docs/calibration.md) = 0.4754 s; saturated, two prompts fill an iteration of
+    8,192 tokens and share its fixed part (2.1 ms + 80 x 12 us = 3.06 ms): 0.4754 + 0.00153 = 0.4769 s a
+    prompt, so at 5 request/s it is 5 x 0.4769 = 238 % utilised (152 % at the class's former 50 %)."""
     (tmp_path / "b.yaml").write_text(textwrap.dedent("""\
         version: 1
         kind: budgets
@@ -105,11 +107,11 @@ def test_html_shows_each_pool_under_load(tmp_path: Path) -> None:
                            str(tmp_path / "b.yaml")], capture_output=True, text=True, cwd=tmp_path)
     assert "Traceback" not in done.stderr
     assert 'class="bl-pools"' in done.stdout
-    assert "<td>prefill pool 1 x h100-sxm of 4 devices</td><td class=\"num\">152%</td>" in done.stdout
+    assert "<td>prefill pool 1 x h100-sxm of 4 devices</td><td class=\"num\">238%</td>" in done.stdout
     ex = subprocess.run([sys.executable, "-m", "budgetlint", "explain", str(tmp_path / "b.yaml")],
                         capture_output=True, text=True, cwd=tmp_path)
     assert "Traceback" not in ex.stderr
-    # one replica completes 1 / (0.3033 s + 3.06 ms / 2) = 3.28 prompts a second (two 4,096-token prompts
+    # one replica completes 1 / (0.4754 s + 3.06 ms / 2) = 2.097 prompts a second (two 4,096-token prompts
     # share an iteration of 8,192 tokens and its fixed part, 2.1 ms + 80 x 12 us: docs/calibration.md):
-    # 5 / (1 x 3.28) = 1.52
-    assert "prefill pool 1 x h100-sxm of 4 devices: utilisation 1.52 = 5 request/s / (1 x 3.28 request/s" in ex.stdout
+    # 5 / (1 x 2.097) = 2.38 (at the class's former 50 %: 3.28 and 1.52)
+    assert "prefill pool 1 x h100-sxm of 4 devices: utilisation 2.38 = 5 request/s / (1 x 2.1 request/s" in ex.stdout
