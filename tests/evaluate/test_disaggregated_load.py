@@ -148,6 +148,14 @@ def test_a_throughput_promise_is_the_slower_pools(tmp_path: Path) -> None:
     assert j["value"] == pytest.approx(1 / SAT_S, rel=0.02)
     (f,) = [f for f in doc["findings"] if f["rule"] == "BL308"]
     assert "the pools sustain 3.28 request/s at saturation" in f["message"] and "prefill 1 x 3.28 request/s" in f["message"]
+    # on the default compute (bf16 on Hopper: 0.319, docs/calibration.md) the prefill takes 0.5 / 0.319 as long:
+    # 0.30331 x 0.5 / 0.319 = 0.47541 s, + 3.06 ms / 2 = 0.47694 s a prompt, 2.097 prompts a second
+    (tmp_path / "b.yaml").write_text((tmp_path / "b.yaml").read_text().replace("      efficiency: {compute: 0.5}\n", ""))
+    doc = json.loads(get_reporter("json")(run_check([str(tmp_path / "b.yaml")], Options(use_codeowners=False))))
+    assert doc["budgets"][0]["analysis"]["efficiency_compute"] == 0.319
+    j = doc["budgets"][0]["judgement"]["throughput"]
+    assert j["value"] == pytest.approx(1 / (PREFILL_S * 0.5 / 0.319 + (2.1e-3 + 80 * 12e-6) / 2), rel=0.02)
+    assert 1 / (PREFILL_S * 0.5 / 0.319 + (2.1e-3 + 80 * 12e-6) / 2) == pytest.approx(2.097, abs=5e-4)
 
 
 def test_edges_are_words_not_tracebacks(tmp_path: Path) -> None:
