@@ -191,7 +191,8 @@ class AssumedEfficiency:
     iteration_overhead_s: float = 0.0
     collective_latency_s: float = 0.0
     #: where the compute fraction is a measured default whose rows spread wide: the lowest saturation
-    #: it predicts over its rows' measured one, and its basis (ComputeDefault.saturation_low); None else
+    #: it predicts over its rows' measured one (ComputeDefault.saturation_low; its basis is compute_basis);
+    #: None else
     saturation_low: Optional[float] = None
 
     def at_devices(self, devices: int) -> tuple[Efficiency, float]:
@@ -355,6 +356,9 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
     if dis is not None:  # one efficiency for both pools: the class of the decode pool's devices (its pace)
         devices = dis.decode.devices or dep.devices
     cls = class_default(is_moe(dep.model), devices)
+    # the generation's measured compute fraction at this precision (docs/calibration.md), where one applies
+    measured = _measured_compute(dep)
+    default = {"bandwidth": cls.bandwidth, "compute": measured.compute if measured is not None else cls.compute}
     sources = []
     values = {}
     for figure, declared, run in (
@@ -363,17 +367,13 @@ def assumed_efficiency(b: Budget, options: Any) -> AssumedEfficiency:
             ("collective_overhead", dep.collective_overhead, getattr(options, "collective_overhead", None))):
         if declared is not None:
             values[figure], src = declared, "deployment"
-        elif run is not None and not (figure != "collective_overhead" and run == getattr(cls, figure)):
+        elif run is not None and not (figure != "collective_overhead" and run == default[figure]):
             values[figure], src = run, "run"
         elif figure == "collective_overhead":
             values[figure], src = _default_overhead(cls, sources[0][1]), "default"
-        elif figure == "compute" and _measured_compute(dep) is not None:
-            # the generation's measured fraction at this precision (docs/calibration.md, MLPerf v5.1 Offline)
-            values[figure], src = _measured_compute(dep).compute, "default"  # type: ignore[union-attr]
         else:
-            values[figure], src = getattr(cls, figure), "default"
+            values[figure], src = default[figure], "default"
         sources.append((figure, src))
-    measured = _measured_compute(dep)
     overhead_s, latency_s = default_fixed_part(dep)
     return AssumedEfficiency(cls.key, cls.label, cls.runs, devices, values["bandwidth"], values["compute"],
                              values["collective_overhead"], tuple(sources), is_moe(dep.model),
