@@ -263,8 +263,9 @@ class PoolsLoad:
     tried: tuple[tuple[int, int, bool], ...] = ()  # (prefill, decode, meets) of the fix search
     moves: tuple[tuple[int, int], ...] = ()  # (prefill, decode): the simulated splits of the same replicas that meet it
     #: the utilisation from which a pool is overloaded: evaluate/load.py ``overload_edge`` of the
-    #: service (1 / its saturation_low: UNCALIBRATED_SATURATION_LOW or the compute default's own, as the pools
-    #: are simulated on the uncalibrated step cost), the one edge that ``settle_saturation`` applies to the busier pool (issue 25)
+    #: service (1 / its saturation_low: UNCALIBRATED_SATURATION_LOW or the compute default's own, as the
+    #: pools are simulated on the uncalibrated step cost), the one edge that ``settle_saturation`` applies
+    #: to the busier pool (issue 25)
     edge: float = 1.0
     #: whether the capacity band applies (the service's step cost is uncalibrated: always, for pools)
     band: bool = False
