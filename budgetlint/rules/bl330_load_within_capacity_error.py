@@ -7,7 +7,7 @@ step cost at a utilisation from 0.95 up to the overload edge, 1 / 0.98
 of the same systems' MLPerf Offline throughput (docs/load.md, "Capacity
 against MLPerf Offline"). Where the compute fraction is a default whose own
 rows spread wider, the edge is 1 over the lowest saturation it predicts for
-them (bf16 on Hopper: 0.810, the fastest of its nine public runs, so 1.23;
+them (bf16 on Hopper: 0.810, the fastest of its nine public runs, so 1.235;
 docs/calibration.md "Compute default for bf16 on Hopper"). A load there may be overloaded or comfortably
 served, and the simulated percentile is a transient that swings with the
 saturation itself. Each time promise the simulation would have decided is
